@@ -1,0 +1,226 @@
+"""The ``crabsearch`` command: the terminal app, and the same engine for scripts.
+
+Commands (the CLI contract; names, flags and JSON shapes are relied on by scripts):
+
+* ``crabsearch [--demo] [--index-dir DIR]``: the terminal app.
+* ``crabsearch index``: update the index, print a summary.
+* ``crabsearch search QUERY [--limit N] [--before N] [--after N] [--agent NAME] [--json]``
+* ``crabsearch show SESSION_ID [--offset N] [--limit N] [--json]``
+
+Exit codes: 0 ok (also for no hits), 2 usage errors, 1 other errors; an error is one line on
+stderr, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+from . import paths
+from .text import printable
+
+EXIT_OK, EXIT_ERROR, EXIT_USAGE = 0, 1, 2
+
+
+class UsageError(Exception):
+    """Bad command-line usage (exit code 2)."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # one clear line, exit 2 (argparse prints usage + error otherwise)
+        raise UsageError(message)
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--index-dir", metavar="DIR", help="index directory (default: $CRABSEARCH_INDEX_DIR "
+                   "or the user cache dir)")
+    p.add_argument("--demo", action="store_true", help="use the bundled example sessions and their own index")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser for every command."""
+    parser = _Parser(prog="crabsearch", description="Search your past AI coding-agent sessions.")
+    _common(parser)
+    sub = parser.add_subparsers(dest="command", parser_class=_Parser)
+    p_index = sub.add_parser("index", help="update the index and print a summary")
+    _common(p_index)
+    p_index.add_argument("--json", action="store_true", help="print the summary as JSON")
+    p_search = sub.add_parser("search", help="search and print one hit per session")
+    _common(p_search)
+    p_search.add_argument("query", nargs="+", help="words to search for")
+    p_search.add_argument("--limit", type=_nonneg, default=20, help="sessions to return (default 20)")
+    p_search.add_argument("--before", type=_nonneg, default=4, help="messages before the hit (default 4)")
+    p_search.add_argument("--after", type=_nonneg, default=4, help="messages after the hit (default 4)")
+    p_search.add_argument("--agent", help="only this agent's sessions (claude, codex)")
+    p_search.add_argument("--json", action="store_true", help="print JSON")
+    p_search.add_argument("--no-refresh", action="store_true", help="search the index as it is")
+    p_show = sub.add_parser("show", help="print a page of a session's messages")
+    _common(p_show)
+    p_show.add_argument("session_id")
+    p_show.add_argument("--offset", type=_nonneg, default=0, help="first message (default 0)")
+    p_show.add_argument("--limit", type=_nonneg, default=50, help="messages per page (default 50)")
+    p_show.add_argument("--json", action="store_true", help="print JSON")
+    return parser
+
+
+def _nonneg(value: str) -> int:
+    try:
+        n = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {value!r}") from None
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more: {value}")
+    return n
+
+
+def source_env(demo: bool) -> dict[str, str]:
+    """The environment sources discover from: the real one, or the bundled demo home."""
+    env = dict(os.environ)
+    if demo:
+        for var in ("CLAUDE_CONFIG_DIR", "CODEX_HOME"):
+            env.pop(var, None)
+        env["HOME"] = str(paths.demo_home())
+    return env
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``crabsearch`` console script; returns the exit code."""
+    argv = sys.argv[1:] if argv is None else argv
+    try:
+        args = build_parser().parse_args(argv)
+    except UsageError as exc:
+        print(f"crabsearch: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        return _run(args)
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return EXIT_OK
+    except UsageError as exc:
+        print(f"crabsearch: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except Exception as exc:  # one clear line, never a traceback
+        print(f"crabsearch: error: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+
+
+def _run(args) -> int:
+    index_dir = paths.index_dir(args.index_dir, demo=args.demo)
+    env = source_env(args.demo)
+    if args.command is None:
+        from .tui.app import CrabsearchApp
+
+        CrabsearchApp(index_dir=index_dir, env=env, demo=args.demo).run()
+        return EXIT_OK
+    from .index import Indexer
+    from .search import Engine
+
+    if args.command == "index":
+        report = Indexer(index_dir, env=env).refresh()
+        _print_report(report, index_dir, args.json)
+        return EXIT_OK
+    if args.command == "search":
+        if args.agent is not None:
+            from .sources import SOURCES
+
+            if args.agent not in SOURCES:
+                raise UsageError(f"unknown agent {args.agent!r} (known: {', '.join(SOURCES)})")
+        if not args.no_refresh:
+            report = Indexer(index_dir, env=env).refresh()
+            _warn(report)
+        engine = Engine(index_dir)
+        result = engine.search(" ".join(args.query), limit=args.limit, before=args.before,
+                               after=args.after, agent=args.agent)
+        if args.json:
+            _dump(result.to_json())
+        else:
+            _print_hits(result)
+        return EXIT_OK
+    if args.command == "show":
+        engine = Engine(index_dir)
+        ref = engine.find_session(args.session_id)
+        if ref is None:
+            Indexer(index_dir, env=env).refresh()
+            engine.reload()
+            ref = engine.find_session(args.session_id)
+        if ref is None:
+            print(f"crabsearch: no session {args.session_id!r} in the index", file=sys.stderr)
+            return EXIT_ERROR
+        page = engine.page(ref, args.offset, args.limit)
+        if args.json:
+            _dump(page.to_json())
+        else:
+            _print_page(page)
+        return EXIT_OK
+    raise UsageError(f"unknown command {args.command!r}")
+
+
+def _dump(obj) -> None:
+    sys.stdout.write(json.dumps(obj, ensure_ascii=False, indent=2) + "\n")
+
+
+def _warn(report) -> None:
+    if report.busy:
+        print("crabsearch: another crabsearch is updating the index; searching what is committed",
+              file=sys.stderr)
+    if report.rebuilt:
+        print(f"crabsearch: {report.rebuilt}", file=sys.stderr)
+    for err in report.errors[:5]:
+        print(f"crabsearch: skipped {err}", file=sys.stderr)
+
+
+def _print_report(report, index_dir: Path, as_json: bool) -> None:
+    from .search import Engine
+
+    sessions = Engine(index_dir).doc_count()
+    data = {"index_dir": str(index_dir), "files_seen": report.files_seen, "files_read": report.files_read,
+            "files_removed": report.files_removed, "sessions": sessions,
+            "messages_added": report.messages_added, "skipped_lines": report.skipped_lines,
+            "by_agent": report.by_agent, "errors": report.errors, "busy": report.busy,
+            "seconds": round(report.seconds, 3)}
+    if as_json:
+        _dump(data)
+        return
+    _warn(report)
+    agents = ", ".join(f"{k} {v}" for k, v in sorted(report.by_agent.items())) or "none found"
+    print(f"index: {index_dir}")
+    print(f"transcripts: {report.files_seen} ({agents}); read {report.files_read}, removed {report.files_removed}")
+    print(f"sessions: {sessions}; messages added: {report.messages_added}; "
+          f"skipped lines: {report.skipped_lines}; {report.seconds:.2f}s")
+
+
+def _print_hits(result) -> None:
+    if not result.hits:
+        print(f"no sessions match {result.query!r}")
+        return
+    for n, hit in enumerate(result.hits, 1):
+        s = hit.session
+        when = s.updated.strftime("%Y-%m-%d %H:%M") if s.updated else "?"
+        print(f"{n}. {printable(s.title or '(untitled)')}  [{s.agent}] {printable(s.project or '')}  {when}")
+        item = hit.item
+        if item is not None:
+            text = " ".join(item.text.split())
+            print(f"   {item.label}: {printable(text[:200])}")
+        print(f"   id {s.session_id}  message {hit.message_index}/{s.message_count}")
+        if hit.ref.resume_command:
+            print(f"   resume: {printable(hit.ref.resume_command)}")
+
+
+def _print_page(page) -> None:
+    s = page.ref.session
+    print(f"{printable(s.title or '(untitled)')}  [{s.agent}] {printable(s.project or '')}  "
+          f"messages {page.offset}-{page.offset + len(page.messages) - 1} of {page.total}")
+    for m in page.messages:
+        when = m.timestamp.strftime("%Y-%m-%d %H:%M:%S") if m.timestamp else ""
+        print(f"\n#{m.message_index} {m.label} {when}")
+        print(printable(m.text))
+    if page.next_offset is not None:
+        print(f"\n(next page: --offset {page.next_offset})")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,55 @@
+"""The per-file manifest that makes indexing incremental.
+
+One JSON file (``manifest.json`` in the index directory) mapping each transcript path to
+``{"agent", "fkey", "size", "mtime_ns", "offset", "head", "state"}``: its size and mtime when last
+read, the byte offset after the last complete line, a fingerprint of its first bytes (to tell an
+append from a rewrite) and the source's resume state. It is written atomically (temp file +
+``os.replace``) and only after the index commit it describes, so it never runs ahead of the index.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+
+HEAD_BYTES = 4096
+
+
+def head_fingerprint(path: str | os.PathLike, size: int) -> str:
+    """SHA-1 of the first ``min(size, 4096)`` bytes of the file (hex). Raises ``OSError``."""
+    with open(path, "rb") as fh:
+        return hashlib.sha1(fh.read(min(size, HEAD_BYTES))).hexdigest()
+
+
+def file_key(path: str) -> str:
+    """Stable short key for a transcript path (16 hex chars)."""
+    return hashlib.sha1(path.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+
+
+class Manifest:
+    """``files``: path -> entry dict (see module docstring). Load with :meth:`load`."""
+
+    NAME = "manifest.json"
+
+    def __init__(self, directory: Path, files: dict[str, dict] | None = None):
+        self.directory = directory
+        self.files: dict[str, dict] = files or {}
+
+    @classmethod
+    def load(cls, directory: Path) -> "Manifest":
+        """Read the manifest in ``directory``; a missing or unreadable one is empty (the index is
+        then rebuilt from the transcripts, which is always possible)."""
+        try:
+            data = json.loads((directory / cls.NAME).read_text("utf-8"))
+            files = data.get("files", {}) if isinstance(data, dict) else {}
+        except (OSError, ValueError):
+            files = {}
+        return cls(directory, files)
+
+    def save(self) -> None:
+        """Write atomically. Raises ``OSError`` when the directory is not writable."""
+        tmp = self.directory / (self.NAME + ".tmp")
+        tmp.write_text(json.dumps({"files": self.files}, ensure_ascii=False), "utf-8")
+        os.replace(tmp, self.directory / self.NAME)

@@ -1,0 +1,62 @@
+"""The Whoosh schema: one document per message, plus one per session.
+
+Design (measurements in ``shared/reference/engineering.md`` sections 0, 4, 5):
+
+* Text is indexed **per role** in its own field (``user``, ``assistant``, ``tool`` for tool
+  *names*, ``summary``), plus ``title`` and ``summary`` on the session document. Role weights are
+  query-time field boosts (:data:`WEIGHTS`), which keep BM25F's block-max skipping valid.
+* No message text is stored (windows are read from the transcript by offset, ~15% faster
+  indexing); no NUMERIC trie fields (they halve indexing speed): positions and times are
+  ``STORED``, the session's update time is a column used only for sorting.
+* Keys: ``fkey`` identifies the transcript file, ``skey`` (``agent:session_id``) the session (the
+  collapse key for best hit per session), ``mkey`` one document (``fkey:N`` for message N,
+  ``fkey:s`` for the session document).
+"""
+
+from __future__ import annotations
+
+from whoosh import columns
+from whoosh.fields import COLUMN, ID, STORED, TEXT, Schema
+
+from .analysis import text_analyzer
+
+SCHEMA_VERSION = 1
+"""Bump when the schema or the analyzer changes: an index with another stamp is rebuilt."""
+
+WEIGHTS: dict[str, float] = {
+    "user": 1.5,       # what the user said counts most
+    "assistant": 1.0,
+    "tool": 0.5,       # tool names only (never arguments or output)
+    "title": 2.0,      # session document
+    "summary": 3.0,    # compaction summaries (session document and summary messages)
+}
+"""Query-time boosts per field: the one place ranking weights live."""
+
+TEXT_FIELDS = tuple(WEIGHTS)
+
+
+def make_schema() -> Schema:
+    """Build the schema (see the module docstring for the reasoning)."""
+    ana = text_analyzer()
+    return Schema(
+        mkey=ID(unique=True),
+        fkey=ID(stored=True),
+        skey=ID(stored=True, sortable=True),
+        agent=ID(stored=True),
+        kind=ID(),  # "m" message, "s" session
+        session_id=ID(),  # session documents only, for `show SESSION_ID`
+        role=ID(stored=True),
+        label=STORED(),
+        idx=STORED(),
+        off=STORED(),
+        len=STORED(),
+        part=STORED(),
+        ts=STORED(),
+        meta=STORED(),  # session documents: the Session as a dict
+        updated=COLUMN(columns.NumericColumn("q", default=0)),
+        user=TEXT(analyzer=ana, phrase=True),
+        assistant=TEXT(analyzer=ana, phrase=True),
+        tool=TEXT(analyzer=ana, phrase=False),
+        summary=TEXT(analyzer=ana, phrase=True),
+        title=TEXT(analyzer=ana, phrase=True),
+    )

@@ -1,0 +1,262 @@
+"""Incremental indexing: discover transcripts, read what changed, commit in batches.
+
+Per file, against the manifest (``manifest.py``):
+
+* same size and mtime: skipped (a refresh with nothing changed opens no writer at all);
+* grown, with the same first bytes: read from the stored offset with the stored source state;
+* shrunk, rewritten, or new: its documents are deleted and it is read from the start;
+* gone: its documents are deleted.
+
+What is indexed (``doc_for``): user and assistant text, summaries, titles and tool **names**.
+Tool arguments, tool output, thinking and system notices get a document (so windows and the
+session view can locate them) but no indexed text.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterable, Mapping
+
+from whoosh.index import LockError
+
+from ..model import Message, Role, Session, to_ms
+from ..sources import SOURCES, Source
+from .manifest import Manifest, file_key, head_fingerprint
+from .store import open_index
+
+BATCH_DOCS = 20_000
+BATCH_BYTES = 64 * 1024 * 1024
+LOCK_WAIT = 10.0  # seconds a second writer waits for the lock before reporting "busy"
+
+
+@dataclass
+class Progress:
+    """Progress of a refresh: files and bytes done out of the planned totals."""
+
+    files_done: int
+    files_total: int
+    bytes_done: int
+    bytes_total: int
+    messages: int
+
+
+@dataclass
+class RefreshReport:
+    """What a refresh did. ``errors`` are one-line messages about files that could not be read;
+    ``busy`` is True when another process held the writer lock and nothing was written;
+    ``rebuilt`` says why the index was reset, when it was."""
+
+    files_seen: int = 0
+    files_read: int = 0
+    files_removed: int = 0
+    sessions_changed: int = 0
+    messages_added: int = 0
+    skipped_lines: int = 0
+    bytes_read: int = 0
+    seconds: float = 0.0
+    busy: bool = False
+    rebuilt: str | None = None
+    errors: list[str] = field(default_factory=list)
+    by_agent: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass
+class _Job:
+    source: Source
+    path: str
+    size: int
+    mtime_ns: int
+    start: int
+    state: dict | None
+    fresh: bool  # True: no documents of this file are in the index
+
+
+def index_text_field(m: Message) -> tuple[str, str] | None:
+    """``(field, text)`` a message contributes to the index, or None.
+
+    Rules: user text -> ``user``; assistant text -> ``assistant``; tool calls and results -> only
+    the tool name in ``tool``; compaction summaries -> ``summary``; thinking and system -> nothing.
+    """
+    if m.role is Role.USER:
+        return "user", m.text
+    if m.role is Role.SUMMARY:
+        return "summary", m.text
+    if m.is_tool_payload:
+        return ("tool", m.tool_name) if m.tool_name else None
+    if m.role is Role.ASSISTANT and not m.is_thinking:
+        return "assistant", m.text
+    return None
+
+
+def message_doc(fkey: str, skey: str, agent: str, m: Message) -> dict:
+    """The Whoosh document for one message (see ``schema.py`` for the fields)."""
+    doc = {
+        "mkey": f"{fkey}:{m.message_index}", "fkey": fkey, "skey": skey, "agent": agent,
+        "kind": "m", "role": m.role.value, "label": m.label, "idx": m.message_index,
+        "off": m.offset, "len": m.length, "part": m.part, "ts": to_ms(m.timestamp),
+    }
+    ft = index_text_field(m)
+    if ft and ft[1]:
+        doc[ft[0]] = ft[1]
+    return doc
+
+
+def session_doc(fkey: str, session: Session) -> dict:
+    """The Whoosh document for a session: title and summary text, and the Session as ``meta``."""
+    return {
+        "mkey": f"{fkey}:s", "fkey": fkey, "skey": f"{session.agent}:{session.session_id}",
+        "agent": session.agent, "kind": "s", "session_id": session.session_id,
+        "title": session.title or "", "summary": session.summary or "",
+        "idx": session.anchor_index, "meta": session.to_state(),
+        "updated": to_ms(session.updated) or 0,
+    }
+
+
+class Indexer:
+    """Keeps the index in ``index_dir`` in step with the transcripts the sources discover.
+
+    ``env`` and ``home`` feed each source's discovery (agent env overrides such as
+    ``CLAUDE_CONFIG_DIR`` and ``CODEX_HOME``); ``sources`` defaults to every registered source.
+    """
+
+    def __init__(self, index_dir: Path, *, env: Mapping[str, str] | None = None,
+                 home: Path | None = None, sources: Iterable[Source] | None = None):
+        self.index_dir = Path(index_dir)
+        self.env = dict(os.environ if env is None else env)
+        self.home = Path(home) if home else Path(self.env.get("HOME") or Path.home())
+        self.sources = list(SOURCES.values() if sources is None else sources)
+
+    def roots(self) -> list[tuple[str, Path]]:
+        """``(agent display name, directory)`` for every place the sources look."""
+        return [(src.display or src.agent, root) for src in self.sources
+                for root in src.roots(self.env, self.home)]
+
+    def discover(self) -> list[tuple[Source, str]]:
+        """Every transcript file of every source, as ``(source, path)``, each real file once."""
+        seen: set[str] = set()
+        out = []
+        for src in self.sources:
+            for p in src.discover(self.env, self.home):
+                try:
+                    real = os.path.realpath(p)
+                except OSError:
+                    continue
+                if real not in seen:
+                    seen.add(real)
+                    out.append((src, str(p)))
+        return out
+
+    def refresh(self, progress: Callable[[Progress], None] | None = None,
+                cancelled: Callable[[], bool] | None = None) -> RefreshReport:
+        """Bring the index up to date; returns a :class:`RefreshReport`. Never raises for a bad
+        transcript (it is named in ``errors``); raises ``store.IndexError_`` when the index
+        directory itself cannot be created."""
+        t0 = time.perf_counter()
+        report = RefreshReport()
+        ix, report.rebuilt = open_index(self.index_dir)
+        manifest = Manifest.load(self.index_dir) if not report.rebuilt else Manifest(self.index_dir)
+        if ix.doc_count_all() == 0 and manifest.files:
+            manifest = Manifest(self.index_dir)  # index lost: manifest must not claim anything
+        jobs, removed = self._plan(manifest, report)
+        if not jobs and not removed:
+            report.seconds = time.perf_counter() - t0
+            return report
+        try:
+            writer = ix.writer(timeout=LOCK_WAIT, delay=0.25)
+        except LockError:
+            report.busy = True
+            report.seconds = time.perf_counter() - t0
+            return report
+        for path in removed:
+            writer.delete_by_term("fkey", manifest.files[path]["fkey"])
+            del manifest.files[path]
+            report.files_removed += 1
+        total = sum(j.size - j.start for j in jobs)
+        done_bytes = pending_bytes = 0
+        docs_at_commit = 0
+        pending_entries: dict[str, dict] = {}
+        for n, job in enumerate(jobs):
+            if cancelled and cancelled():
+                break
+            entry = self._index_file(writer, job, report)
+            if entry is not None:
+                pending_entries[job.path] = entry
+            done_bytes += job.size - job.start
+            pending_bytes += job.size - job.start
+            if progress:
+                progress(Progress(n + 1, len(jobs), done_bytes, total, report.messages_added))
+            if pending_bytes >= BATCH_BYTES or report.messages_added - docs_at_commit >= BATCH_DOCS:
+                # Commit in batches so results appear while a long build runs; the manifest
+                # moves forward only after the commit it describes.
+                writer.commit()
+                self._save(manifest, pending_entries)
+                pending_entries, pending_bytes = {}, 0
+                docs_at_commit = report.messages_added
+                writer = ix.writer(timeout=LOCK_WAIT, delay=0.25)
+        writer.commit()
+        self._save(manifest, pending_entries)
+        report.seconds = time.perf_counter() - t0
+        return report
+
+    # -- internals ----------------------------------------------------------------------------
+
+    def _plan(self, manifest: Manifest, report: RefreshReport) -> tuple[list[_Job], list[str]]:
+        jobs: list[_Job] = []
+        found: set[str] = set()
+        for src, path in self.discover():
+            try:
+                st = os.stat(path)
+            except OSError:
+                continue  # vanished between discovery and stat
+            found.add(path)
+            report.files_seen += 1
+            report.by_agent[src.agent] = report.by_agent.get(src.agent, 0) + 1
+            old = manifest.files.get(path)
+            if old and old["size"] == st.st_size and old["mtime_ns"] == st.st_mtime_ns:
+                continue
+            job = _Job(src, path, st.st_size, st.st_mtime_ns, 0, None, fresh=old is None)
+            if old and st.st_size >= old["size"] and old["offset"] <= st.st_size:
+                try:
+                    same_head = head_fingerprint(path, min(old["size"], 4096)) == old["head"]
+                except OSError:
+                    same_head = False
+                if same_head and old.get("agent") == src.agent:
+                    job.start, job.state = old["offset"], old["state"]
+            jobs.append(job)
+        removed = [p for p in manifest.files if p not in found]
+        return jobs, removed
+
+    def _index_file(self, writer, job: _Job, report: RefreshReport) -> dict | None:
+        path = Path(job.path)
+        fkey = file_key(job.path)
+        try:
+            read = job.source.read(path, job.start, job.state)
+            head = head_fingerprint(job.path, min(job.size, 4096))
+        except OSError as exc:
+            report.errors.append(f"{job.path}: {exc.strerror or exc}")
+            return None
+        if job.start == 0 and not job.fresh:
+            writer.delete_by_term("fkey", fkey)
+        skey = f"{read.session.agent}:{read.session.session_id}"
+        add = writer.add_document if job.start == 0 else writer.update_document
+        for m in read.messages:
+            add(**message_doc(fkey, skey, job.source.agent, m))
+        if job.start == 0:
+            writer.add_document(**session_doc(fkey, read.session))
+        else:
+            writer.update_document(**session_doc(fkey, read.session))
+        report.files_read += 1
+        report.sessions_changed += 1
+        report.messages_added += len(read.messages)
+        report.skipped_lines += read.stats.skipped
+        report.bytes_read += max(0, read.end_offset - job.start)
+        return {"agent": job.source.agent, "fkey": fkey, "size": job.size, "mtime_ns": job.mtime_ns,
+                "offset": read.end_offset, "head": head, "state": read.state}
+
+    @staticmethod
+    def _save(manifest: Manifest, entries: dict[str, dict]) -> None:
+        manifest.files.update(entries)
+        manifest.save()

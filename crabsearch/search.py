@@ -1,0 +1,389 @@
+"""The search engine: queries, best hit per session, context windows, session paging.
+
+This is the only layer above ``crabsearch.index`` that touches Whoosh; the TUI and the CLI call
+:class:`Engine` and get plain dataclasses back.
+
+Rules (issue "end to end"; the reference designs in ``shared/reference/seed-designs.md``):
+
+* **Best hit per session**: results are collapsed on the session key, so each session appears once,
+  ranked by its best document; one long session cannot push others off the page.
+* A session whose title or summary matches is anchored on its first real user prompt.
+* **Context window**: ``before``/``after`` neighbours (default 4/4), each side clamped on its own
+  so the hit is always included, at most 16 messages, each text at most 1024 bytes (cut on a
+  character boundary and flagged ``truncated``).
+* Any text is a valid query: it is analyzed into terms and turned into query objects directly
+  (no query parser), so punctuation, ``AND``, ``*`` or an unbalanced quote never raise.
+* Window and session text is read from the transcript by stored byte offsets (a ``pread`` per
+  record), never from the index.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+from whoosh.query import And, ConstantScoreQuery, Or, Term
+
+from .index.analysis import spans as _spans
+from .index.analysis import terms as _terms
+from .index.schema import TEXT_FIELDS, WEIGHTS
+from .index.store import open_index
+from .jsonl import read_record
+from .model import Role, Session, from_ms, iso
+from .sources import SOURCES
+
+DEFAULT_BEFORE = 4
+DEFAULT_AFTER = 4
+MAX_WINDOW = 16
+MAX_ITEM_BYTES = 1024
+DEFAULT_LIMIT = 20
+MAX_QUERY_CHARS = 512
+UNAVAILABLE = "[message unavailable: the transcript changed since it was indexed; run `crabsearch index`]"
+
+
+@dataclass
+class Item:
+    """One message as shown in a window or a session page. ``timestamp`` is aware UTC or None;
+    ``truncated`` is True when ``text`` was cut; ``hit`` marks the window's anchor."""
+
+    message_index: int
+    role: str
+    label: str
+    timestamp: datetime | None
+    text: str
+    truncated: bool = False
+    hit: bool = False
+
+    def to_json(self, *, window: bool = True) -> dict:
+        """JSON object (ITEM in the CLI contract); without ``truncated``/``hit`` for pages."""
+        d = {"message_index": self.message_index, "role": self.role, "label": self.label,
+             "timestamp": iso(self.timestamp), "text": self.text}
+        if window:
+            d["truncated"] = self.truncated
+            d["hit"] = self.hit
+        return d
+
+
+@dataclass
+class SessionRef:
+    """A session as the index knows it, plus the key of its transcript file (``fkey``)."""
+
+    session: Session
+    fkey: str
+
+    @property
+    def resume_command(self) -> str | None:
+        """The agent's resume command, quoted, run in the session's working directory."""
+        src = SOURCES.get(self.session.agent)
+        return src.resume_command(self.session) if src else None
+
+    def to_json(self) -> dict:
+        """The session fields of the CLI contract."""
+        s = self.session
+        return {"agent": s.agent, "session_id": s.session_id, "title": s.title, "summary": s.summary,
+                "project": s.project, "git_branch": s.git_branch, "path": s.path,
+                "started": iso(s.started), "updated": iso(s.updated), "message_count": s.message_count,
+                "parent_session_id": s.parent_session_id}
+
+
+@dataclass
+class Hit:
+    """A result row: a session, its best-matching message and the context window around it."""
+
+    ref: SessionRef
+    score: float
+    message_index: int
+    role: str
+    window: list[Item] = field(default_factory=list)
+
+    @property
+    def session(self) -> Session:
+        """The hit's session."""
+        return self.ref.session
+
+    @property
+    def item(self) -> Item | None:
+        """The window item that is the hit itself."""
+        return next((i for i in self.window if i.hit), None)
+
+    def to_json(self) -> dict:
+        """HIT in the CLI contract."""
+        d = self.ref.to_json()
+        d.update(score=round(self.score, 4), message_index=self.message_index, role=self.role,
+                 window=[i.to_json() for i in self.window], resume_command=self.ref.resume_command)
+        return d
+
+
+@dataclass
+class SearchResult:
+    """Hits for ``query`` (best hit per session, best first). ``terms`` are the analyzed query
+    terms (for highlighting); ``route`` says how they were combined (``all`` words, or ``any``
+    word when no session had all); ``cut`` is True when the query was longer than 512 chars."""
+
+    query: str
+    hits: list[Hit]
+    terms: list[str] = field(default_factory=list)
+    route: str | None = None
+    cut: bool = False
+
+    def to_json(self) -> dict:
+        """``{"query", "hits": [HIT...]}`` plus ``route`` and ``terms``."""
+        return {"query": self.query, "route": self.route, "terms": self.terms,
+                "hits": [h.to_json() for h in self.hits]}
+
+
+@dataclass
+class Page:
+    """A page of a session: ``messages[offset:offset+limit]``; ``next_offset`` is None on the last
+    page."""
+
+    ref: SessionRef
+    offset: int
+    limit: int
+    total: int
+    messages: list[Item]
+
+    @property
+    def next_offset(self) -> int | None:
+        """Offset of the next page, or None when this page reaches the end."""
+        end = self.offset + len(self.messages)
+        return end if end < self.total and self.messages else None
+
+    def to_json(self) -> dict:
+        """The ``show`` JSON object of the CLI contract."""
+        d = {"session": self.ref.to_json(), "offset": self.offset, "limit": self.limit,
+             "total_messages": self.total, "next_offset": self.next_offset,
+             "messages": [m.to_json(window=False) for m in self.messages]}
+        d["session"]["resume_command"] = self.ref.resume_command
+        return d
+
+
+def cut_bytes(text: str, limit: int) -> tuple[str, bool]:
+    """``text`` cut to at most ``limit`` UTF-8 bytes on a character boundary; ``(text, cut?)``."""
+    raw = text.encode("utf-8", "replace")
+    if len(raw) <= limit:
+        return text, False
+    return raw[:limit].decode("utf-8", "ignore"), True
+
+
+def clamp_window(index: int, total: int, before: int, after: int) -> range:
+    """Message indexes of a window around ``index``: each side clamped on its own to
+    ``[0, total)``, and to :data:`MAX_WINDOW` messages in all, so ``index`` is always inside."""
+    before, after = max(0, before), max(0, after)
+    if before + after + 1 > MAX_WINDOW:  # shrink the larger side first, keep the hit
+        room = MAX_WINDOW - 1
+        b = min(before, max(room // 2, room - after))
+        a = min(after, room - b)
+        before, after = b, a
+    lo = max(0, index - before)
+    hi = min(max(total, index + 1), index + after + 1)
+    return range(lo, hi)
+
+
+def _only_agent(q, agent: str | None):
+    """``q`` restricted to one agent's documents, inside the query (so the restriction applies
+    before the result limit). Not via ``filter=``: whoosh-reloaded 2.7.5 crashes combining a
+    filter with ``collapse`` (``CollapseCollector.all_ids``)."""
+    if not agent:
+        return q
+    return And([q, ConstantScoreQuery(Term("agent", agent), 0.0)])
+
+
+class Engine:
+    """Search over the index in ``index_dir``. Thread-safe: one searcher, guarded by a lock,
+    refreshed when another writer has committed. A missing index simply finds nothing."""
+
+    def __init__(self, index_dir: Path):
+        self.index_dir = Path(index_dir)
+        self._lock = threading.RLock()
+        self._ix = None
+        self._searcher = None
+        self._records: OrderedDict[tuple, dict | None] = OrderedDict()
+
+    # -- plumbing -----------------------------------------------------------------------------
+
+    def _get_searcher(self):
+        if self._searcher is None:
+            if self._ix is None:
+                self._ix, _ = open_index(self.index_dir, create=False)
+                if self._ix is None:
+                    return None
+            self._searcher = self._ix.searcher()
+        elif not self._searcher.up_to_date():
+            self._searcher = self._searcher.refresh()
+        return self._searcher
+
+    def close(self) -> None:
+        """Release the searcher (and its file handles)."""
+        with self._lock:
+            if self._searcher is not None:
+                self._searcher.close()
+            self._searcher = self._ix = None
+
+    def reload(self) -> None:
+        """Reopen the index from disk (after it was rebuilt or replaced)."""
+        self.close()
+
+    def _record(self, path: str, off: int, length: int) -> dict | None:
+        key = (path, off, length)
+        if key in self._records:
+            self._records.move_to_end(key)
+            return self._records[key]
+        try:
+            obj = read_record(path, off, length)
+        except OSError:
+            obj = None
+        self._records[key] = obj
+        if len(self._records) > 512:
+            self._records.popitem(last=False)
+        return obj
+
+    def _ref(self, searcher, fkey: str) -> SessionRef | None:
+        fields = searcher.document(mkey=f"{fkey}:s")
+        if not fields:
+            return None
+        return SessionRef(Session.from_state(fields["meta"]), fkey)
+
+    def _items(self, searcher, ref: SessionRef, indexes: range, hit_index: int | None,
+               max_bytes: int | None) -> list[Item]:
+        src = SOURCES.get(ref.session.agent)
+        items = []
+        for i in indexes:
+            f = searcher.document(mkey=f"{ref.fkey}:{i}")
+            if not f:
+                continue
+            obj = self._record(ref.session.path, f["off"], f["len"])
+            text = UNAVAILABLE
+            if obj is not None and src is not None:
+                try:
+                    text = src.message_text(obj, f.get("part", 0), f["label"])
+                except Exception:  # a record that no longer matches what was indexed
+                    text = UNAVAILABLE
+            truncated = False
+            if max_bytes is not None:
+                text, truncated = cut_bytes(text, max_bytes)
+            items.append(Item(i, f["role"], f["label"], from_ms(f.get("ts")), text, truncated, i == hit_index))
+        return items
+
+    # -- public API ---------------------------------------------------------------------------
+
+    def search(self, query: str, *, limit: int = DEFAULT_LIMIT, before: int = DEFAULT_BEFORE,
+               after: int = DEFAULT_AFTER, agent: str | None = None) -> SearchResult:
+        """Best hit per session for ``query``, with context windows; never raises for any text.
+
+        ``limit`` caps the number of sessions; ``agent`` keeps one agent's sessions only.
+        """
+        cut = len(query) > MAX_QUERY_CHARS
+        q_text = query[:MAX_QUERY_CHARS]
+        terms = _terms(q_text)
+        result = SearchResult(query=query, hits=[], terms=terms, cut=cut)
+        if not terms or limit <= 0:
+            return result
+        per_term = [Or([Term(f, t, boost=WEIGHTS[f]) for f in TEXT_FIELDS]) for t in terms]
+        routes = [("all", And(per_term) if len(per_term) > 1 else per_term[0])]
+        if len(per_term) > 1:
+            routes.append(("any", Or(per_term)))
+        with self._lock:
+            searcher = self._get_searcher()
+            if searcher is None:
+                return result
+            for route, q in routes:
+                res = searcher.search(_only_agent(q, agent), limit=limit, collapse="skey", collapse_limit=1)
+                if len(res):
+                    result.route = route
+                    result.hits = self._hits(searcher, res, before, after)
+                    break
+        return result
+
+    def _hits(self, searcher, res, before: int, after: int) -> list[Hit]:
+        hits = []
+        for r in res:
+            f = r.fields()
+            ref = self._ref(searcher, f["fkey"])
+            if ref is None:
+                continue
+            idx = f.get("idx", 0)
+            role = f.get("role") or Role.USER.value
+            if f.get("role") is None:  # a session document: anchored on the first user prompt
+                idx = ref.session.anchor_index
+            window = clamp_window(idx, ref.session.message_count, before, after)
+            items = self._items(searcher, ref, window, idx, MAX_ITEM_BYTES)
+            hit_item = next((i for i in items if i.hit), None)
+            if hit_item is not None:
+                role = hit_item.role
+            hits.append(Hit(ref, float(r.score or 0.0), idx, role, items))
+        return hits
+
+    def recent(self, *, limit: int = 50, agent: str | None = None) -> list[Hit]:
+        """The most recently updated sessions (session documents only, newest first), each as a
+        Hit whose window is just its first real user prompt."""
+        with self._lock:
+            searcher = self._get_searcher()
+            if searcher is None:
+                return []
+            res = searcher.search(_only_agent(Term("kind", "s"), agent), limit=limit, sortedby="updated",
+                                  reverse=True)
+            hits = []
+            for r in res:
+                f = r.fields()
+                ref = SessionRef(Session.from_state(f["meta"]), f["fkey"])
+                idx = ref.session.anchor_index
+                items = self._items(searcher, ref, range(idx, idx + 1), idx, MAX_ITEM_BYTES)
+                hits.append(Hit(ref, 0.0, idx, items[0].role if items else Role.USER.value, items))
+            return hits
+
+    def window(self, hit: Hit, before: int, after: int) -> list[Item]:
+        """A new context window around ``hit`` (for widening or narrowing it in place)."""
+        with self._lock:
+            searcher = self._get_searcher()
+            if searcher is None:
+                return []
+            rng = clamp_window(hit.message_index, hit.session.message_count, before, after)
+            return self._items(searcher, hit.ref, rng, hit.message_index, MAX_ITEM_BYTES)
+
+    def find_session(self, session_id: str) -> SessionRef | None:
+        """The session with this id (exact, or a unique prefix of at least 4 characters); when
+        several transcript files carry the same id, the most recently updated one."""
+        with self._lock:
+            searcher = self._get_searcher()
+            if searcher is None or not session_id:
+                return None
+            docs = list(searcher.documents(session_id=session_id))
+            if not docs and len(session_id) >= 4:
+                from whoosh.query import Prefix
+                res = searcher.search(Prefix("session_id", session_id), limit=50)
+                docs = [r.fields() for r in res]
+                if len({d["meta"]["session_id"] for d in docs}) != 1:
+                    docs = []
+            if not docs:
+                return None
+            best = max(docs, key=lambda d: d["meta"].get("updated") or 0)
+            return SessionRef(Session.from_state(best["meta"]), best["fkey"])
+
+    def page(self, ref: SessionRef, offset: int = 0, limit: int = 50,
+             max_bytes: int | None = None) -> Page:
+        """Messages ``offset .. offset+limit`` of a session, read from its transcript by offset.
+        ``max_bytes`` caps each text (None: full text)."""
+        offset, limit = max(0, offset), max(0, limit)
+        total = ref.session.message_count
+        with self._lock:
+            searcher = self._get_searcher()
+            items = [] if searcher is None else self._items(
+                searcher, ref, range(offset, min(total, offset + limit)), None, max_bytes)
+        return Page(ref, offset, limit, total, items)
+
+    def doc_count(self) -> int:
+        """Number of indexed sessions (0 when there is no index)."""
+        with self._lock:
+            searcher = self._get_searcher()
+            if searcher is None:
+                return 0
+            return len(list(searcher.document_numbers(kind="s")))
+
+    @staticmethod
+    def spans(text: str, terms: list[str]) -> list[tuple[int, int]]:
+        """Character spans of ``text`` that match any of the analyzed query ``terms``."""
+        return _spans(text, set(terms))

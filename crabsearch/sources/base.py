@@ -1,0 +1,190 @@
+"""What every source module provides, and helpers they share.
+
+A source module (one per agent format) defines a subclass of :class:`Source` and registers an
+instance in ``crabsearch.sources.SOURCES``. Sources never know about the index: they discover
+files and turn bytes into :class:`~crabsearch.model.Session` and
+:class:`~crabsearch.model.Message`.
+
+Incremental reading: :meth:`Source.read` takes the byte offset to start from and the ``state``
+dict it returned last time (JSON-safe), and returns a :class:`FileRead` whose ``state`` resumes
+exactly after the last complete line. A parsed but unterminated last line is yielded, but the
+returned state is the one from *before* it, so the same messages (same ``message_index``) come
+again when the file grows, and the index overwrites them instead of duplicating them.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import shlex
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Iterable, Iterator, Mapping
+
+from ..jsonl import LineStats, Record, iter_records
+from ..model import Message, Session
+
+
+TEXT_CAP = 64 * 1024
+"""Characters of a message's text kept for indexing (display re-reads the record from the file)."""
+TOOL_TEXT_CAP = 3072
+"""Characters kept of a tool call's arguments or a tool result (never indexed by default)."""
+
+
+@dataclass
+class FileRead:
+    """The result of reading one transcript file (or its appended tail).
+
+    ``session`` reflects everything read so far (including earlier reads, via the state).
+    ``messages`` are only the messages read in *this* call, in order. ``end_offset`` is where the
+    next read starts; ``state`` is what to pass back then. ``stats`` counts skipped lines.
+    """
+
+    session: Session
+    messages: list[Message]
+    end_offset: int
+    state: dict
+    stats: LineStats = field(default_factory=LineStats)
+
+
+class Source:
+    """One agent's transcript format. Subclasses set ``agent`` and implement the hooks.
+
+    ``agent`` is the short name used in ``agent:`` filters and JSON (``claude``, ``codex``, ...);
+    ``display`` is the human name.
+    """
+
+    agent: str = ""
+    display: str = ""
+
+    def roots(self, env: Mapping[str, str], home: Path) -> list[Path]:
+        """Directories this agent keeps its transcripts under (honouring its env override)."""
+        raise NotImplementedError
+
+    def discover(self, env: Mapping[str, str], home: Path) -> Iterator[Path]:
+        """Yield every transcript file under :meth:`roots`. Missing roots yield nothing."""
+        raise NotImplementedError
+
+    def new_state(self, path: Path) -> dict:
+        """The state for a file never read before."""
+        return {}
+
+    def process(self, rec: Record, state: dict, session: Session, out: list[Message]) -> None:
+        """Turn one record into zero or more messages appended to ``out``; update ``state`` and
+        ``session``. Unknown record types are ignored (the caller counts nothing for them)."""
+        raise NotImplementedError
+
+    def finish(self, state: dict, session: Session) -> None:
+        """Derive session fields (title order, summary) after a read; must be idempotent."""
+
+    def message_text(self, obj: dict, part: int, label: str) -> str:
+        """Re-extract the text of message ``part`` of the record ``obj`` (for windows and the
+        session view, which read records back from the file by offset)."""
+        raise NotImplementedError
+
+    def resume_command(self, session: Session) -> str | None:
+        """Shell command that resumes the session in its working directory, or None."""
+        return None
+
+    # -- the shared read loop ----------------------------------------------------------------
+
+    def read(self, path: Path, start: int = 0, state: dict | None = None) -> FileRead:
+        """Read ``path`` from byte ``start`` with the ``state`` a previous read returned.
+
+        Raises ``OSError`` when the file cannot be opened; bad lines are skipped and counted in
+        ``FileRead.stats``.
+        """
+        if state is None or start == 0:
+            start, state = 0, self.new_state(path)
+            state["session"] = Session(agent=self.agent, session_id=path.stem, path=str(path)).to_state()
+            state["next_index"] = 0
+        session = Session.from_state(state["session"])
+        stats = LineStats()
+        messages: list[Message] = []
+        committed: dict | None = None
+        for rec in iter_records(str(path), start, stats):
+            if not rec.complete:
+                # Snapshot before the unterminated tail: it is re-read when the file grows.
+                committed = copy.deepcopy(state)
+                self._seal(committed, copy.deepcopy(session))
+            before = len(messages)
+            self.process(rec, state, session, messages)
+            for m in messages[before:]:
+                m.message_index = state["next_index"]
+                state["next_index"] += 1
+                cap = TOOL_TEXT_CAP if m.is_tool_payload else TEXT_CAP
+                if len(m.text) > cap:  # the full text is read back from the file for display
+                    m.text = m.text[:cap]
+        self._seal(state, session)
+        return FileRead(session, messages, stats.end_offset, committed or state, stats)
+
+    def _seal(self, state: dict, session: Session) -> None:
+        session.message_count = state["next_index"]
+        self.finish(state, session)
+        state["session"] = session.to_state()
+
+
+# -- helpers shared by sources ---------------------------------------------------------------
+
+
+def parse_ts(value) -> datetime | None:
+    """Parse an agent timestamp to aware UTC: ISO-8601 (``Z``, offsets, nanosecond fractions) or
+    epoch seconds / milliseconds (numbers above 1e11 are taken as milliseconds). None if unusable.
+    """
+    if value is None or isinstance(value, bool):
+        return None
+    try:
+        if isinstance(value, (int, float)):
+            secs = value / 1000 if value > 1e11 else value
+            return datetime.fromtimestamp(secs, tz=timezone.utc)
+        if isinstance(value, str) and value:
+            s = value.strip().replace("Z", "+00:00").replace("z", "+00:00")
+            if "." in s:  # trim fractions beyond microseconds (Rust chrono writes nanoseconds)
+                head, _, rest = s.partition(".")
+                digits = ""
+                i = 0
+                while i < len(rest) and rest[i].isdigit():
+                    digits += rest[i]
+                    i += 1
+                s = f"{head}.{(digits or '0')[:6]}{rest[i:]}"
+            ts = datetime.fromisoformat(s)
+            if ts.tzinfo is None:
+                ts = ts.replace(tzinfo=timezone.utc)
+            return ts.astimezone(timezone.utc)
+    except (ValueError, OverflowError, OSError):
+        return None
+    return None
+
+
+def first_line(text: str, limit: int = 80) -> str:
+    """First non-empty line of ``text``, whitespace-collapsed, cut to ``limit`` characters with an
+    ellipsis (used for titles from a first prompt)."""
+    for line in text.splitlines():
+        line = " ".join(line.split())
+        if line:
+            return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
+    return ""
+
+
+def cd_and(cwd: str | None, argv: Iterable[str]) -> str:
+    """``cd 'CWD' && cmd args`` with every part shell-quoted; just the command when cwd is None."""
+    cmd = " ".join(shlex.quote(a) for a in argv)
+    return f"cd {shlex.quote(cwd)} && {cmd}" if cwd else cmd
+
+
+def walk_files(root: Path, pattern: str) -> Iterator[Path]:
+    """``root.glob(pattern)`` over regular files, sorted, tolerant of unreadable directories."""
+    if not root.is_dir():
+        return
+    try:
+        found = sorted(p for p in root.glob(pattern) if p.is_file())
+    except OSError:
+        return
+    yield from found
+
+
+def env_dir(env: Mapping[str, str], name: str, default: Path) -> Path:
+    """The directory named by env var ``name`` (``~`` expanded) or ``default``."""
+    value = env.get(name)
+    return Path(os.path.expanduser(value)) if value else default

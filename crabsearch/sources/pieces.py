@@ -1,0 +1,93 @@
+"""Stateless extraction results ("pieces") and the stateful step that turns them into messages.
+
+A source splits one record into an ordered list of :class:`Piece` with a pure function of the
+record, so that :meth:`Source.message_text` can re-extract piece ``part`` from the record alone.
+:func:`emit` then adds what needs state: tool-result names paired by call id, the index of the
+first real user prompt, and skipping of pieces already seen (``skip``). ``Message.part`` is the
+piece's position in the full list, so it always lines up with a later re-extraction (after a
+skip the parts of one record are no longer contiguous).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Collection, NamedTuple
+
+from ..jsonl import Record
+from ..model import Message, Role, tool_result_label
+from .base import first_line
+
+PENDING_CAP = 64
+"""Unpaired tool call ids kept in state (interrupted calls never get a result; oldest go first)."""
+
+
+class Piece(NamedTuple):
+    """One message-to-be of a record.
+
+    ``label`` is None only for a tool result whose tool name comes from pairing (``call_id`` is
+    then the id of the call it answers). For a tool call ``call_id`` is the call's own id.
+    ``prompt`` marks real human text (title and anchor candidate); ``key`` is an optional
+    de-duplication key the source may use.
+    """
+
+    role: Role
+    label: str | None
+    text: str
+    tool_name: str | None = None
+    call_id: str | None = None
+    prompt: bool = False
+    key: str | None = None
+
+
+def remember_call(state: dict, call_id: str | None, name: str | None) -> None:
+    """Note an unpaired tool call ``call_id -> name`` (bounded to :data:`PENDING_CAP`)."""
+    if not call_id or not name:
+        return
+    pending = state.setdefault("pending", {})
+    pending.pop(call_id, None)
+    pending[call_id] = name
+    while len(pending) > PENDING_CAP:
+        del pending[next(iter(pending))]
+
+
+def emit(pieces: list[Piece], rec: Record, state: dict, out: list[Message], ts: datetime | None,
+         skip: Collection[int] = ()) -> None:
+    """Append a :class:`Message` to ``out`` for each piece whose position is not in ``skip``.
+
+    Tool results take their name from the pending call map (popped when paired; ``unknown`` when
+    no call was seen). The first piece with ``prompt`` sets ``state["anchor"]`` (its message index:
+    the read loop numbers messages from ``state["next_index"]`` in append order) and
+    ``state["first_prompt"]`` (its first line, 80 characters).
+    """
+    base = len(out)
+    pending = state.setdefault("pending", {})
+    for part, p in enumerate(pieces):
+        if part in skip:
+            continue
+        label, name = p.label, p.tool_name
+        if p.role is Role.TOOL:
+            paired = pending.pop(p.call_id, None) if p.call_id else None
+            if label is None:
+                name = paired or name or "unknown"
+                label = tool_result_label(name)
+        elif p.call_id:
+            remember_call(state, p.call_id, name)
+        index = state["next_index"] + len(out) - base
+        if p.prompt and "anchor" not in state:
+            state["anchor"] = index
+            state["first_prompt"] = first_line(p.text, 80)
+        out.append(Message(index, p.role, label, p.text, rec.offset, rec.length, part, name, ts))
+
+
+def piece_text(pieces: list[Piece], part: int, label: str) -> str:
+    """The text of piece ``part``, checking it is still the piece that was indexed with ``label``.
+
+    Raises ``LookupError`` when the record no longer has that piece (the file was rewritten).
+    """
+    if not 0 <= part < len(pieces):
+        raise LookupError(f"record has no part {part}")
+    p = pieces[part]
+    same = label.startswith("tool:") if p.label is None else label == p.label
+    if not same:
+        raise LookupError(f"part {part} is {p.label or 'a tool result'!r}, not {label!r}")
+    return p.text

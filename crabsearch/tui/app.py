@@ -1,0 +1,74 @@
+"""The crabsearch terminal app: search box, one row per session, context windows, session view."""
+
+from __future__ import annotations
+
+import os
+from datetime import datetime, timezone
+from pathlib import Path
+
+from rich.text import Text
+from textual.app import App
+from textual.binding import Binding
+
+from ..index import Indexer
+from ..search import Engine
+from .render import short_path
+from .screens import HelpScreen, SearchScreen
+
+
+class CrabsearchApp(App):
+    """The app. ``index_dir`` is where the index lives; ``env`` is the environment the sources
+    discover transcripts from (``HOME``, ``CLAUDE_CONFIG_DIR``, ``CODEX_HOME``); ``now`` fixes the
+    clock (tests); ``index_on_start=False`` skips the background refresh (tests)."""
+
+    CSS_PATH = "app.tcss"
+    TITLE = "crabsearch"
+    ENABLE_COMMAND_PALETTE = False
+    BINDINGS = [
+        Binding("ctrl+q", "quit", "Quit", priority=True),
+        Binding("f1", "help", "Help"),
+        Binding("question_mark", "help", "Help", show=False),
+    ]
+
+    def __init__(self, index_dir: Path, *, env: dict[str, str] | None = None, demo: bool = False,
+                 now: datetime | None = None, index_on_start: bool = True) -> None:
+        super().__init__()
+        self.index_dir = Path(index_dir)
+        self.env = dict(os.environ if env is None else env)
+        self.home = self.env.get("HOME")
+        self.demo = demo
+        self._now = now
+        self.index_on_start = index_on_start
+        self.indexing = False
+        self.engine = Engine(self.index_dir)
+        self.indexer = Indexer(self.index_dir, env=self.env)
+
+    @property
+    def now(self) -> datetime:
+        """The clock used for relative dates (fixed in tests)."""
+        return self._now or datetime.now(timezone.utc)
+
+    def on_mount(self) -> None:
+        self.push_screen(SearchScreen())
+
+    def action_help(self) -> None:
+        """Show every key."""
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen())
+
+    def empty_message(self) -> Text:
+        """What the app says when no transcript was found: where it looked, how to point it
+        elsewhere."""
+        t = Text()
+        t.append("No agent transcripts found.\n\n", style="bold")
+        t.append("Looked in:\n")
+        for agent, root in self.indexer.roots():
+            t.append(f"  {agent:<12}", style="cyan")
+            t.append(f"{short_path(str(root), self.home)}\n")
+        t.append("\nPoint crabsearch elsewhere with CLAUDE_CONFIG_DIR=DIR or CODEX_HOME=DIR,\n")
+        t.append("or try it on bundled example sessions: ")
+        t.append("crabsearch --demo", style="bold")
+        return t
+
+    def on_unmount(self) -> None:
+        self.engine.close()

@@ -1,0 +1,34 @@
+"""Messages the workers post to the screens (thread-safe: ``post_message``)."""
+
+from __future__ import annotations
+
+from textual.message import Message
+
+from ..index import Progress, RefreshReport
+from ..search import SearchResult
+
+
+class SearchDone(Message):
+    """A search finished; ``generation`` tells a stale result from the current one."""
+
+    def __init__(self, generation: int, result: SearchResult) -> None:
+        super().__init__()
+        self.generation = generation
+        self.result = result
+
+
+class IndexProgress(Message):
+    """Indexing progress (files and bytes done of the planned totals)."""
+
+    def __init__(self, progress: Progress) -> None:
+        super().__init__()
+        self.progress = progress
+
+
+class IndexDone(Message):
+    """Indexing finished: ``report``, or ``error`` (one line) when it failed."""
+
+    def __init__(self, report: RefreshReport | None, error: str | None) -> None:
+        super().__init__()
+        self.report = report
+        self.error = error

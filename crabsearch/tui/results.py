@@ -1,0 +1,138 @@
+"""The result list: one row per session, expandable in place into its context window."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from textual.binding import Binding
+from textual.message import Message
+from textual.widgets import OptionList
+from textual.widgets.option_list import Option
+
+from ..search import DEFAULT_AFTER, DEFAULT_BEFORE, Hit, Item
+from .render import result_prompt
+
+
+class ResultList(OptionList):
+    """Rows of :class:`~crabsearch.search.Hit`. Enter/Right expands or collapses the highlighted
+    row into its context window (fetched through ``fetch_window(hit, before, after)``), ``+``/``-``
+    widen or narrow it, ``o`` asks to open the session, Esc and typing go back to the search box."""
+
+    BINDINGS = [
+        Binding("right", "toggle", "Expand", show=False),
+        Binding("left", "collapse", "Collapse", show=False),
+        Binding("plus,equals_sign", "widen", "Wider"),
+        Binding("minus", "narrow", "Narrower"),
+        Binding("o", "open", "Open"),
+        Binding("escape", "leave", "Back"),
+    ]
+
+    class Open(Message):
+        """The user asked to open ``hit``'s session at the hit."""
+
+        def __init__(self, hit: Hit) -> None:
+            super().__init__()
+            self.hit = hit
+
+    class Leave(Message):
+        """The user left the list (Esc, or typed text meant for the search box: ``text``)."""
+
+        def __init__(self, text: str = "") -> None:
+            super().__init__()
+            self.text = text
+
+    def __init__(self, fetch_window, now: datetime, home: str | None, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.fetch_window = fetch_window
+        self.now = now
+        self.home = home
+        self.hits: list[Hit] = []
+        self.terms: list[str] = []
+        self.expanded: dict[int, tuple[int, int, list[Item]]] = {}
+
+    def show(self, hits: list[Hit], terms: list[str]) -> None:
+        """Replace the rows, keeping the cursor on the same session when it is still listed."""
+        keep = self.current_hit
+        keep_key = (keep.session.agent, keep.session.session_id) if keep else None
+        self.hits, self.terms, self.expanded = hits, terms, {}
+        self.set_options([Option(self._prompt(i), id=str(i)) for i in range(len(hits))])
+        if hits:
+            target = 0
+            for i, h in enumerate(hits):
+                if (h.session.agent, h.session.session_id) == keep_key:
+                    target = i
+                    break
+            self.highlighted = target
+
+    @property
+    def current_hit(self) -> Hit | None:
+        """The highlighted row's hit, if any."""
+        if self.highlighted is None or self.highlighted >= len(self.hits):
+            return None
+        return self.hits[self.highlighted]
+
+    def _prompt(self, i: int):
+        window = self.expanded.get(i)
+        return result_prompt(self.hits[i], self.terms, self.now, self.home, window[2] if window else None)
+
+    def _set_window(self, i: int, before: int, after: int) -> None:
+        window = self.fetch_window(self.hits[i], before, after)
+        self.expanded[i] = (before, after, window)
+        self.replace_option_prompt_at_index(i, self._prompt(i))
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        self.action_toggle()
+
+    def action_toggle(self) -> None:
+        """Expand the highlighted row into its context window, or collapse it."""
+        i = self.highlighted
+        if i is None or i >= len(self.hits):
+            return
+        if i in self.expanded:
+            self.action_collapse()
+        else:
+            self._set_window(i, DEFAULT_BEFORE, DEFAULT_AFTER)
+            self.scroll_to_highlight()
+
+    def action_collapse(self) -> None:
+        """Collapse the highlighted row back to one line."""
+        i = self.highlighted
+        if i is not None and self.expanded.pop(i, None) is not None:
+            self.replace_option_prompt_at_index(i, self._prompt(i))
+
+    def action_widen(self) -> None:
+        """Show two more messages on each side of the hit (expanding the row if needed)."""
+        self._resize(+2)
+
+    def action_narrow(self) -> None:
+        """Show two fewer messages on each side of the hit (never fewer than the hit itself)."""
+        self._resize(-2)
+
+    def _resize(self, delta: int) -> None:
+        i = self.highlighted
+        if i is None or i >= len(self.hits):
+            return
+        before, after, _ = self.expanded.get(i, (DEFAULT_BEFORE - delta, DEFAULT_AFTER - delta, []))
+        self._set_window(i, max(0, min(15, before + delta)), max(0, min(15, after + delta)))
+        self.scroll_to_highlight()
+
+    def action_open(self) -> None:
+        """Open the highlighted session at its hit."""
+        hit = self.current_hit
+        if hit is not None:
+            self.post_message(self.Open(hit))
+
+    def action_leave(self) -> None:
+        """Back to the search box."""
+        self.post_message(self.Leave())
+
+    def on_key(self, event) -> None:
+        # Typing while the list has focus goes to the search box.
+        if event.is_printable and event.character and event.character not in "+=-o?":
+            event.stop()
+            event.prevent_default()
+            self.post_message(self.Leave(event.character))
+        elif event.key == "backspace":
+            event.stop()
+            self.post_message(self.Leave("\b"))

@@ -1,0 +1,289 @@
+"""The app's screens: search (with results), session view, help."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import ModalScreen, Screen
+from textual.widgets import Footer, Input, ProgressBar, Static
+
+from ..search import DEFAULT_AFTER, DEFAULT_BEFORE, Hit, SearchResult
+from ..text import printable
+from .messages import IndexDone, IndexProgress, SearchDone
+from .render import AGENT_NAMES, relative_date, short_path
+from .results import ResultList
+from .transcript import TranscriptView
+
+DEBOUNCE = 0.12  # seconds of quiet typing before a search runs
+RESULT_LIMIT = 100
+RECENT_LIMIT = 100
+
+
+class SearchScreen(Screen):
+    """Search box, status line, result list, indexing progress. Typing searches as you type
+    (debounced, in a worker; a stale query's results are dropped). An empty box lists recent
+    sessions."""
+
+    BINDINGS = [
+        Binding("down", "results", "Results", show=False),
+        Binding("escape", "clear", "Clear", show=False),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._generation = 0
+        self._timer = None
+        self.result: SearchResult | None = None
+
+    def compose(self) -> ComposeResult:
+        app = self.app
+        yield Static(self._title_text(), id="title")
+        yield Input(placeholder="Search your agent sessions…  (Down: results, F1: help, Ctrl+Q: quit)",
+                    id="query")
+        with Horizontal(id="statusbar"):
+            yield Static("", id="status")
+            yield ProgressBar(total=None, show_eta=False, id="progress")
+        yield ResultList(self._fetch_window, app.now, app.home, id="results")
+        yield Static("", id="empty")
+        yield Footer()
+
+    def _title_text(self) -> Text:
+        t = Text()
+        t.append(" crabsearch ", style="bold white on dark_orange3")
+        t.append("  search past agent sessions", style="dim")
+        if self.app.demo:
+            t.append("   DEMO: bundled example sessions", style="bold yellow")
+        return t
+
+    def on_mount(self) -> None:
+        self.query_one("#progress").display = False
+        self.query_one("#empty").display = False
+        self.query_one(Input).focus()
+        self.run_query("")
+        if self.app.index_on_start:
+            self.start_indexing()
+
+    # -- searching ----------------------------------------------------------------------------
+
+    @property
+    def query_text(self) -> str:
+        """The text in the search box."""
+        return self.query_one(Input).value
+
+    @on(Input.Changed, "#query")
+    def _typed(self, event: Input.Changed) -> None:
+        if self._timer is not None:
+            self._timer.stop()
+        self._generation += 1
+        self._timer = self.set_timer(DEBOUNCE, lambda: self.run_query(event.value))
+
+    @on(Input.Submitted, "#query")
+    def _submitted(self) -> None:
+        self.action_results()
+
+    def run_query(self, text: str) -> None:
+        """Search for ``text`` (or list recent sessions when blank) in a worker."""
+        self._generation += 1
+        self._search(text, self._generation)
+
+    @work(thread=True, exclusive=True, group="search", exit_on_error=False)
+    def _search(self, text: str, generation: int) -> None:
+        engine = self.app.engine
+        if text.strip():
+            result = engine.search(text, limit=RESULT_LIMIT, before=0, after=0)
+        else:
+            result = SearchResult(query="", hits=engine.recent(limit=RECENT_LIMIT))
+        self.post_message(SearchDone(generation, result))
+
+    @on(SearchDone)
+    def _show(self, message: SearchDone) -> None:
+        if message.generation != self._generation:
+            return  # a newer query is on its way
+        self.result = message.result
+        results = self.query_one(ResultList)
+        results.show(message.result.hits, message.result.terms)
+        self._update_status()
+
+    def _fetch_window(self, hit: Hit, before: int, after: int):
+        return self.app.engine.window(hit, before, after)
+
+    def _update_status(self) -> None:
+        result = self.result
+        status = self.query_one("#status", Static)
+        empty = self.query_one("#empty", Static)
+        results = self.query_one(ResultList)
+        if result is None:
+            return
+        n = len(result.hits)
+        if not result.query.strip():
+            msg = f"Recent sessions ({n})" if n else ""
+        elif n == 0:
+            msg = f"No session matches “{printable(result.query)}”"
+        else:
+            msg = f"{n} session{'s' if n != 1 else ''}"
+            if result.route == "any":
+                msg += " · no session has every word; showing sessions with any of them"
+            if result.cut:
+                msg += " · query cut to 512 characters"
+        status.update(Text(msg, style="dim"))
+        nothing_indexed = n == 0 and not result.query.strip() and not self.app.indexing
+        empty.display = nothing_indexed
+        results.display = not nothing_indexed
+        if nothing_indexed:
+            empty.update(self.app.empty_message())
+
+    # -- indexing -----------------------------------------------------------------------------
+
+    def start_indexing(self) -> None:
+        """Refresh the index in the background; the list refreshes when it is done."""
+        self.app.indexing = True
+        bar = self.query_one("#progress", ProgressBar)
+        bar.display = True
+        self._index()
+
+    @work(thread=True, exclusive=True, group="index", exit_on_error=False)
+    def _index(self) -> None:
+        try:
+            report = self.app.indexer.refresh(progress=lambda p: self.post_message(IndexProgress(p)))
+        except Exception as exc:  # shown, never a crash
+            self.post_message(IndexDone(None, f"indexing failed: {exc}"))
+            return
+        self.post_message(IndexDone(report, None))
+
+    @on(IndexProgress)
+    def _progress(self, message: IndexProgress) -> None:
+        p = message.progress
+        bar = self.query_one("#progress", ProgressBar)
+        bar.update(total=max(1, p.bytes_total), progress=p.bytes_done)
+        mb = p.bytes_done / 1e6
+        self.query_one("#status", Static).update(
+            Text(f"Indexing {p.files_done}/{p.files_total} files · {mb:.1f} MB · {p.messages} messages", style="dim"))
+
+    @on(IndexDone)
+    def _indexed(self, message: IndexDone) -> None:
+        self.app.indexing = False
+        self.query_one("#progress").display = False
+        report = message.report
+        if message.error:
+            self.notify(message.error, severity="error")
+        elif report is not None:
+            if report.busy:
+                self.notify("Another crabsearch is updating the index; showing what is committed.")
+            if report.rebuilt:
+                self.notify(report.rebuilt)
+        self.run_query(self.query_text)
+
+    # -- navigation ---------------------------------------------------------------------------
+
+    def action_results(self) -> None:
+        """Move from the search box into the results."""
+        results = self.query_one(ResultList)
+        if results.option_count:
+            results.focus()
+            if results.highlighted is None:
+                results.highlighted = 0
+
+    def action_clear(self) -> None:
+        """Esc in the search box: clear it."""
+        box = self.query_one(Input)
+        if box.value:
+            box.value = ""
+
+    @on(ResultList.Leave)
+    def _leave_results(self, message: ResultList.Leave) -> None:
+        box = self.query_one(Input)
+        box.focus()
+        if message.text == "\b":
+            box.action_delete_left()
+        elif message.text:
+            box.insert_text_at_cursor(message.text)
+
+    @on(ResultList.Open)
+    def _open(self, message: ResultList.Open) -> None:
+        terms = self.result.terms if self.result else []
+        self.app.push_screen(SessionScreen(message.hit, terms))
+
+
+class SessionScreen(Screen):
+    """The whole session, opened at the hit, paged from the transcript as you scroll."""
+
+    BINDINGS = [Binding("escape,q", "app.pop_screen", "Back")]
+
+    def __init__(self, hit: Hit, terms: list[str]) -> None:
+        super().__init__()
+        self.hit = hit
+        self.terms = terms
+
+    def compose(self) -> ComposeResult:
+        s = self.hit.session
+        engine = self.app.engine
+        with Vertical(id="session-header"):
+            yield Static(self._header(), id="session-meta")
+            yield Static("", id="position")
+        yield TranscriptView(lambda off, lim: engine.page(self.hit.ref, off, lim, max_bytes=256 * 1024).messages,
+                             total=s.message_count, start=self.hit.message_index,
+                             hit_index=self.hit.message_index, terms=self.terms, id="transcript")
+        yield Footer()
+
+    def _header(self) -> Text:
+        s = self.hit.session
+        now, home = self.app.now, self.app.home
+        t = Text()
+        t.append(printable(s.title or "(untitled)"), style="bold")
+        t.append(f"\n{AGENT_NAMES.get(s.agent, s.agent)}", style="bold")
+        t.append(f" · {printable(short_path(s.project, home)) or 'no project'}")
+        if s.git_branch:
+            t.append(f" · branch {printable(s.git_branch)}")
+        t.append(f" · {s.message_count} messages · started {relative_date(s.started, now)}"
+                 f" · updated {relative_date(s.updated, now)}", style="dim")
+        if self.hit.ref.resume_command:
+            t.append("\nresume: ", style="dim")
+            t.append(printable(self.hit.ref.resume_command), style="cyan")
+        return t
+
+    def on_mount(self) -> None:
+        self.query_one(TranscriptView).focus()
+
+    @on(TranscriptView.Position)
+    def _position(self, message: TranscriptView.Position) -> None:
+        self.query_one("#position", Static).update(
+            Text(f"message {message.index + 1} of {message.total} · hit at {self.hit.message_index + 1}"
+                 " · g/G start/end · Esc back", style="dim"))
+
+
+KEYS = [
+    ("Search box", [("type", "search as you type (empty: recent sessions)"), ("Down / Enter", "move into the results"),
+                    ("Esc", "clear the search box")]),
+    ("Results", [("Up / Down", "move between sessions"), ("Enter / Right", "expand or collapse the row into its context window"),
+                 ("Left", "collapse the row"), ("+ / -", "widen or narrow the context window"),
+                 ("o", "open the session at the hit"), ("Esc", "back to the search box"),
+                 ("typing", "goes to the search box")]),
+    ("Session view", [("Up / Down, j / k", "scroll a line"), ("PgUp / PgDn, space", "scroll a page"),
+                      ("g / G, Home / End", "first / last message"), ("Esc, q", "back to the results")]),
+    ("Everywhere", [("F1, ?", "this help (? outside the search box)"), ("Ctrl+Q", "quit")]),
+]
+
+
+class HelpScreen(ModalScreen):
+    """Every key, by screen."""
+
+    BINDINGS = [Binding("escape,q,question_mark,f1", "app.pop_screen", "Close")]
+
+    def compose(self) -> ComposeResult:
+        t = Text()
+        for n, (group, keys) in enumerate(KEYS):
+            if n:
+                t.append("\n")
+            t.append(f"{group}\n", style="bold underline")
+            for key, what in keys:
+                t.append(f"  {key:<22}", style="bold cyan")
+                t.append(f"{what}\n")
+        t.append("\nIndex: ", style="dim")
+        t.append(str(self.app.index_dir), style="dim")
+        with VerticalScroll(id="help"):
+            yield Static(Text("crabsearch keys", style="bold"), id="help-title")
+            yield Static(t)
+            yield Static(Text("Esc to close", style="dim"))

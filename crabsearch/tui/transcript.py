@@ -1,0 +1,225 @@
+"""The session view's transcript: a Line-API widget that pages messages in as you scroll.
+
+Technique from ``toolong`` (engineering.md 1.1): only a window of messages ``[lo, hi)`` is ever
+loaded (a page is ``PAGE`` messages, read from the transcript by stored offsets through a loader
+callable); each loaded message is rendered once to ``Strip``s for the current width; ``render_line``
+only indexes into them. Scrolling near either edge loads the next page that way, and scrolling up
+keeps the view still by shifting ``scroll_y`` by the lines it prepended. A 200 MB transcript opens
+as fast as a small one, because nothing outside the window is read.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from rich.console import Group
+from rich.padding import Padding
+from rich.style import Style
+from rich.text import Text
+from textual.binding import Binding
+from textual.geometry import Size
+from textual.message import Message
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+from ..search import Item
+from ..text import printable
+from .render import ROLE_STYLES, highlighted
+
+PAGE = 40
+MARGIN = 20  # lines from an edge at which the next page is loaded
+MAX_BODY_LINES = 200
+
+
+@dataclass
+class _Block:
+    item: Item
+    strips: list[Strip]
+
+
+class TranscriptView(ScrollView, can_focus=True):
+    """Pages of one session's messages. ``load(offset, limit) -> list[Item]`` reads them (the
+    screen passes the engine's ``page``); ``total`` is the session's message count; the view opens
+    with message ``start`` at the top, and marks ``hit_index`` and the query ``terms``."""
+
+    BINDINGS = [
+        Binding("up,k", "scroll_up", "Up", show=False),
+        Binding("down,j", "scroll_down", "Down", show=False),
+        Binding("pageup,b", "page_up", "Page up", show=False),
+        Binding("pagedown,space", "page_down", "Page down", show=False),
+        Binding("home,g", "first", "Start"),
+        Binding("end,G", "last", "End"),
+    ]
+
+    class Position(Message):
+        """Posted when the message at the top of the view changes: ``index`` of ``total``."""
+
+        def __init__(self, index: int, total: int) -> None:
+            super().__init__()
+            self.index = index
+            self.total = total
+
+    def __init__(self, load: Callable[[int, int], list[Item]], total: int, start: int,
+                 hit_index: int | None, terms: list[str], **kwargs) -> None:
+        super().__init__(**kwargs)
+        self._load = load
+        self.total = total
+        self.start = start
+        self.hit_index = hit_index
+        self.terms = terms
+        self._blocks: list[_Block] = []
+        self._lines: list[tuple[int, Strip]] = []  # (block number, strip)
+        self._width = 0
+        self._top_index = -1
+
+    @property
+    def lo(self) -> int:
+        """First loaded message index."""
+        return self._blocks[0].item.message_index if self._blocks else self.start
+
+    @property
+    def hi(self) -> int:
+        """One past the last loaded message index."""
+        return self._blocks[-1].item.message_index + 1 if self._blocks else self.start
+
+    @property
+    def loaded(self) -> list[int]:
+        """Indexes of the messages currently loaded (for tests and the header)."""
+        return [b.item.message_index for b in self._blocks]
+
+    def on_mount(self) -> None:
+        self._open_at(self.start)
+
+    def on_resize(self) -> None:
+        width = max(20, self.scrollable_content_region.width)
+        if width != self._width and self._blocks:
+            top = self.top_message()
+            self._width = width
+            for b in self._blocks:
+                b.strips = self._render_item(b.item)
+            self._relayout()
+            self._scroll_to_message(top)
+
+    # -- loading ------------------------------------------------------------------------------
+
+    def _open_at(self, index: int) -> None:
+        self._width = max(20, self.scrollable_content_region.width or 80)
+        lo = max(0, min(index - 5, self.total - PAGE))
+        items = self._load(lo, PAGE)
+        self._blocks = [_Block(it, self._render_item(it)) for it in items]
+        self._relayout()
+        self._scroll_to_message(index)
+
+    def _relayout(self) -> None:
+        self._lines = [(n, s) for n, b in enumerate(self._blocks) for s in b.strips]
+        self.virtual_size = Size(self._width, len(self._lines))
+        self.refresh()
+
+    def _line_of(self, message_index: int) -> int:
+        y = 0
+        for b in self._blocks:
+            if b.item.message_index >= message_index:
+                return y
+            y += len(b.strips)
+        return max(0, y - 1)
+
+    def _scroll_to_message(self, message_index: int) -> None:
+        self.scroll_to(y=self._line_of(message_index), animate=False, immediate=True)
+        self._after_scroll()
+
+    def top_message(self) -> int:
+        """Index of the message at the top of the view."""
+        y = int(self.scroll_offset.y)
+        if not self._lines:
+            return self.start
+        n = self._lines[min(y, len(self._lines) - 1)][0]
+        return self._blocks[n].item.message_index
+
+    def watch_scroll_y(self, old: float, new: float) -> None:
+        super().watch_scroll_y(old, new)
+        self.call_after_refresh(self._after_scroll)
+
+    def _after_scroll(self) -> None:
+        if not self._blocks:
+            return
+        y = int(self.scroll_offset.y)
+        height = self.scrollable_content_region.height
+        if y < MARGIN and self.lo > 0:
+            offset = max(0, self.lo - PAGE)
+            items = self._load(offset, self.lo - offset)
+            new = [_Block(it, self._render_item(it)) for it in items if it.message_index < self.lo]
+            added = sum(len(b.strips) for b in new)
+            self._blocks[:0] = new
+            self._relayout()
+            self.scroll_to(y=y + added, animate=False, immediate=True)
+        elif y + height > len(self._lines) - MARGIN and self.hi < self.total:
+            items = self._load(self.hi, PAGE)
+            self._blocks.extend(_Block(it, self._render_item(it)) for it in items if it.message_index >= self.hi)
+            if not items:  # the index claims more messages than it holds: stop asking
+                self.total = self.hi
+            self._relayout()
+        top = self.top_message()
+        if top != self._top_index:
+            self._top_index = top
+            self.post_message(self.Position(top, self.total))
+
+    # -- rendering ----------------------------------------------------------------------------
+
+    def _render_item(self, item: Item) -> list[Strip]:
+        is_hit = item.message_index == self.hit_index
+        header = Text(no_wrap=True, overflow="ellipsis")
+        header.append("▶ " if is_hit else "  ", style="bold cyan")
+        header.append(f"#{item.message_index} ", style="dim")
+        header.append(item.label, style=ROLE_STYLES.get(item.role, ""))
+        if item.timestamp:
+            header.append("  " + item.timestamp.strftime("%Y-%m-%d %H:%M:%S UTC"), style="dim")
+        lines = printable(item.text).splitlines() or [""]
+        more = len(lines) - MAX_BODY_LINES
+        body_text = "\n".join(lines[:MAX_BODY_LINES])
+        body = highlighted(body_text, self.terms, style="" if item.role in ("user", "assistant") else "dim")
+        if more > 0:
+            body.append(f"\n… {more} more lines", style="italic dim")
+        console = self.app.console
+        options = console.options.update_width(self._width).update(highlight=False)
+        rendered = console.render_lines(Group(header, Padding(body, (0, 1, 0, 4))), options, pad=False)
+        strips = [Strip(line) for line in rendered]
+        if is_hit:
+            strips = [s.apply_style(Style(bgcolor="grey19")) for s in strips]
+        return strips + [Strip.blank(self._width)]
+
+    def render_line(self, y: int) -> Strip:
+        scroll_x, scroll_y = self.scroll_offset
+        n = y + scroll_y
+        width = self.scrollable_content_region.width
+        if n >= len(self._lines):
+            return Strip.blank(width, self.rich_style)
+        strip = self._lines[n][1]
+        return strip.crop_extend(scroll_x, scroll_x + width, self.rich_style)
+
+    # -- actions ------------------------------------------------------------------------------
+
+    def action_first(self) -> None:
+        """Go to the first message (loading its page when it is not loaded)."""
+        if self.lo > 0:
+            self._open_at(0)
+        self.scroll_home(animate=False, immediate=True)
+
+    def action_last(self) -> None:
+        """Go to the last message (loading the last page when it is not loaded)."""
+        if self.hi < self.total:
+            self._open_at(self.total - 1)
+        self.scroll_end(animate=False, immediate=True)
+
+    def action_page_up(self) -> None:
+        self.scroll_page_up(animate=False)
+
+    def action_page_down(self) -> None:
+        self.scroll_page_down(animate=False)
+
+    def action_scroll_up(self) -> None:
+        self.scroll_up(animate=False)
+
+    def action_scroll_down(self) -> None:
+        self.scroll_down(animate=False)
+

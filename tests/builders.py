@@ -1,0 +1,187 @@
+"""Builders that write small transcripts in the agents' real on-disk formats (for index, search,
+CLI and TUI tests that need specific content). The static fixtures live in ``tests/fixtures/``."""
+
+from __future__ import annotations
+
+import json
+import uuid as _uuid
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+T0 = datetime(2026, 3, 14, 10, 0, 0, tzinfo=timezone.utc)
+
+
+def _ts(t: datetime) -> str:
+    return t.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+class ClaudeSession:
+    """A Claude Code session: ``<home>/.claude/projects/<slug>/<session_id>.jsonl``."""
+
+    def __init__(self, home: Path, session_id: str | None = None, cwd: str = "/home/dev/webapp",
+                 start: datetime = T0, branch: str = "main"):
+        self.home = Path(home)
+        self.session_id = session_id or str(_uuid.uuid4())
+        self.cwd = cwd
+        self.t = start
+        self.branch = branch
+        self.lines: list[dict] = []
+        self.parent: str | None = None
+        self.n = 0
+
+    @property
+    def path(self) -> Path:
+        slug = "".join(c if c.isalnum() else "-" for c in self.cwd)
+        return self.home / ".claude" / "projects" / slug / f"{self.session_id}.jsonl"
+
+    def _base(self, kind: str) -> dict:
+        self.n += 1
+        self.t += timedelta(seconds=30)
+        uid = f"{self.session_id[:8]}-u{self.n:04d}"
+        d = {"parentUuid": self.parent, "isSidechain": False, "userType": "external", "cwd": self.cwd,
+             "sessionId": self.session_id, "version": "2.1.0", "gitBranch": self.branch, "type": kind,
+             "uuid": uid, "timestamp": _ts(self.t)}
+        self.parent = uid
+        return d
+
+    def user(self, text: str) -> "ClaudeSession":
+        d = self._base("user")
+        d["message"] = {"role": "user", "content": text}
+        self.lines.append(d)
+        return self
+
+    def assistant(self, text: str) -> "ClaudeSession":
+        d = self._base("assistant")
+        d["message"] = {"id": f"msg_{self.n}", "type": "message", "role": "assistant", "model": "claude-x",
+                        "content": [{"type": "text", "text": text}]}
+        self.lines.append(d)
+        return self
+
+    def tool(self, name: str, tool_input: dict, output: str) -> "ClaudeSession":
+        tid = f"toolu_{self.session_id[:6]}_{self.n}"
+        d = self._base("assistant")
+        d["message"] = {"id": f"msg_{self.n}", "type": "message", "role": "assistant", "model": "claude-x",
+                        "content": [{"type": "tool_use", "id": tid, "name": name, "input": tool_input}]}
+        self.lines.append(d)
+        r = self._base("user")
+        r["message"] = {"role": "user", "content": [{"type": "tool_result", "tool_use_id": tid, "content": output}]}
+        self.lines.append(r)
+        return self
+
+    def title(self, text: str) -> "ClaudeSession":
+        self.lines.append({"type": "custom-title", "customTitle": text, "sessionId": self.session_id})
+        return self
+
+    def write(self) -> Path:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.path.write_text("".join(json.dumps(d, ensure_ascii=False) + "\n" for d in self.lines), "utf-8")
+        return self.path
+
+
+class CodexSession:
+    """A Codex CLI rollout: ``<home>/.codex/sessions/YYYY/MM/DD/rollout-<stamp>-<id>.jsonl``."""
+
+    def __init__(self, home: Path, session_id: str | None = None, cwd: str = "/home/dev/api",
+                 start: datetime = T0, branch: str = "main"):
+        self.home = Path(home)
+        self.session_id = session_id or str(_uuid.uuid4())
+        self.cwd = cwd
+        self.t = start
+        self.start = start
+        self.n = 0
+        self.lines: list[dict] = [self._env("session_meta", {
+            "id": self.session_id, "timestamp": _ts(start), "cwd": cwd, "originator": "codex_cli_rs",
+            "cli_version": "0.50.0", "source": "cli", "git": {"branch": branch}})]
+
+    @property
+    def path(self) -> Path:
+        s = self.start
+        return (self.home / ".codex" / "sessions" / f"{s:%Y}" / f"{s:%m}" / f"{s:%d}"
+                / f"rollout-{s:%Y-%m-%dT%H-%M-%S}-{self.session_id}.jsonl")
+
+    def _env(self, kind: str, payload: dict) -> dict:
+        self.t += timedelta(seconds=10)
+        return {"timestamp": _ts(self.t), "type": kind, "payload": payload}
+
+    def user(self, text: str) -> "CodexSession":
+        self.lines.append(self._env("event_msg", {"type": "user_message", "message": text}))
+        self.lines.append(self._env("response_item", {"type": "message", "role": "user",
+                                                      "content": [{"type": "input_text", "text": text}]}))
+        return self
+
+    def assistant(self, text: str) -> "CodexSession":
+        self.lines.append(self._env("response_item", {"type": "message", "role": "assistant",
+                                                      "content": [{"type": "output_text", "text": text}]}))
+        self.lines.append(self._env("event_msg", {"type": "agent_message", "message": text}))
+        return self
+
+    def tool(self, name: str, arguments: dict, output: str) -> "CodexSession":
+        self.n += 1
+        cid = f"call_{self.n}"
+        self.lines.append(self._env("response_item", {"type": "function_call", "name": name,
+                                                      "arguments": json.dumps(arguments), "call_id": cid}))
+        self.lines.append(self._env("response_item", {"type": "function_call_output", "call_id": cid,
+                                                      "output": output}))
+        return self
+
+    def write(self) -> Path:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.path.write_text("".join(json.dumps(d, ensure_ascii=False) + "\n" for d in self.lines), "utf-8")
+        return self.path
+
+
+NOW = datetime(2026, 3, 20, 12, 0, 0, tzinfo=timezone.utc)
+"""The fixed clock for TUI tests and snapshots."""
+
+
+def build_sample_home(home: Path) -> Path:
+    """A small, fixed set of sessions for TUI tests and snapshots (both agents, a long session,
+    markup-like and escape-sequence text)."""
+    (ClaudeSession(home, session_id="5c0375b4-57a5-4f26-b12d-d022ee4e51b7", cwd="/home/dev/webapp",
+                   start=datetime(2026, 3, 19, 9, 0, tzinfo=timezone.utc))
+     .user("The nightly cron job runs twice at midnight. Can you find out why?")
+     .assistant("I'll look at the crontab and the systemd timers.")
+     .tool("Bash", {"command": "crontab -l"}, "0 0 * * * /opt/app/run.sh\n0 0 * * * /opt/app/run.sh")
+     .assistant("There are two identical cron entries; one was added by the deploy script.")
+     .user("Remove the duplicate and make the deploy script idempotent.")
+     .tool("Edit", {"file_path": "deploy.sh"}, "ok")
+     .assistant("Done: deploy.sh now checks `crontab -l | grep -F run.sh` before adding the entry.")
+     .title("Fix the double cron run").write())
+    (CodexSession(home, session_id="019a0000-1111-7222-8333-444455556666", cwd="/home/dev/api",
+                  start=datetime(2026, 3, 18, 15, 30, tzinfo=timezone.utc))
+     .user("The HTTP client retry backoff explodes to minutes after a few failures")
+     .assistant("The backoff doubles without a cap. I'll add a max delay and jitter.")
+     .tool("shell", {"command": ["rg", "backoff"]}, "client.py:42: delay *= 2")
+     .assistant("Capped the delay at 30s and added full jitter; the cron-like retry storm is gone.")
+     .write())
+    (ClaudeSession(home, session_id="7d1e0000-2222-4333-8444-555566667777", cwd="/home/dev/notes",
+                   start=datetime(2026, 3, 12, 8, 0, tzinfo=timezone.utc))
+     .user("Why does my log show [bold]literal[/bold] tags and [/path] brackets?")
+     .assistant("Rich markup like [red]this[/red] is shown literally here; an escape \x1b[31m too.")
+     .write())
+    long = ClaudeSession(home, session_id="9f000000-3333-4444-8555-666677778888", cwd="/home/dev/bigrepo",
+                         start=datetime(2026, 2, 1, 8, 0, tzinfo=timezone.utc)).title("Very long refactor")
+    for i in range(300):
+        long.user(f"step {i}: continue the refactor of module {i}")
+        long.assistant(f"refactored module {i}" + (" and finally fixed the cron parser" if i == 280 else ""))
+    long.write()
+    return home
+
+
+def _sample(tmp_path_factory):
+    """``(home, index_dir)`` of the sample sessions, indexed once per test run."""
+    from crabsearch.index import Indexer
+
+    root = tmp_path_factory.mktemp("sample")
+    home = build_sample_home(root / "home")
+    index_dir = root / "index"
+    Indexer(index_dir, env={"HOME": str(home)}).refresh()
+    return home, index_dir
+
+
+try:
+    import pytest
+
+    sample = pytest.fixture(scope="session")(_sample)
+except ImportError:  # pragma: no cover
+    pass

@@ -1,0 +1,128 @@
+"""The CLI contract: commands, flags, JSON shapes, exit codes, one-line errors."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from crabsearch.cli import main
+
+from builders import ClaudeSession, CodexSession
+
+HIT_KEYS = {"agent", "session_id", "title", "summary", "project", "git_branch", "path", "started", "updated",
+            "message_count", "score", "message_index", "role", "window", "resume_command"}
+ITEM_KEYS = {"message_index", "role", "label", "timestamp", "text", "truncated", "hit"}
+
+
+@pytest.fixture
+def home(tmp_path, monkeypatch):
+    home = tmp_path / "home"
+    (ClaudeSession(home, session_id="5c0375b4-57a5-4f26-b12d-d022ee4e51b7", cwd="/home/dev/my app")
+     .user("the cron job runs twice at midnight").assistant("Two crontab entries overlap.")
+     .tool("Read", {"file_path": "/etc/crontab"}, "0 0 * * * run.sh").assistant("Removed one.")
+     .title("Fix double cron run").write())
+    CodexSession(home, session_id="019a0000-1111-7222-8333-444455556666").user(
+        "cron parser rejects step values").assistant("Use */5").write()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    monkeypatch.delenv("CODEX_HOME", raising=False)
+    monkeypatch.setenv("CRABSEARCH_INDEX_DIR", str(tmp_path / "index"))
+    return home
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_search_json_shape(home, capsys):
+    code, out, err = run(capsys, "search", "cron", "--json")
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["query"] == "cron" and len(data["hits"]) == 2
+    for hit in data["hits"]:
+        assert HIT_KEYS <= set(hit)
+        assert all(set(i) == ITEM_KEYS for i in hit["window"])
+        assert sum(i["hit"] for i in hit["window"]) == 1
+        assert hit["started"].endswith("Z") and hit["updated"].endswith("Z")
+    claude = next(h for h in data["hits"] if h["agent"] == "claude")
+    assert claude["title"] == "Fix double cron run"
+    assert claude["project"] == "/home/dev/my app" and claude["git_branch"] == "main"
+    assert claude["resume_command"] == "cd '/home/dev/my app' && claude --resume 5c0375b4-57a5-4f26-b12d-d022ee4e51b7"
+    codex = next(h for h in data["hits"] if h["agent"] == "codex")
+    assert codex["resume_command"].endswith("codex resume 019a0000-1111-7222-8333-444455556666")
+
+
+def test_search_flags(home, capsys):
+    code, out, _ = run(capsys, "search", "crontab", "--json", "--before", "0", "--after", "1", "--agent", "claude",
+                       "--limit", "5")
+    assert code == 0
+    [hit] = json.loads(out)["hits"]
+    assert [i["message_index"] for i in hit["window"]] == [hit["message_index"], hit["message_index"] + 1]
+
+
+def test_no_hits_is_exit_zero(home, capsys):
+    code, out, _ = run(capsys, "search", "xylophone", "--json")
+    assert code == 0 and json.loads(out)["hits"] == []
+    code, out, _ = run(capsys, "search", "xylophone")
+    assert code == 0 and "no sessions match" in out
+
+
+def test_readable_listing(home, capsys):
+    code, out, _ = run(capsys, "search", "midnight")
+    assert code == 0
+    assert "Fix double cron run" in out and "claude --resume" in out
+
+
+def test_show_pages(home, capsys):
+    code, out, _ = run(capsys, "show", "5c0375b4-57a5-4f26-b12d-d022ee4e51b7", "--limit", "2", "--json")
+    assert code == 0
+    data = json.loads(out)
+    assert data["offset"] == 0 and data["limit"] == 2 and data["next_offset"] == 2
+    assert data["total_messages"] == 5
+    assert data["session"]["session_id"] == "5c0375b4-57a5-4f26-b12d-d022ee4e51b7"
+    assert all(set(m) == {"message_index", "role", "label", "timestamp", "text"} for m in data["messages"])
+    code, out, _ = run(capsys, "show", "5c0375b4", "--offset", "4", "--json")
+    data = json.loads(out)
+    assert data["next_offset"] is None and [m["message_index"] for m in data["messages"]] == [4]
+    code, out, _ = run(capsys, "show", "5c0375b4-57a5-4f26-b12d-d022ee4e51b7")
+    assert "tool:Read" in out and "0 0 * * * run.sh" in out
+
+
+def test_index_summary(home, capsys):
+    code, out, _ = run(capsys, "index")
+    assert code == 0 and "sessions: 2" in out
+    code, out, _ = run(capsys, "index", "--json")
+    data = json.loads(out)
+    assert data["sessions"] == 2 and data["files_read"] == 0 and data["by_agent"] == {"claude": 1, "codex": 1}
+
+
+@pytest.mark.parametrize("argv", [["search"], ["search", "x", "--limit", "-1"], ["search", "x", "--limit", "ten"],
+                                  ["frobnicate"], ["search", "x", "--agent", "nosuch"], ["show"]])
+def test_usage_errors_exit_2_with_one_line(home, capsys, argv):
+    code, out, err = run(capsys, *argv)
+    assert code == 2
+    assert len(err.strip().splitlines()) == 1 and err.startswith("crabsearch:")
+
+
+def test_unknown_session_exits_1(home, capsys):
+    code, _, err = run(capsys, "show", "no-such-session")
+    assert code == 1 and "no session" in err and "Traceback" not in err
+
+
+def test_unwritable_index_dir_is_one_line_error(home, tmp_path, capsys):
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    code, _, err = run(capsys, "index", "--index-dir", str(blocker / "index"))
+    assert code == 1 and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+def test_console_script_runs(home):
+    proc = subprocess.run([sys.executable, "-m", "crabsearch", "search", "cron", "--json", "--no-refresh"],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert "hits" in json.loads(proc.stdout)

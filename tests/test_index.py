@@ -1,0 +1,168 @@
+"""Incremental indexing: unchanged, appended, partial last line, rewritten, deleted, version stamp."""
+
+from __future__ import annotations
+
+import json
+import os
+
+from crabsearch.index import Indexer
+from crabsearch.index.store import STAMP
+from crabsearch.search import Engine
+
+from builders import ClaudeSession, CodexSession
+
+
+def make_indexer(home, tmp_path):
+    return Indexer(tmp_path / "index", env={"HOME": str(home)})
+
+
+def hits_for(tmp_path, query, **kw):
+    engine = Engine(tmp_path / "index")
+    try:
+        return engine.search(query, **kw).hits
+    finally:
+        engine.close()
+
+
+def test_first_build_then_nothing_changed(tmp_path):
+    home = tmp_path / "home"
+    ClaudeSession(home).user("the cron schedule drifts every night").assistant("Use UTC in the crontab").write()
+    CodexSession(home).user("flaky retry backoff in the client").assistant("Add jitter").write()
+    idx = make_indexer(home, tmp_path)
+    first = idx.refresh()
+    assert first.files_read == 2 and first.messages_added == 4
+    assert first.by_agent == {"claude": 1, "codex": 1}
+    again = idx.refresh()
+    assert again.files_seen == 2 and again.files_read == 0 and again.messages_added == 0
+    assert len(hits_for(tmp_path, "crontab")) == 1
+
+
+def test_appended_lines_are_read_from_the_stored_offset(tmp_path):
+    home = tmp_path / "home"
+    s = ClaudeSession(home).user("first question about widgets")
+    path = s.write()
+    idx = make_indexer(home, tmp_path)
+    idx.refresh()
+    s.assistant("an answer mentioning zanzibar")
+    path.write_text(path.read_text() + json.dumps(s.lines[-1]) + "\n")
+    report = idx.refresh()
+    assert report.files_read == 1 and report.messages_added == 1
+    assert report.bytes_read < path.stat().st_size  # only the tail was read
+    [hit] = hits_for(tmp_path, "zanzibar")
+    assert hit.message_index == 1 and hit.session.message_count == 2
+
+
+def test_partial_last_line_is_pending_then_indexed_once(tmp_path):
+    home = tmp_path / "home"
+    s = ClaudeSession(home).user("hello there")
+    path = s.write()
+    s.assistant("the word quokka appears here")
+    full = json.dumps(s.lines[-1])
+    with open(path, "a") as fh:
+        fh.write(full[:25])  # the agent is still writing this line
+    idx = make_indexer(home, tmp_path)
+    idx.refresh()
+    assert hits_for(tmp_path, "quokka") == []
+    with open(path, "a") as fh:
+        fh.write(full[25:] + "\n")
+    idx.refresh()
+    [hit] = hits_for(tmp_path, "quokka")
+    assert hit.session.message_count == 2
+
+
+def test_unterminated_but_valid_last_line_is_indexed_and_not_duplicated(tmp_path):
+    home = tmp_path / "home"
+    s = ClaudeSession(home).user("alpha question").assistant("the answer is platypus")
+    path = s.write()
+    path.write_text(path.read_text().rstrip("\n"))  # file ends without a newline
+    idx = make_indexer(home, tmp_path)
+    idx.refresh()
+    assert len(hits_for(tmp_path, "platypus")) == 1
+    s.assistant("and a follow up about wombats")
+    path.write_text(path.read_text() + "\n" + json.dumps(s.lines[-1]) + "\n")
+    idx.refresh()
+    [hit] = hits_for(tmp_path, "platypus")
+    assert hit.message_index == 1 and hit.session.message_count == 3
+    engine = Engine(tmp_path / "index")
+    page = engine.page(hit.ref, 0, 10)
+    assert [m.message_index for m in page.messages] == [0, 1, 2]
+    assert page.messages[2].text == "and a follow up about wombats"
+
+
+def test_rewritten_file_is_reread_from_the_start(tmp_path):
+    home = tmp_path / "home"
+    s = ClaudeSession(home, session_id="11111111-aaaa-4aaa-8aaa-111111111111").user("old topic: marmalade")
+    path = s.write()
+    idx = make_indexer(home, tmp_path)
+    idx.refresh()
+    s2 = ClaudeSession(home, session_id=s.session_id).user("new topic: kumquat").assistant("sure, kumquat")
+    s2.write()
+    os.utime(path, ns=(1, 1))  # a different mtime even on coarse clocks
+    idx.refresh()
+    assert hits_for(tmp_path, "marmalade") == []
+    [hit] = hits_for(tmp_path, "kumquat")
+    assert hit.session.message_count == 2
+
+
+def test_shrunk_file_is_reread(tmp_path):
+    home = tmp_path / "home"
+    s = ClaudeSession(home).user("keep this: walrus").assistant("drop this: narwhal")
+    path = s.write()
+    idx = make_indexer(home, tmp_path)
+    idx.refresh()
+    path.write_text(json.dumps(s.lines[0]) + "\n")
+    idx.refresh()
+    assert hits_for(tmp_path, "narwhal") == []
+    assert len(hits_for(tmp_path, "walrus")) == 1
+
+
+def test_vanished_file_documents_are_deleted(tmp_path):
+    home = tmp_path / "home"
+    path = ClaudeSession(home).user("ephemeral axolotl").write()
+    idx = make_indexer(home, tmp_path)
+    idx.refresh()
+    path.unlink()
+    report = idx.refresh()
+    assert report.files_removed == 1
+    assert hits_for(tmp_path, "axolotl") == []
+
+
+def test_schema_version_mismatch_rebuilds(tmp_path):
+    home = tmp_path / "home"
+    ClaudeSession(home).user("the ocelot").write()
+    idx = make_indexer(home, tmp_path)
+    idx.refresh()
+    (tmp_path / "index" / STAMP).write_text("0")
+    report = idx.refresh()
+    assert report.rebuilt and "rebuilding" in report.rebuilt
+    assert report.files_read == 1
+    assert len(hits_for(tmp_path, "ocelot")) == 1
+
+
+def test_unreadable_transcript_is_named_not_fatal(tmp_path, monkeypatch):
+    home = tmp_path / "home"
+    good = ClaudeSession(home).user("the good capybara").write()
+    bad = ClaudeSession(home).user("the bad one").write()
+    from crabsearch.sources import SOURCES
+
+    real_read = SOURCES["claude"].read
+
+    def flaky(path, start=0, state=None):
+        if str(path) == str(bad):
+            raise PermissionError(13, "Permission denied")
+        return real_read(path, start, state)
+
+    monkeypatch.setattr(SOURCES["claude"], "read", flaky)
+    report = make_indexer(home, tmp_path).refresh()
+    assert any("Permission denied" in e for e in report.errors)
+    assert len(hits_for(tmp_path, "capybara")) == 1
+    assert good.exists()
+
+
+def test_agent_directories_are_never_written(tmp_path):
+    home = tmp_path / "home"
+    path = ClaudeSession(home).user("read only please").write()
+    before = {p: (p.stat().st_mtime_ns, p.read_bytes()) for p in home.rglob("*") if p.is_file()}
+    make_indexer(home, tmp_path).refresh()
+    after = {p: (p.stat().st_mtime_ns, p.read_bytes()) for p in home.rglob("*") if p.is_file()}
+    assert before == after and path in after

@@ -1,0 +1,167 @@
+"""Search rules: best hit per session, windows, caps, odd queries, privacy, title anchoring."""
+
+from __future__ import annotations
+
+import pytest
+
+from crabsearch.index import Indexer
+from crabsearch.search import MAX_WINDOW, Engine, clamp_window, cut_bytes
+
+from builders import ClaudeSession, CodexSession
+
+SECRET = "sk-live-FAKEFAKEFAKE1234567890"
+
+
+@pytest.fixture
+def engine(tmp_path):
+    home = tmp_path / "home"
+    long = ClaudeSession(home, session_id="aaaaaaaa-0000-4000-8000-000000000001").title("Long pelican session")
+    for i in range(650):
+        long.user(f"pelican question number {i}").assistant(f"pelican answer {i}")
+    long.write()
+    ClaudeSession(home, session_id="bbbbbbbb-0000-4000-8000-000000000002").user(
+        "one pelican only").assistant("ok").write()
+    (ClaudeSession(home, session_id="cccccccc-0000-4000-8000-000000000003")
+     .user("deploy the service please")
+     .tool("Bash", {"command": f"export OPENAI_API_KEY={SECRET}"}, f"key is {SECRET} and zebrafish")
+     .assistant("Deployed.").title("Ship the service")
+     .write())
+    CodexSession(home, session_id="dddddddd-0000-4000-8000-000000000004").user(
+        "why does the retry backoff explode").assistant("the jitter is missing").write()
+    Indexer(tmp_path / "index", env={"HOME": str(home)}).refresh()
+    e = Engine(tmp_path / "index")
+    yield e
+    e.close()
+
+
+def test_one_row_per_session_and_long_sessions_cannot_crowd_out(engine):
+    hits = engine.search("pelican", limit=20).hits
+    ids = [h.session.session_id for h in hits]
+    assert len(ids) == len(set(ids)) == 2
+    assert "bbbbbbbb-0000-4000-8000-000000000002" in ids
+
+
+def test_limit_caps_sessions(engine):
+    assert len(engine.search("pelican", limit=1).hits) == 1
+
+
+def test_window_default_and_hit_always_included(engine):
+    [hit] = [h for h in engine.search("question number 300").hits if h.session.message_count > 100]
+    assert len(hit.window) == 9
+    assert sum(i.hit for i in hit.window) == 1
+    assert hit.item.message_index == hit.message_index
+    narrow = engine.search("question number 300", before=0, after=0).hits[0]
+    assert [i.message_index for i in narrow.window] == [narrow.message_index]
+
+
+@pytest.mark.parametrize("before,after", [(100, 100), (0, 100), (100, 0), (3, 1)])
+def test_window_caps(before, after):
+    rng = clamp_window(500, 1000, before, after)
+    assert 500 in rng and len(rng) <= MAX_WINDOW
+    assert len(clamp_window(0, 1, before, after)) == 1
+
+
+def test_window_clamped_at_session_edges():
+    assert list(clamp_window(0, 10, 4, 4)) == [0, 1, 2, 3, 4]
+    assert list(clamp_window(9, 10, 4, 4)) == [5, 6, 7, 8, 9]
+
+
+def test_window_text_is_cut_to_1024_bytes_on_a_character_boundary(tmp_path):
+    home = tmp_path / "home"
+    ClaudeSession(home).user("long message " + "é" * 2000 + " endmarker").write()
+    Indexer(tmp_path / "index", env={"HOME": str(home)}).refresh()
+    [hit] = Engine(tmp_path / "index").search("endmarker").hits
+    item = hit.item
+    assert item.truncated and len(item.text.encode()) <= 1024
+    assert cut_bytes("ab€", 3) == ("ab", True)
+
+
+@pytest.mark.parametrize("query", ["foo(bar)", "C++", "a-b", '"unbalanced', "*", "AND", "OR NOT", "[", "\\",
+                                   "", "   ", "pelican AND", "x" * 5000, "ü~^!@#$%", "agent:", "title:pelican"])
+def test_any_text_is_a_query(engine, query):
+    result = engine.search(query)
+    assert isinstance(result.hits, list)
+
+
+def test_long_query_is_cut_and_reported(engine):
+    result = engine.search("pelican " * 200)
+    assert result.cut and result.hits
+
+
+def test_tool_output_and_arguments_are_not_searchable(engine):
+    assert engine.search(SECRET).hits == []
+    assert engine.search("FAKEFAKEFAKE1234567890").hits == []
+    assert engine.search("zebrafish").hits == []
+    assert engine.search("OPENAI_API_KEY").hits == []
+
+
+def test_tool_names_are_searchable(engine):
+    [hit] = engine.search("bash").hits
+    assert hit.session.session_id.startswith("cccccccc")
+    assert hit.item.label in ("tool-call:Bash", "tool:Bash")
+
+
+def test_title_match_anchors_on_first_user_prompt(engine):
+    [hit] = engine.search("ship").hits
+    assert hit.session.title == "Ship the service"
+    assert hit.message_index == hit.session.anchor_index == 0
+    assert hit.item.text == "deploy the service please"
+
+
+def test_user_words_outrank_the_same_assistant_words(tmp_path):
+    home = tmp_path / "home"
+    ClaudeSession(home).user("hello").assistant("the gnocchi recipe").write()
+    ClaudeSession(home).user("the gnocchi recipe").assistant("hello").write()
+    Indexer(tmp_path / "index", env={"HOME": str(home)}).refresh()
+    hits = Engine(tmp_path / "index").search("gnocchi").hits
+    assert [h.role for h in hits] == ["user", "assistant"]
+
+
+def test_all_words_first_then_any_word(engine):
+    result = engine.search("retry backoff")
+    assert result.route == "all" and len(result.hits) == 1
+    result = engine.search("pelican jitter")
+    assert result.route == "any" and len(result.hits) == 3
+
+
+def test_agent_filter(engine):
+    assert [h.session.agent for h in engine.search("retry", agent="codex").hits] == ["codex"]
+    assert engine.search("retry", agent="claude").hits == []
+
+
+def test_codex_prompt_indexed_once(engine):
+    [hit] = engine.search("explode").hits
+    assert hit.session.agent == "codex"
+    assert [i.role for i in hit.window].count("user") == 1
+
+
+def test_recent_lists_sessions_newest_first(engine):
+    recent = engine.recent(limit=10)
+    assert len(recent) == 4
+    updated = [h.session.updated for h in recent]
+    assert updated == sorted(updated, reverse=True)
+
+
+def test_find_session_and_page(engine):
+    ref = engine.find_session("aaaaaaaa-0000-4000-8000-000000000001")
+    assert ref is not None and ref.session.message_count == 1300
+    page = engine.page(ref, 1290, 50)
+    assert [m.message_index for m in page.messages] == list(range(1290, 1300))
+    assert page.next_offset is None
+    assert engine.page(ref, 0, 10).next_offset == 10
+    assert engine.find_session("aaaaaaaa").session.session_id == ref.session.session_id
+    assert engine.find_session("nope-not-there") is None
+
+
+def test_unicode_round_trips(tmp_path):
+    home = tmp_path / "home"
+    ClaudeSession(home).user("naïve café 🚀 emoji test").write()
+    Indexer(tmp_path / "index", env={"HOME": str(home)}).refresh()
+    engine = Engine(tmp_path / "index")
+    [hit] = engine.search("cafe").hits
+    assert hit.item.text == "naïve café 🚀 emoji test"
+
+
+def test_missing_index_finds_nothing(tmp_path):
+    engine = Engine(tmp_path / "nothing-here")
+    assert engine.search("anything").hits == [] and engine.recent() == []
