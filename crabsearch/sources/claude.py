@@ -104,8 +104,6 @@ class ClaudeSource(Source):
         """One line: metadata (ids, cwd, branch, titles, summaries) and its messages."""
         obj = rec.obj
         kind = obj.get("type")
-        ts = parse_ts(obj.get("timestamp"))
-        session.touch(ts)
         _note_envelope(obj, state, session)
         if kind == "summary":
             _summary_line(obj, state)
@@ -116,6 +114,8 @@ class ClaudeSource(Source):
                 state[key] = title[:TITLE_CAP]
         if kind not in _CONVERSATION:
             return
+        ts = parse_ts(obj.get("timestamp"))
+        session.touch(ts)  # conversation lines only: summary/title lines are written later
         if isinstance(obj.get("uuid"), str):
             _see_uuid(obj["uuid"], state)
         pieces = pieces_of(obj)

@@ -93,19 +93,27 @@ def row_header(hit: Hit, now: datetime, home: str | None) -> Text:
     return line
 
 
-def item_line(item: Item, terms: list[str], *, width: int = 160, lines: int = 1) -> Text:
-    """A window item: ``label`` then up to ``lines`` lines of its text, the hit marked with ``▶``."""
-    label_style = ROLE_STYLES.get(item.role, "")
-    out = Text(no_wrap=lines == 1, overflow="ellipsis")
-    out.append("▶ " if item.hit else "  ", style="bold cyan")
-    out.append(f"{item.label:<10}", style=label_style)
-    out.append(" ")
+def item_lines(item: Item, terms: list[str], *, width: int = 160, lines: int = 1) -> list[Text]:
+    """A window item as up to ``lines`` rows: ``label`` then its text (the first row a snippet
+    around the first match when ``lines == 1``); the hit is marked with ``▶``."""
+    first = Text(no_wrap=True, overflow="ellipsis")
+    first.append("▶ " if item.hit else "  ", style="bold cyan")
+    first.append(f"{item.label:<10}", style=ROLE_STYLES.get(item.role, ""))
+    first.append(" ")
     if lines == 1:
-        out.append_text(snippet(item.text, terms, width))
-    else:
-        body = [ln for ln in printable(item.text).splitlines() if ln.strip()][:lines] or [""]
-        more = len([ln for ln in item.text.splitlines() if ln.strip()]) > lines or item.truncated
-        out.append_text(highlighted("\n             ".join(body) + (" …" if more else ""), terms))
+        first.append_text(snippet(item.text, terms, width))
+        return [first]
+    body = [ln for ln in printable(item.text).splitlines() if ln.strip()] or [""]
+    more = len(body) > lines or item.truncated
+    body = body[:lines]
+    first.append_text(highlighted(body[0][: width + 1], terms))
+    out = [first]
+    for ln in body[1:]:
+        row = Text(" " * 13, no_wrap=True, overflow="ellipsis")
+        row.append_text(highlighted(ln[: width + 1], terms))
+        out.append(row)
+    if more:
+        out[-1].append(" …", style=MUTED)
     return out
 
 
@@ -117,10 +125,10 @@ def result_prompt(hit: Hit, terms: list[str], now: datetime, home: str | None,
     if window is None:
         item = hit.item
         if item is not None:
-            parts.append(item_line(item, terms))
+            parts.extend(item_lines(item, terms))
     else:
         for it in window:
-            parts.append(item_line(it, terms, lines=4 if it.hit else 2))
+            parts.extend(item_lines(it, terms, lines=4 if it.hit else 2))
         parts.append(Text(f"  messages {window[0].message_index}–{window[-1].message_index} of "
                           f"{hit.session.message_count} · +/- widen/narrow · o open", style=f"italic {MUTED}")
                      if window else Text("  (no messages)", style=MUTED))

@@ -255,10 +255,10 @@ class SessionScreen(Screen):
 
 
 KEYS = [
-    ("Search box", [("type", "search as you type (empty: recent sessions)"), ("Down / Enter", "move into the results"),
+    ("Search box", [("type", "search as you type (empty: recent)"), ("Down / Enter", "move into the results"),
                     ("Esc", "clear the search box")]),
-    ("Results", [("Up / Down", "move between sessions"), ("Enter / Right", "expand or collapse the row into its context window"),
-                 ("Left", "collapse the row"), ("+ / -", "widen or narrow the context window"),
+    ("Results", [("Up / Down", "move between sessions"), ("Enter / Right", "expand / collapse the context window"),
+                 ("Left", "collapse the row"), ("+ / -", "widen / narrow the context window"),
                  ("o", "open the session at the hit"), ("Esc", "back to the search box"),
                  ("typing", "goes to the search box")]),
     ("Session view", [("Up / Down, j / k", "scroll a line"), ("PgUp / PgDn, space", "scroll a page"),
@@ -279,10 +279,8 @@ class HelpScreen(ModalScreen):
                 t.append("\n")
             t.append(f"{group}\n", style="bold underline")
             for key, what in keys:
-                t.append(f"  {key:<22}", style="bold cyan")
+                t.append(f"  {key:<20}", style="bold cyan")
                 t.append(f"{what}\n")
-        t.append("\nIndex: ", style="dim")
-        t.append(str(self.app.index_dir), style="dim")
         with VerticalScroll(id="help"):
             yield Static(Text("crabsearch keys", style="bold"), id="help-title")
             yield Static(t)

@@ -110,6 +110,7 @@ class TranscriptView(ScrollView, can_focus=True):
         self._blocks = [_Block(it, self._render_item(it)) for it in items]
         self._relayout()
         self._scroll_to_message(index)
+        self.call_after_refresh(self._scroll_to_message, index)  # again once the size is known
 
     def _relayout(self) -> None:
         self._lines = [(n, s) for n, b in enumerate(self._blocks) for s in b.strips]
@@ -182,11 +183,10 @@ class TranscriptView(ScrollView, can_focus=True):
             body.append(f"\n… {more} more lines", style="italic dim")
         console = self.app.console
         options = console.options.update_width(self._width).update(highlight=False)
-        rendered = console.render_lines(Group(header, Padding(body, (0, 1, 0, 4))), options, pad=False)
-        strips = [Strip(line) for line in rendered]
-        if is_hit:
-            strips = [s.apply_style(Style(bgcolor="grey19")) for s in strips]
-        return strips + [Strip.blank(self._width)]
+        base = self.rich_style + Style(bgcolor="grey23") if is_hit else self.rich_style
+        rendered = console.render_lines(Group(header, Padding(body, (0, 1, 0, 4))), options,
+                                        style=base, pad=True)
+        return [Strip(line) for line in rendered] + [Strip.blank(self._width, self.rich_style)]
 
     def render_line(self, y: int) -> Strip:
         scroll_x, scroll_y = self.scroll_offset

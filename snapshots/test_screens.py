@@ -1,0 +1,58 @@
+"""SVG snapshots of every screen and state, at 80x24 and 120x40.
+
+Deterministic: a fixed clock (``NOW``), the fixed sample sessions, no background indexing,
+cursor blink off, workers finished before each snapshot. Update with
+``pytest snapshots --snapshot-update`` only after looking at the new SVGs.
+"""
+
+from __future__ import annotations
+
+import pytest
+from textual.widgets import Input
+
+from builders import NOW
+from crabsearch.tui.app import CrabsearchApp
+
+SIZES = [(80, 24), (120, 40)]
+
+
+def make_app(sample):
+    home, index_dir = sample
+    return CrabsearchApp(index_dir, env={"HOME": str(home)}, now=NOW, index_on_start=False)
+
+
+async def settle(pilot):
+    await pilot.pause(0.25)
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+def steps(*keys):
+    async def run_before(pilot):
+        for inp in pilot.app.query(Input):
+            inp.cursor_blink = False
+        await settle(pilot)
+        for key in keys:
+            if key == "_settle":
+                await settle(pilot)
+            else:
+                await pilot.press(key)
+        await settle(pilot)
+        pilot.app.clear_notifications()
+
+    return run_before
+
+
+STATES = {
+    "recent": steps(),
+    "results": steps(*"cron", "_settle"),
+    "expanded": steps(*"cron", "_settle", "down", "enter"),
+    "session": steps(*"parser", "_settle", "down", "o"),
+    "help": steps("f1"),
+}
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+@pytest.mark.parametrize("state", list(STATES))
+def test_screen(snap_compare, sample, state, size):
+    assert snap_compare(make_app(sample), terminal_size=size, run_before=STATES[state])

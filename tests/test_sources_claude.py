@@ -1,0 +1,370 @@
+"""ClaudeSource against the fixtures in tests/fixtures/home/.claude (see tests/fixtures/README.md)."""
+
+from __future__ import annotations
+
+import functools
+import json
+from pathlib import Path
+
+import pytest
+
+from crabsearch.jsonl import iter_records
+from crabsearch.model import Role
+from crabsearch.sources import base, get_source
+from crabsearch.sources.claude import ClaudeSource, classify
+from source_checks import CORPUS, HOME, assert_incremental, assert_read_back, state_size
+
+SRC = ClaudeSource()
+PROJECT = HOME / ".claude" / "projects" / "-home-dev-webapp"
+CRON = "3b9f1c2e-5d4a-4e8b-9c71-2a6f0d8e4b13"
+HOOK = "c41d7e92-8a3b-4f6e-b1d5-7e2a9c0f3b68"
+CJK = "e8a0f5b2-3c71-4d9e-a6b4-5f1c2d3e4a90"
+CRON_FILE = PROJECT / f"{CRON}.jsonl"
+HOOK_FILE = PROJECT / f"{HOOK}.jsonl"
+CJK_FILE = HOME / ".claude" / "projects" / "-home-dev-----" / f"{CJK}.jsonl"
+SUB_FILE = PROJECT / CRON / "subagents" / "agent-a7c3e9f1b2d40586.jsonl"
+LEGACY_SUB_FILE = PROJECT / "agent-5e6f7a8b.jsonl"
+ALL_FILES = [CRON_FILE, HOOK_FILE, CJK_FILE, SUB_FILE, LEGACY_SUB_FILE]
+
+
+def line(kind="user", uuid="u1", parent=None, sid="s-1", **kw):
+    """A minimal Claude Code conversation line."""
+    return {"parentUuid": parent, "isSidechain": False, "cwd": "/w", "sessionId": sid, "gitBranch": "main",
+            "type": kind, "uuid": uuid, "timestamp": "2026-03-01T10:00:00.000Z", **kw}
+
+
+def user(text, uuid="u1", **kw):
+    return line("user", uuid, message={"role": "user", "content": text}, **kw)
+
+
+def assistant(blocks, uuid="a1", msg_id="msg_1", **kw):
+    return line("assistant", uuid, message={"id": msg_id, "role": "assistant", "model": "claude-x", "content": blocks}, **kw)
+
+
+def write_jsonl(path: Path, *objs) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(o, ensure_ascii=False) + "\n" for o in objs), encoding="utf-8")
+    return path
+
+
+def labels(read):
+    return [(m.role.value, m.label) for m in read.messages]
+
+
+# -- discovery -------------------------------------------------------------------------------
+
+
+def test_registered_and_named():
+    assert get_source("claude").__class__ is ClaudeSource
+    assert (SRC.agent, SRC.display) == ("claude", "Claude Code")
+
+
+def test_discover_fixture_home():
+    found = list(SRC.discover({}, HOME))
+    assert sorted(found) == sorted(ALL_FILES)  # no journal.jsonl, no .meta.json
+
+
+def test_roots_env_list_and_missing(tmp_path):
+    other = tmp_path / "work-profile"
+    write_jsonl(other / "projects" / "-srv" / "abc.jsonl", user("hi"))
+    env = {"CLAUDE_CONFIG_DIR": f"{HOME / '.claude'} , {other},{tmp_path / 'absent'}"}
+    assert SRC.roots(env, tmp_path) == [HOME / ".claude", other, tmp_path / "absent"]
+    found = list(SRC.discover(env, tmp_path))
+    assert other / "projects" / "-srv" / "abc.jsonl" in found and CRON_FILE in found
+    assert SRC.roots({}, tmp_path) == [tmp_path / ".claude"]
+    assert list(SRC.discover({}, tmp_path)) == []
+
+
+# -- the cron session: every quirk in one file ---------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def cron():
+    return SRC.read(CRON_FILE)
+
+
+def test_cron_messages(cron):
+    assert labels(cron) == [
+        ("system", "system"),  # /model opus (command line, shown as the command)
+        ("tool", "tool:local-command"),  # its stdout
+        ("user", "user"),  # the real prompt, system-reminder block dropped
+        ("assistant", "thinking"), ("assistant", "assistant"),  # one reply split over four lines
+        ("assistant", "tool-call:Read"), ("assistant", "tool-call:Bash"),
+        ("tool", "tool:Read"), ("tool", "tool:Bash"),  # two results in one line: parts 0 and 1
+        ("assistant", "assistant"), ("assistant", "tool-call:Edit"),  # the re-written text counted once
+        ("tool", "tool:Edit"),  # result on an isMeta line is kept
+        ("system", "system"), ("summary", "summary"),  # compact_boundary, isCompactSummary
+        ("user", "user"), ("assistant", "assistant"), ("system", "system"),  # image prompt, reply, api_error
+    ]
+    ms = cron.messages
+    assert [m.message_index for m in ms] == list(range(17))
+    assert ms[0].text == "/model opus"
+    assert ms[2].text.startswith("Our nightly-backup job fires an hour late") and "system-reminder" not in ms[2].text
+    assert "cron schedule drift" in ms[2].text
+    assert ms[5].tool_name == "Read" and json.loads(ms[5].text) == {"file_path": "/home/dev/webapp/deploy/crontab"}
+    assert (ms[7].part, ms[8].part) == (0, 1) and ms[7].offset == ms[8].offset
+    assert ms[9].part == 0 and ms[10].part == 1  # line 2 of that reply: block 0 was a repeat
+    assert sum("every daylight saving switch" in m.text for m in ms) == 1
+    assert ms[12].text == "Conversation compacted"
+    assert ms[14].text == "[image]\nHere is the Grafana panel 📈 — does the 02:00 UTC run line up now?"
+    assert ms[16].text == "API error: Overloaded"
+    assert all(m.timestamp is not None and m.timestamp.tzinfo is not None for m in ms)
+
+
+def test_cron_injected_text_never_appears(cron):
+    for m in cron.messages:
+        assert "Caveat:" not in m.text and "<system-reminder>" not in m.text
+        assert "Request interrupted" not in m.text and "<command-" not in m.text
+        assert "iVBORw0KGgo" not in m.text  # base64 image data
+
+
+def test_cron_secret_only_in_tool_payload(cron):
+    holders = [m for m in cron.messages if "sk-live-FAKEFAKEFAKE1234567890" in m.text]
+    assert len(holders) == 1 and holders[0].role is Role.TOOL and holders[0].is_tool_payload
+    assert holders[0].label == "tool:Bash"
+
+
+def test_cron_session(cron):
+    s = cron.session
+    assert (s.agent, s.session_id, s.path) == ("claude", CRON, str(CRON_FILE))
+    assert (s.project, s.git_branch, s.parent_session_id) == ("/home/dev/webapp", "fix/cron-drift", None)
+    assert s.title == "cron drift: pin backup timer to UTC"  # custom-title beats both ai-titles
+    assert s.summary.startswith("This session is being continued") and "pinned to UTC" in s.summary
+    assert s.anchor_index == 2 and s.message_count == 17
+    assert s.started.isoformat() == "2026-03-14T09:00:00+00:00"
+    assert s.updated.isoformat() == "2026-03-14T09:31:30+00:00"
+    assert cron.stats.skipped == 2 and cron.stats.reasons == {"broken JSON": 1, "not a JSON object": 1}
+    assert cron.end_offset == CRON_FILE.stat().st_size and not cron.stats.pending
+    assert SRC.resume_command(s) == f"cd /home/dev/webapp && claude --resume {CRON}"
+
+
+def test_cron_state_small_and_json(cron):
+    assert json.loads(json.dumps(cron.state)) == cron.state
+    assert state_size(cron.state) < 4096
+
+
+@pytest.mark.parametrize("path", ALL_FILES, ids=lambda p: p.name)
+def test_read_back_every_message(path):
+    read = SRC.read(path)
+    assert read.messages
+    assert_read_back(SRC, path, read.messages)
+
+
+@pytest.mark.parametrize("path", ALL_FILES, ids=lambda p: p.name)
+def test_incremental_equals_whole(path, tmp_path):
+    assert_incremental(SRC, path.read_bytes(), tmp_path / path.name)
+
+
+def test_message_text_rejects_a_changed_record(cron):
+    obj = next(iter_records(str(CRON_FILE), cron.messages[7].offset)).obj
+    assert SRC.message_text(obj, 1, "tool:Bash").startswith("OnCalendar=")
+    with pytest.raises(LookupError):
+        SRC.message_text(obj, 2, "tool:Bash")
+    with pytest.raises(LookupError):
+        SRC.message_text(obj, 0, "assistant")
+
+
+# -- titles, summaries, anchors --------------------------------------------------------------------
+
+
+def test_summary_line_title_needs_leaf_in_file():
+    read = SRC.read(HOOK_FILE)
+    s = read.session
+    # line 1: leaf elsewhere (ignored); line 2: leaf is the last line (valid); line 3: no leaf (ignored)
+    assert s.title == "Payment webhook HMAC mismatch fixed by hashing the raw body"
+    assert s.summary == s.title  # no compaction: the valid summary line is the summary
+    assert s.git_branch is None  # gitBranch "" outside git
+    assert s.updated.isoformat() == "2026-03-10T14:00:09+00:00"  # summary lines do not move it
+    assert labels(read)[2:4] == [("assistant", "tool-call:Grep"), ("tool", "tool:Grep")]  # top-level drift lines
+
+
+def test_title_order(tmp_path):
+    base_lines = [user("first real prompt here", "u1"), assistant([{"type": "text", "text": "ok"}], "a1", parent="u1")]
+    summary = {"type": "summary", "summary": "Summary title", "leafUuid": "a1"}
+    ai = {"type": "ai-title", "aiTitle": "AI title", "sessionId": "s-1"}
+    custom = {"type": "custom-title", "customTitle": "Custom title", "sessionId": "s-1"}
+    cases = [
+        ([], "first real prompt here"),
+        ([summary], "Summary title"),
+        ([summary, ai], "AI title"),
+        ([custom, summary, ai, {**ai, "aiTitle": "Newer AI title"}], "Custom title"),
+        ([ai, {**ai, "aiTitle": "Newer AI title"}, summary], "Newer AI title"),
+    ]
+    for i, (extra, title) in enumerate(cases):
+        p = write_jsonl(tmp_path / f"s{i}.jsonl", *base_lines, *extra)
+        assert SRC.read(p).session.title == title, extra
+
+
+def test_summary_leaf_before_or_after_and_window(tmp_path):
+    after = write_jsonl(tmp_path / "after.jsonl", {"type": "summary", "summary": "Later leaf", "leafUuid": "u2"},
+                        user("p", "u1"), user("q", "u2", parent="u1"))
+    assert SRC.read(after).session.title == "Later leaf"
+    lines = [user(f"prompt {i}", f"u{i}") for i in range(200)]
+    old = write_jsonl(tmp_path / "old.jsonl", *lines, {"type": "summary", "summary": "Too old", "leafUuid": "u0"})
+    recent = write_jsonl(tmp_path / "recent.jsonl", *lines, {"type": "summary", "summary": "Recent", "leafUuid": "u199"})
+    assert SRC.read(old).session.title == "prompt 0"  # beyond the uuid window: not trusted
+    assert SRC.read(recent).session.title == "Recent"
+
+
+def test_anchor_skips_commands_meta_and_compaction(tmp_path):
+    p = write_jsonl(
+        tmp_path / "a.jsonl",
+        user("<command-name>/clear</command-name>\n<command-message>clear</command-message>\n<command-args></command-args>"),
+        user("<bash-input>ls -la</bash-input>", "u2"),
+        user("<bash-stdout>total 0</bash-stdout><bash-stderr></bash-stderr>", "u3"),
+        user("skill text", "u4", isMeta=True),
+        user("continued summary", "u5", isCompactSummary=True),
+        user([{"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "AAAA"}}], "u6"),
+        user([{"type": "text", "text": "<task-notification>done</task-notification>"},
+              {"type": "text", "text": "Real question about the ORM"}], "u7"),
+    )
+    read = SRC.read(p)
+    assert [(m.role.value, m.label, m.text) for m in read.messages] == [
+        ("system", "system", "/clear"), ("system", "system", "! ls -la"),
+        ("tool", "tool:bash-mode", "total 0"), ("summary", "summary", "continued summary"),
+        ("user", "user", "[image]"), ("user", "user", "Real question about the ORM")]
+    assert read.messages[4].part == 0 and read.messages[5].part == 0
+    assert read.session.anchor_index == 5 and read.session.title == "Real question about the ORM"
+    assert read.session.summary == "continued summary"
+
+
+def test_no_prompt_means_no_title(tmp_path):
+    p = write_jsonl(tmp_path / "c.jsonl", user("<command-name>/mcp</command-name>"),
+                    user("<local-command-stdout>No MCP servers configured.</local-command-stdout>", "u2"))
+    s = SRC.read(p).session
+    assert s.title is None and s.anchor_index == 0 and s.message_count == 2
+
+
+def test_classify():
+    assert classify("  hello ").text == "hello"
+    assert classify("[Request interrupted by user for tool use]") is None
+    assert classify("<system-reminder>x</system-reminder>") is None
+    assert classify("fix it\n<system-reminder>noise</system-reminder>").text == "fix it"
+    assert classify("<command-message>x</command-message>") is None  # no command name
+    assert classify(None) is None
+
+
+# -- tools -------------------------------------------------------------------------------------------
+
+
+def test_tool_pairing_unknown_and_error_and_synthetic(tmp_path):
+    p = write_jsonl(
+        tmp_path / "t.jsonl",
+        assistant([{"type": "tool_use", "id": "toolu_A", "name": "WebFetch", "input": {"url": "https://x.test"}},
+                   {"type": "redacted_thinking", "data": "opaque"}, {"type": "thinking", "thinking": ""}]),
+        user([{"type": "tool_result", "tool_use_id": "toolu_Z", "content": "from a resumed file"},
+              {"type": "tool_result", "tool_use_id": "toolu_A", "is_error": True,
+               "content": [{"type": "text", "text": "404"}, {"type": "image", "source": {"data": "AAAA"}}]}], "u2"),
+        assistant([{"type": "text", "text": "API Error: 401 invalid key"}], "a2", "msg_2", isApiErrorMessage=True),
+        assistant("bare string reply", "a3", "msg_3"),
+    )
+    read = SRC.read(p)
+    assert [(m.label, m.tool_name, m.text) for m in read.messages] == [
+        ("tool-call:WebFetch", "WebFetch", '{"url": "https://x.test"}'),
+        ("tool:unknown", "unknown", "from a resumed file"),
+        ("tool:WebFetch", "WebFetch", "404\n[image]"),
+        ("system", None, "API Error: 401 invalid key"),
+        ("assistant", None, "bare string reply")]
+    assert read.state["pending"] == {}
+
+
+def test_state_stays_small_on_long_sessions(tmp_path):
+    objs = []
+    for i in range(1500):  # interrupted tool calls never paired, many uuids and summaries
+        objs.append(assistant([{"type": "tool_use", "id": f"toolu_{i:06d}", "name": "Bash", "input": {}}],
+                              f"a{i}", f"msg_{i}"))
+        objs.append({"type": "summary", "summary": f"s{i}", "leafUuid": f"nowhere-{i}"})
+    read = SRC.read(write_jsonl(tmp_path / "long.jsonl", *objs))
+    assert read.session.message_count == 1500
+    assert state_size(read.state) < 8192
+
+
+def test_oversized_line_skipped(tmp_path, monkeypatch):
+    monkeypatch.setattr(base, "iter_records", functools.partial(iter_records, max_line=400))
+    big = user([{"type": "image", "source": {"type": "base64", "data": "A" * 2000}}], "u2")
+    p = write_jsonl(tmp_path / "big.jsonl", user("before", "u1"), big, user("after", "u3"))
+    read = SRC.read(p)
+    assert [m.text for m in read.messages] == ["before", "after"]
+    assert read.stats.oversized == 1 and read.messages[1].message_index == 1
+
+
+# -- unterminated tail ---------------------------------------------------------------------------------
+
+
+def test_unterminated_last_line(tmp_path):
+    data = CJK_FILE.read_bytes()
+    assert not data.endswith(b"\n")
+    read = SRC.read(CJK_FILE)
+    last = read.messages[-1]
+    assert last.text.startswith("「idle in transaction」が97件") and last.message_index == 5
+    assert read.end_offset == data.rindex(b"\n") + 1 == last.offset and not read.stats.pending
+    assert read.state["next_index"] == 5  # the committed state excludes the tail
+    assert read.session.message_count == 6  # the session shows it
+    p = tmp_path / CJK_FILE.name
+    p.write_bytes(data + b"\n")
+    again = SRC.read(p, read.end_offset, json.loads(json.dumps(read.state)))
+    assert [(m.message_index, m.text) for m in again.messages] == [(5, last.text)]
+    assert again.end_offset == len(data) + 1
+
+
+def test_cjk_session():
+    s = SRC.read(CJK_FILE).session
+    assert s.title == "データベースの接続プールが枯渇しています 🦀 どう調査すればいいですか？"
+    assert s.project == "/home/dev/データ分析" and s.anchor_index == 0
+    assert SRC.resume_command(s) == f"cd '/home/dev/データ分析' && claude --resume {CJK}"
+
+
+# -- subagents --------------------------------------------------------------------------------------------
+
+
+def test_subagent_new_layout():
+    read = SRC.read(SUB_FILE)
+    s = read.session
+    assert s.session_id == "agent-a7c3e9f1b2d40586" and s.parent_session_id == CRON  # from the directory
+    assert s.extra == {"agent_type": "Explore"}
+    assert s.title.startswith("Find every crontab entry that still uses local time")
+    assert SRC.resume_command(s) == f"cd /home/dev/webapp && claude --resume {CRON}"
+    assert "orphaned lockfile" in read.messages[-1].text
+
+
+def test_subagent_legacy_layout():
+    s = SRC.read(LEGACY_SUB_FILE).session
+    assert s.session_id == "agent-5e6f7a8b" and s.parent_session_id == HOOK  # from the lines
+    assert s.title == "Check whether the staging webhook secret rotates nightly."
+
+
+def test_session_id_trusts_lines(tmp_path):
+    moved = write_jsonl(tmp_path / "renamed-copy.jsonl", user("hi", sid="4a1d0000-0000-4000-8000-000000000001"))
+    assert SRC.read(moved).session.session_id == "4a1d0000-0000-4000-8000-000000000001"
+    own = write_jsonl(tmp_path / "own-id.jsonl", user("hi", sid="other"), user("x", "u2", sid="own-id"))
+    assert SRC.read(own).session.session_id == "own-id"  # a line naming the file's own id wins
+    empty = write_jsonl(tmp_path / "empty-id.jsonl")
+    assert SRC.read(empty).session.session_id == "empty-id"
+
+
+# -- the shared corpus -------------------------------------------------------------------------------------
+
+
+def corpus_files():
+    if not CORPUS.is_dir():
+        return []
+    return sorted(p for d in ("claude", "real/claude") for p in (CORPUS / d).rglob("*.jsonl"))
+
+
+@pytest.mark.skipif(not CORPUS.is_dir(), reason="shared corpus not present")
+def test_corpus_reads_without_errors():
+    files = corpus_files()
+    assert len(files) >= 20
+    texts = {}
+    for path in files:
+        read = SRC.read(path)
+        assert read.session.message_count == len(read.messages) or read.stats.pending
+        assert_read_back(SRC, path, read.messages)
+        texts[path.name] = read
+    real = texts["155715ec-f4e9-47ea-859c-2e4cfcceab6f.jsonl"]
+    assert any(m.role is Role.USER and "What skills are available?" in m.text for m in real.messages)
+    sub = texts["agent-a0ad4f44468bdf20d.jsonl"].session
+    assert sub.parent_session_id == "0a1b2c3d-4e5f-4061-8071-2a3b4c5d6e7f" and sub.extra == {"agent_type": "general-purpose"}
+    edge = texts["claude-code-log_edge_cases.jsonl"]
+    assert edge.stats.reasons == {"not a JSON object": 3}
+    assert any("中文" in m.text for m in edge.messages)

@@ -1,0 +1,190 @@
+"""Pilot tests of the terminal app: typing, results, expanding, widening, opening, going back."""
+
+from __future__ import annotations
+
+from crabsearch.tui.app import CrabsearchApp
+from crabsearch.tui.results import ResultList
+from crabsearch.tui.screens import HelpScreen, SearchScreen, SessionScreen
+from crabsearch.tui.transcript import PAGE, TranscriptView
+
+from builders import NOW, ClaudeSession
+
+
+def make_app(sample, **kw):
+    home, index_dir = sample
+    return CrabsearchApp(index_dir, env={"HOME": str(home)}, now=NOW, index_on_start=False, **kw)
+
+
+async def settle(app, pilot):
+    await pilot.pause(0.25)
+    await app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+async def type_query(app, pilot, text):
+    await pilot.press(*text)
+    await settle(app, pilot)
+
+
+async def test_opens_on_recent_sessions(sample):
+    app = make_app(sample)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(app, pilot)
+        results = app.screen.query_one(ResultList)
+        assert results.option_count == 4
+        assert results.hits[0].session.title == "Fix the double cron run"
+        assert app.focused is app.screen.query_one("#query")
+
+
+async def test_typing_searches_one_row_per_session(sample):
+    app = make_app(sample)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(app, pilot)
+        await type_query(app, pilot, "cron")
+        results = app.screen.query_one(ResultList)
+        ids = [h.session.session_id for h in results.hits]
+        assert len(ids) == len(set(ids)) == 3
+        assert results.terms == ["cron"]
+
+
+async def test_stale_results_are_dropped(sample):
+    app = make_app(sample)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(app, pilot)
+        screen = app.screen
+        from crabsearch.search import SearchResult
+        from crabsearch.tui.messages import SearchDone
+
+        await type_query(app, pilot, "backoff")
+        screen.post_message(SearchDone(screen._generation - 1, SearchResult("stale", [])))
+        await pilot.pause()
+        assert screen.query_one(ResultList).option_count == 1
+
+
+async def test_down_enter_expands_and_plus_minus_resize(sample):
+    app = make_app(sample)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(app, pilot)
+        await type_query(app, pilot, "idempotent")
+        await pilot.press("down")
+        results = app.screen.query_one(ResultList)
+        assert app.focused is results
+        await pilot.press("enter")
+        before, after, window = results.expanded[0]
+        assert (before, after) == (4, 4)
+        assert [i.message_index for i in window] == list(range(1, 9))
+        assert sum(i.hit for i in window) == 1
+        await pilot.press("minus")
+        assert [i.message_index for i in results.expanded[0][2]] == [3, 4, 5, 6, 7]
+        await pilot.press("minus", "minus", "minus")
+        assert [i.message_index for i in results.expanded[0][2]] == [5]
+        await pilot.press("plus")
+        assert len(results.expanded[0][2]) == 5
+        await pilot.press("enter")
+        assert results.expanded == {}
+        await pilot.press("right")
+        assert 0 in results.expanded
+        await pilot.press("left")
+        assert results.expanded == {}
+
+
+async def test_open_session_at_hit_and_back(sample):
+    app = make_app(sample)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(app, pilot)
+        await type_query(app, pilot, "parser")
+        await pilot.press("down", "o")
+        await pilot.pause()
+        assert isinstance(app.screen, SessionScreen)
+        view = app.screen.query_one(TranscriptView)
+        hit = app.screen.hit.message_index
+        assert hit == 561
+        assert hit in view.loaded and len(view.loaded) <= 3 * PAGE < view.total  # only pages near the hit
+        assert view.top_message() == hit
+        await pilot.press("escape")
+        assert isinstance(app.screen, SearchScreen)
+        await pilot.press("escape")
+        assert app.focused is app.screen.query_one("#query")
+
+
+async def test_session_view_pages_both_ways(sample):
+    app = make_app(sample)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(app, pilot)
+        await type_query(app, pilot, "parser")
+        await pilot.press("down", "o")
+        await pilot.pause()
+        view = app.screen.query_one(TranscriptView)
+        first_lo = view.lo
+        for _ in range(20):
+            await pilot.press("pageup")
+        assert view.lo < first_lo  # earlier pages were read as we scrolled up
+        await pilot.press("G")
+        await pilot.pause()
+        assert view.hi == view.total == 600
+        await pilot.press("g")
+        await pilot.pause()
+        assert view.lo == 0 and view.top_message() == 0
+
+
+async def test_typing_in_results_goes_to_search_box(sample):
+    app = make_app(sample)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(app, pilot)
+        await type_query(app, pilot, "cro")
+        await pilot.press("down", "n")
+        await settle(app, pilot)
+        box = app.screen.query_one("#query")
+        assert app.focused is box and box.value == "cron"
+
+
+async def test_help_screen(sample):
+    app = make_app(sample)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("f1")
+        assert isinstance(app.screen, HelpScreen)
+        await pilot.press("escape")
+        assert isinstance(app.screen, SearchScreen)
+        await pilot.press("down", "question_mark")
+        assert isinstance(app.screen, HelpScreen)
+
+
+async def test_markup_and_escapes_shown_literally(sample):
+    app = make_app(sample)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(app, pilot)
+        await type_query(app, pilot, "literal")
+        results = app.screen.query_one(ResultList)
+        rendered = "".join(seg.text for strip in results.render_lines(results.region.reset_offset) for seg in strip)
+        assert "[bold]literal[/bold]" in rendered and "[/path]" in rendered
+        await pilot.press("down", "o")
+        await pilot.pause()
+        view = app.screen.query_one(TranscriptView)
+        text = "".join(seg.text for _, strip in view._lines for seg in strip)
+        assert "[red]this[/red]" in text and "\x1b" not in text and "\u241b[31m" in text
+
+
+async def test_background_indexing_then_refresh(tmp_path):
+    home = tmp_path / "home"
+    ClaudeSession(home).user("a brand new capybara session").write()
+    app = CrabsearchApp(tmp_path / "index", env={"HOME": str(home)}, now=NOW)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(app, pilot)
+        await settle(app, pilot)
+        assert not app.indexing
+        results = app.screen.query_one(ResultList)
+        assert results.option_count == 1
+        await type_query(app, pilot, "capybara")
+        assert results.option_count == 1
+
+
+async def test_no_transcripts_says_where_it_looked(tmp_path):
+    app = CrabsearchApp(tmp_path / "index", env={"HOME": str(tmp_path / "empty")}, now=NOW)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(app, pilot)
+        await settle(app, pilot)
+        empty = app.screen.query_one("#empty")
+        assert empty.display
+        text = str(empty.render())
+        assert ".claude" in text and ".codex" in text and "crabsearch --demo" in text
