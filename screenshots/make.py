@@ -27,10 +27,8 @@ SHOTS = {
 
 
 async def shoot(index_dir: Path, home: Path, name: str, keys: list[str]) -> None:
-    app = CrabsearchApp(index_dir, env={"HOME": str(home)}, now=NOW, index_on_start=False)
+    app = CrabsearchApp(index_dir, env={"HOME": str(home)}, now=NOW, index_on_start=False, cursor_blink=False)
     async with app.run_test(size=(110, 32)) as pilot:
-        for box in app.query("Input"):
-            box.cursor_blink = False
         await pilot.pause(0.3)
         await app.workers.wait_for_complete()
         for key in keys:

@@ -8,9 +8,8 @@ cursor blink off, workers finished before each snapshot. Update with
 from __future__ import annotations
 
 import pytest
-from textual.widgets import Input
 
-from builders import NOW
+from builders import NOW, settle
 from crabsearch.tui.app import CrabsearchApp
 
 SIZES = [(80, 24), (120, 40)]
@@ -18,19 +17,13 @@ SIZES = [(80, 24), (120, 40)]
 
 def make_app(sample):
     home, index_dir = sample
-    return CrabsearchApp(index_dir, env={"HOME": str(home)}, now=NOW, index_on_start=False)
+    return CrabsearchApp(index_dir, env={"HOME": str(home)}, now=NOW, index_on_start=False, cursor_blink=False)
 
 
-async def settle(pilot):
-    await pilot.pause(0.25)
-    await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
 
 
 def steps(*keys):
     async def run_before(pilot):
-        for inp in pilot.app.query(Input):
-            inp.cursor_blink = False
         await settle(pilot)
         for key in keys:
             if key == "_settle":

@@ -185,3 +185,21 @@ try:
     sample = pytest.fixture(scope="session")(_sample)
 except ImportError:  # pragma: no cover
     pass
+
+
+async def settle(pilot, timeout: float = 10.0) -> None:
+    """Wait until the app's search screen shows the latest query's results and no worker runs
+    (the debounce timer can fire late on a loaded machine)."""
+    import time
+
+    app = pilot.app
+    deadline = time.monotonic() + timeout
+    await pilot.pause(0.05)
+    while time.monotonic() < deadline:
+        await app.workers.wait_for_complete()
+        screen = next((s for s in app.screen_stack if hasattr(s, "settled")), None)
+        if screen is None or (screen.settled and not app.indexing):
+            break
+        await pilot.pause(0.05)
+    await app.workers.wait_for_complete()
+    await pilot.pause()

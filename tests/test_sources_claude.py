@@ -368,3 +368,17 @@ def test_corpus_reads_without_errors():
     edge = texts["claude-code-log_edge_cases.jsonl"]
     assert edge.stats.reasons == {"not a JSON object": 3}
     assert any("中文" in m.text for m in edge.messages)
+
+
+def test_demo_sessions_read_cleanly():
+    from crabsearch.paths import demo_home
+
+    reads = [SRC.read(p) for p in SRC.discover({}, demo_home())]
+    assert len(reads) == 6  # five sessions and one subagent
+    for read in reads:
+        assert read.stats.skipped == 0 and read.session.title and read.messages
+        assert_read_back(SRC, Path(read.session.path), read.messages)
+    titles = {r.session.title for r in reads}
+    assert {"Fix nightly sales report cron timezone", "getUserById → async UserRepository",
+            "Zero-downtime invoice currency migration"} <= titles
+    assert sum(r.session.summary is not None for r in reads) == 2  # compaction + summary line

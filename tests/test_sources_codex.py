@@ -262,3 +262,15 @@ def test_corpus_reads_without_errors():
     clean = reads["claude-code-log_rollout-2026-01-02T03-04-05-11111111-1111-4111-8111-111111111111.jsonl"]
     assert all("SYNTHETIC_ENCRYPTED" not in m.text for m in clean.messages)
     assert reads["claude-code-log_malformed_rollout-66666666-6666-4666-8666-666666666666.jsonl"].stats.skipped == 1
+
+
+def test_demo_sessions_read_cleanly():
+    from crabsearch.paths import demo_home
+
+    reads = [SRC.read(p) for p in SRC.discover({}, demo_home())]
+    assert len(reads) == 4
+    for read in reads:
+        assert read.stats.skipped == 0 and read.session.title and read.messages
+        assert_read_back(SRC, Path(read.session.path), read.messages)
+    titles = {r.session.title for r in reads}
+    assert {"Goroutine leak in thumbnail worker", "API rate limiting with Redis"} <= titles

@@ -8,6 +8,7 @@ from crabsearch.tui.screens import HelpScreen, SearchScreen, SessionScreen
 from crabsearch.tui.transcript import PAGE, TranscriptView
 
 from builders import NOW, ClaudeSession
+from builders import settle as wait_settled
 
 
 def make_app(sample, **kw):
@@ -16,9 +17,7 @@ def make_app(sample, **kw):
 
 
 async def settle(app, pilot):
-    await pilot.pause(0.25)
-    await app.workers.wait_for_complete()
-    await pilot.pause()
+    await wait_settled(pilot)
 
 
 async def type_query(app, pilot, text):

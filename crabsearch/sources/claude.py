@@ -91,7 +91,8 @@ class ClaudeSource(Source):
             state["sub"] = True
             parts = path.parts[:-1]
             if "subagents" in parts:  # <session>/subagents/[workflows/<wf>/]agent-*.jsonl
-                state["parent_dir"] = parts[len(parts) - 1 - parts[::-1].index("subagents") - 1]
+                last = len(parts) - 1 - parts[::-1].index("subagents")
+                state["parent_dir"] = parts[last - 1]
             try:
                 meta = json.loads(path.with_name(path.stem + ".meta.json").read_text("utf-8"))
                 if isinstance(meta, dict) and isinstance(meta.get("agentType"), str):

@@ -19,7 +19,8 @@ from .screens import HelpScreen, SearchScreen
 class CrabsearchApp(App):
     """The app. ``index_dir`` is where the index lives; ``env`` is the environment the sources
     discover transcripts from (``HOME``, ``CLAUDE_CONFIG_DIR``, ``CODEX_HOME``); ``now`` fixes the
-    clock (tests); ``index_on_start=False`` skips the background refresh (tests)."""
+    clock (tests); ``index_on_start=False`` skips the background refresh and ``cursor_blink=False``
+    keeps the cursor still (tests and snapshots)."""
 
     CSS_PATH = "app.tcss"
     TITLE = "crabsearch"
@@ -31,7 +32,7 @@ class CrabsearchApp(App):
     ]
 
     def __init__(self, index_dir: Path, *, env: dict[str, str] | None = None, demo: bool = False,
-                 now: datetime | None = None, index_on_start: bool = True) -> None:
+                 now: datetime | None = None, index_on_start: bool = True, cursor_blink: bool = True) -> None:
         super().__init__()
         self.index_dir = Path(index_dir)
         self.env = dict(os.environ if env is None else env)
@@ -39,6 +40,7 @@ class CrabsearchApp(App):
         self.demo = demo
         self._now = now
         self.index_on_start = index_on_start
+        self.cursor_blink = cursor_blink
         self.indexing = False
         self.engine = Engine(self.index_dir)
         self.indexer = Indexer(self.index_dir, env=self.env)

@@ -35,14 +35,17 @@ class SearchScreen(Screen):
     def __init__(self) -> None:
         super().__init__()
         self._generation = 0
+        self._shown = -1
         self._timer = None
         self.result: SearchResult | None = None
 
     def compose(self) -> ComposeResult:
         app = self.app
         yield Static(self._title_text(), id="title")
-        yield Input(placeholder="Search your agent sessions…  (Down: results, F1: help, Ctrl+Q: quit)",
+        box = Input(placeholder="Search your agent sessions…  (Down: results, F1: help, Ctrl+Q: quit)",
                     id="query")
+        box.cursor_blink = app.cursor_blink
+        yield box
         with Horizontal(id="statusbar"):
             yield Static("", id="status")
             yield ProgressBar(total=None, show_eta=False, id="progress")
@@ -67,6 +70,11 @@ class SearchScreen(Screen):
             self.start_indexing()
 
     # -- searching ----------------------------------------------------------------------------
+
+    @property
+    def settled(self) -> bool:
+        """True when the results shown are those of the latest query (nothing pending)."""
+        return self._shown == self._generation
 
     @property
     def query_text(self) -> str:
@@ -102,6 +110,7 @@ class SearchScreen(Screen):
     def _show(self, message: SearchDone) -> None:
         if message.generation != self._generation:
             return  # a newer query is on its way
+        self._shown = message.generation
         self.result = message.result
         results = self.query_one(ResultList)
         results.show(message.result.hits, message.result.terms)
