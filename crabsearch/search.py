@@ -20,11 +20,13 @@ Rules (issue "end to end"; the reference designs in ``shared/reference/seed-desi
 from __future__ import annotations
 
 import threading
+import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
+from whoosh.collectors import CollapseCollector, TimeLimit, WrappingCollector
 from whoosh.query import And, ConstantScoreQuery, Or, Term
 
 from .index.analysis import spans as _spans
@@ -128,10 +130,11 @@ class SearchResult:
     terms: list[str] = field(default_factory=list)
     route: str | None = None
     cut: bool = False
+    partial: bool = False
 
     def to_json(self) -> dict:
         """``{"query", "hits": [HIT...]}`` plus ``route`` and ``terms``."""
-        return {"query": self.query, "route": self.route, "terms": self.terms,
+        return {"query": self.query, "route": self.route, "terms": self.terms, "partial": self.partial,
                 "hits": [h.to_json() for h in self.hits]}
 
 
@@ -181,6 +184,28 @@ def clamp_window(index: int, total: int, before: int, after: int) -> range:
     lo = max(0, index - before)
     hi = min(max(total, index + 1), index + after + 1)
     return range(lo, hi)
+
+
+class _Deadline(WrappingCollector):
+    """Stops matching (raises ``TimeLimit``) once ``seconds`` have passed, checked every 256
+    matches. It sits *under* the collapse collector: Whoosh's own ``TimeLimitCollector`` bypasses
+    a child ``CollapseCollector`` (it calls ``collect`` directly), which un-collapses results.
+    The collector's ``finish`` still runs, so the hits found so far stay readable."""
+
+    def __init__(self, child, seconds: float):
+        super().__init__(child)
+        self.seconds = seconds
+        self.deadline = 0.0
+
+    def prepare(self, top_searcher, q, context):
+        super().prepare(top_searcher, q, context)
+        self.deadline = time.monotonic() + self.seconds
+
+    def matches(self):
+        for n, docnum in enumerate(self.child.matches()):
+            if n % 256 == 255 and time.monotonic() > self.deadline:
+                raise TimeLimit
+            yield docnum
 
 
 def _only_agent(q, agent: str | None):
@@ -271,10 +296,14 @@ class Engine:
     # -- public API ---------------------------------------------------------------------------
 
     def search(self, query: str, *, limit: int = DEFAULT_LIMIT, before: int = DEFAULT_BEFORE,
-               after: int = DEFAULT_AFTER, agent: str | None = None) -> SearchResult:
+               after: int = DEFAULT_AFTER, agent: str | None = None,
+               time_limit: float | None = None) -> SearchResult:
         """Best hit per session for ``query``, with context windows; never raises for any text.
 
         ``limit`` caps the number of sessions; ``agent`` keeps one agent's sessions only.
+        ``time_limit`` (seconds) stops scoring early and returns the best hits found so far with
+        ``partial=True`` (the app uses it so a query on a word in every message stays responsive;
+        scripts get complete results).
         """
         cut = len(query) > MAX_QUERY_CHARS
         q_text = query[:MAX_QUERY_CHARS]
@@ -291,8 +320,16 @@ class Engine:
             if searcher is None:
                 return result
             for route, q in routes:
-                res = searcher.search(_only_agent(q, agent), limit=limit, collapse="skey", collapse_limit=1)
-                if len(res):
+                inner = searcher.collector(limit=limit)
+                if time_limit:
+                    inner = _Deadline(inner, time_limit)
+                collector = CollapseCollector(inner, "skey", limit=1)
+                try:
+                    searcher.search_with_collector(_only_agent(q, agent), collector)
+                except TimeLimit:
+                    result.partial = True
+                res = collector.results()
+                if len(res) or result.partial:
                     result.route = route
                     result.hits = self._hits(searcher, res, before, after)
                     break

@@ -165,3 +165,12 @@ def test_unicode_round_trips(tmp_path):
 def test_missing_index_finds_nothing(tmp_path):
     engine = Engine(tmp_path / "nothing-here")
     assert engine.search("anything").hits == [] and engine.recent() == []
+
+
+def test_time_limit_returns_partial_best_hits_per_session(engine):
+    result = engine.search("pelican", time_limit=1e-9)
+    assert result.partial
+    ids = [h.session.session_id for h in result.hits]
+    assert len(ids) == len(set(ids)) >= 1
+    full = engine.search("pelican")
+    assert not full.partial and len(full.hits) == 2

@@ -20,6 +20,7 @@ from .transcript import TranscriptView
 DEBOUNCE = 0.12  # seconds of quiet typing before a search runs
 RESULT_LIMIT = 100
 RECENT_LIMIT = 100
+SEARCH_TIME_LIMIT = 0.5  # seconds; past it the best hits found so far are shown, marked partial
 
 
 class SearchScreen(Screen):
@@ -101,7 +102,7 @@ class SearchScreen(Screen):
     def _search(self, text: str, generation: int) -> None:
         engine = self.app.engine
         if text.strip():
-            result = engine.search(text, limit=RESULT_LIMIT, before=0, after=0)
+            result = engine.search(text, limit=RESULT_LIMIT, before=0, after=0, time_limit=SEARCH_TIME_LIMIT)
         else:
             result = SearchResult(query="", hits=engine.recent(limit=RECENT_LIMIT))
         self.post_message(SearchDone(generation, result))
@@ -135,6 +136,8 @@ class SearchScreen(Screen):
             msg = f"{n} session{'s' if n != 1 else ''}"
             if result.route == "any":
                 msg += " · no session has every word; showing sessions with any of them"
+            if result.partial:
+                msg += " · stopped early (very common words): add a word to narrow it"
             if result.cut:
                 msg += " · query cut to 512 characters"
         status.update(Text(msg, style="dim"))
