@@ -126,3 +126,15 @@ def test_console_script_runs(home):
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert "hits" in json.loads(proc.stdout)
+
+
+def test_demo_sessions_are_bundled_and_searchable(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "not-used"))
+    code, out, err = run(capsys, "search", "--demo", "--index-dir", str(tmp_path / "demo-index"), "getUserById",
+                         "--json")
+    assert code == 0, err
+    hits = json.loads(out)["hits"]
+    assert hits and all("/demo/home/" in h["path"] for h in hits)
+    code, out, _ = run(capsys, "index", "--demo", "--index-dir", str(tmp_path / "demo-index"), "--json")
+    data = json.loads(out)
+    assert data["by_agent"]["claude"] >= 4 and data["by_agent"]["codex"] >= 4
