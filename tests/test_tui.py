@@ -187,3 +187,27 @@ async def test_no_transcripts_says_where_it_looked(tmp_path):
         assert empty.display
         text = str(empty.render())
         assert ".claude" in text and ".codex" in text and "crabsearch --demo" in text
+
+
+async def test_long_tool_output_is_folded_and_e_shows_it_in_full(tmp_path):
+    home = tmp_path / "home"
+    output = "\n".join(f"log line {i}" for i in range(50))
+    ClaudeSession(home).user("show me the build log").tool("Bash", {"command": "make"}, output).write()
+    from crabsearch.index import Indexer
+
+    Indexer(tmp_path / "index", env={"HOME": str(home)}).refresh()
+    app = CrabsearchApp(tmp_path / "index", env={"HOME": str(home)}, now=NOW, index_on_start=False)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("down", "o")
+        await pilot.pause()
+        view = app.screen.query_one(TranscriptView)
+
+        def text():
+            return "\n".join("".join(seg.text for seg in strip) for _, strip in view._lines)
+
+        assert "log line 7" in text() and "log line 8" not in text() and "42 more lines" in text()
+        await pilot.press("e")
+        assert "log line 49" in text() and "more lines" not in text()
+        await pilot.press("e")
+        assert "log line 49" not in text()

@@ -20,6 +20,7 @@ from .transcript import TranscriptView
 DEBOUNCE = 0.12  # seconds of quiet typing before a search runs
 RESULT_LIMIT = 100
 RECENT_LIMIT = 100
+MESSAGE_BYTES = 256 * 1024  # of one message's text read for the session view
 SEARCH_TIME_LIMIT = 0.5  # seconds; past it the best hits found so far are shown, marked partial
 
 
@@ -235,7 +236,7 @@ class SessionScreen(Screen):
         with Vertical(id="session-header"):
             yield Static(self._header(), id="session-meta")
             yield Static("", id="position")
-        yield TranscriptView(lambda off, lim: engine.page(self.hit.ref, off, lim, max_bytes=256 * 1024).messages,
+        yield TranscriptView(lambda off, lim: engine.page(self.hit.ref, off, lim, max_bytes=MESSAGE_BYTES).messages,
                              total=s.message_count, start=self.hit.message_index,
                              hit_index=self.hit.message_index, terms=self.terms, id="transcript")
         yield Footer()
@@ -274,7 +275,8 @@ KEYS = [
                  ("o", "open the session at the hit"), ("Esc", "back to the search box"),
                  ("typing", "goes to the search box")]),
     ("Session view", [("Up / Down, j / k", "scroll a line"), ("PgUp / PgDn, space", "scroll a page"),
-                      ("g / G, Home / End", "first / last message"), ("Esc, q", "back to the results")]),
+                      ("g / G, Home / End", "first / last message"),
+                      ("e", "long messages in full / folded"), ("Esc, q", "back to the results")]),
     ("Everywhere", [("F1, ?", "this help (? outside the search box)"), ("Ctrl+Q", "quit")]),
 ]
 

@@ -29,7 +29,10 @@ from .render import ROLE_STYLES, highlighted
 
 PAGE = 40
 MARGIN = 20  # lines from an edge at which the next page is loaded
-MAX_BODY_LINES = 200
+BODY_LINES = {"user": 80, "assistant": 80, "summary": 80}
+"""Lines of a message shown before it is folded (``e`` shows every message in full)."""
+OTHER_BODY_LINES = 8  # tool calls, tool output, thinking, system notices
+FULL_BODY_LINES = 5000
 
 
 @dataclass
@@ -50,6 +53,7 @@ class TranscriptView(ScrollView, can_focus=True):
         Binding("pagedown,space", "page_down", "Page down", show=False),
         Binding("home,g", "first", "Start"),
         Binding("end,G", "last", "End"),
+        Binding("e", "toggle_full", "Full text"),
     ]
 
     class Position(Message):
@@ -72,6 +76,7 @@ class TranscriptView(ScrollView, can_focus=True):
         self._lines: list[tuple[int, Strip]] = []  # (block number, strip)
         self._width = 0
         self._top_index = -1
+        self.full = False
 
     @property
     def lo(self) -> int:
@@ -176,11 +181,12 @@ class TranscriptView(ScrollView, can_focus=True):
         if item.timestamp:
             header.append("  " + item.timestamp.strftime("%Y-%m-%d %H:%M:%S UTC"), style="dim")
         lines = printable(item.text).splitlines() or [""]
-        more = len(lines) - MAX_BODY_LINES
-        body_text = "\n".join(lines[:MAX_BODY_LINES])
+        cap = FULL_BODY_LINES if self.full else BODY_LINES.get(item.label, OTHER_BODY_LINES)
+        more = len(lines) - cap
+        body_text = "\n".join(lines[:cap])
         body = highlighted(body_text, self.terms, style="" if item.role in ("user", "assistant") else "dim")
         if more > 0:
-            body.append(f"\n… {more} more lines", style="italic dim")
+            body.append(f"\n… {more} more lines (e: show full text)", style="italic dim")
         console = self.app.console
         options = console.options.update_width(self._width).update(highlight=False)
         base = self.rich_style + Style(bgcolor="grey23") if is_hit else self.rich_style
@@ -210,6 +216,15 @@ class TranscriptView(ScrollView, can_focus=True):
         if self.hi < self.total:
             self._open_at(self.total - 1)
         self.scroll_end(animate=False, immediate=True)
+
+    def action_toggle_full(self) -> None:
+        """Show long messages in full, or folded again (the message at the top stays put)."""
+        self.full = not self.full
+        top = self.top_message()
+        for b in self._blocks:
+            b.strips = self._render_item(b.item)
+        self._relayout()
+        self._scroll_to_message(top)
 
     def action_page_up(self) -> None:
         self.scroll_page_up(animate=False)
