@@ -54,6 +54,7 @@ except ImportError:  # pragma: no cover
 MB = 1_000_000
 END_MARKER = "zyzzyvaendmarker"
 SMALL_MARKER = "zyzzyvasmallmarker"
+LONGLINE_MARKER = "zyzzyvalonglinemarker"
 RARE_WORD = "quillonbrack"          # planted in the first prompt of sessions 3, 17, 41, 97, 211
 RARE_SESSIONS = (3, 17, 41, 97, 211)
 CJK_PHRASE = "连接池超时"             # planted as its own clause (one token for a \w+ tokenizer)
@@ -132,7 +133,7 @@ class Vocab:
     def __init__(self, rng: random.Random, size: int = 20_000):
         self.rng = rng
         base = list(dict.fromkeys(FUNCTION_WORDS + CONTENT_WORDS))
-        taken = set(base) | {RARE_WORD, END_MARKER, SMALL_MARKER}
+        taken = set(base) | {RARE_WORD, END_MARKER, SMALL_MARKER, LONGLINE_MARKER}
         self.words = base + _synthetic_words(rng, size - len(base), taken)
         self.cum = _zipf_cum(len(self.words))
         self.idents = FIXED_IDENTIFIERS + self._make_identifiers(3000)
@@ -697,7 +698,7 @@ def write_single(home: Path, mb: float, seed: int = 1, marker: str = END_MARKER)
     g = Gen(seed)
     s = Stats()
     target = int(mb * MB)
-    tail = 50 * 40_000  # rough size of the tail
+    tail = min(1_000_000, target // 5)  # rough size of the ~50-message tail
     path, sid = g.claude_session(home, s, 0, cwd="/home/dev/bigrepo", start=T_BASE, tool_median=12_000,
                                  tool_sigma=1.2, tool_cap=2_000_000, target_bytes=max(1, target - tail),
                                  marker=marker, title="Very long migration session")
@@ -717,6 +718,44 @@ def write_small_probe(home: Path, seed: int = 7, marker: str = SMALL_MARKER) -> 
     path, sid = g.claude_session(home, s, 90, cwd="/home/dev/smallrepo", start=T_BASE + timedelta(days=1),
                                  marker=marker, title="Small probe session")
     return {"session_id": sid, "path": str(path), "messages": s.messages, "bytes": s.bytes, "marker": marker}
+
+
+def write_longline_probe(home: Path, seed: int = 11, marker: str = LONGLINE_MARKER) -> dict:
+    """A worst case for the session view: ~120 messages where every 5th tool result is ~700 kB of
+    minified JSON on ONE line (an MCP/API response); ``marker`` is in the last user message."""
+    g = Gen(seed)
+    v, rng = g.v, g.rng
+    sid = g.uuid4()
+    cwd = "/home/dev/longlines"
+    path = home / ".claude" / "projects" / "-home-dev-longlines" / f"{sid}.jsonl"
+    s = Stats()
+    w = Writer(path, s)
+    t = T_BASE + timedelta(days=2)
+    parent = None
+    blob = "[" + ",".join(v.lines("json", 700_000)) + "]"
+
+    def line(kind: str, message: dict, msgs: int = 1, tool: bool = False) -> None:
+        nonlocal t, parent
+        t += timedelta(seconds=20)
+        uid = g.uuid4()
+        w.line({"parentUuid": parent, "isSidechain": False, "userType": "external", "cwd": cwd, "sessionId": sid,
+                "version": "2.1.3", "gitBranch": "main", "type": kind, "uuid": uid, "timestamp": _ts(t),
+                "message": message}, msgs, tool)
+        parent = uid
+
+    for i in range(30):
+        line("user", {"role": "user", "content": (v.prose(20) + " " + marker) if i == 29 else v.prose(20)})
+        tid = f"toolu_01{rng.getrandbits(80):020x}"
+        line("assistant", {"id": f"msg_{i}", "type": "message", "role": "assistant", "model": "claude-x",
+                           "content": [{"type": "tool_use", "id": tid, "name": "mcp__github__list_issues",
+                                        "input": {"repo": "x"}}]})
+        out = blob if i % 5 == 4 else v.tool_output("log", 800)
+        line("user", {"role": "user", "content": [{"type": "tool_result", "tool_use_id": tid, "content": out}]}, tool=True)
+        line("assistant", {"id": f"msg_{i}b", "type": "message", "role": "assistant", "model": "claude-x",
+                           "content": [{"type": "text", "text": v.prose(30)}]})
+    w.close()
+    return {"session_id": sid, "path": str(path), "messages": s.messages, "bytes": s.bytes, "marker": marker,
+            "line_bytes": len(blob)}
 
 
 def append_lines(path: Path, n: int, seed: int) -> int:

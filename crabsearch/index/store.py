@@ -36,7 +36,7 @@ def open_index(directory: Path, *, create: bool = True):
         if found == str(SCHEMA_VERSION):
             try:
                 ix = windex.open_dir(str(directory), indexname=INDEX_NAME)
-                ix.doc_count()  # touches the TOC and segments
+                doc_total(ix)  # reads the table of contents (cheap: no segment is opened)
                 return ix, None
             except Exception as exc:  # damaged: any failure opening it means rebuild
                 rebuilt = f"index was damaged ({type(exc).__name__}); rebuilding"
@@ -54,6 +54,12 @@ def open_index(directory: Path, *, create: bool = True):
     except OSError as exc:
         raise IndexError_(f"cannot create the index in {directory}: {exc.strerror or exc}") from exc
     return ix, rebuilt
+
+
+def doc_total(ix) -> int:
+    """Documents in the index (deleted ones included), from its table of contents alone, without
+    opening a reader (which opens every segment: ~30 ms at 80k messages)."""
+    return sum(seg.doc_count_all() for seg in ix._read_toc().segments)
 
 
 def _clear(directory: Path) -> None:

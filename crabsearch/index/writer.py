@@ -25,7 +25,7 @@ from whoosh.index import LockError
 from ..model import Message, Role, Session, to_ms
 from ..sources import SOURCES, Source
 from .manifest import Manifest, file_key, head_fingerprint
-from .store import open_index
+from .store import doc_total, open_index
 
 BATCH_DOCS = 20_000
 BATCH_BYTES = 64 * 1024 * 1024
@@ -158,7 +158,7 @@ class Indexer:
         report = RefreshReport()
         ix, report.rebuilt = open_index(self.index_dir)
         manifest = Manifest.load(self.index_dir) if not report.rebuilt else Manifest(self.index_dir)
-        if ix.doc_count_all() == 0 and manifest.files:
+        if manifest.files and doc_total(ix) == 0:
             manifest = Manifest(self.index_dir)  # index lost: manifest must not claim anything
         jobs, removed = self._plan(manifest, report)
         if not jobs and not removed:

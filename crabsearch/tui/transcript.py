@@ -76,6 +76,7 @@ class TranscriptView(ScrollView, can_focus=True):
         self._lines: list[tuple[int, Strip]] = []  # (block number, strip)
         self._width = 0
         self._top_index = -1
+        self._opened = False
         self.full = False
 
     @property
@@ -93,11 +94,14 @@ class TranscriptView(ScrollView, can_focus=True):
         """Indexes of the messages currently loaded (for tests and the header)."""
         return [b.item.message_index for b in self._blocks]
 
-    def on_mount(self) -> None:
-        self._open_at(self.start)
-
     def on_resize(self) -> None:
-        width = max(20, self.scrollable_content_region.width)
+        region = self.scrollable_content_region
+        if not self._opened:
+            if region.height:  # open once the real size is known: one page, rendered once
+                self._opened = True
+                self._open_at(self.start)
+            return
+        width = max(20, region.width)
         if width != self._width and self._blocks:
             top = self.top_message()
             self._width = width
@@ -109,13 +113,12 @@ class TranscriptView(ScrollView, can_focus=True):
     # -- loading ------------------------------------------------------------------------------
 
     def _open_at(self, index: int) -> None:
-        self._width = max(20, self.scrollable_content_region.width or 80)
-        lo = max(0, min(index - 5, self.total - PAGE))
+        self._width = max(20, self.scrollable_content_region.width)
+        lo = max(0, min(index - 10, self.total - PAGE))
         items = self._load(lo, PAGE)
         self._blocks = [_Block(it, self._render_item(it)) for it in items]
         self._relayout()
         self._scroll_to_message(index)
-        self.call_after_refresh(self._scroll_to_message, index)  # again once the size is known
 
     def _relayout(self) -> None:
         self._lines = [(n, s) for n, b in enumerate(self._blocks) for s in b.strips]
@@ -131,8 +134,13 @@ class TranscriptView(ScrollView, can_focus=True):
         return max(0, y - 1)
 
     def _scroll_to_message(self, message_index: int) -> None:
-        self.scroll_to(y=self._line_of(message_index), animate=False, immediate=True)
+        self._set_y(self._line_of(message_index))
         self._after_scroll()
+
+    def _set_y(self, y: int) -> None:
+        # Set directly: scroll_to() inside a resize or right after virtual_size changed can be
+        # clamped against the old size and silently land at 0.
+        self.scroll_target_y = self.scroll_y = min(y, max(0, len(self._lines) - 1))
 
     def top_message(self) -> int:
         """Index of the message at the top of the view."""
@@ -147,7 +155,7 @@ class TranscriptView(ScrollView, can_focus=True):
         self.call_after_refresh(self._after_scroll)
 
     def _after_scroll(self) -> None:
-        if not self._blocks:
+        if not self._blocks or not self.scrollable_content_region.height:
             return
         y = int(self.scroll_offset.y)
         height = self.scrollable_content_region.height
@@ -158,7 +166,7 @@ class TranscriptView(ScrollView, can_focus=True):
             added = sum(len(b.strips) for b in new)
             self._blocks[:0] = new
             self._relayout()
-            self.scroll_to(y=y + added, animate=False, immediate=True)
+            self._set_y(y + added)
         elif y + height > len(self._lines) - MARGIN and self.hi < self.total:
             items = self._load(self.hi, PAGE)
             self._blocks.extend(_Block(it, self._render_item(it)) for it in items if it.message_index >= self.hi)
@@ -184,6 +192,9 @@ class TranscriptView(ScrollView, can_focus=True):
         cap = FULL_BODY_LINES if self.full else BODY_LINES.get(item.label, OTHER_BODY_LINES)
         more = len(lines) - cap
         body_text = "\n".join(lines[:cap])
+        if not self.full and len(body_text) > cap * self._width:  # one huge line (minified, base64)
+            more = max(more, 1)
+            body_text = body_text[: cap * self._width]
         body = highlighted(body_text, self.terms, style="" if item.role in ("user", "assistant") else "dim")
         if more > 0:
             body.append(f"\n… {more} more lines (e: show full text)", style="italic dim")
