@@ -122,6 +122,10 @@ def _run(args) -> int:
     if args.command == "index":
         report = Indexer(index_dir, env=env).refresh()
         _print_report(report, index_dir, args.json)
+        if report.busy:
+            print("crabsearch: another crabsearch is updating the index; run this again when it is done",
+                  file=sys.stderr)
+            return EXIT_ERROR
         return EXIT_OK
     if args.command == "search":
         if args.agent is not None:
@@ -130,9 +134,20 @@ def _run(args) -> int:
             if args.agent not in SOURCES:
                 raise UsageError(f"unknown agent {args.agent!r} (known: {', '.join(SOURCES)})")
         if not args.no_refresh:
-            report = Indexer(index_dir, env=env).refresh()
-            _warn(report)
+            try:
+                report = Indexer(index_dir, env=env).refresh()
+            except OSError as exc:  # e.g. a read-only index directory: search what is there
+                print(f"crabsearch: cannot update the index ({exc.strerror or exc}); searching what is "
+                      "already indexed", file=sys.stderr)
+            else:
+                _warn(report)
+                if report.busy:
+                    print("crabsearch: another crabsearch is updating the index; searching what is committed",
+                          file=sys.stderr)
         engine = Engine(index_dir)
+        if not engine.exists:
+            print(f"crabsearch: no index in {index_dir} yet; run `crabsearch index`", file=sys.stderr)
+            return EXIT_ERROR
         result = engine.search(" ".join(args.query), limit=args.limit, before=args.before,
                                after=args.after, agent=args.agent)
         if args.json:
@@ -141,15 +156,26 @@ def _run(args) -> int:
             _print_hits(result)
         return EXIT_OK
     if args.command == "show":
+        from .search import AmbiguousSession
+
         engine = Engine(index_dir)
-        ref = engine.find_session(args.session_id)
-        if ref is None:
-            Indexer(index_dir, env=env).refresh()
-            engine.reload()
+        try:
             ref = engine.find_session(args.session_id)
+            if ref is None:
+                Indexer(index_dir, env=env).refresh()
+                engine.reload()
+                ref = engine.find_session(args.session_id)
+        except AmbiguousSession as exc:
+            print(f"crabsearch: session id prefix {exc}; give more of the id", file=sys.stderr)
+            return EXIT_ERROR
         if ref is None:
             print(f"crabsearch: no session {args.session_id!r} in the index", file=sys.stderr)
             return EXIT_ERROR
+        total = ref.session.message_count
+        if args.offset and args.offset >= total:
+            print(f"crabsearch: --offset {args.offset} is past the last message (the session has {total})",
+                  file=sys.stderr)
+            return EXIT_USAGE
         page = engine.page(ref, args.offset, args.limit)
         if args.json:
             _dump(page.to_json())
@@ -164,9 +190,6 @@ def _dump(obj) -> None:
 
 
 def _warn(report) -> None:
-    if report.busy:
-        print("crabsearch: another crabsearch is updating the index; searching what is committed",
-              file=sys.stderr)
     if report.rebuilt:
         print(f"crabsearch: {report.rebuilt}", file=sys.stderr)
     for err in report.errors[:5]:
@@ -194,6 +217,10 @@ def _print_report(report, index_dir: Path, as_json: bool) -> None:
 
 
 def _print_hits(result) -> None:
+    if result.cut:
+        print("(query cut to its first 512 characters)")
+    if result.partial:
+        print("(stopped early; results are partial)")
     if not result.hits:
         print(f"no sessions match {result.query!r}")
         return

@@ -9,6 +9,8 @@ Rules (from ``shared/reference/formats.md`` section 0):
   ``complete=False``; ``end_offset`` still stays before it, so it is read again when the file grows.
 * Lines longer than ``max_line`` bytes are skipped without ever being held in memory.
 * Bad UTF-8 and lone surrogates become U+FFFD.
+* A UTF-8 byte order mark at the start of a line (an editor or ``Out-File`` on Windows wrote the
+  file) is ignored; offsets and lengths still cover the whole line, BOM included.
 * Files are opened read-only; nothing here writes.
 """
 
@@ -41,12 +43,18 @@ MAX_LINE = 16 * 1024 * 1024
 
 CHUNK = 1024 * 1024
 
+BOM = b"\xef\xbb\xbf"
+"""The UTF-8 byte order mark, stripped from the start of a line before parsing."""
+
 
 def loads(raw: bytes):
     """Parse one JSON document from bytes, replacing bad UTF-8 and lone surrogates with U+FFFD.
 
-    Raises ``ValueError`` when the bytes are not JSON (also for nesting too deep to parse).
+    A leading UTF-8 byte order mark is ignored. Raises ``ValueError`` when the bytes are not JSON
+    (also for nesting too deep to parse).
     """
+    if raw.startswith(BOM):
+        raw = raw[len(BOM):]
     try:
         return _loads(raw)
     except _DecodeErrors:
@@ -167,7 +175,7 @@ def iter_records(path: str, start: int = 0, stats: LineStats | None = None,
             # An oversized last line without newline: it may still be being written.
             stats.pending = True
             return
-        if buf.strip():
+        if buf.removeprefix(BOM).strip():
             rec = _parse(buf, 0, len(buf), pos, stats, False)
             if rec is not None:
                 yield rec
@@ -177,7 +185,7 @@ def iter_records(path: str, start: int = 0, stats: LineStats | None = None,
 
 def _parse(buf: bytes, lo: int, hi: int, offset: int, stats: LineStats, complete: bool) -> Record | None:
     raw = buf[lo:hi]
-    if not raw.strip():
+    if not raw.removeprefix(BOM).strip():
         return None
     try:
         obj = loads(raw)

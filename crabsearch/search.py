@@ -135,7 +135,7 @@ class SearchResult:
     def to_json(self) -> dict:
         """``{"query", "hits": [HIT...]}`` plus ``route`` and ``terms``."""
         return {"query": self.query, "route": self.route, "terms": self.terms, "partial": self.partial,
-                "hits": [h.to_json() for h in self.hits]}
+                "cut": self.cut, "hits": [h.to_json() for h in self.hits]}
 
 
 @dataclass
@@ -164,6 +164,15 @@ class Page:
         return d
 
 
+class AmbiguousSession(LookupError):
+    """A session id prefix that matches several sessions (``matches`` lists their ids)."""
+
+    def __init__(self, prefix: str, matches: list[str]):
+        super().__init__(f"{prefix!r} matches {len(matches)} sessions: {', '.join(matches[:5])}"
+                         + (", ..." if len(matches) > 5 else ""))
+        self.matches = matches
+
+
 def cut_bytes(text: str, limit: int) -> tuple[str, bool]:
     """``text`` cut to at most ``limit`` UTF-8 bytes on a character boundary; ``(text, cut?)``."""
     raw = text.encode("utf-8", "replace")
@@ -173,17 +182,19 @@ def cut_bytes(text: str, limit: int) -> tuple[str, bool]:
 
 
 def clamp_window(index: int, total: int, before: int, after: int) -> range:
-    """Message indexes of a window around ``index``: each side clamped on its own to
-    ``[0, total)``, and to :data:`MAX_WINDOW` messages in all, so ``index`` is always inside."""
-    before, after = max(0, before), max(0, after)
-    if before + after + 1 > MAX_WINDOW:  # shrink the larger side first, keep the hit
-        room = MAX_WINDOW - 1
-        b = min(before, max(room // 2, room - after))
-        a = min(after, room - b)
-        before, after = b, a
-    lo = max(0, index - before)
-    hi = min(max(total, index + 1), index + after + 1)
-    return range(lo, hi)
+    """Message indexes of a window around ``index`` in a session of ``total`` messages: each side
+    clamped on its own to what exists, then to :data:`MAX_WINDOW` messages in all by shrinking
+    the larger side, so ``index`` is always inside (rule from seed-designs.md: both Crabtalk
+    versions could drop the anchor)."""
+    total = max(total, index + 1)
+    b = min(max(0, before), index)
+    a = min(max(0, after), total - 1 - index)
+    while b + a + 1 > MAX_WINDOW:
+        if b >= a:
+            b -= 1
+        else:
+            a -= 1
+    return range(index - b, index + a + 1)
 
 
 class _Deadline(WrappingCollector):
@@ -238,7 +249,11 @@ class Engine:
                     return None
             self._searcher = self._ix.searcher()
         elif not self._searcher.up_to_date():
-            self._searcher = self._searcher.refresh()
+            # A new searcher, not ``refresh()``: refresh reuses the old segment readers, which
+            # keep their old deletion sets (rewritten and removed sessions would show twice), and
+            # it fails on an index that has no segment yet.
+            self._searcher.close()
+            self._searcher = self._ix.searcher()
         return self._searcher
 
     def close(self) -> None:
@@ -362,7 +377,7 @@ class Engine:
             if searcher is None:
                 return []
             res = searcher.search(_only_agent(Term("kind", "s"), agent), limit=limit, sortedby="updated",
-                                  reverse=True)
+                                  reverse=True, collapse="skey", collapse_limit=1)
             hits = []
             for r in res:
                 f = r.fields()
@@ -383,7 +398,10 @@ class Engine:
 
     def find_session(self, session_id: str) -> SessionRef | None:
         """The session with this id (exact, or a unique prefix of at least 4 characters); when
-        several transcript files carry the same id, the most recently updated one."""
+        several transcript files carry the same id, the most recently updated one.
+
+        Returns None when nothing matches; raises :class:`AmbiguousSession` when a prefix matches
+        several sessions."""
         with self._lock:
             searcher = self._get_searcher()
             if searcher is None or not session_id:
@@ -393,8 +411,9 @@ class Engine:
                 from whoosh.query import Prefix
                 res = searcher.search(Prefix("session_id", session_id), limit=50)
                 docs = [r.fields() for r in res]
-                if len({d["meta"]["session_id"] for d in docs}) != 1:
-                    docs = []
+                ids = sorted({d["meta"]["session_id"] for d in docs})
+                if len(ids) > 1:
+                    raise AmbiguousSession(session_id, ids)
             if not docs:
                 return None
             best = max(docs, key=lambda d: d["meta"].get("updated") or 0)
@@ -411,6 +430,12 @@ class Engine:
             items = [] if searcher is None else self._items(
                 searcher, ref, range(offset, min(total, offset + limit)), None, max_bytes)
         return Page(ref, offset, limit, total, items)
+
+    @property
+    def exists(self) -> bool:
+        """True when there is an index to search (it may still be empty)."""
+        with self._lock:
+            return self._get_searcher() is not None
 
     def doc_count(self) -> int:
         """Number of indexed sessions (0 when there is no index)."""

@@ -122,6 +122,7 @@ def test_unwritable_index_dir_is_one_line_error(home, tmp_path, capsys):
 
 
 def test_console_script_runs(home):
+    assert main(["index"]) == 0
     proc = subprocess.run([sys.executable, "-m", "crabsearch", "search", "cron", "--json", "--no-refresh"],
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
@@ -138,3 +139,33 @@ def test_demo_sessions_are_bundled_and_searchable(tmp_path, capsys, monkeypatch)
     code, out, _ = run(capsys, "index", "--demo", "--index-dir", str(tmp_path / "demo-index"), "--json")
     data = json.loads(out)
     assert data["by_agent"]["claude"] >= 4 and data["by_agent"]["codex"] >= 4
+
+
+def test_show_errors(home, capsys):
+    ClaudeSession(home, session_id="5c0375b4-0000-4000-8000-000000000000").user("twin").write()
+    code, _, err = run(capsys, "show", "5c03")
+    assert code == 1 and "matches 2 sessions" in err
+    code, _, err = run(capsys, "show", "5c0375b4-57a5-4f26-b12d-d022ee4e51b7", "--offset", "99")
+    assert code == 2 and "past the last message" in err
+
+
+def test_search_without_an_index(home, capsys, tmp_path):
+    code, _, err = run(capsys, "search", "cron", "--no-refresh", "--index-dir", str(tmp_path / "none"))
+    assert code == 1 and "crabsearch index" in err
+
+
+def test_search_when_the_index_cannot_be_updated(home, capsys, monkeypatch):
+    run(capsys, "index")
+    from crabsearch.index import Indexer
+
+    def read_only(self, *a, **k):
+        raise OSError(30, "Read-only file system")
+
+    monkeypatch.setattr(Indexer, "refresh", read_only)
+    code, out, err = run(capsys, "search", "cron", "--json")
+    assert code == 0 and "Read-only file system" in err and len(json.loads(out)["hits"]) == 2
+
+
+def test_long_query_cut_is_reported(home, capsys):
+    code, out, _ = run(capsys, "search", "cron " * 200, "--json")
+    assert code == 0 and json.loads(out)["cut"] is True

@@ -166,3 +166,62 @@ def test_agent_directories_are_never_written(tmp_path):
     make_indexer(home, tmp_path).refresh()
     after = {p: (p.stat().st_mtime_ns, p.read_bytes()) for p in home.rglob("*") if p.is_file()}
     assert before == after and path in after
+
+
+def test_a_running_engine_sees_rewrites_and_deletions(tmp_path):
+    home = tmp_path / "home"
+    s = ClaudeSession(home).user("first version mentions tapir")
+    path = s.write()
+    idx = make_indexer(home, tmp_path)
+    idx.refresh()
+    engine = Engine(tmp_path / "index")
+    assert len(engine.recent()) == 1 and len(engine.search("tapir").hits) == 1
+    s.user("appended words about okapi")
+    path.write_text(path.read_text() + json.dumps(s.lines[-1]) + "\n")
+    idx.refresh()
+    assert len(engine.recent()) == 1  # the session document was replaced, not duplicated
+    [hit] = engine.search("okapi").hits
+    assert hit.session.message_count == 2 and hit.item.text == "appended words about okapi"
+    path.unlink()
+    idx.refresh()
+    assert engine.recent() == [] and engine.search("tapir").hits == []
+
+
+def test_engine_on_an_empty_index_then_a_filled_one(tmp_path):
+    home = tmp_path / "home"
+    home.mkdir()
+    idx = make_indexer(home, tmp_path)
+    idx.refresh()  # creates an index with no segment
+    engine = Engine(tmp_path / "index")
+    assert engine.recent() == [] and engine.search("anything").hits == []
+    ClaudeSession(home).user("now there is a gazelle").write()
+    idx.refresh()
+    assert len(engine.search("gazelle").hits) == 1 and len(engine.recent()) == 1
+
+
+def test_empty_files_are_not_listed_as_sessions(tmp_path):
+    home = tmp_path / "home"
+    path = ClaudeSession(home).user("x").write()
+    path.write_text("")
+    make_indexer(home, tmp_path).refresh()
+    assert Engine(tmp_path / "index").recent() == []
+
+
+def test_two_indexers_at_once_index_each_session_once(tmp_path):
+    import subprocess
+    import sys
+
+    home = tmp_path / "home"
+    for i in range(30):
+        ClaudeSession(home).user(f"session number {i} about lemurs").assistant("ok").write()
+    env = {**os.environ, "HOME": str(home), "CRABSEARCH_INDEX_DIR": str(tmp_path / "index")}
+    env.pop("CLAUDE_CONFIG_DIR", None)
+    env.pop("CODEX_HOME", None)
+    procs = [subprocess.Popen([sys.executable, "-m", "crabsearch", "index", "--json"], env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    outs = [p.communicate(timeout=120) for p in procs]
+    assert all(p.returncode == 0 for p in procs), outs
+    engine = Engine(tmp_path / "index")
+    assert len(engine.recent(limit=100)) == 30
+    assert engine.doc_count() == 30
+    assert sum(json.loads(o)["files_read"] for o, _ in outs) == 30

@@ -119,3 +119,39 @@ def test_start_beyond_end_reads_nothing(tmp_path):
     p = write(tmp_path, b'{"a":1}\n')
     recs, stats = scan(p, 100)
     assert recs == [] and stats.end_offset == 100
+
+
+BOM = b"\xef\xbb\xbf"
+
+
+def test_leading_bom_is_stripped(tmp_path):
+    # a BOM at the file start (Windows editors, PowerShell Out-File) and one before a later line
+    data = BOM + b'{"a":1}\n' + BOM + b'{"b":"\xe3\x83\x87"}\n' + BOM + b"\n" + b'{"c":3}\n'
+    p = write(tmp_path, data)
+    recs, stats = scan(p)
+    assert [r.obj for r in recs] == [{"a": 1}, {"b": "\u30c7"}, {"c": 3}]
+    assert stats.skipped == 0 and stats.end_offset == len(data)  # a BOM-only line is a blank line
+    assert (recs[0].offset, recs[0].length) == (0, len(BOM) + 7)  # the span still covers the BOM
+    for r in recs:
+        assert read_record(str(p), r.offset, r.length) == r.obj
+
+
+def test_bom_on_an_unterminated_tail(tmp_path):
+    p = write(tmp_path, b'{"a":1}\n' + BOM + b'{"b":2}')
+    recs, stats = scan(p)
+    assert [(r.obj, r.complete) for r in recs] == [({"a": 1}, True), ({"b": 2}, False)]
+    assert stats.end_offset == 8 and not stats.pending
+    only_bom = write(tmp_path, BOM, "bom.jsonl")
+    recs, stats = scan(only_bom)
+    assert recs == [] and not stats.pending and stats.skipped == 0
+
+
+def test_loads_bom_but_not_inner_or_doubled_bom(tmp_path):
+    assert loads(BOM + b'{"a":1}') == {"a": 1}
+    assert loads(BOM + b'{"t":"caf\xff"}') == {"t": "caf\ufffd"}  # slow path too
+    assert loads(b'{"t":"' + BOM + b'"}') == {"t": "\ufeff"}  # inside a string it is data
+    with pytest.raises(ValueError):
+        loads(BOM + BOM + b'{"a":1}')
+    p = write(tmp_path, b' ' + BOM + b'{"a":1}\n')
+    recs, stats = scan(p)
+    assert recs == [] and stats.reasons == {"broken JSON": 1}  # only a *leading* BOM is stripped

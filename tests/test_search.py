@@ -66,6 +66,12 @@ def test_window_clamped_at_session_edges():
     assert list(clamp_window(9, 10, 4, 4)) == [5, 6, 7, 8, 9]
 
 
+def test_unused_room_on_one_side_goes_to_the_other():
+    assert list(clamp_window(0, 20, 20, 20)) == list(range(16))
+    assert list(clamp_window(19, 20, 20, 20)) == list(range(4, 20))
+    assert list(clamp_window(2, 20, 15, 15)) == list(range(0, 16))
+
+
 def test_window_text_is_cut_to_1024_bytes_on_a_character_boundary(tmp_path):
     home = tmp_path / "home"
     ClaudeSession(home).user("long message " + "é" * 2000 + " endmarker").write()

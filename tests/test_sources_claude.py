@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from crabsearch.index.writer import index_text_field
 from crabsearch.jsonl import iter_records
 from crabsearch.model import Role
 from crabsearch.sources import base, get_source
@@ -19,12 +20,14 @@ PROJECT = HOME / ".claude" / "projects" / "-home-dev-webapp"
 CRON = "3b9f1c2e-5d4a-4e8b-9c71-2a6f0d8e4b13"
 HOOK = "c41d7e92-8a3b-4f6e-b1d5-7e2a9c0f3b68"
 CJK = "e8a0f5b2-3c71-4d9e-a6b4-5f1c2d3e4a90"
+MOBILE = "7f3c2a10-6b5e-4d8f-a1c9-3e2d4b6a8f01"
 CRON_FILE = PROJECT / f"{CRON}.jsonl"
 HOOK_FILE = PROJECT / f"{HOOK}.jsonl"
 CJK_FILE = HOME / ".claude" / "projects" / "-home-dev-----" / f"{CJK}.jsonl"
 SUB_FILE = PROJECT / CRON / "subagents" / "agent-a7c3e9f1b2d40586.jsonl"
 LEGACY_SUB_FILE = PROJECT / "agent-5e6f7a8b.jsonl"
-ALL_FILES = [CRON_FILE, HOOK_FILE, CJK_FILE, SUB_FILE, LEGACY_SUB_FILE]
+MOBILE_FILE = HOME / ".claude" / "projects" / "-home-dev-mobile" / f"{MOBILE}.jsonl"
+ALL_FILES = [CRON_FILE, HOOK_FILE, CJK_FILE, SUB_FILE, LEGACY_SUB_FILE, MOBILE_FILE]
 
 
 def line(kind="user", uuid="u1", parent=None, sid="s-1", **kw):
@@ -85,7 +88,7 @@ def cron():
 
 def test_cron_messages(cron):
     assert labels(cron) == [
-        ("system", "system"),  # /model opus (command line, shown as the command)
+        ("user", "user"),  # /model opus (the typed command: user text, not a prompt)
         ("tool", "tool:local-command"),  # its stdout
         ("user", "user"),  # the real prompt, system-reminder block dropped
         ("assistant", "thinking"), ("assistant", "assistant"),  # one reply split over four lines
@@ -220,12 +223,51 @@ def test_anchor_skips_commands_meta_and_compaction(tmp_path):
     )
     read = SRC.read(p)
     assert [(m.role.value, m.label, m.text) for m in read.messages] == [
-        ("system", "system", "/clear"), ("system", "system", "! ls -la"),
+        ("user", "user", "/clear"), ("user", "user", "! ls -la"),
         ("tool", "tool:bash-mode", "total 0"), ("summary", "summary", "continued summary"),
         ("user", "user", "[image]"), ("user", "user", "Real question about the ORM")]
     assert read.messages[4].part == 0 and read.messages[5].part == 0
     assert read.session.anchor_index == 5 and read.session.title == "Real question about the ORM"
     assert read.session.summary == "continued summary"
+
+
+def test_typed_commands_are_user_text_but_not_prompts(tmp_path):
+    cmd = ("<command-message>review is running…</command-message>\n<command-name>/review</command-name>\n"
+           "<command-args>the flaky checkout spec</command-args>")
+    p = write_jsonl(
+        tmp_path / "t.jsonl",
+        user(cmd),
+        line("system", "y1", subtype="local_command", level="info",
+             content="<command-name>/agents</command-name>\n<command-message>agents</command-message>\n<command-args></command-args>"),
+        line("system", "y2", subtype="local_command", level="info",
+             content="<local-command-stdout>Agents dialog dismissed</local-command-stdout>"),
+        user("<bash-input>git stash list</bash-input>", "u2"),
+        user("<bash-input></bash-input>", "u3"),
+        user([{"type": "text", "text": "<command-name>/model</command-name><command-args>opus</command-args>"},
+              {"type": "text", "text": "Why does the checkout spec time out?"}], "u4"),
+    )
+    read = SRC.read(p)
+    assert [(m.role.value, m.label, m.text, m.part) for m in read.messages] == [
+        ("user", "user", "/review the flaky checkout spec", 0), ("user", "user", "/agents", 0),
+        ("tool", "tool:local-command", "Agents dialog dismissed", 0), ("user", "user", "! git stash list", 0),
+        ("user", "user", "/model opus", 0), ("user", "user", "Why does the checkout spec time out?", 1)]
+    # searchable as user text (writer.index_text_field), yet the real prompt is the title and anchor
+    assert [index_text_field(m) for m in read.messages[:2]] == [
+        ("user", "/review the flaky checkout spec"), ("user", "/agents")]
+    assert read.session.title == "Why does the checkout spec time out?" and read.session.anchor_index == 5
+    assert_read_back(SRC, p, read.messages)
+
+
+def test_command_with_arguments_titles_a_session_without_prompts(tmp_path):
+    p = write_jsonl(tmp_path / "c.jsonl", user("<command-name>/clear</command-name><command-args></command-args>"),
+                    user("<bash-input>make test</bash-input>", "u2"),
+                    user("<command-name>/fix-issue</command-name><command-args>1423\nsee the log</command-args>", "u3"),
+                    user("<command-name>/other</command-name><command-args>later one</command-args>", "u4"))
+    s = SRC.read(p).session
+    assert s.title == "/fix-issue 1423" and s.anchor_index == 2  # first line of the first command with args
+    p2 = write_jsonl(tmp_path / "c2.jsonl", *[json.loads(x) for x in p.read_text().splitlines()],
+                     {"type": "ai-title", "aiTitle": "Fix issue 1423", "sessionId": "s-1"})
+    assert SRC.read(p2).session.title == "Fix issue 1423"
 
 
 def test_no_prompt_means_no_title(tmp_path):
@@ -241,6 +283,15 @@ def test_classify():
     assert classify("<system-reminder>x</system-reminder>") is None
     assert classify("fix it\n<system-reminder>noise</system-reminder>").text == "fix it"
     assert classify("<command-message>x</command-message>") is None  # no command name
+    cmd = classify("<command-message>orchestrator is running…</command-message>\n<command-name>/orchestrator</command-name>\n"
+                   "<command-args>@CLAUDE.md build the plan</command-args>")
+    assert (cmd.role, cmd.label, cmd.text, cmd.prompt, cmd.fallback) == (
+        Role.USER, "user", "/orchestrator @CLAUDE.md build the plan", False, True)
+    bare = classify("<command-name>/exit</command-name>\n<command-message>exit</command-message>\n<command-args></command-args>")
+    assert (bare.role, bare.text, bare.prompt, bare.fallback) == (Role.USER, "/exit", False, False)
+    bang = classify("<bash-input>npm run e2e</bash-input>")
+    assert (bang.role, bang.label, bang.text, bang.prompt, bang.fallback) == (Role.USER, "user", "! npm run e2e", False, False)
+    assert classify("<bash-input>  </bash-input>") is None
     assert classify(None) is None
 
 
@@ -333,6 +384,61 @@ def test_subagent_legacy_layout():
     assert s.title == "Check whether the staging webhook secret rotates nightly."
 
 
+def test_inline_sidechain_and_command_session():
+    """Claude Code 1.0.x: the only human input is a slash command with arguments; a Task subagent's
+    turns are written inline (isSidechain) before the Task result."""
+    read = SRC.read(MOBILE_FILE)
+    ms, s = read.messages, read.session
+    assert labels(read) == [
+        ("user", "user"),  # /orchestrator @CLAUDE.md ... (the Caveat and the isMeta expansion are dropped)
+        ("assistant", "assistant"), ("assistant", "tool-call:Task"),
+        ("user", "user"),  # sidechain: the Task prompt, still a message
+        ("assistant", "assistant"), ("assistant", "tool-call:Bash"), ("tool", "tool:Bash"),
+        ("assistant", "assistant"),  # sidechain final answer
+        ("tool", "tool:Task"), ("user", "user"), ("tool", "tool:bash-mode"), ("assistant", "assistant")]
+    assert ms[0].text == "/orchestrator @CLAUDE.md refresh the release checklist for the Android build"
+    assert ms[3].text.startswith("Inspect the gradle build files") and ms[9].text == "! ./gradlew :app:lintRelease"
+    assert index_text_field(ms[0]) == ("user", ms[0].text) and index_text_field(ms[9]) == ("user", ms[9].text)
+    assert s.title == "/orchestrator @CLAUDE.md refresh the release checklist for the Android build"
+    assert s.anchor_index == 0 and s.message_count == 12
+    assert (s.session_id, s.parent_session_id, s.project, s.git_branch) == (MOBILE, None, "/home/dev/mobile", "release/3.4")
+
+
+def test_inline_sidechain_never_titles_the_parent(tmp_path):
+    side = dict(isSidechain=True)
+    task = user("Examine the lockfile for duplicate versions", "s1", **side)
+    answer = assistant([{"type": "text", "text": "Found 3 duplicates."}], "s2", "msg_s", parent="s1", **side)
+    later = user("Now upgrade the lockfile", "u2")
+    parent = write_jsonl(tmp_path / "p.jsonl", assistant([{"type": "text", "text": "Delegating."}]), task, answer, later)
+    read = SRC.read(parent)
+    assert [(m.role.value, m.label) for m in read.messages] == [
+        ("assistant", "assistant"), ("user", "user"), ("assistant", "assistant"), ("user", "user")]
+    assert read.session.title == "Now upgrade the lockfile" and read.session.anchor_index == 3
+    no_prompt = write_jsonl(tmp_path / "q.jsonl", assistant([{"type": "text", "text": "Delegating."}]), task, answer)
+    s = SRC.read(no_prompt).session
+    assert s.title is None and s.anchor_index == 0
+    # a file of sidechain lines only is a subagent transcript under another name: its task is its title
+    only = write_jsonl(tmp_path / "renamed.jsonl", task, answer)
+    s = SRC.read(only).session
+    assert s.title == "Examine the lockfile for duplicate versions" and s.anchor_index == 0
+    # in an agent-*.jsonl file (every line isSidechain) the parent's task prompt is the title
+    sub = write_jsonl(tmp_path / "agent-0a1b2c3d.jsonl", answer, task)
+    s = SRC.read(sub).session
+    assert s.title == "Examine the lockfile for duplicate versions" and s.anchor_index == 1
+    (tmp_path / "inc").mkdir()
+    for path in (parent, no_prompt, only, sub):
+        assert_incremental(SRC, path.read_bytes(), tmp_path / "inc" / path.name)
+
+
+def test_bom_line_is_read(tmp_path):
+    p = tmp_path / "bom.jsonl"
+    p.write_bytes(b"\xef\xbb\xbf" + json.dumps(user("hello from a BOM file")).encode() + b"\n")
+    read = SRC.read(p)
+    assert [m.text for m in read.messages] == ["hello from a BOM file"] and read.stats.skipped == 0
+    assert read.session.title == "hello from a BOM file"
+    assert_read_back(SRC, p, read.messages)
+
+
 def test_session_id_trusts_lines(tmp_path):
     moved = write_jsonl(tmp_path / "renamed-copy.jsonl", user("hi", sid="4a1d0000-0000-4000-8000-000000000001"))
     assert SRC.read(moved).session.session_id == "4a1d0000-0000-4000-8000-000000000001"
@@ -365,6 +471,13 @@ def test_corpus_reads_without_errors():
     assert any(m.role is Role.USER and "What skills are available?" in m.text for m in real.messages)
     sub = texts["agent-a0ad4f44468bdf20d.jsonl"].session
     assert sub.parent_session_id == "0a1b2c3d-4e5f-4061-8071-2a3b4c5d6e7f" and sub.extra == {"agent_type": "general-purpose"}
+    # 1.0.108: the only human input is /orchestrator with arguments; the inline subagent's task
+    # prompt ("Examine the package.json file(s)...") must not become the title
+    v108 = texts["d-kimuson_real_v1.0.108_5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl"]
+    assert v108.session.title.startswith("/orchestrator @CLAUDE.md") and v108.session.anchor_index == 0
+    assert any(m.role is Role.USER and m.text.startswith("Examine the package.json") for m in v108.messages)
+    legacy = texts["d-kimuson_legacy-agent-file_agent-test-hash-123.jsonl"].session  # sidechain lines only
+    assert legacy.title == "Run the test suite"
     edge = texts["claude-code-log_edge_cases.jsonl"]
     assert edge.stats.reasons == {"not a JSON object": 3}
     assert any("中文" in m.text for m in edge.messages)

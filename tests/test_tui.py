@@ -70,15 +70,18 @@ async def test_down_enter_expands_and_plus_minus_resize(sample):
         assert app.focused is results
         await pilot.press("enter")
         before, after, window = results.expanded[0]
-        assert (before, after) == (4, 4)
+        assert (before, after) == (4, 3)  # the session ends 3 messages after the hit
         assert [i.message_index for i in window] == list(range(1, 9))
         assert sum(i.hit for i in window) == 1
         await pilot.press("minus")
-        assert [i.message_index for i in results.expanded[0][2]] == [3, 4, 5, 6, 7]
+        assert [i.message_index for i in results.expanded[0][2]] == [3, 4, 5, 6]
         await pilot.press("minus", "minus", "minus")
         assert [i.message_index for i in results.expanded[0][2]] == [5]
         await pilot.press("plus")
         assert len(results.expanded[0][2]) == 5
+        for _ in range(6):
+            await pilot.press("plus")
+        assert [i.message_index for i in results.expanded[0][2]] == list(range(9))  # the whole session
         await pilot.press("enter")
         assert results.expanded == {}
         await pilot.press("right")
@@ -135,6 +138,9 @@ async def test_typing_in_results_goes_to_search_box(sample):
         await settle(app, pilot)
         box = app.screen.query_one("#query")
         assert app.focused is box and box.value == "cron"
+        await pilot.press("down", *"xo")  # "o" right after a letter goes to the box, not "open"
+        await settle(app, pilot)
+        assert isinstance(app.screen, SearchScreen) and box.value == "cronxo"
 
 
 async def test_help_screen(sample):

@@ -151,16 +151,17 @@ class Indexer:
 
     def refresh(self, progress: Callable[[Progress], None] | None = None,
                 cancelled: Callable[[], bool] | None = None) -> RefreshReport:
-        """Bring the index up to date; returns a :class:`RefreshReport`. Never raises for a bad
-        transcript (it is named in ``errors``); raises ``store.IndexError_`` when the index
-        directory itself cannot be created."""
+        """Bring the index up to date; returns a :class:`RefreshReport`.
+
+        Never raises for a bad transcript (it is named in ``errors``). Raises
+        ``store.IndexError_`` or ``OSError`` when the index directory cannot be created or
+        written. When another process holds the writer lock for more than ``LOCK_WAIT``
+        seconds, returns with ``busy=True`` having written nothing.
+        """
         t0 = time.perf_counter()
         report = RefreshReport()
         ix, report.rebuilt = open_index(self.index_dir)
-        manifest = Manifest.load(self.index_dir) if not report.rebuilt else Manifest(self.index_dir)
-        if manifest.files and doc_total(ix) == 0:
-            manifest = Manifest(self.index_dir)  # index lost: manifest must not claim anything
-        jobs, removed = self._plan(manifest, report)
+        jobs, removed, manifest = self._plan(ix, report)
         if not jobs and not removed:
             report.seconds = time.perf_counter() - t0
             return report
@@ -170,6 +171,9 @@ class Indexer:
             report.busy = True
             report.seconds = time.perf_counter() - t0
             return report
+        # Plan again under the lock: another crabsearch may have indexed these files while this
+        # one waited (planning before the lock indexed them twice).
+        jobs, removed, manifest = self._plan(ix, report)
         for path in removed:
             writer.delete_by_term("fkey", manifest.files[path]["fkey"])
             del manifest.files[path]
@@ -178,16 +182,21 @@ class Indexer:
         done_bytes = pending_bytes = 0
         docs_at_commit = 0
         pending_entries: dict[str, dict] = {}
+
+        def tick(n: int, extra_bytes: int = 0) -> None:
+            if progress:
+                progress(Progress(n, len(jobs), done_bytes + extra_bytes, total, report.messages_added))
+
         for n, job in enumerate(jobs):
             if cancelled and cancelled():
                 break
-            entry = self._index_file(writer, job, report)
+            entry = self._index_file(writer, job, report, lambda frac, n=n, job=job: tick(
+                n, int(frac * (job.size - job.start))))
             if entry is not None:
                 pending_entries[job.path] = entry
             done_bytes += job.size - job.start
             pending_bytes += job.size - job.start
-            if progress:
-                progress(Progress(n + 1, len(jobs), done_bytes, total, report.messages_added))
+            tick(n + 1)
             if pending_bytes >= BATCH_BYTES or report.messages_added - docs_at_commit >= BATCH_DOCS:
                 # Commit in batches so results appear while a long build runs; the manifest
                 # moves forward only after the commit it describes.
@@ -195,7 +204,12 @@ class Indexer:
                 self._save(manifest, pending_entries)
                 pending_entries, pending_bytes = {}, 0
                 docs_at_commit = report.messages_added
-                writer = ix.writer(timeout=LOCK_WAIT, delay=0.25)
+                try:
+                    writer = ix.writer(timeout=LOCK_WAIT, delay=0.25)
+                except LockError:
+                    report.busy = True
+                    report.seconds = time.perf_counter() - t0
+                    return report
         writer.commit()
         self._save(manifest, pending_entries)
         report.seconds = time.perf_counter() - t0
@@ -203,7 +217,11 @@ class Indexer:
 
     # -- internals ----------------------------------------------------------------------------
 
-    def _plan(self, manifest: Manifest, report: RefreshReport) -> tuple[list[_Job], list[str]]:
+    def _plan(self, ix, report: RefreshReport) -> tuple[list[_Job], list[str], Manifest]:
+        manifest = Manifest.load(self.index_dir) if not report.rebuilt else Manifest(self.index_dir)
+        if manifest.files and doc_total(ix) == 0:
+            manifest = Manifest(self.index_dir)  # index lost: the manifest must not claim anything
+        report.files_seen, report.by_agent = 0, {}
         jobs: list[_Job] = []
         found: set[str] = set()
         for src, path in self.discover():
@@ -227,9 +245,10 @@ class Indexer:
                     job.start, job.state = old["offset"], old["state"]
             jobs.append(job)
         removed = [p for p in manifest.files if p not in found]
-        return jobs, removed
+        return jobs, removed, manifest
 
-    def _index_file(self, writer, job: _Job, report: RefreshReport) -> dict | None:
+    def _index_file(self, writer, job: _Job, report: RefreshReport,
+                    progress: Callable[[float], None]) -> dict | None:
         path = Path(job.path)
         fkey = file_key(job.path)
         try:
@@ -242,9 +261,16 @@ class Indexer:
             writer.delete_by_term("fkey", fkey)
         skey = f"{read.session.agent}:{read.session.session_id}"
         add = writer.add_document if job.start == 0 else writer.update_document
-        for m in read.messages:
+        count = len(read.messages)
+        for i, m in enumerate(read.messages):
             add(**message_doc(fkey, skey, job.source.agent, m))
-        if job.start == 0:
+            if i % 2000 == 1999:
+                progress(i / count)
+        if read.session.message_count == 0 and not read.session.title:
+            # Nothing to show (an empty file, or one holding only other sessions' summary lines).
+            if job.start:
+                writer.delete_by_term("mkey", f"{fkey}:s")
+        elif job.start == 0:
             writer.add_document(**session_doc(fkey, read.session))
         else:
             writer.update_document(**session_doc(fkey, read.session))

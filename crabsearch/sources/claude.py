@@ -8,11 +8,19 @@ and 7.3 (role mapping). Decisions the spec leaves open:
   ``isMeta`` only drops the line's text.
 * A file is a subagent transcript when its name is ``agent-<id>.jsonl`` (``<id>`` letters, digits
   and ``-``), wherever it lies (formats.md 1.1).
-* Slash-command lines become ``system`` messages showing the command (``/model opus``); their
-  output (``<local-command-stdout>``, ``<bash-stdout>``) becomes a tool result of the pseudo tools
-  ``local-command`` / ``bash-mode`` (it may hold secrets, like any tool output); ``<bash-input>``
-  becomes a ``system`` message ``! cmd``. Other injected text is dropped. None of these is a
-  title or anchor candidate.
+* What the user typed stays searchable: a slash command (a ``user`` line, or a ``system``
+  ``local_command`` line) becomes a ``user`` message showing the command and its arguments
+  (``/orchestrator @CLAUDE.md build the plan``), and ``<bash-input>`` a ``user`` message
+  ``! cmd``; each is its own message, never merged with the line's prompt text. Neither is a real
+  prompt (formats.md 1.5 skips commands); a command *with arguments* is the title and anchor only
+  of a session without any real prompt. Command output (``<local-command-stdout>``,
+  ``<bash-stdout>``) becomes a tool result of the pseudo tools ``local-command`` / ``bash-mode``
+  (it may hold secrets, like any tool output). Other injected text is dropped.
+* Lines with ``isSidechain: true`` in a file that is not a subagent file (Claude Code <= 1.0.x
+  writes subagent turns inline into the parent file, formats.md 1.1) stay messages, but their
+  prompts are the parent agent's task prompts: they never supply the title or anchor, except in a
+  file holding no other conversation line (a subagent transcript under another name). In a
+  subagent file the first prompt (the parent's task) is the subagent session's title.
 * Assistant text of locally generated replies (``model: "<synthetic>"``, ``isApiErrorMessage``)
   is a ``system`` message.
 * A ``summary`` line is a title candidate only when its ``leafUuid`` is a line of *this* file seen
@@ -125,11 +133,16 @@ class ClaudeSource(Source):
                 session.summary = p.text[:SUMMARY_CAP]
                 state["compacted"] = True
         skip = _repeats(obj, pieces, state) if kind == "assistant" else ()
-        emit(pieces, rec, state, out, ts, skip)
+        side = obj.get("isSidechain") is True and not state.get("sub")
+        if not side:
+            state["main_seen"] = True
+        emit(pieces, rec, state, out, ts, skip, "side_" if side else "")
 
     def finish(self, state: dict, session: Session) -> None:
-        """Session id, parent, title (custom-title > ai-title > summary line > first prompt),
-        summary (compaction summary, else the valid summary line), anchor."""
+        """Session id, parent, title (custom-title > ai-title > summary line > first prompt >
+        first command with arguments), summary (compaction summary, else the valid summary line),
+        anchor (first prompt, else that command). Inline sidechain lines count only in a file
+        without other conversation lines."""
         stem, sid = state["stem"], state.get("sid")
         if state.get("sub"):
             session.session_id = "agent-" + (state.get("agent_id") or stem[len("agent-"):])
@@ -139,11 +152,15 @@ class ClaudeSource(Source):
                 session.extra["agent_type"] = state["agent_type"]
         else:
             session.session_id = stem if state.get("stem_seen") else (sid or stem)
+        spaces = ("",) if state.get("main_seen") else ("", "side_")
+        firsts = [(ns + a, ns + t) for ns in spaces
+                  for a, t in (("anchor", "first_prompt"), ("fallback_anchor", "fallback_title"))]
+        anchor, first = next(((state[a], state.get(t)) for a, t in firsts if a in state), (0, None))
         session.title = (state.get("customTitle") or state.get("aiTitle") or state.get("summary_title")
-                         or state.get("first_prompt") or None)
+                         or first or None)
         if not state.get("compacted"):
             session.summary = state.get("summary_title")
-        session.anchor_index = state.get("anchor", 0)
+        session.anchor_index = anchor
 
     def message_text(self, obj: dict, part: int, label: str) -> str:
         """Text of piece ``part`` of line ``obj`` (same extraction as :meth:`process`)."""
@@ -180,7 +197,8 @@ def pieces_of(obj: dict) -> list[Piece]:
 
 
 def classify(text) -> Piece | None:
-    """One piece of user-typed text: a real prompt (``prompt=True``), a command/system notice, a
+    """One piece of user-typed text: a real prompt (``prompt=True``), a typed slash command or
+    ``! cmd`` (user text, not a prompt; a command with arguments is a ``fallback`` title), a
     command output (tool result), or None for injected text (formats.md 1.2, last paragraph)."""
     s = _s(text).strip()
     if not s or s.startswith(_INJECTED):
@@ -189,13 +207,15 @@ def classify(text) -> Piece | None:
         name = _tag(s, "command-name")
         if not name:
             return None
-        return Piece(Role.SYSTEM, LABEL_SYSTEM, f"{name} {_tag(s, 'command-args')}".strip())
+        args = _tag(s, "command-args")
+        return Piece(Role.USER, LABEL_USER, f"{name} {args}".strip(), fallback=bool(args))
     for tag, tool in _OUTPUT.items():
         if s.startswith(tag):
             body = _OUTPUT_TAGS.sub("", s).strip()
             return Piece(Role.TOOL, f"tool:{tool}", body, tool) if body else None
     if s.startswith("<bash-input>"):
-        return Piece(Role.SYSTEM, LABEL_SYSTEM, "! " + _tag(s, "bash-input"))
+        cmd = _tag(s, "bash-input")
+        return Piece(Role.USER, LABEL_USER, "! " + cmd) if cmd else None
     s = _REMINDER.sub("", s).strip()
     return Piece(Role.USER, LABEL_USER, s, prompt=True) if s else None
 
@@ -226,7 +246,7 @@ def _user(obj: dict) -> list[Piece]:
             Piece(Role.USER, LABEL_USER, "[image]") if kind == "image" else None)
         if p is None:
             continue
-        if p.role is not Role.USER:
+        if p.role is not Role.USER or not (p.prompt or kind == "image"):  # commands stand alone
             pieces.append(p)
             continue
         if slot is None:  # the human text of a line is one message, where its first block was
@@ -276,7 +296,8 @@ def _system(obj: dict) -> list[Piece]:
         p = classify(content)
         if p is None:
             return []
-        return [Piece(Role.SYSTEM, LABEL_SYSTEM, p.text) if p.role is Role.USER else p]
+        # plain text is a notice; a typed command (local_command lines) stays the user's text
+        return [Piece(Role.SYSTEM, LABEL_SYSTEM, p.text) if p.prompt else p]
     err = obj.get("error")
     if obj.get("subtype") == "api_error" and isinstance(err, dict) and _s(err.get("message")):
         return [Piece(Role.SYSTEM, LABEL_SYSTEM, "API error: " + err["message"])]

@@ -26,8 +26,9 @@ class Piece(NamedTuple):
 
     ``label`` is None only for a tool result whose tool name comes from pairing (``call_id`` is
     then the id of the call it answers). For a tool call ``call_id`` is the call's own id.
-    ``prompt`` marks real human text (title and anchor candidate); ``key`` is an optional
-    de-duplication key the source may use.
+    ``prompt`` marks real human text (title and anchor candidate); ``fallback`` marks human input
+    that is a title and anchor candidate only when the session has no real prompt (a slash command
+    with arguments); ``key`` is an optional de-duplication key the source may use.
     """
 
     role: Role
@@ -37,6 +38,7 @@ class Piece(NamedTuple):
     call_id: str | None = None
     prompt: bool = False
     key: str | None = None
+    fallback: bool = False
 
 
 def remember_call(state: dict, call_id: str | None, name: str | None) -> None:
@@ -51,13 +53,16 @@ def remember_call(state: dict, call_id: str | None, name: str | None) -> None:
 
 
 def emit(pieces: list[Piece], rec: Record, state: dict, out: list[Message], ts: datetime | None,
-         skip: Collection[int] = ()) -> None:
+         skip: Collection[int] = (), ns: str = "") -> None:
     """Append a :class:`Message` to ``out`` for each piece whose position is not in ``skip``.
 
     Tool results take their name from the pending call map (popped when paired; ``unknown`` when
     no call was seen). The first piece with ``prompt`` sets ``state["anchor"]`` (its message index:
     the read loop numbers messages from ``state["next_index"]`` in append order) and
-    ``state["first_prompt"]`` (its first line, 80 characters).
+    ``state["first_prompt"]`` (its first line, 80 characters); the first piece with ``fallback``
+    likewise sets ``state["fallback_anchor"]`` and ``state["fallback_title"]``. ``ns`` prefixes
+    these four keys, so a source can keep candidates of another kind apart (Claude Code sidechain
+    lines inline in a parent file use ``side_``).
     """
     base = len(out)
     pending = state.setdefault("pending", {})
@@ -73,9 +78,12 @@ def emit(pieces: list[Piece], rec: Record, state: dict, out: list[Message], ts: 
         elif p.call_id:
             remember_call(state, p.call_id, name)
         index = state["next_index"] + len(out) - base
-        if p.prompt and "anchor" not in state:
-            state["anchor"] = index
-            state["first_prompt"] = first_line(p.text, 80)
+        if p.prompt and ns + "anchor" not in state:
+            state[ns + "anchor"] = index
+            state[ns + "first_prompt"] = first_line(p.text, 80)
+        elif p.fallback and ns + "fallback_anchor" not in state:
+            state[ns + "fallback_anchor"] = index
+            state[ns + "fallback_title"] = first_line(p.text, 80)
         out.append(Message(index, p.role, label, p.text, rec.offset, rec.length, part, name, ts))
 
 

@@ -58,12 +58,17 @@ class CrabsearchApp(App):
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen())
 
-    def empty_message(self) -> Text:
-        """What the app says when no transcript was found: where it looked, how to point it
-        elsewhere."""
+    def empty_message(self, error: str | None = None) -> Text:
+        """What the app says when no session is indexed: the indexing ``error`` if there was one,
+        else where it looked and how to point it elsewhere."""
         t = Text()
-        t.append("No agent transcripts found.\n\n", style="bold")
-        t.append("Looked in:\n")
+        if error:
+            t.append("Could not index the transcripts:\n", style="bold red")
+            t.append(f"  {error}\n\n")
+            t.append(f"Index directory: {self.index_dir}\n")
+            t.append("Point it elsewhere with --index-dir DIR or CRABSEARCH_INDEX_DIR=DIR.\n\n")
+        t.append("No agent transcripts found.\n\n" if not error else "Transcripts are read from:\n", style="bold")
+        t.append("Looked in:\n" if not error else "")
         for agent, root in self.indexer.roots():
             t.append(f"  {agent:<12}", style="cyan")
             t.append(f"{short_path(str(root), self.home)}\n")

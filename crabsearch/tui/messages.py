@@ -9,12 +9,14 @@ from ..search import SearchResult
 
 
 class SearchDone(Message):
-    """A search finished; ``generation`` tells a stale result from the current one."""
+    """A search finished; ``generation`` tells a stale result from the current one; ``error`` is
+    a one-line message when the search failed."""
 
-    def __init__(self, generation: int, result: SearchResult) -> None:
+    def __init__(self, generation: int, result: SearchResult, error: str | None = None) -> None:
         super().__init__()
         self.generation = generation
         self.result = result
+        self.error = error
 
 
 class IndexProgress(Message):

@@ -10,6 +10,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 
 from rich.console import Group
+from rich.table import Table
 from rich.text import Text
 
 from ..search import Engine, Hit, Item
@@ -77,20 +78,29 @@ def snippet(text: str, terms: list[str], width: int = 160) -> Text:
     return highlighted(flat[: width + 1], terms)
 
 
-def row_header(hit: Hit, now: datetime, home: str | None) -> Text:
-    """First line of a result row: title, agent, project, date, message count."""
+def row_header(hit: Hit, now: datetime, home: str | None) -> Table:
+    """First line of a result row: the title (cut with an ellipsis when the row is narrow), then
+    agent, project, date and message count, which always stay visible."""
     s = hit.session
-    line = Text(no_wrap=True, overflow="ellipsis")
-    line.append(printable(s.title or "(untitled)"), style="bold")
-    line.append("  ")
-    line.append(f" {AGENT_NAMES.get(s.agent, s.agent)} ", style=AGENT_STYLES.get(s.agent, "reverse"))
+    title = Text(printable(s.title or "(untitled)"), style="bold", no_wrap=True, overflow="ellipsis")
+    meta = Text(no_wrap=True, overflow="ellipsis")
+    meta.append(f" {AGENT_NAMES.get(s.agent, s.agent)} ", style=AGENT_STYLES.get(s.agent, "reverse"))
     if s.parent_session_id:
-        line.append(" subagent", style=f"italic {MUTED}")
-    line.append("  ")
-    line.append(printable(short_path(s.project, home)) or "no project", style=MUTED)
-    line.append(f"  {relative_date(s.updated, now)}", style=MUTED)
-    line.append(f"  {s.message_count} msgs", style=MUTED)
-    return line
+        meta.append(" subagent", style=f"italic {MUTED}")
+    meta.append("  ")
+    meta.append(printable(_tail(short_path(s.project, home), 28)) or "no project", style=MUTED)
+    meta.append(f"  {relative_date(s.updated, now)}", style=MUTED)
+    meta.append(f"  {s.message_count} msgs", style=MUTED)
+    grid = Table.grid(expand=True, padding=(0, 1))
+    grid.add_column(ratio=1, no_wrap=True, overflow="ellipsis")
+    grid.add_column(no_wrap=True, justify="right")
+    grid.add_row(title, meta)
+    return grid
+
+
+def _tail(path: str, limit: int) -> str:
+    """The end of ``path`` when it is longer than ``limit`` characters (``…/dev/webapp``)."""
+    return path if len(path) <= limit else "…" + path[-(limit - 1):]
 
 
 def item_lines(item: Item, terms: list[str], *, width: int = 160, lines: int = 1) -> list[Text]:
@@ -104,11 +114,16 @@ def item_lines(item: Item, terms: list[str], *, width: int = 160, lines: int = 1
         first.append_text(snippet(item.text, terms, width))
         return [first]
     body = [ln for ln in printable(item.text).splitlines() if ln.strip()] or [""]
-    more = len(body) > lines or item.truncated
-    body = body[:lines]
-    first.append_text(highlighted(body[0][: width + 1], terms))
+    start = 0
+    if item.hit:  # start at the first line with a match, so the matched words are visible
+        start = next((i for i, ln in enumerate(body) if Engine.spans(ln, terms)), 0)
+    more = len(body) > start + lines or item.truncated
+    shown = body[start:start + lines]
+    first.append_text(snippet(shown[0], terms, width) if item.hit else highlighted(shown[0][: width + 1], terms))
+    if start:
+        first = Text.assemble(first[:13], Text("… ", style=MUTED), first[13:], no_wrap=True, overflow="ellipsis")
     out = [first]
-    for ln in body[1:]:
+    for ln in shown[1:]:
         row = Text(" " * 13, no_wrap=True, overflow="ellipsis")
         row.append_text(highlighted(ln[: width + 1], terms))
         out.append(row)
@@ -121,7 +136,7 @@ def result_prompt(hit: Hit, terms: list[str], now: datetime, home: str | None,
                   window: list[Item] | None = None) -> Group:
     """The OptionList prompt of a result row: header plus the hit's snippet, or, when expanded,
     the context window ``window`` (hit included) with a few lines per message."""
-    parts: list[Text] = [row_header(hit, now, home)]
+    parts: list = [row_header(hit, now, home)]
     if window is None:
         item = hit.item
         if item is not None:
@@ -129,7 +144,7 @@ def result_prompt(hit: Hit, terms: list[str], now: datetime, home: str | None,
     else:
         for it in window:
             parts.extend(item_lines(it, terms, lines=4 if it.hit else 2))
-        parts.append(Text(f"  messages {window[0].message_index}–{window[-1].message_index} of "
+        parts.append(Text(f"  messages {window[0].message_index + 1}–{window[-1].message_index + 1} of "
                           f"{hit.session.message_count} · +/- widen/narrow · o open", style=f"italic {MUTED}")
                      if window else Text("  (no messages)", style=MUTED))
     return Group(*parts)

@@ -16,7 +16,8 @@ from .render import result_prompt
 class ResultList(OptionList):
     """Rows of :class:`~crabsearch.search.Hit`. Enter/Right expands or collapses the highlighted
     row into its context window (fetched through ``fetch_window(hit, before, after)``), ``+``/``-``
-    widen or narrow it, ``o`` asks to open the session, Esc and typing go back to the search box."""
+    widen or narrow it, ``o`` asks to open the session, Esc goes back to the search box and typed
+    characters go to ``type_into_search(char)`` (``"\b"`` for backspace)."""
 
     BINDINGS = [
         Binding("right", "toggle", "Expand", show=False),
@@ -35,15 +36,12 @@ class ResultList(OptionList):
             self.hit = hit
 
     class Leave(Message):
-        """The user left the list (Esc, or typed text meant for the search box: ``text``)."""
+        """The user left the list (Esc)."""
 
-        def __init__(self, text: str = "") -> None:
-            super().__init__()
-            self.text = text
-
-    def __init__(self, fetch_window, now: datetime, home: str | None, **kwargs) -> None:
+    def __init__(self, fetch_window, type_into_search, now: datetime, home: str | None, **kwargs) -> None:
         super().__init__(**kwargs)
         self.fetch_window = fetch_window
+        self.type_into_search = type_into_search
         self.now = now
         self.home = home
         self.hits: list[Hit] = []
@@ -76,7 +74,11 @@ class ResultList(OptionList):
         return result_prompt(self.hits[i], self.terms, self.now, self.home, window[2] if window else None)
 
     def _set_window(self, i: int, before: int, after: int) -> None:
-        window = self.fetch_window(self.hits[i], before, after)
+        hit = self.hits[i]
+        window = self.fetch_window(hit, before, after)
+        if window:  # remember the sizes the window really has (sides clamp at the session's ends)
+            before = hit.message_index - window[0].message_index
+            after = window[-1].message_index - hit.message_index
         self.expanded[i] = (before, after, window)
         self.replace_option_prompt_at_index(i, self._prompt(i))
 
@@ -113,8 +115,20 @@ class ResultList(OptionList):
         i = self.highlighted
         if i is None or i >= len(self.hits):
             return
-        before, after, _ = self.expanded.get(i, (DEFAULT_BEFORE - delta, DEFAULT_AFTER - delta, []))
-        self._set_window(i, max(0, min(15, before + delta)), max(0, min(15, after + delta)))
+        if i not in self.expanded:
+            self._set_window(i, DEFAULT_BEFORE, DEFAULT_AFTER)
+            return
+        before, after, _ = self.expanded[i]
+        hit = self.hits[i]
+        room_before = hit.message_index
+        room_after = hit.session.message_count - 1 - hit.message_index
+        if delta > 0:  # grow where there is room, so every press shows more
+            b = min(room_before, before + delta)
+            a = min(room_after, after + delta + (before + delta - b))
+            b = min(room_before, b + (after + delta - a))
+        else:
+            b, a = max(0, before + delta), max(0, after + delta)
+        self._set_window(i, b, a)
         self.scroll_to_highlight()
 
     def action_open(self) -> None:
@@ -128,11 +142,13 @@ class ResultList(OptionList):
         self.post_message(self.Leave())
 
     def on_key(self, event) -> None:
-        # Typing while the list has focus goes to the search box.
+        # Typing while the list has focus goes to the search box. Focus moves right here, not
+        # through a message, so the keys already queued behind this one land in the box too.
         if event.is_printable and event.character and event.character not in "+=-o?":
             event.stop()
             event.prevent_default()
-            self.post_message(self.Leave(event.character))
+            self.type_into_search(event.character)
         elif event.key == "backspace":
             event.stop()
-            self.post_message(self.Leave("\b"))
+            event.prevent_default()
+            self.type_into_search("\b")

@@ -40,18 +40,21 @@ class SearchScreen(Screen):
         self._shown = -1
         self._timer = None
         self.result: SearchResult | None = None
+        self.search_error: str | None = None
+        self.index_error: str | None = None
 
     def compose(self) -> ComposeResult:
         app = self.app
         yield Static(self._title_text(), id="title")
         box = Input(placeholder="Search your agent sessions…  (Down: results, F1: help, Ctrl+Q: quit)",
-                    id="query")
+                    id="query", select_on_focus=False)
         box.cursor_blink = app.cursor_blink
         yield box
         with Horizontal(id="statusbar"):
             yield Static("", id="status")
+            yield Static("", id="index-status")
             yield ProgressBar(total=None, show_eta=False, id="progress")
-        yield ResultList(self._fetch_window, app.now, app.home, id="results")
+        yield ResultList(self._fetch_window, self.type_into_search, app.now, app.home, id="results")
         yield Static("", id="empty")
         yield Footer()
 
@@ -102,11 +105,15 @@ class SearchScreen(Screen):
     @work(thread=True, exclusive=True, group="search", exit_on_error=False)
     def _search(self, text: str, generation: int) -> None:
         engine = self.app.engine
-        if text.strip():
-            result = engine.search(text, limit=RESULT_LIMIT, before=0, after=0, time_limit=SEARCH_TIME_LIMIT)
-        else:
-            result = SearchResult(query="", hits=engine.recent(limit=RECENT_LIMIT))
-        self.post_message(SearchDone(generation, result))
+        try:
+            if text.strip():
+                result = engine.search(text, limit=RESULT_LIMIT, before=0, after=0, time_limit=SEARCH_TIME_LIMIT)
+            else:
+                result = SearchResult(query="", hits=engine.recent(limit=RECENT_LIMIT))
+            error = None
+        except Exception as exc:  # shown in the status line, never a silent blank screen
+            result, error = SearchResult(query=text, hits=[]), f"search failed: {type(exc).__name__}: {exc}"
+        self.post_message(SearchDone(generation, result, error))
 
     @on(SearchDone)
     def _show(self, message: SearchDone) -> None:
@@ -114,6 +121,7 @@ class SearchScreen(Screen):
             return  # a newer query is on its way
         self._shown = message.generation
         self.result = message.result
+        self.search_error = message.error
         results = self.query_one(ResultList)
         results.show(message.result.hits, message.result.terms)
         self._update_status()
@@ -129,7 +137,9 @@ class SearchScreen(Screen):
         if result is None:
             return
         n = len(result.hits)
-        if not result.query.strip():
+        if self.search_error:
+            msg = self.search_error
+        elif not result.query.strip():
             msg = f"Recent sessions ({n})" if n else ""
         elif n == 0:
             msg = f"No session matches “{printable(result.query)}”"
@@ -141,12 +151,12 @@ class SearchScreen(Screen):
                 msg += " · stopped early (very common words): add a word to narrow it"
             if result.cut:
                 msg += " · query cut to 512 characters"
-        status.update(Text(msg, style="dim"))
+        status.update(Text(msg, style="bold red" if self.search_error else "dim"))
         nothing_indexed = n == 0 and not result.query.strip() and not self.app.indexing
         empty.display = nothing_indexed
         results.display = not nothing_indexed
         if nothing_indexed:
-            empty.update(self.app.empty_message())
+            empty.update(self.app.empty_message(self.index_error))
 
     # -- indexing -----------------------------------------------------------------------------
 
@@ -172,16 +182,20 @@ class SearchScreen(Screen):
         bar = self.query_one("#progress", ProgressBar)
         bar.update(total=max(1, p.bytes_total), progress=p.bytes_done)
         mb = p.bytes_done / 1e6
-        self.query_one("#status", Static).update(
-            Text(f"Indexing {p.files_done}/{p.files_total} files · {mb:.1f} MB · {p.messages} messages", style="dim"))
+        self.query_one("#index-status", Static).update(
+            Text(f"indexing {p.files_done}/{p.files_total} files · {mb:.1f} MB · {p.messages} messages ",
+                 style="dim"))
 
     @on(IndexDone)
     def _indexed(self, message: IndexDone) -> None:
         self.app.indexing = False
         self.query_one("#progress").display = False
+        self.query_one("#index-status", Static).update("")
         report = message.report
+        self.index_error = message.error
         if message.error:
-            self.notify(message.error, severity="error")
+            self.query_one("#index-status", Static).update(Text(message.error + " ", style="bold red"))
+            self.notify(message.error, severity="error", timeout=10)
         elif report is not None:
             if report.busy:
                 self.notify("Another crabsearch is updating the index; showing what is committed.")
@@ -206,13 +220,18 @@ class SearchScreen(Screen):
             box.value = ""
 
     @on(ResultList.Leave)
-    def _leave_results(self, message: ResultList.Leave) -> None:
+    def _leave_results(self) -> None:
+        self.query_one(Input).focus()
+
+    def type_into_search(self, char: str) -> None:
+        """Put a character typed in the results into the search box (``"\b"``: backspace) and
+        move the focus there."""
         box = self.query_one(Input)
         box.focus()
-        if message.text == "\b":
+        if char == "\b":
             box.action_delete_left()
-        elif message.text:
-            box.insert_text_at_cursor(message.text)
+        else:
+            box.insert_text_at_cursor(char)
 
     @on(ResultList.Open)
     def _open(self, message: ResultList.Open) -> None:
@@ -263,8 +282,8 @@ class SessionScreen(Screen):
     @on(TranscriptView.Position)
     def _position(self, message: TranscriptView.Position) -> None:
         self.query_one("#position", Static).update(
-            Text(f"message {message.index + 1} of {message.total} · hit at {self.hit.message_index + 1}"
-                 " · g/G start/end · Esc back", style="dim"))
+            Text(f"messages {message.index + 1}–{message.last + 1} of {message.total} · hit at #"
+                 f"{self.hit.message_index + 1} · g/G start/end · e full text · Esc back", style="dim"))
 
 
 KEYS = [

@@ -57,11 +57,13 @@ class TranscriptView(ScrollView, can_focus=True):
     ]
 
     class Position(Message):
-        """Posted when the message at the top of the view changes: ``index`` of ``total``."""
+        """Posted when the messages in view change: ``index`` (top) to ``last`` of ``total``
+        (0-based indexes)."""
 
-        def __init__(self, index: int, total: int) -> None:
+        def __init__(self, index: int, last: int, total: int) -> None:
             super().__init__()
             self.index = index
+            self.last = last
             self.total = total
 
     def __init__(self, load: Callable[[int, int], list[Item]], total: int, start: int,
@@ -75,7 +77,7 @@ class TranscriptView(ScrollView, can_focus=True):
         self._blocks: list[_Block] = []
         self._lines: list[tuple[int, Strip]] = []  # (block number, strip)
         self._width = 0
-        self._top_index = -1
+        self._top_index: tuple[int, int] | None = None
         self._opened = False
         self.full = False
 
@@ -144,10 +146,16 @@ class TranscriptView(ScrollView, can_focus=True):
 
     def top_message(self) -> int:
         """Index of the message at the top of the view."""
-        y = int(self.scroll_offset.y)
+        return self._message_at(int(self.scroll_offset.y))
+
+    def bottom_message(self) -> int:
+        """Index of the last message (even partly) in view."""
+        return self._message_at(int(self.scroll_offset.y) + self.scrollable_content_region.height - 1)
+
+    def _message_at(self, y: int) -> int:
         if not self._lines:
             return self.start
-        n = self._lines[min(y, len(self._lines) - 1)][0]
+        n = self._lines[max(0, min(y, len(self._lines) - 1))][0]
         return self._blocks[n].item.message_index
 
     def watch_scroll_y(self, old: float, new: float) -> None:
@@ -173,10 +181,10 @@ class TranscriptView(ScrollView, can_focus=True):
             if not items:  # the index claims more messages than it holds: stop asking
                 self.total = self.hi
             self._relayout()
-        top = self.top_message()
-        if top != self._top_index:
-            self._top_index = top
-            self.post_message(self.Position(top, self.total))
+        seen = (self.top_message(), self.bottom_message())
+        if seen != self._top_index:
+            self._top_index = seen
+            self.post_message(self.Position(seen[0], seen[1], self.total))
 
     # -- rendering ----------------------------------------------------------------------------
 
@@ -184,7 +192,7 @@ class TranscriptView(ScrollView, can_focus=True):
         is_hit = item.message_index == self.hit_index
         header = Text(no_wrap=True, overflow="ellipsis")
         header.append("▶ " if is_hit else "  ", style="bold cyan")
-        header.append(f"#{item.message_index} ", style="dim")
+        header.append(f"#{item.message_index + 1} ", style="dim")
         header.append(item.label, style=ROLE_STYLES.get(item.role, ""))
         if item.timestamp:
             header.append("  " + item.timestamp.strftime("%Y-%m-%d %H:%M:%S UTC"), style="dim")
