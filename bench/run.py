@@ -267,9 +267,9 @@ async def _tui_run(index_dir: Path, home: Path, targets: list[tuple[str, str]], 
     page_calls: list[tuple[float, int, int]] = []
     orig_page = app.engine.page
 
-    def timed_page(ref, offset=0, limit=50, max_bytes=None):
+    def timed_page(ref, offset=0, limit=50, max_bytes=None, **kw):
         t = time.perf_counter()
-        r = orig_page(ref, offset, limit, max_bytes=max_bytes)
+        r = orig_page(ref, offset, limit, max_bytes=max_bytes, **kw)
         page_calls.append((time.perf_counter() - t, len(r.messages), sum(len(m.text) for m in r.messages)))
         return r
 

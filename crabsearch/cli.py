@@ -38,6 +38,9 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--index-dir", metavar="DIR", help="index directory (default: $CRABSEARCH_INDEX_DIR "
                    "or the user cache dir)")
     p.add_argument("--demo", action="store_true", help="use the bundled example sessions and their own index")
+    p.add_argument("--index-tool-output", action="store_true", default=None,
+                   help="also index tool output (secrets masked; searched with in:tools); "
+                        "config: index_tool_output = true")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -55,6 +58,10 @@ def build_parser() -> argparse.ArgumentParser:
     p_search.add_argument("--before", type=_nonneg, default=4, help="messages before the hit (default 4)")
     p_search.add_argument("--after", type=_nonneg, default=4, help="messages after the hit (default 4)")
     p_search.add_argument("--agent", help="only this agent's sessions (claude, codex)")
+    p_search.add_argument("--sort", choices=("relevance", "newest"), default="relevance",
+                          help="order of the sessions (default relevance; recency breaks ties)")
+    p_search.add_argument("--explain", action="store_true", help="add how each hit matched to the JSON")
+    p_search.add_argument("--no-redact", action="store_true", help="show secret-shaped strings unmasked")
     p_search.add_argument("--json", action="store_true", help="print JSON")
     p_search.add_argument("--no-refresh", action="store_true", help="search the index as it is")
     p_show = sub.add_parser("show", help="print a page of a session's messages")
@@ -62,6 +69,7 @@ def build_parser() -> argparse.ArgumentParser:
     p_show.add_argument("session_id")
     p_show.add_argument("--offset", type=_nonneg, default=0, help="first message (default 0)")
     p_show.add_argument("--limit", type=_nonneg, default=50, help="messages per page (default 50)")
+    p_show.add_argument("--no-redact", action="store_true", help="show secret-shaped strings unmasked")
     p_show.add_argument("--json", action="store_true", help="print JSON")
     return parser
 
@@ -109,19 +117,28 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(args) -> int:
+    from . import config
+
     index_dir = paths.index_dir(args.index_dir, demo=args.demo)
     env = source_env(args.demo)
+    cfg = config.load()
+    if cfg.problem:
+        print(f"crabsearch: config {cfg.problem}", file=sys.stderr)
+    tools = cfg.index_tool_output if args.index_tool_output is None else True
     if args.command is None:
         from .tui.app import CrabsearchApp
 
-        CrabsearchApp(index_dir=index_dir, env=env, demo=args.demo).run()
+        CrabsearchApp(index_dir=index_dir, env=env, demo=args.demo, index_tool_output=tools).run()
         return EXIT_OK
     from .index import Indexer
     from .search import Engine
 
+    indexer = Indexer(index_dir, env=env, index_tool_output=tools)
+    engine = Engine(index_dir, redact=not getattr(args, "no_redact", False))
+
     if args.command == "index":
-        report = Indexer(index_dir, env=env).refresh()
-        _print_report(report, index_dir, args.json)
+        report = indexer.refresh()
+        _print_report(report, index_dir, engine.doc_count(), args.json)
         if report.busy:
             print("crabsearch: another crabsearch is updating the index; run this again when it is done",
                   file=sys.stderr)
@@ -135,7 +152,7 @@ def _run(args) -> int:
                 raise UsageError(f"unknown agent {args.agent!r} (known: {', '.join(SOURCES)})")
         if not args.no_refresh:
             try:
-                report = Indexer(index_dir, env=env).refresh()
+                report = indexer.refresh()
             except OSError as exc:  # e.g. a read-only index directory: search what is there
                 print(f"crabsearch: cannot update the index ({exc.strerror or exc}); searching what is "
                       "already indexed", file=sys.stderr)
@@ -144,12 +161,11 @@ def _run(args) -> int:
                 if report.busy:
                     print("crabsearch: another crabsearch is updating the index; searching what is committed",
                           file=sys.stderr)
-        engine = Engine(index_dir)
         if not engine.exists:
             print(f"crabsearch: no index in {index_dir} yet; run `crabsearch index`", file=sys.stderr)
             return EXIT_ERROR
         result = engine.search(" ".join(args.query), limit=args.limit, before=args.before,
-                               after=args.after, agent=args.agent)
+                               after=args.after, agent=args.agent, sort=args.sort, explain=args.explain)
         if args.json:
             _dump(result.to_json())
         else:
@@ -158,11 +174,10 @@ def _run(args) -> int:
     if args.command == "show":
         from .search import AmbiguousSession
 
-        engine = Engine(index_dir)
         try:
             ref = engine.find_session(args.session_id)
             if ref is None:
-                Indexer(index_dir, env=env).refresh()
+                indexer.refresh()
                 engine.reload()
                 ref = engine.find_session(args.session_id)
         except AmbiguousSession as exc:
@@ -196,10 +211,7 @@ def _warn(report) -> None:
         print(f"crabsearch: skipped {err}", file=sys.stderr)
 
 
-def _print_report(report, index_dir: Path, as_json: bool) -> None:
-    from .search import Engine
-
-    sessions = Engine(index_dir).doc_count()
+def _print_report(report, index_dir: Path, sessions: int, as_json: bool) -> None:
     data = {"index_dir": str(index_dir), "files_seen": report.files_seen, "files_read": report.files_read,
             "files_removed": report.files_removed, "sessions": sessions,
             "messages_added": report.messages_added, "skipped_lines": report.skipped_lines,
@@ -217,6 +229,10 @@ def _print_report(report, index_dir: Path, as_json: bool) -> None:
 
 
 def _print_hits(result) -> None:
+    for note in result.notes:
+        print(f"({note})")
+    if result.corrections:
+        print("(showing results for " + ", ".join(f"{v} instead of {k}" for k, v in result.corrections.items()) + ")")
     if result.cut:
         print("(query cut to its first 512 characters)")
     if result.partial:

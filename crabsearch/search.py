@@ -27,14 +27,16 @@ from datetime import datetime
 from pathlib import Path
 
 from whoosh.collectors import CollapseCollector, TimeLimit, WrappingCollector
-from whoosh.query import And, ConstantScoreQuery, Or, Term
+from whoosh.query import And, Or
 
 from .index.analysis import spans as _spans
-from .index.analysis import terms as _terms
-from .index.schema import TEXT_FIELDS, WEIGHTS
+from .index.querying import MESSAGE_FIELDS, SESSION_FIELDS, Compiler, covered, filters
+from .index.schema import WEIGHTS
 from .index.store import open_index
 from .jsonl import read_record
-from .model import Role, Session, from_ms, iso
+from .model import Role, Session, from_ms, iso, to_ms
+from .query import MAX_QUERY_CHARS, parse
+from .redact import redact as redact_secrets
 from .sources import SOURCES
 
 DEFAULT_BEFORE = 4
@@ -42,7 +44,6 @@ DEFAULT_AFTER = 4
 MAX_WINDOW = 16
 MAX_ITEM_BYTES = 1024
 DEFAULT_LIMIT = 20
-MAX_QUERY_CHARS = 512
 UNAVAILABLE = "[message unavailable: the transcript changed since it was indexed; run `crabsearch index`]"
 
 
@@ -100,6 +101,7 @@ class Hit:
     message_index: int
     role: str
     window: list[Item] = field(default_factory=list)
+    explain: dict | None = None
 
     @property
     def session(self) -> Session:
@@ -116,6 +118,8 @@ class Hit:
         d = self.ref.to_json()
         d.update(score=round(self.score, 4), message_index=self.message_index, role=self.role,
                  window=[i.to_json() for i in self.window], resume_command=self.ref.resume_command)
+        if self.explain is not None:
+            d["explain"] = self.explain
         return d
 
 
@@ -131,11 +135,15 @@ class SearchResult:
     route: str | None = None
     cut: bool = False
     partial: bool = False
+    corrections: dict[str, str] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    sort: str = "relevance"
 
     def to_json(self) -> dict:
         """``{"query", "hits": [HIT...]}`` plus ``route`` and ``terms``."""
         return {"query": self.query, "route": self.route, "terms": self.terms, "partial": self.partial,
-                "cut": self.cut, "hits": [h.to_json() for h in self.hits]}
+                "cut": self.cut, "corrections": self.corrections, "notes": self.notes, "sort": self.sort,
+                "hits": [h.to_json() for h in self.hits]}
 
 
 @dataclass
@@ -219,21 +227,16 @@ class _Deadline(WrappingCollector):
             yield docnum
 
 
-def _only_agent(q, agent: str | None):
-    """``q`` restricted to one agent's documents, inside the query (so the restriction applies
-    before the result limit). Not via ``filter=``: whoosh-reloaded 2.7.5 crashes combining a
-    filter with ``collapse`` (``CollapseCollector.all_ids``)."""
-    if not agent:
-        return q
-    return And([q, ConstantScoreQuery(Term("agent", agent), 0.0)])
-
-
 class Engine:
     """Search over the index in ``index_dir``. Thread-safe: one searcher, guarded by a lock,
-    refreshed when another writer has committed. A missing index simply finds nothing."""
+    refreshed when another writer has committed. A missing index simply finds nothing.
 
-    def __init__(self, index_dir: Path):
+    ``redact`` (default True) masks secret-shaped strings in every text it returns (windows,
+    pages); ``window`` and ``page`` can override it per call (the app's reveal key)."""
+
+    def __init__(self, index_dir: Path, *, redact: bool = True):
         self.index_dir = Path(index_dir)
+        self.redact = redact
         self._lock = threading.RLock()
         self._ix = None
         self._searcher = None
@@ -288,8 +291,9 @@ class Engine:
         return SessionRef(Session.from_state(fields["meta"]), fkey)
 
     def _items(self, searcher, ref: SessionRef, indexes: range, hit_index: int | None,
-               max_bytes: int | None) -> list[Item]:
+               max_bytes: int | None, redact: bool | None = None) -> list[Item]:
         src = SOURCES.get(ref.session.agent)
+        mask = self.redact if redact is None else redact
         items = []
         for i in indexes:
             f = searcher.document(mkey=f"{ref.fkey}:{i}")
@@ -302,6 +306,8 @@ class Engine:
                     text = src.message_text(obj, f.get("part", 0), f["label"])
                 except Exception:  # a record that no longer matches what was indexed
                     text = UNAVAILABLE
+            if mask:
+                text = redact_secrets(text)
             truncated = False
             if max_bytes is not None:
                 text, truncated = cut_bytes(text, max_bytes)
@@ -311,90 +317,214 @@ class Engine:
     # -- public API ---------------------------------------------------------------------------
 
     def search(self, query: str, *, limit: int = DEFAULT_LIMIT, before: int = DEFAULT_BEFORE,
-               after: int = DEFAULT_AFTER, agent: str | None = None,
-               time_limit: float | None = None) -> SearchResult:
-        """Best hit per session for ``query``, with context windows; never raises for any text.
+               after: int = DEFAULT_AFTER, agent: str | None = None, sort: str = "relevance",
+               time_limit: float | None = None, explain: bool = False) -> SearchResult:
+        """Best hit per session for ``query`` (the query language of ``crabsearch.query``), with
+        context windows; never raises for any text.
 
-        ``limit`` caps the number of sessions; ``agent`` keeps one agent's sessions only.
-        ``time_limit`` (seconds) stops scoring early and returns the best hits found so far with
-        ``partial=True`` (the app uses it so a query on a word in every message stays responsive;
-        scripts get complete results).
+        ``limit`` caps the number of sessions; ``agent`` is the same as ``agent:NAME`` in the
+        query. ``sort`` is ``relevance`` (recency breaks ties) or ``newest`` (sessions by their
+        newest matching message). ``time_limit`` (seconds) stops scoring early and returns the best
+        hits found so far with ``partial=True`` (the app uses it so a word found in every message
+        stays responsive; scripts get complete results). ``explain`` fills ``Hit.explain``.
+
+        Ranking: a session's score is its best message's score (fields boosted by role, see
+        ``index.schema.WEIGHTS``) plus its title and summary score, so a title or summary match
+        counts on top of the best message; a session that matches only by title or summary is
+        anchored on its first real user prompt.
         """
-        cut = len(query) > MAX_QUERY_CHARS
-        q_text = query[:MAX_QUERY_CHARS]
-        terms = _terms(q_text)
-        result = SearchResult(query=query, hits=[], terms=terms, cut=cut)
-        if not terms or limit <= 0:
+        pq = parse(query, agents=tuple(SOURCES))
+        if agent:
+            pq.agent = agent
+        result = SearchResult(query=query, hits=[], cut=pq.cut, notes=list(pq.notes), sort=sort)
+        if limit <= 0:
             return result
-        per_term = [Or([Term(f, t, boost=WEIGHTS[f]) for f in TEXT_FIELDS]) for t in terms]
-        routes = [("all", And(per_term) if len(per_term) > 1 else per_term[0])]
-        if len(per_term) > 1:
-            routes.append(("any", Or(per_term)))
         with self._lock:
             searcher = self._get_searcher()
             if searcher is None:
                 return result
-            for route, q in routes:
-                inner = searcher.collector(limit=limit)
-                if time_limit:
-                    inner = _Deadline(inner, time_limit)
-                collector = CollapseCollector(inner, "skey", limit=1)
-                try:
-                    searcher.search_with_collector(_only_agent(q, agent), collector)
-                except TimeLimit:
-                    result.partial = True
-                res = collector.results()
-                if len(res) or result.partial:
+            comp = Compiler(pq, searcher)
+            if comp.empty:
+                if pq.has_filters and not (pq.words or pq.phrases or pq.excluded):
+                    result.route = "recent"
+                    result.hits = self._recent(searcher, limit, pq)
+                return result
+            m_filters = filters(pq, sessions=False)
+            s_filters = None if pq.in_tools else filters(pq, sessions=True)
+            s_rungs = dict(comp.rungs(SESSION_FIELDS))
+            multi = len(comp.groups) > 1
+            agg = None
+            for route, mq in comp.rungs(MESSAGE_FIELDS):
+                if route == "repair" and multi:
+                    # Before repairing spelling: every word somewhere in the session.
+                    agg = self._aggregate(searcher, comp, comp.groups, m_filters, s_filters, time_limit, result)
+                    full = {k: v for k, v in agg.items() if v[3] == len(comp.groups)}
+                    if full:
+                        result.route = "session"
+                        result.hits = self._merge(searcher, full, {}, limit, sort, before, after, explain, "session")
+                        break
+                found = self._run(searcher, mq, m_filters, limit, sort, time_limit, result)
+                sq = s_rungs.get(route)
+                sessions = {} if sq is None or s_filters is None else self._run(
+                    searcher, sq, s_filters, limit, sort, time_limit, result)
+                if found or sessions:
                     result.route = route
-                    result.hits = self._hits(searcher, res, before, after)
+                    result.hits = self._merge(searcher, found, sessions, limit, sort, before, after, explain, route)
                     break
+            if result.route is None and multi:
+                if agg is None:
+                    agg = self._aggregate(searcher, comp, comp.groups, m_filters, s_filters, time_limit, result)
+                full = {k: v for k, v in agg.items() if v[3] == len(comp.groups)}
+                if full or agg:
+                    result.route = "session" if full else "any"
+                    result.hits = self._merge(searcher, full or agg, {}, limit, sort, before, after, explain,
+                                              result.route, by_coverage=not full)
+            result.terms = comp.terms
+            result.corrections = dict(comp.corrections) if result.route == "repair" else {}
         return result
 
-    def _hits(self, searcher, res, before: int, after: int) -> list[Hit]:
-        hits = []
-        for r in res:
+    def _aggregate(self, searcher, comp, groups, m_filters, s_filters, time_limit, result,
+                   cap: int = 100_000) -> dict[str, tuple]:
+        """Sessions matching any word group, with every matching document taken into account:
+        ``{skey: (score, fields of the best message, matched pairs, groups covered)}``.
+
+        A session's score is the sum over word groups of its best score for that group, and a
+        group counts as covered when the session's documents together hold it (words spread over
+        several messages of one session count, unlike the per-message ``all`` rung). Scans at most
+        ``cap`` matching documents (then ``partial``)."""
+        parts = [And([comp.any_query(MESSAGE_FIELDS, groups), *m_filters])]
+        if s_filters is not None:
+            parts.append(And([comp.any_query(SESSION_FIELDS, groups), *s_filters]))
+        inner = searcher.collector(limit=None, terms=True)
+        if time_limit:
+            inner = _Deadline(inner, time_limit)
+        try:
+            searcher.search_with_collector(Or(parts) if len(parts) > 1 else parts[0], inner)
+        except TimeLimit:
+            result.partial = True
+        res = inner.results()
+        skeys = searcher.reader().column_reader("skey")
+        per: dict[str, list] = {}
+        for n, (score, docnum) in enumerate(res.top_n):
+            if n >= cap:
+                result.partial = True
+                break
+            matched = {(f, t.decode("utf-8", "replace") if isinstance(t, bytes) else t)
+                       for f, t in res.docterms.get(docnum, ()) if f in WEIGHTS}
+            words = {t for _, t in matched}
+            key = skeys[docnum]
+            key = key.decode("utf-8") if isinstance(key, bytes) else key
+            entry = per.setdefault(key, [[0.0] * len(groups), [], set(), set()])
+            for gi, g in enumerate(groups):
+                if covered(g, words):
+                    entry[0][gi] = max(entry[0][gi], score)
+            if len(entry[1]) < 4:
+                entry[1].append(docnum)
+            entry[2] |= matched
+            entry[3] |= words
+        out = {}
+        for key, (group_best, docs, matched, words) in per.items():
+            fields = [searcher.stored_fields(d) for d in docs]
+            best = next((f for f in fields if f.get("role")), fields[0])
+            out[key] = (sum(group_best), best, sorted(matched), sum(covered(g, words) for g in groups))
+        return out
+
+    def _run(self, searcher, q, clauses, limit, sort, time_limit, result) -> dict[str, tuple]:
+        """Run one query, collapsed to the best document per session; returns
+        ``{skey: (score, stored fields, matched (field, term) pairs)}``."""
+        if clauses is None:
+            return {}
+        inner = searcher.collector(limit=limit, sortedby="updated" if sort == "newest" else None,
+                                   reverse=sort == "newest", terms=True)
+        if time_limit:
+            inner = _Deadline(inner, time_limit)
+        collector = CollapseCollector(inner, "skey", limit=1)
+        try:
+            searcher.search_with_collector(And([q, *clauses]), collector)
+        except TimeLimit:
+            result.partial = True
+        out = {}
+        for r in collector.results():
             f = r.fields()
-            ref = self._ref(searcher, f["fkey"])
+            matched = [(fn, t.decode("utf-8", "replace") if isinstance(t, bytes) else t)
+                       for fn, t in (r.matched_terms() if r.results.has_matched_terms() else [])]
+            out[f["skey"]] = (float(r.score or 0.0), f, matched)
+        return out
+
+    def _merge(self, searcher, found, sessions, limit, sort, before, after, explain, route,
+               by_coverage: bool = False) -> list[Hit]:
+        """Hits from per-session best message entries (``found``) and title/summary entries
+        (``sessions``), ``{skey: (score, stored fields, matched pairs[, groups covered])}``: a
+        session's score is the sum of both; ``by_coverage`` ranks by groups covered first."""
+        rows = []
+        for skey in set(found) | set(sessions):
+            m_score, m_fields, m_terms, *m_cov = found.get(skey, (0.0, None, []))
+            s_score, s_fields, s_terms = sessions.get(skey, (0.0, None, []))
+            fkey = (m_fields or s_fields)["fkey"]
+            ref = self._ref(searcher, fkey)
             if ref is None:
                 continue
-            idx = f.get("idx", 0)
-            role = f.get("role") or Role.USER.value
-            if f.get("role") is None:  # a session document: anchored on the first user prompt
-                idx = ref.session.anchor_index
+            by_message = bool(m_fields and m_fields.get("role"))
+            idx = m_fields["idx"] if by_message else ref.session.anchor_index
+            newest = (m_fields or {}).get("ts") or to_ms(ref.session.updated) or 0
+            rows.append((m_score + s_score, newest, ref, idx, m_score, s_score, list(m_terms) + list(s_terms),
+                         by_message, m_cov[0] if m_cov else 0))
+        if sort == "newest":
+            rows.sort(key=lambda r: (-r[1], -r[0]))
+        else:
+            rows.sort(key=lambda r: (-r[8] if by_coverage else 0, -round(r[0], 6),
+                                     -(to_ms(r[2].session.updated) or 0)))
+        hits = []
+        for score, _, ref, idx, m_score, s_score, matched, by_message, _cov in rows[:limit]:
             window = clamp_window(idx, ref.session.message_count, before, after)
             items = self._items(searcher, ref, window, idx, MAX_ITEM_BYTES)
             hit_item = next((i for i in items if i.hit), None)
-            if hit_item is not None:
-                role = hit_item.role
-            hits.append(Hit(ref, float(r.score or 0.0), idx, role, items))
+            hit = Hit(ref, score, idx, hit_item.role if hit_item else Role.USER.value, items)
+            if explain:
+                hit.explain = {
+                    "route": route, "message_score": round(m_score, 4), "session_score": round(s_score, 4),
+                    "anchored_on": "hit" if by_message else "first prompt (title or summary match)",
+                    "matched": sorted({f"{f}:{t}" for f, t in matched if f in WEIGHTS}),
+                    "weights": {f: WEIGHTS[f] for f in sorted({f for f, _ in matched if f in WEIGHTS})},
+                }
+            hits.append(hit)
         return hits
 
     def recent(self, *, limit: int = 50, agent: str | None = None) -> list[Hit]:
         """The most recently updated sessions (session documents only, newest first), each as a
         Hit whose window is just its first real user prompt."""
+        pq = parse("", agents=tuple(SOURCES))
+        pq.agent = agent
         with self._lock:
             searcher = self._get_searcher()
-            if searcher is None:
-                return []
-            res = searcher.search(_only_agent(Term("kind", "s"), agent), limit=limit, sortedby="updated",
-                                  reverse=True, collapse="skey", collapse_limit=1)
-            hits = []
-            for r in res:
-                f = r.fields()
-                ref = SessionRef(Session.from_state(f["meta"]), f["fkey"])
-                idx = ref.session.anchor_index
-                items = self._items(searcher, ref, range(idx, idx + 1), idx, MAX_ITEM_BYTES)
-                hits.append(Hit(ref, 0.0, idx, items[0].role if items else Role.USER.value, items))
-            return hits
+            return [] if searcher is None else self._recent(searcher, limit, pq)
 
-    def window(self, hit: Hit, before: int, after: int) -> list[Item]:
+    def _recent(self, searcher, limit: int, pq) -> list[Hit]:
+        clauses = filters(pq, sessions=True)
+        if clauses is None:  # role: filters: list the newest sessions with such messages
+            res = searcher.search(And(filters(pq, sessions=False)), limit=limit, sortedby="updated",
+                                  reverse=True, collapse="skey", collapse_limit=1)
+        else:
+            res = searcher.search(And(clauses) if len(clauses) > 1 else clauses[0], limit=limit,
+                                  sortedby="updated", reverse=True, collapse="skey", collapse_limit=1)
+        hits = []
+        for r in res:
+            ref = self._ref(searcher, r["fkey"])
+            if ref is None:
+                continue
+            idx = ref.session.anchor_index
+            items = self._items(searcher, ref, range(idx, idx + 1), idx, MAX_ITEM_BYTES)
+            hits.append(Hit(ref, 0.0, idx, items[0].role if items else Role.USER.value, items))
+        return hits
+
+    def window(self, hit: Hit, before: int, after: int, *, redact: bool | None = None) -> list[Item]:
         """A new context window around ``hit`` (for widening or narrowing it in place)."""
         with self._lock:
             searcher = self._get_searcher()
             if searcher is None:
                 return []
             rng = clamp_window(hit.message_index, hit.session.message_count, before, after)
-            return self._items(searcher, hit.ref, rng, hit.message_index, MAX_ITEM_BYTES)
+            return self._items(searcher, hit.ref, rng, hit.message_index, MAX_ITEM_BYTES, redact)
 
     def find_session(self, session_id: str) -> SessionRef | None:
         """The session with this id (exact, or a unique prefix of at least 4 characters); when
@@ -420,15 +550,16 @@ class Engine:
             return SessionRef(Session.from_state(best["meta"]), best["fkey"])
 
     def page(self, ref: SessionRef, offset: int = 0, limit: int = 50,
-             max_bytes: int | None = None) -> Page:
+             max_bytes: int | None = None, *, redact: bool | None = None) -> Page:
         """Messages ``offset .. offset+limit`` of a session, read from its transcript by offset.
-        ``max_bytes`` caps each text (None: full text)."""
+        ``max_bytes`` caps each text (None: full text); ``redact`` overrides the engine's
+        masking for this call."""
         offset, limit = max(0, offset), max(0, limit)
         total = ref.session.message_count
         with self._lock:
             searcher = self._get_searcher()
             items = [] if searcher is None else self._items(
-                searcher, ref, range(offset, min(total, offset + limit)), None, max_bytes)
+                searcher, ref, range(offset, min(total, offset + limit)), None, max_bytes, redact)
         return Page(ref, offset, limit, total, items)
 
     @property

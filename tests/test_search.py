@@ -125,6 +125,8 @@ def test_user_words_outrank_the_same_assistant_words(tmp_path):
 
 def test_all_words_first_then_any_word(engine):
     result = engine.search("retry backoff")
+    assert result.route == "phrase" and len(result.hits) == 1
+    result = engine.search("backoff retry")  # not adjacent in this order: every word, anywhere
     assert result.route == "all" and len(result.hits) == 1
     result = engine.search("pelican jitter")
     assert result.route == "any" and len(result.hits) == 3

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from crabsearch.index.writer import index_text_field
+from crabsearch.index.writer import index_text_fields
 from crabsearch.jsonl import iter_records
 from crabsearch.model import Role
 from crabsearch.sources import base, get_source
@@ -251,9 +251,9 @@ def test_typed_commands_are_user_text_but_not_prompts(tmp_path):
         ("user", "user", "/review the flaky checkout spec", 0), ("user", "user", "/agents", 0),
         ("tool", "tool:local-command", "Agents dialog dismissed", 0), ("user", "user", "! git stash list", 0),
         ("user", "user", "/model opus", 0), ("user", "user", "Why does the checkout spec time out?", 1)]
-    # searchable as user text (writer.index_text_field), yet the real prompt is the title and anchor
-    assert [index_text_field(m) for m in read.messages[:2]] == [
-        ("user", "/review the flaky checkout spec"), ("user", "/agents")]
+    # searchable as user text (writer.index_text_fields), yet the real prompt is the title and anchor
+    assert [index_text_fields(m) for m in read.messages[:2]] == [
+        {"user": "/review the flaky checkout spec"}, {"user": "/agents"}]
     assert read.session.title == "Why does the checkout spec time out?" and read.session.anchor_index == 5
     assert_read_back(SRC, p, read.messages)
 
@@ -398,7 +398,7 @@ def test_inline_sidechain_and_command_session():
         ("tool", "tool:Task"), ("user", "user"), ("tool", "tool:bash-mode"), ("assistant", "assistant")]
     assert ms[0].text == "/orchestrator @CLAUDE.md refresh the release checklist for the Android build"
     assert ms[3].text.startswith("Inspect the gradle build files") and ms[9].text == "! ./gradlew :app:lintRelease"
-    assert index_text_field(ms[0]) == ("user", ms[0].text) and index_text_field(ms[9]) == ("user", ms[9].text)
+    assert index_text_fields(ms[0]) == {"user": ms[0].text} and index_text_fields(ms[9]) == {"user": ms[9].text}
     assert s.title == "/orchestrator @CLAUDE.md refresh the release checklist for the Android build"
     assert s.anchor_index == 0 and s.message_count == 12
     assert (s.session_id, s.parent_session_id, s.project, s.git_branch) == (MOBILE, None, "/home/dev/mobile", "release/3.4")

@@ -138,9 +138,9 @@ async def test_typing_in_results_goes_to_search_box(sample):
         await settle(app, pilot)
         box = app.screen.query_one("#query")
         assert app.focused is box and box.value == "cron"
-        await pilot.press("down", *"xo")  # "o" right after a letter goes to the box, not "open"
+        await pilot.press("down", *"zo")  # "o" right after a letter goes to the box, not "open"
         await settle(app, pilot)
-        assert isinstance(app.screen, SearchScreen) and box.value == "cronxo"
+        assert isinstance(app.screen, SearchScreen) and box.value == "cronzo"
 
 
 async def test_help_screen(sample):
@@ -217,3 +217,50 @@ async def test_long_tool_output_is_folded_and_e_shows_it_in_full(tmp_path):
         assert "log line 49" in text() and "more lines" not in text()
         await pilot.press("e")
         assert "log line 49" not in text()
+
+
+async def test_sort_toggle_explain_and_reveal(tmp_path):
+    secret = "ghp_FAKEfakeFAKEfakeFAKEfake1234567890ab"
+    home = tmp_path / "home"
+    from datetime import timedelta
+
+    from builders import T0
+
+    (ClaudeSession(home, "aaaa1111-0000-4000-8000-000000000000", start=T0).user("quokka habitat notes")
+     .assistant("quokka " * 5 + "are common on Rottnest").write())
+    (ClaudeSession(home, "bbbb2222-0000-4000-8000-000000000000", start=T0 + timedelta(days=3))
+     .user("one quokka, and my token " + secret).write())
+    from crabsearch.index import Indexer
+
+    Indexer(tmp_path / "index", env={"HOME": str(home)}).refresh()
+    app = CrabsearchApp(tmp_path / "index", env={"HOME": str(home)}, now=NOW, index_on_start=False)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(app, pilot)
+        await type_query(app, pilot, "quokka")
+        results = app.screen.query_one(ResultList)
+        relevance = [h.session.session_id[:4] for h in results.hits]
+        await pilot.press("ctrl+s")
+        await settle(app, pilot)
+        assert [h.session.session_id[:4] for h in results.hits] == ["bbbb", "aaaa"]
+        assert "newest first" in str(app.screen.query_one("#status").render())
+        await pilot.press("ctrl+s")
+        await settle(app, pilot)
+        assert [h.session.session_id[:4] for h in results.hits] == relevance
+        results.highlighted = [h.session.session_id[:4] for h in results.hits].index("bbbb")
+        await pilot.press("down", "up")  # into the list, back on the row
+        await pilot.press("x")
+        from crabsearch.tui.screens import ExplainScreen
+
+        assert isinstance(app.screen, ExplainScreen)
+        from textual.widgets import Static
+
+        text = " ".join(str(w.render()) for w in app.screen.query(Static))
+        assert "Score" in text and "user:quokka" in text
+        await pilot.press("escape")
+        results.highlighted = [h.session.session_id[:4] for h in results.hits].index("bbbb")
+        await pilot.press("enter")
+        window = results.expanded[results.highlighted][2]
+        assert secret not in window[0].text and "ghp_FA" in window[0].text
+        await pilot.press("ctrl+r")
+        window = results.expanded[results.highlighted][2]
+        assert secret in window[0].text

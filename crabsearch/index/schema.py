@@ -20,15 +20,17 @@ from whoosh.fields import COLUMN, ID, STORED, TEXT, Schema
 
 from .analysis import text_analyzer
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 """Bump when the schema or the analyzer changes: an index with another stamp is rebuilt."""
 
 WEIGHTS: dict[str, float] = {
-    "user": 1.5,       # what the user said counts most
-    "assistant": 1.0,
-    "tool": 0.5,       # tool names only (never arguments or output)
-    "title": 2.0,      # session document
-    "summary": 3.0,    # compaction summaries (session document and summary messages)
+    "user": 1.5,         # what the user said counts most
+    "acting": 1.3,       # assistant text of a turn that went on to call tools (it did the work)
+    "assistant": 1.0,    # other assistant text
+    "tool": 0.5,         # tool names only (never arguments or output)
+    "tool_output": 0.3,  # opt-in (index_tool_output): redacted head of tool output, `in:tools`
+    "title": 2.0,        # session document
+    "summary": 3.0,      # compaction summaries (session document and summary messages)
 }
 """Query-time boosts per field: the one place ranking weights live."""
 
@@ -53,10 +55,15 @@ def make_schema() -> Schema:
         part=STORED(),
         ts=STORED(),
         meta=STORED(),  # session documents: the Session as a dict
-        updated=COLUMN(columns.NumericColumn("q", default=0)),
+        updated=COLUMN(columns.NumericColumn("q", default=0)),  # ms; messages: their own time
+        project=ID(),  # working directory (``project:/path`` prefix filter)
+        projname=ID(),  # its last segment, lowercased (``project:NAME``)
+        hour=ID(),  # YYYYMMDDHH UTC (``since:``/``until:`` as a term range, no trie terms)
         user=TEXT(analyzer=ana, phrase=True),
         assistant=TEXT(analyzer=ana, phrase=True),
+        acting=TEXT(analyzer=ana, phrase=True),
         tool=TEXT(analyzer=ana, phrase=False),
+        tool_output=TEXT(analyzer=ana, phrase=True),
         summary=TEXT(analyzer=ana, phrase=True),
         title=TEXT(analyzer=ana, phrase=True),
     )

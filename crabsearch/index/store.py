@@ -7,13 +7,16 @@ clearing crabsearch's own index directory (never anything else) and starting aga
 from __future__ import annotations
 
 import shutil
+import time
 from pathlib import Path
 
 from whoosh import index as windex
+from whoosh.filedb.filestore import FileStorage
 
 from .schema import SCHEMA_VERSION, make_schema
 
 STAMP = "crabsearch-version"
+LOCK_WAIT = 10.0  # seconds to wait for another process's write lock
 INDEX_NAME = "MAIN"
 
 
@@ -21,39 +24,65 @@ class IndexError_(RuntimeError):
     """The index directory cannot be created or opened (message says why)."""
 
 
-def open_index(directory: Path, *, create: bool = True):
+def open_index(directory: Path, *, create: bool = True, variant: str | None = None):
     """Open the index in ``directory`` (creating it when ``create``); returns ``(ix, rebuilt)``
     where ``rebuilt`` is a message when the index had to be reset, else None.
 
+    ``variant`` names what the index holds beyond the default (``"tools"`` with tool output); it
+    is part of the stamp, so switching it rebuilds. None accepts any variant (readers).
     Returns ``(None, None)`` when the index does not exist and ``create`` is False.
-    Raises :class:`IndexError_` when the directory cannot be written.
+
+    Creating or rebuilding happens under Whoosh's own write lock (an OS file lock, freed when a
+    process dies, so it never goes stale): two crabsearch processes starting on an empty
+    directory create it once. Raises :class:`IndexError_` when the directory cannot be written
+    or another process holds the lock for more than ``LOCK_WAIT`` seconds.
     """
     directory = Path(directory)
-    stamp = directory / STAMP
-    rebuilt = None
-    if windex.exists_in(str(directory), indexname=INDEX_NAME):
-        found = stamp.read_text().strip() if stamp.exists() else ""
-        if found == str(SCHEMA_VERSION):
-            try:
-                ix = windex.open_dir(str(directory), indexname=INDEX_NAME)
-                doc_total(ix)  # reads the table of contents (cheap: no segment is opened)
-                return ix, None
-            except Exception as exc:  # damaged: any failure opening it means rebuild
-                rebuilt = f"index was damaged ({type(exc).__name__}); rebuilding"
-        else:
-            rebuilt = f"index format changed ({found or 'unknown'} -> {SCHEMA_VERSION}); rebuilding"
-        if not create:
-            return None, rebuilt
-        _clear(directory)
-    elif not create:
-        return None, None
+    ix, problem = _try_open(directory, variant)
+    if ix is not None or not create:
+        return ix, problem
     try:
         directory.mkdir(parents=True, exist_ok=True)
-        ix = windex.create_in(str(directory), make_schema(), indexname=INDEX_NAME)
-        stamp.write_text(str(SCHEMA_VERSION))
+        lock = FileStorage(str(directory)).lock(f"{INDEX_NAME}_WRITELOCK")
+        deadline = time.monotonic() + LOCK_WAIT
+        while not lock.acquire(blocking=False):
+            if time.monotonic() > deadline:
+                raise IndexError_(f"another crabsearch is writing the index in {directory}; try again")
+            time.sleep(0.1)
     except OSError as exc:
         raise IndexError_(f"cannot create the index in {directory}: {exc.strerror or exc}") from exc
-    return ix, rebuilt
+    try:
+        ix, again = _try_open(directory, variant)  # another process may have made it meanwhile
+        if ix is not None:
+            return ix, None
+        _clear(directory)
+        ix = windex.create_in(str(directory), make_schema(), indexname=INDEX_NAME)
+        (directory / STAMP).write_text(f"{SCHEMA_VERSION}+{variant}" if variant else str(SCHEMA_VERSION))
+        return ix, problem or again
+    except OSError as exc:
+        raise IndexError_(f"cannot create the index in {directory}: {exc.strerror or exc}") from exc
+    finally:
+        lock.release()
+
+
+def _try_open(directory: Path, variant: str | None):
+    """``(ix, None)`` when a current index opens; ``(None, why)`` when one exists but must be
+    rebuilt (stale stamp, other variant, damaged); ``(None, None)`` when there is none."""
+    if not windex.exists_in(str(directory), indexname=INDEX_NAME):
+        return None, None
+    stamp = directory / STAMP
+    found = stamp.read_text().strip() if stamp.exists() else ""
+    version, _, found_variant = found.partition("+")
+    if version != str(SCHEMA_VERSION):
+        return None, f"index format changed ({version or 'unknown'} -> {SCHEMA_VERSION}); rebuilding"
+    if variant is not None and found_variant != variant:
+        return None, "tool output indexing " + ("switched on" if variant else "switched off") + "; rebuilding"
+    try:
+        ix = windex.open_dir(str(directory), indexname=INDEX_NAME)
+        doc_total(ix)  # reads the table of contents (cheap: no segment is opened)
+        return ix, None
+    except Exception as exc:  # damaged: any failure opening it means rebuild
+        return None, f"index was damaged ({type(exc).__name__}); rebuilding"
 
 
 def doc_total(ix) -> int:
@@ -65,6 +94,8 @@ def doc_total(ix) -> int:
 def _clear(directory: Path) -> None:
     """Remove crabsearch's own files from the index directory (Whoosh files, stamp, manifest)."""
     for p in directory.iterdir():
+        if p.name.endswith("WRITELOCK"):
+            continue  # held by this process right now: deleting it would let another lock a new one
         if p.name.startswith(("MAIN", "_MAIN", STAMP, "manifest")) or p.suffix in (".seg", ".toc", ".pst", ".trm"):
             if p.is_dir():
                 shutil.rmtree(p, ignore_errors=True)

@@ -24,7 +24,10 @@ from whoosh.index import LockError
 
 from ..model import Message, Role, Session, to_ms
 from ..sources import SOURCES, Source
+from ..redact import redact
+from ..sources.base import TOOL_TEXT_CAP
 from .manifest import Manifest, file_key, head_fingerprint
+from .querying import hour_key, project_name
 from .store import doc_total, open_index
 
 BATCH_DOCS = 20_000
@@ -74,45 +77,82 @@ class _Job:
     fresh: bool  # True: no documents of this file are in the index
 
 
-def index_text_field(m: Message) -> tuple[str, str] | None:
-    """``(field, text)`` a message contributes to the index, or None.
+def index_text_fields(m: Message, *, acting: bool = False, tool_output: bool = False) -> dict[str, str]:
+    """The text fields a message contributes to the index.
 
-    Rules: user text -> ``user``; assistant text -> ``assistant``; tool calls and results -> only
-    the tool name in ``tool``; compaction summaries -> ``summary``; thinking and system -> nothing.
+    Rules: user text -> ``user``; assistant text -> ``assistant``, or ``acting`` when the turn
+    went on to call tools (``acting``); tool calls and results -> only the tool name in ``tool``,
+    plus, for results when ``tool_output`` is on, the first 3,072 characters with secrets masked
+    in ``tool_output``; compaction summaries -> ``summary``; thinking and system -> nothing.
     """
     if m.role is Role.USER:
-        return "user", m.text
+        return {"user": m.text}
     if m.role is Role.SUMMARY:
-        return "summary", m.text
+        return {"summary": m.text}
     if m.is_tool_payload:
-        return ("tool", m.tool_name) if m.tool_name else None
+        out = {"tool": m.tool_name} if m.tool_name else {}
+        if tool_output and m.role is Role.TOOL and m.text:
+            out["tool_output"] = redact(m.text[:TOOL_TEXT_CAP])
+        return out
     if m.role is Role.ASSISTANT and not m.is_thinking:
-        return "assistant", m.text
-    return None
+        return {"acting" if acting else "assistant": m.text}
+    return {}
 
 
-def message_doc(fkey: str, skey: str, agent: str, m: Message) -> dict:
+def message_doc(fkey: str, skey: str, session: Session, m: Message, *, acting: bool = False,
+                tool_output: bool = False) -> dict:
     """The Whoosh document for one message (see ``schema.py`` for the fields)."""
     doc = {
-        "mkey": f"{fkey}:{m.message_index}", "fkey": fkey, "skey": skey, "agent": agent,
+        "mkey": f"{fkey}:{m.message_index}", "fkey": fkey, "skey": skey, "agent": session.agent,
         "kind": "m", "role": m.role.value, "label": m.label, "idx": m.message_index,
         "off": m.offset, "len": m.length, "part": m.part, "ts": to_ms(m.timestamp),
+        "updated": to_ms(m.timestamp) or 0,
     }
-    ft = index_text_field(m)
-    if ft and ft[1]:
-        doc[ft[0]] = ft[1]
+    _place(doc, session, m.timestamp)
+    for name, text in index_text_fields(m, acting=acting, tool_output=tool_output).items():
+        if text:
+            doc[name] = text
     return doc
+
+
+def _place(doc: dict, session: Session, ts) -> None:
+    """The filter fields: project (path and last segment) and the UTC hour."""
+    if session.project:
+        doc["project"] = session.project.rstrip("/")
+        name = project_name(session.project)
+        if name:
+            doc["projname"] = name
+    hour = hour_key(ts)
+    if hour:
+        doc["hour"] = hour
+
+
+def acting_flags(messages: list[Message]) -> list[bool]:
+    """For each message: True for assistant text directly followed (after any thinking) by a
+    tool call of the same turn, the 1.3 weight of issue 3 ("an assistant turn that called tools
+    next")."""
+    flags = [False] * len(messages)
+    for i, m in enumerate(messages):
+        if m.role is Role.ASSISTANT and not m.is_thinking and not m.is_tool_payload:
+            for nxt in messages[i + 1:]:
+                if nxt.is_thinking:
+                    continue
+                flags[i] = nxt.label.startswith("tool-call:")
+                break
+    return flags
 
 
 def session_doc(fkey: str, session: Session) -> dict:
     """The Whoosh document for a session: title and summary text, and the Session as ``meta``."""
-    return {
+    doc = {
         "mkey": f"{fkey}:s", "fkey": fkey, "skey": f"{session.agent}:{session.session_id}",
         "agent": session.agent, "kind": "s", "session_id": session.session_id,
         "title": session.title or "", "summary": session.summary or "",
         "idx": session.anchor_index, "meta": session.to_state(),
         "updated": to_ms(session.updated) or 0,
     }
+    _place(doc, session, session.updated)
+    return doc
 
 
 class Indexer:
@@ -120,11 +160,15 @@ class Indexer:
 
     ``env`` and ``home`` feed each source's discovery (agent env overrides such as
     ``CLAUDE_CONFIG_DIR`` and ``CODEX_HOME``); ``sources`` defaults to every registered source.
+    ``index_tool_output`` adds the redacted head of tool output to the index (searchable with
+    ``in:tools``); switching it rebuilds the index.
     """
 
     def __init__(self, index_dir: Path, *, env: Mapping[str, str] | None = None,
-                 home: Path | None = None, sources: Iterable[Source] | None = None):
+                 home: Path | None = None, sources: Iterable[Source] | None = None,
+                 index_tool_output: bool = False):
         self.index_dir = Path(index_dir)
+        self.index_tool_output = index_tool_output
         self.env = dict(os.environ if env is None else env)
         self.home = Path(home) if home else Path(self.env.get("HOME") or Path.home())
         self.sources = list(SOURCES.values() if sources is None else sources)
@@ -160,7 +204,7 @@ class Indexer:
         """
         t0 = time.perf_counter()
         report = RefreshReport()
-        ix, report.rebuilt = open_index(self.index_dir)
+        ix, report.rebuilt = open_index(self.index_dir, variant="tools" if self.index_tool_output else "")
         jobs, removed, manifest = self._plan(ix, report)
         if not jobs and not removed:
             report.seconds = time.perf_counter() - t0
@@ -262,8 +306,9 @@ class Indexer:
         skey = f"{read.session.agent}:{read.session.session_id}"
         add = writer.add_document if job.start == 0 else writer.update_document
         count = len(read.messages)
+        acting = acting_flags(read.messages)
         for i, m in enumerate(read.messages):
-            add(**message_doc(fkey, skey, job.source.agent, m))
+            add(**message_doc(fkey, skey, read.session, m, acting=acting[i], tool_output=self.index_tool_output))
             if i % 2000 == 1999:
                 progress(i / count)
         if read.session.message_count == 0 and not read.session.title:

@@ -32,7 +32,8 @@ class CrabsearchApp(App):
     ]
 
     def __init__(self, index_dir: Path, *, env: dict[str, str] | None = None, demo: bool = False,
-                 now: datetime | None = None, index_on_start: bool = True, cursor_blink: bool = True) -> None:
+                 now: datetime | None = None, index_on_start: bool = True, cursor_blink: bool = True,
+                 index_tool_output: bool = False) -> None:
         super().__init__()
         self.index_dir = Path(index_dir)
         self.env = dict(os.environ if env is None else env)
@@ -43,7 +44,7 @@ class CrabsearchApp(App):
         self.cursor_blink = cursor_blink
         self.indexing = False
         self.engine = Engine(self.index_dir)
-        self.indexer = Indexer(self.index_dir, env=self.env)
+        self.indexer = Indexer(self.index_dir, env=self.env, index_tool_output=index_tool_output)
 
     @property
     def now(self) -> datetime:

@@ -25,11 +25,19 @@ class ResultList(OptionList):
         Binding("plus,equals_sign", "widen", "Wider"),
         Binding("minus", "narrow", "Narrower"),
         Binding("o", "open", "Open"),
+        Binding("x", "explain", "Explain"),
         Binding("escape", "leave", "Back"),
     ]
 
     class Open(Message):
         """The user asked to open ``hit``'s session at the hit."""
+
+        def __init__(self, hit: Hit) -> None:
+            super().__init__()
+            self.hit = hit
+
+    class Explain(Message):
+        """The user asked why ``hit`` matched."""
 
         def __init__(self, hit: Hit) -> None:
             super().__init__()
@@ -137,6 +145,12 @@ class ResultList(OptionList):
         if hit is not None:
             self.post_message(self.Open(hit))
 
+    def action_explain(self) -> None:
+        """Explain the highlighted row's match (route, fields, score parts)."""
+        hit = self.current_hit
+        if hit is not None:
+            self.post_message(self.Explain(hit))
+
     def action_leave(self) -> None:
         """Back to the search box."""
         self.post_message(self.Leave())
@@ -144,7 +158,7 @@ class ResultList(OptionList):
     def on_key(self, event) -> None:
         # Typing while the list has focus goes to the search box. Focus moves right here, not
         # through a message, so the keys already queued behind this one land in the box too.
-        if event.is_printable and event.character and event.character not in "+=-o?":
+        if event.is_printable and event.character and event.character not in "+=-ox?":
             event.stop()
             event.prevent_default()
             self.type_into_search(event.character)

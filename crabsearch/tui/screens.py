@@ -32,7 +32,15 @@ class SearchScreen(Screen):
     BINDINGS = [
         Binding("down", "results", "Results", show=False),
         Binding("escape", "clear", "Clear", show=False),
+        Binding("ctrl+s", "toggle_sort", "Sort"),
+        Binding("ctrl+r", "toggle_reveal", "Reveal secrets", show=False),
     ]
+
+    sort = "relevance"
+    """``relevance`` (recency breaks ties) or ``newest``."""
+
+    reveal = False
+    """True while secret-shaped strings are shown unmasked on this screen."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -107,7 +115,8 @@ class SearchScreen(Screen):
         engine = self.app.engine
         try:
             if text.strip():
-                result = engine.search(text, limit=RESULT_LIMIT, before=0, after=0, time_limit=SEARCH_TIME_LIMIT)
+                result = engine.search(text, limit=RESULT_LIMIT, before=0, after=0, time_limit=SEARCH_TIME_LIMIT,
+                                       sort=self.sort, explain=True)
             else:
                 result = SearchResult(query="", hits=engine.recent(limit=RECENT_LIMIT))
             error = None
@@ -127,7 +136,20 @@ class SearchScreen(Screen):
         self._update_status()
 
     def _fetch_window(self, hit: Hit, before: int, after: int):
-        return self.app.engine.window(hit, before, after)
+        return self.app.engine.window(hit, before, after, redact=not self.reveal)
+
+    def action_toggle_sort(self) -> None:
+        """Switch between relevance and newest-first, and search again."""
+        self.sort = "newest" if self.sort == "relevance" else "relevance"
+        self.run_query(self.query_text)
+
+    def action_toggle_reveal(self) -> None:
+        """Show secret-shaped strings unmasked in expanded rows (or mask them again)."""
+        self.reveal = not self.reveal
+        results = self.query_one(ResultList)
+        for i, (before, after, _) in list(results.expanded.items()):
+            results._set_window(i, before, after)
+        self.notify("Secrets shown unmasked on this screen" if self.reveal else "Secrets masked again")
 
     def _update_status(self) -> None:
         result = self.result
@@ -145,12 +167,23 @@ class SearchScreen(Screen):
             msg = f"No session matches “{printable(result.query)}”"
         else:
             msg = f"{n} session{'s' if n != 1 else ''}"
-            if result.route == "any":
-                msg += " · no session has every word; showing sessions with any of them"
+            if result.route == "phrase":
+                msg += " · exact phrase"
+            elif result.route == "repair":
+                fixed = ", ".join(f"{v}" for v in result.corrections.values())
+                msg += f" · showing results for {fixed}"
+            elif result.route == "session":
+                msg += " · every word, spread over each session's messages"
+            elif result.route == "any":
+                msg += " · no message has every word; showing sessions with any of them"
             if result.partial:
                 msg += " · stopped early (very common words): add a word to narrow it"
             if result.cut:
                 msg += " · query cut to 512 characters"
+        if result.notes:
+            msg += " · " + "; ".join(result.notes)
+        if self.sort == "newest":
+            msg += " · newest first (Ctrl+S)"
         status.update(Text(msg, style="bold red" if self.search_error else "dim"))
         nothing_indexed = n == 0 and not result.query.strip() and not self.app.indexing
         empty.display = nothing_indexed
@@ -238,11 +271,18 @@ class SearchScreen(Screen):
         terms = self.result.terms if self.result else []
         self.app.push_screen(SessionScreen(message.hit, terms))
 
+    @on(ResultList.Explain)
+    def _explain(self, message: ResultList.Explain) -> None:
+        self.app.push_screen(ExplainScreen(message.hit, self.result))
+
 
 class SessionScreen(Screen):
     """The whole session, opened at the hit, paged from the transcript as you scroll."""
 
-    BINDINGS = [Binding("escape,q", "app.pop_screen", "Back")]
+    BINDINGS = [Binding("escape,q", "app.pop_screen", "Back"),
+                Binding("ctrl+r", "toggle_reveal", "Reveal secrets", show=False)]
+
+    reveal = False
 
     def __init__(self, hit: Hit, terms: list[str]) -> None:
         super().__init__()
@@ -255,7 +295,8 @@ class SessionScreen(Screen):
         with Vertical(id="session-header"):
             yield Static(self._header(), id="session-meta")
             yield Static("", id="position")
-        yield TranscriptView(lambda off, lim: engine.page(self.hit.ref, off, lim, max_bytes=MESSAGE_BYTES).messages,
+        yield TranscriptView(lambda off, lim: engine.page(self.hit.ref, off, lim, max_bytes=MESSAGE_BYTES,
+                                                          redact=not self.reveal).messages,
                              total=s.message_count, start=self.hit.message_index,
                              hit_index=self.hit.message_index, terms=self.terms, id="transcript")
         yield Footer()
@@ -279,6 +320,12 @@ class SessionScreen(Screen):
     def on_mount(self) -> None:
         self.query_one(TranscriptView).focus()
 
+    def action_toggle_reveal(self) -> None:
+        """Show secret-shaped strings unmasked in this session view (or mask them again)."""
+        self.reveal = not self.reveal
+        self.query_one(TranscriptView).reload()
+        self.notify("Secrets shown unmasked on this screen" if self.reveal else "Secrets masked again")
+
     @on(TranscriptView.Position)
     def _position(self, message: TranscriptView.Position) -> None:
         self.query_one("#position", Static).update(
@@ -291,12 +338,18 @@ KEYS = [
                     ("Esc", "clear the search box")]),
     ("Results", [("Up / Down", "move between sessions"), ("Enter / Right", "expand / collapse the context window"),
                  ("Left", "collapse the row"), ("+ / -", "widen / narrow the context window"),
-                 ("o", "open the session at the hit"), ("Esc", "back to the search box"),
+                 ("o", "open the session at the hit"), ("x", "explain why the row matched"),
+                 ("Esc", "back to the search box"),
                  ("typing", "goes to the search box")]),
     ("Session view", [("Up / Down, j / k", "scroll a line"), ("PgUp / PgDn, space", "scroll a page"),
                       ("g / G, Home / End", "first / last message"),
                       ("e", "long messages in full / folded"), ("Esc, q", "back to the results")]),
-    ("Everywhere", [("F1, ?", "this help (? outside the search box)"), ("Ctrl+Q", "quit")]),
+    ("Everywhere", [("Ctrl+S", "sort: relevance / newest first"), ("Ctrl+R", "reveal masked secrets"),
+                    ("F1, ?", "this help (? outside the search box)"), ("Ctrl+Q", "quit")]),
+    ("Query language", [('"a phrase"', "words adjacent, in order"), ("-word", "exclude"), ("word*", "prefix"),
+                        ("agent:codex", "claude, codex"), ("project:NAME", "last folder, or project:/path"),
+                        ("role:user", "user or assistant"), ("since:7d until:", "2026-01-31, 7d, today, yesterday"),
+                        ("in:tools", "tool output (when indexed)")]),
 ]
 
 
@@ -316,5 +369,46 @@ class HelpScreen(ModalScreen):
                 t.append(f"{what}\n")
         with VerticalScroll(id="help"):
             yield Static(Text("crabsearch keys", style="bold"), id="help-title")
+            yield Static(t)
+            yield Static(Text("Esc to close", style="dim"))
+
+
+class ExplainScreen(ModalScreen):
+    """How a result row matched: the route, the fields and terms, the score parts."""
+
+    BINDINGS = [Binding("escape,q,x", "app.pop_screen", "Close")]
+
+    def __init__(self, hit: Hit, result: SearchResult | None) -> None:
+        super().__init__()
+        self.hit = hit
+        self.result = result
+
+    def compose(self) -> ComposeResult:
+        t = Text()
+        t.append(printable(self.hit.session.title or "(untitled)") + "\n\n", style="bold")
+        ex = self.hit.explain
+        if not ex:
+            t.append("Recent session: no query to explain.\n")
+        else:
+            route = {"phrase": "the exact phrase", "all": "every word in one message",
+                     "session": "every word, spread over the session's messages",
+                     "repair": "every word after spelling repair", "any": "any of the words"}.get(ex["route"], ex["route"])
+            t.append("Matched by  ", style="dim")
+            t.append(f"{route}\n")
+            t.append("Anchored on ", style="dim")
+            t.append(f"{ex['anchored_on']} (message #{self.hit.message_index + 1})\n")
+            t.append("Score       ", style="dim")
+            t.append(f"{self.hit.score:.3f} = best message {ex['message_score']:.3f}"
+                     f" + title/summary {ex['session_score']:.3f}\n")
+            t.append("Fields      ", style="dim")
+            weights = ", ".join(f"{f} ×{w:g}" for f, w in ex["weights"].items()) or "-"
+            t.append(weights + "\n")
+            t.append("Terms       ", style="dim")
+            t.append(printable(", ".join(ex["matched"]) or "-") + "\n")
+        if self.result and self.result.corrections:
+            t.append("Repaired    ", style="dim")
+            t.append(", ".join(f"{k} → {v}" for k, v in self.result.corrections.items()) + "\n")
+        with VerticalScroll(id="help"):
+            yield Static(Text("Why this session matched", style="bold"), id="help-title")
             yield Static(t)
             yield Static(Text("Esc to close", style="dim"))

@@ -236,6 +236,11 @@ class TranscriptView(ScrollView, can_focus=True):
             self._open_at(self.total - 1)
         self.scroll_end(animate=False, immediate=True)
 
+    def reload(self) -> None:
+        """Read the loaded messages again (e.g. after secrets were revealed), keeping the place."""
+        top = self.top_message()
+        self._open_at(top)
+
     def action_toggle_full(self) -> None:
         """Show long messages in full, or folded again (the message at the top stays put)."""
         self.full = not self.full

@@ -1,0 +1,220 @@
+"""Compiling a parsed query (``crabsearch.query.ParsedQuery``) into Whoosh queries.
+
+The plain words go down a ladder and the search stops at the first rung that finds something
+(crabsearch issue 3, "Query language"):
+
+1. ``phrase``: the words adjacent and in order (two or more words);
+2. ``all``: every word in one message (or in the title/summary);
+3. ``repair``: a word with no postings is replaced by the closest word of the index's own
+   vocabulary (Damerau-Levenshtein distance <= 2, same first letter) that occurs in at least
+   two documents, then ``all`` again;
+4. ``any``: any of the words.
+
+Quoted phrases, ``word*`` prefixes and filters are required on every rung; ``-word`` excludes.
+Filters are part of the query itself (constant score 0), so they narrow before the result
+limit. Field boosts come from :data:`~crabsearch.index.schema.WEIGHTS`.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+from whoosh.support.levenshtein import distance
+from whoosh.query import And, AndNot, ConstantScoreQuery, Or, Phrase, Prefix, Query, Term, TermRange
+
+from ..query import ParsedQuery
+from .analysis import groups, phrase_terms
+from .schema import WEIGHTS
+
+MESSAGE_FIELDS = ("user", "assistant", "acting", "tool", "summary")
+SESSION_FIELDS = ("title", "summary")
+TOOL_FIELDS = ("tool_output", "tool")
+PHRASE_FIELDS = {"user", "assistant", "acting", "summary", "title", "tool_output"}
+MIN_REPAIR_FREQ = 2
+
+
+def hour_key(ts: datetime | None) -> str | None:
+    """The ``hour`` field value of a time: ``YYYYMMDDHH`` in UTC (None stays None)."""
+    return None if ts is None else ts.astimezone(timezone.utc).strftime("%Y%m%d%H")
+
+
+def project_name(project: str | None) -> str | None:
+    """The ``projname`` field value: the working directory's last segment, lowercased."""
+    if not project:
+        return None
+    return project.rstrip("/\\").replace("\\", "/").rsplit("/", 1)[-1].lower() or None
+
+
+def _any_field(term: str, fields) -> Query:
+    return Or([Term(f, term, boost=WEIGHTS[f]) for f in fields])
+
+
+def _phrase(terms: list[str], fields) -> Query:
+    if len(terms) == 1:
+        return _any_field(terms[0], fields)
+    return Or([Phrase(f, terms, boost=WEIGHTS[f]) for f in fields if f in PHRASE_FIELDS])
+
+
+def _zero(q: Query) -> Query:
+    return ConstantScoreQuery(q, 0.0)
+
+
+def filters(pq: ParsedQuery, *, sessions: bool) -> list[Query] | None:
+    """Filter clauses for message documents, or for session documents when ``sessions``.
+
+    Returns None when the filters exclude every document of that kind (``role:`` excludes
+    session documents: only messages have a role).
+    """
+    out: list[Query] = [Term("kind", "s" if sessions else "m")]
+    if pq.agent:
+        out.append(Term("agent", pq.agent))
+    if pq.project:
+        if "/" in pq.project or "\\" in pq.project:
+            out.append(Prefix("project", pq.project.rstrip("/")))
+        else:
+            out.append(Term("projname", pq.project.lower()))
+    if pq.role:
+        if sessions:
+            return None
+        out.append(Term("role", pq.role))
+    if pq.since or pq.until:
+        out.append(TermRange("hour", hour_key(pq.since), hour_key(pq.until), startexcl=False, endexcl=True))
+    return [_zero(q) for q in out]
+
+
+STOPWORDS = frozenset("""a an and are as at be but by for from has have how i if in into is it its
+me my no not of on or our so that the their then there these this to was we what when where which
+who why will with you your""".split())
+"""A short English stopword list: dropped from the ``all``/``any`` rungs when the query has other
+words (a quoted phrase, or the phrase rung, keeps them: ``"to be or not to be"`` still matches)."""
+
+
+class Compiler:
+    """Builds the rungs of the ladder for one parsed query against one searcher (the searcher
+    is only consulted for spelling repair: which words have postings, and their neighbours).
+
+    Words are analyzed into groups (``analysis.groups``): an identifier matches whole or by all of
+    its parts (``getUserById`` or ``get user by id``); phrases use ``analysis.phrase_terms``.
+    """
+
+    def __init__(self, pq: ParsedQuery, searcher):
+        self.pq = pq
+        self.searcher = searcher
+        all_groups = _dedupe_groups(g for w in pq.words for g in groups(w))
+        content = [g for g in all_groups if not (len(g) == 1 and g[0] in STOPWORDS)]
+        self.groups = content or all_groups
+        self.phrase_words = phrase_terms(" ".join(pq.words))
+        self.phrases = [t for t in (phrase_terms(p) for p in pq.phrases) if t]
+        self.prefixes = [p.lower() for p in pq.prefixes]
+        self.excluded = [t for t in (phrase_terms(x) for x in pq.excluded) if t]
+        self.corrections: dict[str, str] = {}
+
+    @property
+    def terms(self) -> list[str]:
+        """Every positive term (words, phrase words, corrections) for highlighting."""
+        out = [t for g in self.groups for t in g] + [t for p in self.phrases for t in p]
+        return _dedupe(out + list(self.corrections.values()))
+
+    @property
+    def empty(self) -> bool:
+        """True when nothing positive is left to match after analysis."""
+        return not (self.groups or self.phrases or self.prefixes)
+
+    def fields(self, fields):
+        """The fields searched: ``in:tools`` searches tool output (and tool names) only."""
+        return TOOL_FIELDS if self.pq.in_tools else fields
+
+    def group_query(self, group: list[str], fields) -> Query:
+        """One word group: the whole form, or every part of it (in one document)."""
+        whole = _any_field(group[0], fields)
+        if len(group) == 1:
+            return whole
+        return Or([whole, And([_any_field(t, fields) for t in group[1:]])])
+
+    def required(self, fields) -> list[Query]:
+        """Quoted phrases and prefixes: required on every rung."""
+        out = [_phrase(p, fields) for p in self.phrases]
+        out += [Or([Prefix(f, p, boost=WEIGHTS[f]) for f in fields]) for p in self.prefixes]
+        return out
+
+    def rungs(self, fields) -> list[tuple[str, Query]]:
+        """``(route, query)`` for the per-document rungs ``phrase`` and ``all`` (and ``repair``,
+        ``any`` for session documents), over ``fields``."""
+        fields = self.fields(fields)
+        required = self.required(fields)
+        if not self.groups:
+            return [("all", self.finish(required, fields))]
+        out: list[tuple[str, Query]] = []
+        if len(self.phrase_words) > 1:
+            out.append(("phrase", self.finish(required + [_phrase(self.phrase_words, fields)], fields)))
+        out.append(("all", self.finish(required + [self.group_query(g, fields) for g in self.groups], fields)))
+        repaired = self.repaired_groups()
+        if repaired != self.groups:
+            out.append(("repair", self.finish(required + [self.group_query(g, fields) for g in repaired], fields)))
+        return out
+
+    def any_query(self, fields, groups=None) -> Query:
+        """Any of the word groups (required parts still required)."""
+        fields = self.fields(fields)
+        groups = self.groups if groups is None else groups
+        return self.finish(self.required(fields) + [Or([self.group_query(g, fields) for g in groups])], fields)
+
+    def finish(self, parts: list[Query], fields) -> Query:
+        """AND the parts and apply the exclusions."""
+        q = parts[0] if len(parts) == 1 else And(parts)
+        if self.excluded:
+            q = AndNot(q, Or([_phrase(x, fields) for x in self.excluded]))
+        return q
+
+    def repaired_groups(self) -> list[list[str]]:
+        """The groups with unknown plain words replaced by their closest frequent neighbour."""
+        out = []
+        for g in self.groups:
+            w = g[0]  # a plain word, or an identifier's whole form (``useInfinteScroll``)
+            fixed = self.corrections.get(w) or self._closest(w)
+            if fixed and fixed != w:
+                self.corrections[w] = fixed
+                g = [fixed]
+            out.append(g)
+        return out
+
+    def _closest(self, word: str) -> str | None:
+        """The nearest indexed word occurring in >= 2 documents, when ``word`` has no postings."""
+        s = self.searcher
+        # Message fields only: a title made from the first prompt would count that prompt twice.
+        fields = ("user", "assistant", "acting", "summary")
+        if len(word) < 4 or any(s.doc_frequency(f, word) for f in (*fields, "title")):
+            return None
+        best: tuple[int, int, str] | None = None
+        reader = s.reader()
+        for f in fields:
+            for cand in reader.terms_within(f, word, 2, prefix=1):
+                freq = sum(s.doc_frequency(g, cand) for g in fields)
+                if freq < MIN_REPAIR_FREQ:
+                    continue
+                key = (distance(word, cand), -freq, cand)
+                if best is None or key < best:
+                    best = key
+        return best[2] if best else None
+
+
+def covered(group: list[str], matched: set[str]) -> bool:
+    """True when ``matched`` terms cover a word group (its whole form, or all of its parts)."""
+    return group[0] in matched or (len(group) > 1 and all(t in matched for t in group[1:]))
+
+
+def _dedupe_groups(items) -> list[list[str]]:
+    seen: set[tuple[str, ...]] = set()
+    out = []
+    for g in items:
+        if tuple(g) not in seen:
+            seen.add(tuple(g))
+            out.append(g)
+    return out
+
+
+def _dedupe(items) -> list[str]:
+    seen: dict[str, None] = {}
+    for t in items:
+        seen.setdefault(t, None)
+    return list(seen)

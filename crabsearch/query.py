@@ -1,0 +1,142 @@
+"""The query language: what a typed query means, before any index is involved.
+
+Syntax (crabsearch issue 3, "Query language"):
+
+* plain words: ``retry backoff`` (searched down the ladder: phrase, all, repair, any);
+* ``"quoted phrase"``: the words adjacent and in order (an unbalanced quote runs to the end);
+* ``-word`` / ``-"a phrase"``: exclude sessions' messages that contain it;
+* ``word*``: prefix;
+* filters, combined with words and applied inside the search (before the result limit):
+  ``agent:claude``, ``project:NAME`` (last segment of the working directory) or
+  ``project:/path/prefix``, ``role:user|assistant``, ``since:`` / ``until:`` (``2026-01-31``,
+  ``7d``, ``2w``, ``today``, ``yesterday``; local time), ``in:tools`` (tool output, when indexed).
+
+Parsing never raises: anything it does not understand is kept as plain words, and problems with a
+filter value are reported in ``notes`` (the filter is then ignored).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import date, datetime, time, timedelta, timezone
+
+MAX_QUERY_CHARS = 512
+FILTER_KEYS = ("agent", "project", "role", "since", "until", "in")
+ROLES = ("user", "assistant")
+_TOKEN = re.compile(r'(-?)"([^"]*)("?)|(\S+)')
+_RELATIVE = re.compile(r"^(\d+)([dwmh])$")
+
+
+@dataclass
+class ParsedQuery:
+    """A parsed query. ``words`` are the plain words in order; ``phrases`` the quoted phrases;
+    ``excluded`` words or phrases to exclude; ``prefixes`` the ``word*`` stems; ``since``/``until``
+    are aware UTC datetimes (``until`` exclusive); ``notes`` explain ignored or cut parts."""
+
+    text: str
+    words: list[str] = field(default_factory=list)
+    phrases: list[str] = field(default_factory=list)
+    excluded: list[str] = field(default_factory=list)
+    prefixes: list[str] = field(default_factory=list)
+    agent: str | None = None
+    project: str | None = None
+    role: str | None = None
+    since: datetime | None = None
+    until: datetime | None = None
+    in_tools: bool = False
+    cut: bool = False
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def has_filters(self) -> bool:
+        """True when any filter is set."""
+        return bool(self.agent or self.project or self.role or self.since or self.until or self.in_tools)
+
+    @property
+    def is_empty(self) -> bool:
+        """True when there is nothing to match (filters alone list recent sessions)."""
+        return not (self.words or self.phrases or self.prefixes)
+
+
+def parse(text: str, *, agents: tuple[str, ...] = (), now: datetime | None = None) -> ParsedQuery:
+    """Parse ``text`` (cut to 512 characters) into a :class:`ParsedQuery`. ``agents`` are the
+    valid ``agent:`` values (unknown ones are reported in ``notes``); ``now`` fixes the clock for
+    relative dates (local time). Never raises."""
+    q = ParsedQuery(text=text[:MAX_QUERY_CHARS], cut=len(text) > MAX_QUERY_CHARS)
+    now = now or datetime.now().astimezone()
+    for m in _TOKEN.finditer(q.text):
+        neg, quoted, _closing, bare = m.group(1), m.group(2), m.group(3), m.group(4)
+        if quoted is not None:
+            if quoted.strip():
+                (q.excluded if neg else q.phrases).append(quoted.strip())
+            continue
+        _bare(q, bare, agents, now)
+    return q
+
+
+def _bare(q: ParsedQuery, tok: str, agents: tuple[str, ...], now: datetime) -> None:
+    key, sep, value = tok.partition(":")
+    if sep and key.lower() in FILTER_KEYS and value:
+        _filter(q, key.lower(), value, agents, now)
+        return
+    if tok.startswith("-") and len(tok) > 1 and (tok[1].isalnum() or tok[1] == "_"):
+        q.excluded.append(tok[1:])
+        return
+    if tok.endswith("*") and len(tok.rstrip("*")) >= 2:
+        q.prefixes.append(tok.rstrip("*"))
+        return
+    q.words.append(tok)
+
+
+def _filter(q: ParsedQuery, key: str, value: str, agents: tuple[str, ...], now: datetime) -> None:
+    if key == "agent":
+        if agents and value.lower() not in agents:
+            q.notes.append(f"unknown agent {value!r} (known: {', '.join(agents)}); filter ignored")
+        else:
+            q.agent = value.lower()
+    elif key == "project":
+        q.project = value
+    elif key == "role":
+        if value.lower() in ROLES:
+            q.role = value.lower()
+        else:
+            q.notes.append(f"role:{value} is not one of {', '.join(ROLES)}; filter ignored")
+    elif key in ("since", "until"):
+        day = parse_day(value, now)
+        if day is None:
+            q.notes.append(f"{key}:{value} is not a date (2026-01-31, 7d, today, yesterday); filter ignored")
+        elif key == "since":
+            q.since = day
+        else:  # until a day includes that whole day
+            q.until = day + timedelta(days=1) if not _RELATIVE.match(value) else day
+    elif key == "in":
+        if value.lower() == "tools":
+            q.in_tools = True
+        else:
+            q.notes.append(f"in:{value} is not known (in:tools searches tool output); filter ignored")
+
+
+def parse_day(value: str, now: datetime) -> datetime | None:
+    """The start (aware UTC) of a day given as ``YYYY-MM-DD``, ``today``, ``yesterday``, or a
+    moment ``N`` units before ``now`` (``7d``, ``2w``, ``3m`` = 30-day months, ``12h``).
+    Days are local days of ``now``'s timezone. None when ``value`` is none of these."""
+    v = value.strip().lower()
+    tz = now.tzinfo or timezone.utc
+    if v in ("today", "yesterday"):
+        d = now.date() - timedelta(days=1 if v == "yesterday" else 0)
+        return _local_midnight(d, tz)
+    m = _RELATIVE.match(v)
+    if m:
+        n, unit = int(m.group(1)), m.group(2)
+        delta = {"h": timedelta(hours=n), "d": timedelta(days=n), "w": timedelta(weeks=n),
+                 "m": timedelta(days=30 * n)}[unit]
+        return (now - delta).astimezone(timezone.utc)
+    try:
+        return _local_midnight(date.fromisoformat(v), tz)
+    except ValueError:
+        return None
+
+
+def _local_midnight(d: date, tz) -> datetime:
+    return datetime.combine(d, time(0, 0), tzinfo=tz).astimezone(timezone.utc)

@@ -1,0 +1,67 @@
+"""The query language parser: words, phrases, exclusions, prefixes, filters, dates."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from crabsearch.query import parse, parse_day
+
+NOW = datetime(2026, 3, 20, 15, 30, tzinfo=timezone(timedelta(hours=2)))  # a local time, UTC+2
+AGENTS = ("claude", "codex")
+
+
+def test_words_phrases_exclusions_prefixes():
+    q = parse('fix "cron schedule" -flaky -"not this" resol* a-b', agents=AGENTS, now=NOW)
+    assert q.words == ["fix", "a-b"]
+    assert q.phrases == ["cron schedule"]
+    assert q.excluded == ["flaky", "not this"]
+    assert q.prefixes == ["resol"]
+
+
+def test_unbalanced_quote_runs_to_the_end():
+    assert parse('say "hello world', now=NOW).phrases == ["hello world"]
+
+
+@pytest.mark.parametrize("text", ["*", "-", "--", '"', '""', "agent:", ":", "a*", "AND", "C++", "foo(bar)"])
+def test_odd_input_never_raises_and_stays_words(text):
+    q = parse(text, agents=AGENTS, now=NOW)
+    assert not q.has_filters
+
+
+def test_filters():
+    q = parse("agent:Codex project:webapp role:user in:tools since:2026-03-01 until:2026-03-10 x",
+              agents=AGENTS, now=NOW)
+    assert (q.agent, q.project, q.role, q.in_tools) == ("codex", "webapp", "user", True)
+    assert q.since == datetime(2026, 2, 28, 22, tzinfo=timezone.utc)  # local midnight, UTC+2
+    assert q.until == datetime(2026, 3, 10, 22, tzinfo=timezone.utc)  # the whole 10th included
+    assert q.words == ["x"]
+
+
+def test_bad_filter_values_are_reported_and_ignored():
+    q = parse("agent:vim role:robot since:someday in:space hello", agents=AGENTS, now=NOW)
+    assert not q.has_filters and q.words == ["hello"]
+    assert len(q.notes) == 4
+
+
+def test_unknown_key_is_a_word():
+    assert parse("http://example.com note:x", agents=AGENTS, now=NOW).words == ["http://example.com", "note:x"]
+
+
+@pytest.mark.parametrize("value,expected", [
+    ("today", datetime(2026, 3, 19, 22, tzinfo=timezone.utc)),
+    ("yesterday", datetime(2026, 3, 18, 22, tzinfo=timezone.utc)),
+    ("7d", datetime(2026, 3, 13, 13, 30, tzinfo=timezone.utc)),
+    ("2w", datetime(2026, 3, 6, 13, 30, tzinfo=timezone.utc)),
+    ("12h", datetime(2026, 3, 20, 1, 30, tzinfo=timezone.utc)),
+    ("2026-01-31", datetime(2026, 1, 30, 22, tzinfo=timezone.utc)),
+    ("31/01/2026", None),
+])
+def test_days(value, expected):
+    assert parse_day(value, NOW) == expected
+
+
+def test_long_query_is_cut():
+    q = parse("word " * 200, now=NOW)
+    assert q.cut and len(q.text) == 512

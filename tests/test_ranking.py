@@ -1,0 +1,153 @@
+"""Ranking and query-language rules through the engine: boosts, ladder, repair, exclusion,
+prefixes, filters, sort, explain, tool-output scope, masking."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from crabsearch.index import Indexer
+from crabsearch.search import Engine
+
+from builders import ClaudeSession, CodexSession
+
+NOW = datetime.now(timezone.utc)
+SECRET = "sk-live-FAKEFAKEFAKE1234567890"
+
+
+def build(tmp_path, *sessions, tools=False):
+    for s in sessions:
+        s.write()
+    home = sessions[0].home
+    Indexer(tmp_path / "index", env={"HOME": str(home)}, index_tool_output=tools).refresh()
+    return Engine(tmp_path / "index")
+
+
+def ids(result):
+    return [h.session.session_id[:4] for h in result.hits]
+
+
+def test_title_match_counts_on_top_of_the_best_message(tmp_path):
+    home = tmp_path / "h"
+    e = build(tmp_path,
+              ClaudeSession(home, "aaaa0000-0000-4000-8000-000000000000").user("the quasar pipeline broke"),
+              ClaudeSession(home, "bbbb0000-0000-4000-8000-000000000000").user("the quasar pipeline broke")
+              .title("quasar outage"))
+    r = e.search("quasar")
+    assert ids(r) == ["bbbb", "aaaa"]
+    assert r.hits[0].score > r.hits[1].score
+
+
+def test_summary_match_counts_on_top(tmp_path):
+    home = tmp_path / "h"
+    s = ClaudeSession(home, "cccc0000-0000-4000-8000-000000000000").user("look at the nebula cache")
+    s.lines.append({"type": "user", "isCompactSummary": True, "uuid": "c-sum", "parentUuid": None,
+                    "sessionId": s.session_id, "cwd": s.cwd, "timestamp": "2026-03-14T11:00:00.000Z",
+                    "message": {"role": "user", "content": "Summary: we tuned the nebula cache eviction."}})
+    e = build(tmp_path, ClaudeSession(home, "dddd0000-0000-4000-8000-000000000000").user("look at the nebula cache"), s)
+    assert ids(e.search("nebula"))[0] == "cccc"
+
+
+def test_acting_assistant_turn_outranks_plain_assistant_text(tmp_path):
+    home = tmp_path / "h"
+    e = build(tmp_path,
+              ClaudeSession(home, "eeee0000-0000-4000-8000-000000000000").user("hi").assistant("patching the zircon module"),
+              ClaudeSession(home, "ffff0000-0000-4000-8000-000000000000").user("hi").assistant("patching the zircon module")
+              .tool("Edit", {"file_path": "z.py"}, "ok"))
+    assert ids(e.search("zircon")) == ["ffff", "eeee"]
+
+
+def test_recency_breaks_ties(tmp_path):
+    home = tmp_path / "h"
+    old = ClaudeSession(home, "1111aaaa-0000-4000-8000-000000000000", start=NOW - timedelta(days=9)).user("same words here")
+    new = ClaudeSession(home, "2222bbbb-0000-4000-8000-000000000000", start=NOW - timedelta(days=1)).user("same words here")
+    e = build(tmp_path, old, new)
+    assert ids(e.search("same words")) == ["2222", "1111"]
+
+
+@pytest.fixture
+def corpus(tmp_path):
+    home = tmp_path / "h"
+    return build(
+        tmp_path,
+        ClaudeSession(home, "a1a1a1a1-0000-4000-8000-000000000000", cwd="/home/dev/webapp",
+                      start=NOW - timedelta(days=2)).user("the coalesce function drops nulls")
+        .assistant("use coalesce with a default")
+        .tool("Bash", {"command": "psql"}, f"token {SECRET} appears in this tool output with walrus"),
+        ClaudeSession(home, "b2b2b2b2-0000-4000-8000-000000000000", cwd="/srv/api",
+                      start=NOW - timedelta(days=40)).user("coalesce again, but for the api")
+        .assistant("the api coalesce is fine"),
+        CodexSession(home, "c3c3c3c3-0000-4000-8000-000000000000", cwd="/home/dev/webapp/tools",
+                     start=NOW - timedelta(hours=3)).user("codex: the prefetch loop stalls").assistant("fixed prefetching"),
+        tools=True,
+    )
+
+
+def test_repair_replaces_an_unknown_word_with_a_frequent_neighbour(corpus):
+    r = corpus.search("coalesec")
+    assert r.route == "repair" and r.corrections == {"coalesec": "coalesce"}
+    assert len(r.hits) == 2 and "coalesce" in r.terms
+
+
+def test_no_repair_towards_a_word_found_only_once(corpus):
+    r = corpus.search("prefetchh")  # 'prefetch' is in one message only
+    assert r.route is None and r.hits == []
+
+
+def test_exclusion(corpus):
+    assert ids(corpus.search("coalesce -api")) == ["a1a1"]
+
+
+def test_prefix(corpus):
+    assert ids(corpus.search("prefetch*")) == ["c3c3"]
+
+
+def test_quoted_phrase_needs_adjacency(corpus):
+    assert ids(corpus.search('"drops nulls"')) == ["a1a1"]
+    assert corpus.search('"nulls drops"').hits == []
+
+
+def test_filters_narrow_inside_the_search(corpus):
+    assert ids(corpus.search("coalesce project:webapp")) == ["a1a1"]
+    assert ids(corpus.search("coalesce project:/srv")) == ["b2b2"]
+    assert sorted(ids(corpus.search("prefetching project:/home/dev/webapp"))) == ["c3c3"]
+    assert ids(corpus.search("stalls agent:codex")) == ["c3c3"]
+    assert corpus.search("stalls agent:claude").hits == []
+    assert ids(corpus.search("coalesce role:user since:7d")) == ["a1a1"]
+    assert ids(corpus.search("coalesce until:30d")) == ["b2b2"]
+    assert ids(corpus.search("fine role:assistant")) == ["b2b2"]
+    assert corpus.search("fine role:user").hits == []
+
+
+def test_filters_alone_list_recent_matching_sessions(corpus):
+    r = corpus.search("agent:codex")
+    assert r.route == "recent" and ids(r) == ["c3c3"]
+
+
+def test_tool_output_only_with_in_tools(corpus):
+    assert corpus.search("walrus").hits == []
+    [hit] = corpus.search("walrus in:tools").hits
+    assert hit.item.label == "tool:Bash"
+    assert SECRET not in hit.item.text and "sk-liv" in hit.item.text  # masked on display
+    assert corpus.search("FAKEFAKEFAKE1234567890 in:tools").hits == []  # masked before indexing
+
+
+def test_sort_newest(corpus):
+    assert ids(corpus.search("coalesce", sort="newest")) == ["a1a1", "b2b2"]
+    r = corpus.search("the", sort="newest")
+    updated = [h.session.updated for h in r.hits]
+    assert updated == sorted(updated, reverse=True)
+
+
+def test_explain(corpus):
+    [hit] = corpus.search("drops nulls", explain=True).hits
+    ex = hit.explain
+    assert ex["route"] == "phrase" and "user:drops" in ex["matched"] and ex["weights"]["user"] == 1.5
+
+
+def test_masked_on_display_unless_asked(corpus):
+    ref = corpus.find_session("a1a1a1a1")
+    masked = corpus.page(ref, 0, 10).messages[-1].text
+    plain = corpus.page(ref, 0, 10, redact=False).messages[-1].text
+    assert SECRET not in masked and SECRET in plain

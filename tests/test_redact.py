@@ -1,0 +1,292 @@
+"""crabsearch.redact: every secret shape masked, the mask format, false positives left alone,
+spans, idempotence, speed."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from crabsearch.redact import find_secrets, mask, redact
+
+# Fake secrets of the real shapes (none of these is a live credential).
+SK = "sk-live-FAKEFAKEFAKE1234567890"
+SK_PROJ = "sk-proj-Abc123def456GHI789jkl012mno345"
+SK_ANT = "sk-ant-api03-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789-_abcdefAA"
+GHP = "ghp_1234567890abcdefghijABCDEFGHIJ123456"
+GITHUB_PAT = "github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz0123"
+SLACK = "xoxb-1234567890-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx"
+AWS = "AKIAIOSFODNN7EXAMPLE"
+GOOGLE = "AIzaSyDdI0hCZtE6vySjMm-WEfRq3CPzqKqqsHI"
+GITLAB = "glpat-AbCdEf0123456789xYz_"
+HF = "hf_AbCdEfGhIjKlMnOpQrStUvWxYz01234567"
+JWT = ("eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4ifQ"
+       ".SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c")
+PEM_BODY = ("MIIEpAIBAAKCAQEA3Tz2mr7SZiAMfQyuvBjM2oZ1HbDvOxCkDyKH0mQ1xqRrnN7L\n"
+            "xkDe6B2b0k2QeFX8Z2XJ3vGv0sC9cWqRkyNnD1a4iK8fU7t4lnPqQ0Zc5VbK7vEw\n"
+            "kR9u4Wc3qkVQ6Q==")
+PEM = f"-----BEGIN RSA PRIVATE KEY-----\n{PEM_BODY}\n-----END RSA PRIVATE KEY-----"
+
+VENDOR_KEYS = [SK, SK_PROJ, SK_ANT, GHP, GITHUB_PAT, SLACK, AWS, GOOGLE, GITLAB, HF, JWT]
+
+
+def masked_pieces(text: str) -> list[str]:
+    return [text[a:b] for a, b in find_secrets(text)]
+
+
+# --- mask ---------------------------------------------------------------------------------------
+
+
+def test_mask_format():
+    assert mask(SK) == "sk-liv***7890"
+    assert mask("abcdefghijklmn") == "abcdef***klmn"  # 14 characters: the shortest kept in part
+    assert mask("abcdefghijklm") == "***"  # 13
+    assert mask("hunter2") == "***"
+    assert mask("x") == "***"
+
+
+# --- each pattern -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("key", VENDOR_KEYS)
+def test_vendor_keys_masked_whole(key):
+    text = f"the key is {key} (do not share)"
+    assert masked_pieces(text) == [key]
+    assert redact(text) == f"the key is {mask(key)} (do not share)"
+    assert key[6:-4] not in redact(text)
+
+
+def test_vendor_keys_exact_output():
+    assert redact(f"use {SK} now") == "use sk-liv***7890 now"
+    assert redact(f"token {GHP}.") == "token ghp_12***3456."
+    assert redact(f"aws {AWS}") == "aws AKIAIO***MPLE"
+    assert redact(f'"{JWT}"') == '"eyJhbG***sw5c"'
+    assert redact(f"export X={SLACK}") == "export X=xoxb-1***UvWx"
+
+
+@pytest.mark.parametrize("prefix", ["gho_", "ghu_", "ghs_", "ghr_"])
+def test_other_github_token_kinds(prefix):
+    key = prefix + "AbCdEfGhIjKlMnOpQrStUvWxYz0123456789"
+    assert masked_pieces(f"x {key} y") == [key]
+
+
+@pytest.mark.parametrize("kind", "abprs")
+def test_slack_token_kinds(kind):
+    key = f"xox{kind}-2222222222-3333333333333-abcdefabcdefabcdef"
+    assert masked_pieces(f"SLACK {key}") == [key]
+
+
+def test_aws_session_key_and_exact_length():
+    assert masked_pieces("ASIAY34FZKBOKMUTVV7A rest") == ["ASIAY34FZKBOKMUTVV7A"]
+    assert find_secrets("AKIAIOSFODNN7EXAMPL") == []  # 15 after the prefix
+    assert find_secrets("AKIAIOSFODNN7EXAMPLEX") == []  # 17: not an access key id
+    assert find_secrets("akiaiosfodnn7example") == []
+
+
+def test_google_key_needs_exactly_35_after_prefix():
+    assert find_secrets(GOOGLE[:-1]) == []
+    assert find_secrets(GOOGLE + "x") == []
+
+
+def test_authorization_header_masks_credentials_only():
+    assert redact("Authorization: Bearer abc.def") == "Authorization: Bearer ***"
+    assert (redact('curl -H "Authorization: Basic dXNlcjpwYXNzd29yZA=="')
+            == 'curl -H "Authorization: Basic dXNlcj***ZA=="')
+    assert redact(f"authorization: token {GHP}") == f"authorization: token {mask(GHP)}"
+    assert redact('{"Authorization": "Bearer tok_12345"}') == '{"Authorization": "Bearer ***"}'
+    assert redact("Proxy-Authorization: Basic Zm9vOmJhcg==") == "Proxy-Authorization: Basic ***"
+    # JSON-escaped (a tool input shown raw)
+    assert (redact('{\\"Authorization\\": \\"Bearer s3cr3t\\"}')
+            == '{\\"Authorization\\": \\"Bearer ***\\"}')
+    # no scheme: the value itself must look like a token
+    assert redact("Authorization: 0123456789abcdef") == "Authorization: 012345***cdef"
+    assert redact("Authorization: Bearer .") == "Authorization: Bearer ."
+
+
+def test_bearer_token_keeps_the_word():
+    assert (redact("curl -H 'Bearer abcdef0123456789abcdef' https://api")
+            == "curl -H 'Bearer abcdef***cdef' https://api")
+    assert redact("bearer Zm9vYmFyYmF6cXV4MTIzNDU2.") == "bearer Zm9vYm***NDU2."
+    # a JWT after Bearer is one secret, masked once
+    assert masked_pieces(f"Bearer {JWT}") == [JWT]
+
+
+def test_assignments_mask_the_value_only():
+    assert redact(f"OPENAI_API_KEY={SK_PROJ}") == "OPENAI_API_KEY=sk-pro***o345"
+    assert redact("export DB_PASSWORD='hunter2'") == "export DB_PASSWORD='***'"
+    assert redact("GITHUB_TOKEN=abc123") == "GITHUB_TOKEN=***"
+    assert redact("MY_SECRET: s3cr3t-value-123456") == "MY_SECRET: s3cr3t***3456"
+    assert redact('{"client_secret": "topsecretvalue42"}') == '{"client_secret": "topsec***ue42"}'
+    assert redact("passwd: hunter2") == "passwd: ***"
+    assert redact('api_key = "abcdef"') == 'api_key = "***"'
+    assert redact("apiKey: 'xyz-123'") == "apiKey: '***'"
+    assert redact("X-API-Key: abc123def") == "X-API-Key: ***"
+    assert (redact("aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY")
+            == "aws_secret_access_key = wJalrX***EKEY")
+    assert redact('password := "p4ss"') == 'password := "***"'
+    assert redact("Password=Tr0ub4dor#3!") == "Password=***"
+    assert redact("mysql --password=secretpass") == "mysql --password=***"
+    assert redact("GET /api?token=abcdef&page=2") == "GET /api?token=***&page=2"
+    assert redact("SECRET_KEY=django-insecure-abc") == "SECRET_KEY=django***-abc"
+
+
+def test_assignment_case_insensitive_names():
+    for name in ["password", "PASSWORD", "Password", "db_Password", "PASSWD", "Api_Key", "apikey",
+                 "ACCESS_TOKEN", "accessToken", "client_SECRET"]:
+        assert masked_pieces(f"{name}=h4ck3r-value") == ["h4ck3r-value"], name
+
+
+def test_pem_private_key_block():
+    text = f"key:\n{PEM}\nafter"
+    assert redact(text) == (
+        "key:\n-----BEGIN RSA PRIVATE KEY----- *** -----END RSA PRIVATE KEY-----\nafter")
+    assert masked_pieces(text) == [PEM]
+
+
+def test_pem_variants():
+    for label in ["PRIVATE KEY", "OPENSSH PRIVATE KEY", "EC PRIVATE KEY", "ENCRYPTED PRIVATE KEY",
+                  "PGP PRIVATE KEY BLOCK"]:
+        block = f"-----BEGIN {label}-----\n{PEM_BODY}\n-----END {label}-----"
+        assert redact(block) == f"-----BEGIN {label}----- *** -----END {label}-----"
+    # JSON-escaped newlines, as in a raw tool input
+    escaped = PEM.replace("\n", "\\n")
+    assert redact(f'{{"key": "{escaped}"}}') == (
+        '{"key": "-----BEGIN RSA PRIVATE KEY----- *** -----END RSA PRIVATE KEY-----"}')
+    # encrypted key with headers
+    enc = ("-----BEGIN RSA PRIVATE KEY-----\nProc-Type: 4,ENCRYPTED\n"
+           "DEK-Info: AES-128-CBC,0123456789ABCDEF0123456789ABCDEF\n\n"
+           f"{PEM_BODY}\n-----END RSA PRIVATE KEY-----")
+    assert redact(enc) == "-----BEGIN RSA PRIVATE KEY----- *** -----END RSA PRIVATE KEY-----"
+
+
+def test_pem_cut_off_before_its_end_line():
+    # a context window that ends inside the key
+    text = "cat id_rsa\n-----BEGIN OPENSSH PRIVATE KEY-----\n" + PEM_BODY.split("\n")[0] + "\n"
+    assert redact(text) == "cat id_rsa\n-----BEGIN OPENSSH PRIVATE KEY----- ***\n"
+    # ... and prose after a cut-off key stays
+    text = f"-----BEGIN PRIVATE KEY-----\n{PEM_BODY}\n\nThe key above is fake."
+    assert redact(text) == "-----BEGIN PRIVATE KEY----- ***\n\nThe key above is fake."
+
+
+def test_url_credentials_mask_the_password_only():
+    assert (redact("postgres://admin:s3cretpw@db.example.com:5432/app")
+            == "postgres://admin:***@db.example.com:5432/app")
+    assert (redact(f"git clone https://me:{GHP}@github.com/o/r.git")
+            == f"git clone https://me:{mask(GHP)}@github.com/o/r.git")
+    assert (redact("redis://:averylongredispassword@cache:6379")
+            == "redis://:averyl***word@cache:6379")
+
+
+# --- false positives ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("text", [
+    "Use the task-list and a sketch; ask-me-anything-about-the-long-running-job later.",
+    "risk-assessment-for-the-new-deployment-plan-v2",
+    "pip install sk-learn; sk-some-long-kebab-case-identifier-name",
+    "I am the bearer of bad news, the Bearer Internationalization and bearer tokens.",
+    "uuid 123e4567-e89b-12d3-a456-426614174000 and sha 9fceb02d0ae598e95dc970b74767f19372d61af8",
+    "commit 3f786850e387550fdab836ed7e6dc881de23001b (HEAD -> main)",
+    "https://example.com/path?q=1 and http://localhost:8080/x and ssh git@github.com:o/r.git",
+    "def f(token=None, password: str = None, api_key: Optional[str] = None): ...",
+    "client = Client(api_key=api_key, token=self.token, password=args.password)",
+    "password = getpass()  # token = get_token()",
+    "sort_key=name, primary_key=True, cache_key: str, key=lambda x: x, monkey=1",
+    "max_tokens=1000, max_token=512, token_count: 12, token_type: Bearer",
+    '{"token_type": "Bearer", "expires_in": 3600, "key": "value"}',
+    "API_KEY=$API_KEY TOKEN=${TOKEN} password: <your password> secret='{{ secret }}'",
+    "headers['Authorization'] = f'Bearer {token}'",
+    "Authorization: required. The secret: always test first. Enter the key: press enter.",
+    "from huggingface_hub import hf_hub_download; hf_token = os.environ['HF_TOKEN']",
+    "AKIA is the prefix of an AWS key id; eyJ starts a JWT; xoxb- starts a Slack bot token.",
+    'if pem.startswith("-----BEGIN RSA PRIVATE KEY-----"):\n    raise ValueError',
+    "-----BEGIN PUBLIC KEY-----\nMIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEA\n"
+    "-----END PUBLIC KEY-----",
+    "password_hash, passwords, tokenizer, secrets.token_hex(16), keyboard",
+    "The 日本語 text with 🦀 crabs and ask-me café.",
+    "",
+])
+def test_false_positives_left_alone(text):
+    assert find_secrets(text) == []
+    assert redact(text) is text
+
+
+def test_no_secret_returns_the_same_object():
+    text = "nothing to see here " * 100
+    assert redact(text) is text
+
+
+# --- several secrets, spans, idempotence -------------------------------------------------------
+
+
+def test_multiple_secrets_in_one_text():
+    text = (f"export OPENAI_API_KEY={SK_PROJ}\n"
+            f"curl -H 'Authorization: Bearer {GHP}' https://u:pa55word@h/x\n"
+            f"aws {AWS} / {AWS}\n{PEM}\nDB_PASSWORD=hunter2 done")
+    assert masked_pieces(text) == [SK_PROJ, GHP, "pa55word", AWS, AWS, PEM, "hunter2"]
+    assert redact(text) == (
+        "export OPENAI_API_KEY=sk-pro***o345\n"
+        "curl -H 'Authorization: Bearer ghp_12***3456' https://u:***@h/x\n"
+        "aws AKIAIO***MPLE / AKIAIO***MPLE\n"
+        "-----BEGIN RSA PRIVATE KEY----- *** -----END RSA PRIVATE KEY-----\n"
+        "DB_PASSWORD=*** done")
+
+
+def test_spans_are_sorted_and_disjoint_and_unicode_safe():
+    text = f"🦀 日本 {SK} é {GHP}\n" * 3
+    spans = find_secrets(text)
+    assert len(spans) == 6
+    assert spans == sorted(spans)
+    assert all(a < b <= c for (a, b), (c, _) in zip(spans, spans[1:]))
+    assert [text[a:b] for a, b in spans] == [SK, GHP] * 3
+
+
+IDEMPOTENCE_CASES = [
+    f"use {key} here" for key in VENDOR_KEYS
+] + [
+    "Authorization: Bearer abc.def",
+    "Authorization: Basic dXNlcjpwYXNzd29yZA==",
+    "Bearer abcdef0123456789abcdef",
+    f"OPENAI_API_KEY={SK_PROJ}",
+    "PASSWORD=hunter2",
+    'password = "correct horse battery staple"',
+    "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+    PEM,
+    "-----BEGIN PRIVATE KEY-----\n" + PEM_BODY,
+    "postgres://admin:s3cretpw@db/app",
+    "https://me:averyveryverylongpassword@host",
+]
+
+
+@pytest.mark.parametrize("text", IDEMPOTENCE_CASES)
+def test_idempotent(text):
+    once = redact(text)
+    assert once != text
+    assert redact(once) == once
+    assert find_secrets(once) == []
+
+
+def test_key_inside_a_rejected_assignment_is_still_found():
+    # "key=" and "sort_key:" are not secret names, but the vendor key in the value is found
+    assert masked_pieces(f"key={GHP}") == [GHP]
+    assert masked_pieces(f"sort_key: {JWT}") == [JWT]
+    assert masked_pieces(f"token=self.token or {GHP}") == [GHP]
+
+
+# --- speed -------------------------------------------------------------------------------------
+
+
+def test_speed_and_no_pathological_backtracking():
+    prose = ("The indexer reads each session file, splits it into messages and stores the text; "
+             "def get_user(key, token=None): return self.cache[key]  # see https://x.io/a\n")
+    text = (prose * (100_000 // len(prose) + 1))[:100_000]
+    start = time.perf_counter()
+    for _ in range(10):
+        assert redact(text) is text
+    assert (time.perf_counter() - start) / 10 < 0.05  # ~1 ms here; generous for slow CI
+    for bad in ["key=" * 25_000, "password: " * 10_000, "-----BEGIN PRIVATE KEY-----\n" * 4_000,
+                "Authorization: " * 7_000, "a://b:" * 20_000, "sk-" * 30_000,
+                'password="' * 10_000, "Bearer " * 15_000]:
+        start = time.perf_counter()
+        redact(bad)
+        assert time.perf_counter() - start < 1.0, bad[:20]
