@@ -4,7 +4,7 @@ Syntax (crabsearch issue 3, "Query language"):
 
 * plain words: ``retry backoff`` (searched down the ladder: phrase, all, repair, any);
 * ``"quoted phrase"``: the words adjacent and in order (an unbalanced quote runs to the end);
-* ``-word`` / ``-"a phrase"``: exclude sessions' messages that contain it;
+* ``-word`` / ``-"a phrase"``: leave out the sessions that contain it;
 * ``word*``: prefix;
 * filters, combined with words and applied inside the search (before the result limit):
   ``agent:claude``, ``project:NAME`` (last segment of the working directory) or

@@ -27,7 +27,7 @@ from datetime import datetime
 from pathlib import Path
 
 from whoosh.collectors import CollapseCollector, TimeLimit, WrappingCollector
-from whoosh.query import And, Or
+from whoosh.query import And, Not, Or, Term
 
 from .index.analysis import spans as _spans
 from .index.querying import MESSAGE_FIELDS, SESSION_FIELDS, Compiler, covered, filters
@@ -351,6 +351,10 @@ class Engine:
                 return result
             m_filters = filters(pq, sessions=False)
             s_filters = None if pq.in_tools else filters(pq, sessions=True)
+            dropped = self._excluded_sessions(searcher, comp)
+            if dropped is not None:  # -word excludes whole sessions, inside the search
+                m_filters = [*m_filters, Not(dropped)]
+                s_filters = None if s_filters is None else [*s_filters, Not(dropped)]
             s_rungs = dict(comp.rungs(SESSION_FIELDS))
             multi = len(comp.groups) > 1
             agg = None
@@ -382,6 +386,18 @@ class Engine:
             result.terms = comp.terms
             result.corrections = dict(comp.corrections) if result.route == "repair" else {}
         return result
+
+    @staticmethod
+    def _excluded_sessions(searcher, comp, cap: int = 10_000):
+        """A query matching every document of the sessions that hold an excluded word (None when
+        nothing is excluded)."""
+        q = comp.excluded_query()
+        if q is None:
+            return None
+        skeys = searcher.reader().column_reader("skey")
+        found = {skeys[d] for d in list(q.docs(searcher))[:cap]}
+        found = {k.decode("utf-8") if isinstance(k, bytes) else k for k in found}
+        return Or([Term("skey", k) for k in sorted(found)]) if found else None
 
     def _aggregate(self, searcher, comp, groups, m_filters, s_filters, time_limit, result,
                    cap: int = 100_000) -> dict[str, tuple]:

@@ -151,3 +151,19 @@ def test_masked_on_display_unless_asked(corpus):
     masked = corpus.page(ref, 0, 10).messages[-1].text
     plain = corpus.page(ref, 0, 10, redact=False).messages[-1].text
     assert SECRET not in masked and SECRET in plain
+
+
+def test_stopwords_do_not_rank_but_a_quoted_stopword_phrase_matches(tmp_path):
+    home = tmp_path / "h"
+    e = build(tmp_path,
+              ClaudeSession(home, "99990000-0000-4000-8000-000000000000").user("to be or not to be, said the prince"),
+              ClaudeSession(home, "88880000-0000-4000-8000-000000000000").user("the prince of the city"))
+    assert ids(e.search('"to be or not to be"')) == ["9999"]
+    r = e.search("the prince")  # "the" is dropped from ranking; both have "prince"
+    assert sorted(ids(r)) == ["8888", "9999"]
+
+
+def test_nfd_and_nfc_find_each_other(tmp_path):
+    home = tmp_path / "h"
+    e = build(tmp_path, ClaudeSession(home, "77770000-0000-4000-8000-000000000000").user("re\u0301sume\u0301 parsing"))
+    assert ids(e.search("résumé")) == ["7777"] and ids(e.search("resume")) == ["7777"]

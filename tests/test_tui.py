@@ -264,3 +264,18 @@ async def test_sort_toggle_explain_and_reveal(tmp_path):
         await pilot.press("ctrl+r")
         window = results.expanded[results.highlighted][2]
         assert secret in window[0].text
+
+
+async def test_query_syntax_in_the_app(sample):
+    app = make_app(sample)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(app, pilot)
+        await type_query(app, pilot, "agent:codex retry")
+        results = app.screen.query_one(ResultList)
+        assert [h.session.agent for h in results.hits] == ["codex"]
+        app.screen.query_one("#query").value = ""
+        await type_query(app, pilot, "cron -parser -idempotent")
+        assert [h.session.session_id[:4] for h in results.hits] == ["019a"]
+        app.screen.query_one("#query").value = ""
+        await type_query(app, pilot, "crontabb")
+        assert "showing results for crontab" in str(app.screen.query_one("#status").render())

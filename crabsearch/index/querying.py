@@ -20,7 +20,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 
 from whoosh.support.levenshtein import distance
-from whoosh.query import And, AndNot, ConstantScoreQuery, Or, Phrase, Prefix, Query, Term, TermRange
+from whoosh.query import And, ConstantScoreQuery, Or, Phrase, Prefix, Query, Term, TermRange
 
 from ..query import ParsedQuery
 from .analysis import groups, phrase_terms
@@ -160,11 +160,16 @@ class Compiler:
         return self.finish(self.required(fields) + [Or([self.group_query(g, fields) for g in groups])], fields)
 
     def finish(self, parts: list[Query], fields) -> Query:
-        """AND the parts and apply the exclusions."""
-        q = parts[0] if len(parts) == 1 else And(parts)
-        if self.excluded:
-            q = AndNot(q, Or([_phrase(x, fields) for x in self.excluded]))
-        return q
+        """AND the parts (exclusions apply per session: see :meth:`excluded_query`)."""
+        return parts[0] if len(parts) == 1 else And(parts)
+
+    def excluded_query(self) -> Query | None:
+        """Documents holding an excluded word or phrase (any text field, titles included); the
+        engine drops every session that has one."""
+        if not self.excluded:
+            return None
+        fields = tuple(WEIGHTS)
+        return Or([_phrase(x, fields) for x in self.excluded])
 
     def repaired_groups(self) -> list[list[str]]:
         """The groups with unknown plain words replaced by their closest frequent neighbour."""
