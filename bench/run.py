@@ -196,7 +196,68 @@ QUERY_SHAPES = [  # (name, meta key, agent)
     ("agent=codex filter", "codex_filtered", "codex"),
     ("CJK phrase", "cjk", None),
     ("CJK sub-word", "cjk_subword", None),
+    # ladder shapes (query language: phrase -> all -> session -> repair -> any)
+    ("quoted phrase", "quoted", None),
+    ("prefix", "prefix", None),
+    ("exclusion", "exclusion", None),
+    ("filters, since:30d", "filtered", None),
+    ("filters, in range", "filtered_range", None),
+    ("words in diff. msgs", "spread", None),
+    ("stopword + 2 words", "stop3", None),
+    ("typo in 2 words", "typo2", None),
+    ("nonsense word", "nonsense", None),
+    ("common + nonsense", "common_nonsense", None),
 ]
+
+# Query shapes that are not in the generator's ``queries`` (``spread`` is picked from the index).
+EXTRA_QUERIES = {
+    "quoted": '"token refresh"',
+    "prefix": "auth*",
+    "exclusion": "database -postgres",
+    "filtered": "agent:codex since:30d retry",  # the corpus ends in 2026-03 (T_BASE + 280 days)
+    "filtered_range": "agent:codex since:2026-01-01 retry",
+    "stop3": "the database timeout",
+    "typo2": "databse timeout",
+    "nonsense": "zqxjvbnwk",
+    "common_nonsense": "error zqxjvbnwk",
+}
+
+
+def pick_spread_pair(index_dir: Path, seed: int, ranks=range(150, 2000, 3)) -> dict:
+    """Two words of the generator's vocabulary (Zipf ranks 150-2000) that are in no document
+    together but together in at least 3 sessions, the most frequent such pair (largest smaller
+    document frequency): the ``phrase``/``all`` rungs find nothing, the session-wide rung does."""
+    import itertools
+
+    from crabsearch.index.schema import TEXT_FIELDS
+    from crabsearch.index.store import open_index
+
+    words = gen.Gen(seed).v.words
+    ix, _ = open_index(index_dir, create=False)
+    with ix.searcher() as s:
+        r = s.reader()
+        skeys = r.column_reader("skey")
+        cands = []
+        for rank in ranks:
+            w = words[rank]
+            docs: set[int] = set()
+            for f in TEXT_FIELDS:
+                if (f, w) in r:
+                    docs.update(r.postings(f, w).all_ids())
+            if docs:
+                cands.append((w, docs, {skeys[d] for d in docs}))
+        best = None
+        for (a, da, sa), (b, db, sb) in itertools.combinations(cands, 2):
+            if not da.isdisjoint(db):
+                continue
+            shared = len(sa & sb)
+            key = (shared >= 3, min(len(da), len(db)), shared)
+            if best is None or key > best[0]:
+                best = (key, a, b, len(da), len(db), shared)
+    if best is None:
+        return {"query": f"{words[ranks[0]]} {words[ranks[1]]}"}
+    _, a, b, na, nb, shared = best
+    return {"query": f"{a} {b}", "docs": [na, nb], "shared_sessions": shared}
 
 
 def bench_queries(index_dir: Path, queries: dict, runs: int, check: Checks) -> list[dict]:
@@ -218,9 +279,12 @@ def bench_queries(index_dir: Path, queries: dict, runs: int, check: Checks) -> l
                 times.append(time.perf_counter() - t)
             row[tag] = summary(times)
             row[f"{tag}_hits"] = len(res.hits)
+            row[f"{tag}_route"] = res.route
+            row[f"{tag}_partial"] = res.partial
             row["route"] = res.route
-            if agent:
-                check(all(h.session.agent == agent for h in res.hits), f"query {q!r}: agent filter leaked")
+            want = agent or ("codex" if "agent:codex" in q else None)
+            if want:
+                check(all(h.session.agent == want for h in res.hits), f"query {q!r}: agent filter leaked")
         rows.append(row)
     engine.close()
     return rows
@@ -436,7 +500,10 @@ def run(args) -> tuple[dict, Checks]:
 
         # 4. queries
         log(f"[4/7] query latency ({args.query_runs} warm runs per shape)")
-        report["queries"] = bench_queries(idx, meta["queries"], args.query_runs, check)
+        spread = pick_spread_pair(idx, args.seed)
+        report["spread_pair"] = spread
+        queries = {**meta["queries"], **EXTRA_QUERIES, "spread": spread["query"]}
+        report["queries"] = bench_queries(idx, queries, args.query_runs, check)
 
         # 5. the big session
         log(f"[5/7] generating one {args.big_mb:g} MB session (+ a small probe session) in {bighome}")
@@ -540,10 +607,12 @@ def print_table(r: dict) -> None:
     if q:
         n = q[0]["api"]["n"]
         print(f"\nquery latency (Engine.search, warm, {n} runs each)")
-        print(f"  {'shape':<20} {'query':<26} {'hits':>5} {'p50':>9} {'p95':>9}   {'TUI-shaped p50':>14} {'p95':>9}")
+        print(f"  {'shape':<20} {'query':<36} {'route':<8} {'hits':>5} {'p50':>9} {'p95':>9}   "
+              f"{'TUI-shaped p50':>14} {'p95':>9}")
         for x in q:
-            print(f"  {x['shape']:<20} {x['query']:<26} {x['api_hits']:>5} {ms(x['api']['median']):>9} "
-                  f"{ms(x['api']['p95']):>9}   {ms(x['tui']['median']):>14} {ms(x['tui']['p95']):>9}")
+            print(f"  {x['shape']:<20} {x['query']:<36} {x.get('api_route') or '-':<8} {x['api_hits']:>5} "
+                  f"{ms(x['api']['median']):>9} {ms(x['api']['p95']):>9}   {ms(x['tui']['median']):>14} "
+                  f"{ms(x['tui']['p95']):>9}")
         print("  (API shape: limit 20, window 4+4; TUI shape: limit 100, no window)")
     bg = r.get("big")
     if bg:

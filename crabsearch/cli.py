@@ -4,6 +4,8 @@ Commands (the CLI contract; names, flags and JSON shapes are relied on by script
 
 * ``crabsearch [--demo] [--index-dir DIR]``: the terminal app.
 * ``crabsearch index``: update the index, print a summary.
+* ``crabsearch status [--json]``: sources found per agent, skipped lines and files, index size,
+  last refresh, warnings (Claude Code's ``cleanupPeriodDays``).
 * ``crabsearch search QUERY [--limit N] [--before N] [--after N] [--agent NAME] [--json]``
 * ``crabsearch show SESSION_ID [--offset N] [--limit N] [--json]``
 
@@ -51,6 +53,9 @@ def build_parser() -> argparse.ArgumentParser:
     p_index = sub.add_parser("index", help="update the index and print a summary")
     _common(p_index)
     p_index.add_argument("--json", action="store_true", help="print the summary as JSON")
+    p_status = sub.add_parser("status", help="sources found, skipped lines and files, index size, warnings")
+    _common(p_status)
+    p_status.add_argument("--json", action="store_true", help="print JSON")
     p_search = sub.add_parser("search", help="search and print one hit per session")
     _common(p_search)
     p_search.add_argument("query", nargs="+", help="words to search for")
@@ -143,6 +148,15 @@ def _run(args) -> int:
             print("crabsearch: another crabsearch is updating the index; run this again when it is done",
                   file=sys.stderr)
             return EXIT_ERROR
+        return EXIT_OK
+    if args.command == "status":
+        from .index.status import collect
+
+        st = collect(indexer)
+        if args.json:
+            _dump(st.to_json())
+        else:
+            print(st.format())
         return EXIT_OK
     if args.command == "search":
         if args.agent is not None:

@@ -169,3 +169,21 @@ def test_search_when_the_index_cannot_be_updated(home, capsys, monkeypatch):
 def test_long_query_cut_is_reported(home, capsys):
     code, out, _ = run(capsys, "search", "cron " * 200, "--json")
     assert code == 0 and json.loads(out)["cut"] is True
+
+
+def test_status(home, capsys, tmp_path):
+    bad = home / ".claude" / "projects" / "-p" / "d0d0d0d0-0000-4000-8000-000000000000.jsonl"
+    bad.parent.mkdir(parents=True)
+    bad.write_text('{"type":"user","message":{"role":"user","content":"ok"},"sessionId":"d0d0"}\nnot json\n[1]\n')
+    (home / ".claude" / "settings.json").write_text('{"cleanupPeriodDays": 90}')
+    run(capsys, "index")
+    code, out, _ = run(capsys, "status", "--json")
+    data = json.loads(out)
+    assert code == 0
+    claude = next(a for a in data["agents"] if a["agent"] == "claude")
+    assert claude["files_found"] == 2 and claude["sessions"] == 2 and claude["skipped_lines"] == 2
+    assert data["skipped_files"][0]["path"] == str(bad)
+    assert data["skipped_files"][0]["reasons"] == {"broken JSON": 1, "not a JSON object": 1}
+    assert "90 days" in data["warnings"][0] and data["last_refresh"] and data["index_bytes"] > 0
+    code, out, _ = run(capsys, "status")
+    assert "Claude Code: 2 transcripts found" in out and "files with skipped lines" in out

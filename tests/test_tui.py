@@ -279,3 +279,19 @@ async def test_query_syntax_in_the_app(sample):
         app.screen.query_one("#query").value = ""
         await type_query(app, pilot, "crontabb")
         assert "showing results for crontab" in str(app.screen.query_one("#status").render())
+
+
+async def test_status_screen(sample):
+    app = make_app(sample)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("f2")
+        from textual.widgets import Static
+
+        from crabsearch.tui.screens import StatusScreen
+
+        assert isinstance(app.screen, StatusScreen)
+        text = " ".join(str(w.render()) for w in app.screen.query(Static))
+        assert "Claude Code: 3 transcripts found" in text and "Codex CLI: 1 transcripts found" in text
+        await pilot.press("escape")
+        assert isinstance(app.screen, SearchScreen)

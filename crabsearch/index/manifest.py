@@ -5,6 +5,8 @@ One JSON file (``manifest.json`` in the index directory) mapping each transcript
 read, the byte offset after the last complete line, a fingerprint of its first bytes (to tell an
 append from a rewrite) and the source's resume state. It is written atomically (temp file +
 ``os.replace``) and only after the index commit it describes, so it never runs ahead of the index.
+Files that could not be read are kept under ``errors`` (named once, listed by ``crabsearch status``).
+Each entry also keeps ``messages``, ``skipped`` and ``reasons`` (skipped lines by reason) for status.
 """
 
 from __future__ import annotations
@@ -33,9 +35,11 @@ class Manifest:
 
     NAME = "manifest.json"
 
-    def __init__(self, directory: Path, files: dict[str, dict] | None = None):
+    def __init__(self, directory: Path, files: dict[str, dict] | None = None, errors: dict[str, dict] | None = None):
         self.directory = directory
         self.files: dict[str, dict] = files or {}
+        self.errors: dict[str, dict] = errors or {}
+        """Files that could not be read: path -> ``{"error", "size", "mtime_ns"}``."""
 
     @classmethod
     def load(cls, directory: Path) -> "Manifest":
@@ -43,13 +47,14 @@ class Manifest:
         then rebuilt from the transcripts, which is always possible)."""
         try:
             data = json.loads((directory / cls.NAME).read_text("utf-8"))
-            files = data.get("files", {}) if isinstance(data, dict) else {}
+            if not isinstance(data, dict):
+                data = {}
         except (OSError, ValueError):
-            files = {}
-        return cls(directory, files)
+            data = {}
+        return cls(directory, data.get("files") or {}, data.get("errors") or {})
 
     def save(self) -> None:
         """Write atomically. Raises ``OSError`` when the directory is not writable."""
         tmp = self.directory / (self.NAME + ".tmp")
-        tmp.write_text(json.dumps({"files": self.files}, ensure_ascii=False), "utf-8")
+        tmp.write_text(json.dumps({"files": self.files, "errors": self.errors}, ensure_ascii=False), "utf-8")
         os.replace(tmp, self.directory / self.NAME)

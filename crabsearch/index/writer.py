@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import time
+from datetime import datetime, timezone
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, Mapping
@@ -33,6 +34,7 @@ from .store import doc_total, open_index
 BATCH_DOCS = 20_000
 BATCH_BYTES = 64 * 1024 * 1024
 LOCK_WAIT = 10.0  # seconds a second writer waits for the lock before reporting "busy"
+LAST_REFRESH = "last-refresh"
 
 
 @dataclass
@@ -75,6 +77,7 @@ class _Job:
     start: int
     state: dict | None
     fresh: bool  # True: no documents of this file are in the index
+    previous: dict | None = None  # its manifest entry, when it had one
 
 
 def index_text_fields(m: Message, *, acting: bool = False, tool_output: bool = False) -> dict[str, str]:
@@ -205,6 +208,10 @@ class Indexer:
         t0 = time.perf_counter()
         report = RefreshReport()
         ix, report.rebuilt = open_index(self.index_dir, variant="tools" if self.index_tool_output else "")
+        try:  # the time of the last refresh, for `crabsearch status` (a tiny file: cheap to touch)
+            (self.index_dir / LAST_REFRESH).write_text(datetime.now(timezone.utc).isoformat(timespec="seconds"))
+        except OSError:
+            pass
         jobs, removed, manifest = self._plan(ix, report)
         if not jobs and not removed:
             report.seconds = time.perf_counter() - t0
@@ -266,6 +273,7 @@ class Indexer:
         if manifest.files and doc_total(ix) == 0:
             manifest = Manifest(self.index_dir)  # index lost: the manifest must not claim anything
         report.files_seen, report.by_agent = 0, {}
+        self._manifest_errors = dict(manifest.errors)
         jobs: list[_Job] = []
         found: set[str] = set()
         for src, path in self.discover():
@@ -279,7 +287,11 @@ class Indexer:
             old = manifest.files.get(path)
             if old and old["size"] == st.st_size and old["mtime_ns"] == st.st_mtime_ns:
                 continue
-            job = _Job(src, path, st.st_size, st.st_mtime_ns, 0, None, fresh=old is None)
+            err = self._manifest_errors.get(path)
+            if err and (err.get("size"), err.get("mtime_ns"), err.get("ctime_ns")) == (
+                    st.st_size, st.st_mtime_ns, st.st_ctime_ns):
+                continue  # still unreadable as last time (a chmod changes ctime: then retried)
+            job = _Job(src, path, st.st_size, st.st_mtime_ns, 0, None, fresh=old is None, previous=old)
             if old and st.st_size >= old["size"] and old["offset"] <= st.st_size:
                 try:
                     same_head = head_fingerprint(path, min(old["size"], 4096)) == old["head"]
@@ -289,6 +301,8 @@ class Indexer:
                     job.start, job.state = old["offset"], old["state"]
             jobs.append(job)
         removed = [p for p in manifest.files if p not in found]
+        for p in [p for p in self._manifest_errors if p not in found]:
+            del self._manifest_errors[p]
         return jobs, removed, manifest
 
     def _index_file(self, writer, job: _Job, report: RefreshReport,
@@ -298,9 +312,21 @@ class Indexer:
         try:
             read = job.source.read(path, job.start, job.state)
             head = head_fingerprint(job.path, min(job.size, 4096))
+        except FileNotFoundError:
+            return None  # deleted between discovery and reading: the next refresh removes it
         except OSError as exc:
-            report.errors.append(f"{job.path}: {exc.strerror or exc}")
+            message = exc.strerror or str(exc)
+            known = self._manifest_errors.get(job.path)
+            if not known or known.get("error") != message or known.get("mtime_ns") != job.mtime_ns:
+                report.errors.append(f"{job.path}: {message}")  # named once, not at every refresh
+            try:
+                ctime = os.stat(job.path).st_ctime_ns
+            except OSError:
+                ctime = None
+            self._manifest_errors[job.path] = {"error": message, "size": job.size, "mtime_ns": job.mtime_ns,
+                                               "ctime_ns": ctime}
             return None
+        self._manifest_errors.pop(job.path, None)
         if job.start == 0 and not job.fresh:
             writer.delete_by_term("fkey", fkey)
         skey = f"{read.session.agent}:{read.session.session_id}"
@@ -324,10 +350,16 @@ class Indexer:
         report.messages_added += len(read.messages)
         report.skipped_lines += read.stats.skipped
         report.bytes_read += max(0, read.end_offset - job.start)
+        old = job.previous or {}
+        reasons = dict(old.get("reasons") or {}) if job.start else {}
+        for why, n in read.stats.reasons.items():
+            reasons[why] = reasons.get(why, 0) + n
         return {"agent": job.source.agent, "fkey": fkey, "size": job.size, "mtime_ns": job.mtime_ns,
-                "offset": read.end_offset, "head": head, "state": read.state}
+                "offset": read.end_offset, "head": head, "state": read.state,
+                "session_id": read.session.session_id, "messages": read.session.message_count,
+                "skipped": sum(reasons.values()), "reasons": reasons}
 
-    @staticmethod
-    def _save(manifest: Manifest, entries: dict[str, dict]) -> None:
+    def _save(self, manifest: Manifest, entries: dict[str, dict]) -> None:
         manifest.files.update(entries)
+        manifest.errors = {p: e for p, e in self._manifest_errors.items() if p not in manifest.files}
         manifest.save()

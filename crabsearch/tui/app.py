@@ -28,6 +28,7 @@ class CrabsearchApp(App):
     BINDINGS = [
         Binding("ctrl+q", "quit", "Quit", priority=True),
         Binding("f1", "help", "Help"),
+        Binding("f2", "status", "Status"),
         Binding("question_mark", "help", "Help", show=False),
     ]
 
@@ -59,6 +60,19 @@ class CrabsearchApp(App):
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen())
 
+    def action_status(self) -> None:
+        """Show sources and index status."""
+        from .screens import StatusScreen
+
+        if not isinstance(self.screen, StatusScreen):
+            self.push_screen(StatusScreen())
+
+    def status_text(self) -> str:
+        """The ``crabsearch status`` report for this app's index and sources."""
+        from ..index.status import collect
+
+        return collect(self.indexer).format()
+
     def empty_message(self, error: str | None = None) -> Text:
         """What the app says when no session is indexed: the indexing ``error`` if there was one,
         else where it looked and how to point it elsewhere."""
@@ -73,7 +87,7 @@ class CrabsearchApp(App):
         for agent, root in self.indexer.roots():
             t.append(f"  {agent:<12}", style="cyan")
             t.append(f"{short_path(str(root), self.home)}\n")
-        t.append("\nPoint crabsearch elsewhere with CLAUDE_CONFIG_DIR=DIR or CODEX_HOME=DIR,\n")
+        t.append("\nPoint crabsearch elsewhere with CLAUDE_CONFIG_DIR=DIR or CODEX_HOME=DIR (F2: status),\n")
         t.append("or try it on bundled example sessions: ")
         t.append("crabsearch --demo", style="bold")
         return t

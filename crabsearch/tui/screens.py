@@ -344,7 +344,7 @@ KEYS = [
     ("Session view", [("Up / Down, j / k", "scroll a line"), ("PgUp / PgDn, space", "scroll a page"),
                       ("g / G, Home / End", "first / last message"),
                       ("e", "long messages in full / folded"), ("Esc, q", "back to the results")]),
-    ("Everywhere", [("Ctrl+S", "sort: relevance / newest first"), ("Ctrl+R", "reveal masked secrets"),
+    ("Everywhere", [("F2", "sources and index status"), ("Ctrl+S", "sort: relevance / newest first"), ("Ctrl+R", "reveal masked secrets"),
                     ("F1, ?", "this help (? outside the search box)"), ("Ctrl+Q", "quit")]),
     ("Query language", [('"a phrase"', "words adjacent, in order"), ("-word", "exclude"), ("word*", "prefix"),
                         ("agent:codex", "claude, codex"), ("project:NAME", "last folder, or project:/path"),
@@ -411,4 +411,16 @@ class ExplainScreen(ModalScreen):
         with VerticalScroll(id="help"):
             yield Static(Text("Why this session matched", style="bold"), id="help-title")
             yield Static(t)
+            yield Static(Text("Esc to close", style="dim"))
+
+
+class StatusScreen(ModalScreen):
+    """Sources found per agent, what the index holds, skipped lines and files, warnings."""
+
+    BINDINGS = [Binding("escape,q,f2", "app.pop_screen", "Close")]
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(id="help"):
+            yield Static(Text("Sources and index", style="bold"), id="help-title")
+            yield Static(Text(self.app.status_text()))
             yield Static(Text("Esc to close", style="dim"))

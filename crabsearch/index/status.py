@@ -1,0 +1,144 @@
+"""What ``crabsearch status`` (and the app's status screen) reports about sources and the index.
+
+Everything comes from the manifest, the index directory and a fresh discovery of the agents'
+directories; nothing is indexed or written.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from ..text import printable
+from .manifest import Manifest
+from .store import STAMP
+from .writer import LAST_REFRESH, Indexer
+
+CLAUDE_DEFAULT_RETENTION_DAYS = 30
+
+
+@dataclass
+class AgentStatus:
+    """One agent: where it looked, transcripts found on disk, and what the index holds."""
+
+    agent: str
+    display: str
+    roots: list[str]
+    files_found: int = 0
+    files_indexed: int = 0
+    sessions: int = 0
+    messages: int = 0
+    skipped_lines: int = 0
+
+
+@dataclass
+class Status:
+    """The whole report (``to_json`` gives the ``crabsearch status --json`` object)."""
+
+    index_dir: str
+    index_bytes: int
+    index_version: str | None
+    last_refresh: str | None
+    transcript_bytes: int
+    agents: list[AgentStatus] = field(default_factory=list)
+    skipped_files: list[dict] = field(default_factory=list)
+    unreadable_files: list[dict] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        """A JSON-safe dict of every field."""
+        return asdict(self)
+
+    def format(self) -> str:
+        """The readable ``crabsearch status`` listing (also shown by the app's status screen);
+        control characters in paths are made visible."""
+        size = f"{self.index_bytes / 1e6:.1f} MB"
+        if self.transcript_bytes:
+            size += f", {self.index_bytes / self.transcript_bytes:.0%} of {self.transcript_bytes / 1e6:.1f} MB of transcripts"
+        lines = [f"index: {self.index_dir} ({size})",
+                 f"last refresh: {self.last_refresh or 'never'}; format {self.index_version or '-'}", ""]
+        for a in self.agents:
+            lines.append(f"{a.display}: {a.files_found} transcripts found, {a.sessions} sessions and "
+                         f"{a.messages} messages indexed, {a.skipped_lines} lines skipped")
+            for root in a.roots:
+                lines.append(f"  looked in {root}" + ("" if Path(root).is_dir() else " (not found)"))
+        if self.skipped_files:
+            lines += ["", "files with skipped lines:"]
+            for f in self.skipped_files:
+                why = ", ".join(f"{n} {r}" for r, n in f["reasons"].items())
+                lines.append(f"  {f['skipped']:>5}  {f['path']}  ({why})")
+        if self.unreadable_files:
+            lines += ["", "unreadable files (skipped):"]
+            lines += [f"  {f['path']}: {f['error']}" for f in self.unreadable_files]
+        if self.warnings:
+            lines += [""] + [f"warning: {w}" for w in self.warnings]
+        return "\n".join(printable(line) for line in lines)
+
+
+def collect(indexer: Indexer, *, top: int = 20) -> Status:
+    """Build the status report for ``indexer``'s index and sources; ``top`` caps the list of
+    files with skipped lines (most skipped first)."""
+    d = indexer.index_dir
+    manifest = Manifest.load(d)
+    status = Status(
+        index_dir=str(d), index_bytes=_dir_bytes(d), index_version=_read(d / STAMP),
+        last_refresh=_read(d / LAST_REFRESH),
+        transcript_bytes=sum(e.get("size", 0) for e in manifest.files.values()))
+    by_agent: dict[str, AgentStatus] = {}
+    for src in indexer.sources:
+        by_agent[src.agent] = AgentStatus(src.agent, src.display or src.agent,
+                                          [str(r) for r in src.roots(indexer.env, indexer.home)])
+    for src, _path in indexer.discover():
+        by_agent[src.agent].files_found += 1
+    for path, e in manifest.files.items():
+        a = by_agent.get(e.get("agent"))
+        if a is None:
+            continue
+        a.files_indexed += 1
+        a.messages += e.get("messages", 0)
+        a.sessions += 1 if e.get("messages") else 0
+        a.skipped_lines += e.get("skipped", 0)
+        if e.get("skipped"):
+            status.skipped_files.append({"path": path, "skipped": e["skipped"], "reasons": e.get("reasons", {})})
+    status.skipped_files.sort(key=lambda f: -f["skipped"])
+    del status.skipped_files[top:]
+    status.agents = list(by_agent.values())
+    status.unreadable_files = [{"path": p, "error": e.get("error")} for p, e in sorted(manifest.errors.items())]
+    status.warnings = retention_warnings(indexer)
+    return status
+
+
+def retention_warnings(indexer: Indexer) -> list[str]:
+    """Warnings about agents deleting their own transcripts: Claude Code removes sessions older
+    than ``cleanupPeriodDays`` (``settings.json``; default 30 days, formats.md section 0)."""
+    out = []
+    src = next((s for s in indexer.sources if s.agent == "claude"), None)
+    if src is None:
+        return out
+    for root in src.roots(indexer.env, indexer.home):
+        if not root.is_dir():
+            continue
+        days = CLAUDE_DEFAULT_RETENTION_DAYS
+        try:
+            days = int(json.loads((root / "settings.json").read_text("utf-8")).get("cleanupPeriodDays", days))
+        except (OSError, ValueError, TypeError, AttributeError):
+            pass
+        out.append(f"Claude Code deletes transcripts older than {days} days (cleanupPeriodDays in "
+                   f"{root / 'settings.json'}); crabsearch drops a session from the index when its "
+                   "transcript is deleted. Raise cleanupPeriodDays to keep more history.")
+    return out
+
+
+def _dir_bytes(d: Path) -> int:
+    try:
+        return sum(p.stat().st_size for p in d.iterdir() if p.is_file())
+    except OSError:
+        return 0
+
+
+def _read(p: Path) -> str | None:
+    try:
+        return p.read_text("utf-8").strip() or None
+    except OSError:
+        return None
