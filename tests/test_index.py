@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import os
 
+import pytest
+
 from crabsearch.index import Indexer
 from crabsearch.index.store import STAMP
 from crabsearch.search import Engine
@@ -225,3 +227,73 @@ def test_two_indexers_at_once_index_each_session_once(tmp_path):
     assert len(engine.recent(limit=100)) == 30
     assert engine.doc_count() == 30
     assert sum(json.loads(o)["files_read"] for o, _ in outs) == 30
+
+
+def test_directory_symlinks_are_followed_once_and_loops_end(tmp_path):
+    home = tmp_path / "home"
+    elsewhere = tmp_path / "external"
+    s = CodexSession(elsewhere).user("a symlinked rollout about narwhals")
+    s.write()
+    sessions = home / ".codex" / "sessions"
+    sessions.mkdir(parents=True)
+    (sessions / "linked").symlink_to(elsewhere / ".codex" / "sessions")
+    (sessions / "loop").symlink_to(sessions)  # a loop back to itself
+    (sessions / "again").symlink_to(elsewhere / ".codex" / "sessions")  # the same directory twice
+    report = make_indexer(home, tmp_path).refresh()
+    assert report.files_read == 1
+    assert len(hits_for(tmp_path, "narwhals")) == 1
+
+
+def test_a_line_over_the_cap_is_skipped_and_counted(tmp_path):
+    home = tmp_path / "home"
+    s = ClaudeSession(home).user("before the giant line").assistant("x" * (17 * 1024 * 1024)).user("after it: manatee")
+    path = s.write()
+    report = make_indexer(home, tmp_path).refresh()
+    assert report.skipped_lines == 1
+    [hit] = hits_for(tmp_path, "manatee")
+    assert hit.session.message_count == 2 and path.stat().st_size > 17_000_000
+
+
+@pytest.mark.parametrize("damage", ["segments", "toc"])
+def test_a_damaged_index_is_rebuilt(tmp_path, damage):
+    home = tmp_path / "home"
+    ClaudeSession(home).user("durable dugong").write()
+    idx = make_indexer(home, tmp_path)
+    idx.refresh()
+    pattern = "*.seg" if damage == "segments" else "_MAIN_*.toc"
+    files = list((tmp_path / "index").glob(pattern))
+    assert files
+    for f in files:
+        f.write_bytes(b"\x00garbage" * 10)
+    report = idx.refresh()
+    assert report.rebuilt and "damaged" in report.rebuilt
+    assert len(hits_for(tmp_path, "dugong")) == 1
+
+
+def test_killed_mid_index_the_next_run_finishes_without_duplicates(tmp_path):
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    home = tmp_path / "home"
+    for i in range(40):
+        s = ClaudeSession(home)
+        for j in range(150):
+            s.user(f"session {i} question {j} about the pangolin").assistant(f"answer {j}")
+        s.write()
+    env = {**os.environ, "HOME": str(home), "CRABSEARCH_INDEX_DIR": str(tmp_path / "index")}
+    env.pop("CLAUDE_CONFIG_DIR", None)
+    env.pop("CODEX_HOME", None)
+    proc = subprocess.Popen([sys.executable, "-m", "crabsearch", "index"], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    time.sleep(1.5)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=30)
+    done = subprocess.run([sys.executable, "-m", "crabsearch", "index", "--json"], env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    engine = Engine(tmp_path / "index")
+    assert engine.doc_count() == 40
+    hits = engine.search("pangolin", limit=100).hits
+    assert len(hits) == 40 and all(h.session.message_count == 300 for h in hits)

@@ -68,8 +68,11 @@ def open_index(directory: Path, *, create: bool = True, variant: str | None = No
 def _try_open(directory: Path, variant: str | None):
     """``(ix, None)`` when a current index opens; ``(None, why)`` when one exists but must be
     rebuilt (stale stamp, other variant, damaged); ``(None, None)`` when there is none."""
-    if not windex.exists_in(str(directory), indexname=INDEX_NAME):
-        return None, None
+    try:
+        if not windex.exists_in(str(directory), indexname=INDEX_NAME):
+            return None, None
+    except Exception as exc:  # a table of contents that does not even parse
+        return None, f"index was damaged ({type(exc).__name__}); rebuilding"
     stamp = directory / STAMP
     found = stamp.read_text().strip() if stamp.exists() else ""
     version, _, found_variant = found.partition("+")
@@ -79,7 +82,7 @@ def _try_open(directory: Path, variant: str | None):
         return None, "tool output indexing " + ("switched on" if variant else "switched off") + "; rebuilding"
     try:
         ix = windex.open_dir(str(directory), indexname=INDEX_NAME)
-        doc_total(ix)  # reads the table of contents (cheap: no segment is opened)
+        ix.reader().close()  # opens every segment: damage shows here, not in the middle of a search
         return ix, None
     except Exception as exc:  # damaged: any failure opening it means rebuild
         return None, f"index was damaged ({type(exc).__name__}); rebuilding"

@@ -15,7 +15,9 @@ again when the file grows, and the index overwrites them instead of duplicating 
 from __future__ import annotations
 
 import copy
+import functools
 import os
+import re
 import shlex
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -174,14 +176,52 @@ def cd_and(cwd: str | None, argv: Iterable[str]) -> str:
 
 
 def walk_files(root: Path, pattern: str) -> Iterator[Path]:
-    """``root.glob(pattern)`` over regular files, sorted, tolerant of unreadable directories."""
+    """Regular files under ``root`` whose relative path matches ``pattern`` (``*`` within one
+    path segment, ``**/`` any number of directories), sorted.
+
+    Directory symlinks are followed, each real directory once (a symlink loop is walked once);
+    unreadable directories are skipped. Never raises.
+    """
     if not root.is_dir():
         return
-    try:
-        found = sorted(p for p in root.glob(pattern) if p.is_file())
-    except OSError:
-        return
-    yield from found
+    rx = _glob_regex(pattern)
+    found: list[Path] = []
+    seen_dirs: set[tuple[int, int]] = set()
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=True, onerror=lambda e: None):
+        try:
+            st = os.stat(dirpath)
+        except OSError:
+            dirnames[:] = []
+            continue
+        if (st.st_dev, st.st_ino) in seen_dirs:
+            dirnames[:] = []  # already walked (a symlink loop, or two links to one directory)
+            continue
+        seen_dirs.add((st.st_dev, st.st_ino))
+        rel_dir = os.path.relpath(dirpath, root)
+        for name in filenames:
+            rel = name if rel_dir == "." else f"{rel_dir}/{name}".replace(os.sep, "/")
+            if rx.fullmatch(rel):
+                p = Path(dirpath) / name
+                if p.is_file():
+                    found.append(p)
+    yield from sorted(found)
+
+
+@functools.lru_cache(maxsize=32)
+def _glob_regex(pattern: str) -> re.Pattern:
+    out = ""
+    i = 0
+    while i < len(pattern):
+        if pattern.startswith("**/", i):
+            out += "(?:.*/)?"
+            i += 3
+        elif pattern[i] == "*":
+            out += "[^/]*"
+            i += 1
+        else:
+            out += re.escape(pattern[i])
+            i += 1
+    return re.compile(out)
 
 
 def env_dir(env: Mapping[str, str], name: str, default: Path) -> Path:
