@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from crabsearch.tui.app import CrabsearchApp
 from crabsearch.tui.results import ResultList
-from crabsearch.tui.screens import HelpScreen, SearchScreen, SessionScreen
+from crabsearch.tui.panels import HelpScreen
+from crabsearch.tui.screens import SearchScreen, SessionScreen
 from crabsearch.tui.transcript import PAGE, TranscriptView
 
 from builders import NOW, ClaudeSession
@@ -249,7 +250,7 @@ async def test_sort_toggle_explain_and_reveal(tmp_path):
         results.highlighted = [h.session.session_id[:4] for h in results.hits].index("bbbb")
         await pilot.press("down", "up")  # into the list, back on the row
         await pilot.press("x")
-        from crabsearch.tui.screens import ExplainScreen
+        from crabsearch.tui.panels import ExplainScreen
 
         assert isinstance(app.screen, ExplainScreen)
         from textual.widgets import Static
@@ -288,7 +289,7 @@ async def test_status_screen(sample):
         await pilot.press("f2")
         from textual.widgets import Static
 
-        from crabsearch.tui.screens import StatusScreen
+        from crabsearch.tui.panels import StatusScreen
 
         assert isinstance(app.screen, StatusScreen)
         text = " ".join(str(w.render()) for w in app.screen.query(Static))

@@ -216,11 +216,8 @@ class Indexer:
         if not jobs and not removed:
             report.seconds = time.perf_counter() - t0
             return report
-        try:
-            writer = ix.writer(timeout=LOCK_WAIT, delay=0.25)
-        except LockError:
-            report.busy = True
-            report.seconds = time.perf_counter() - t0
+        writer = self._writer(ix, report, t0)
+        if writer is None:
             return report
         # Plan again under the lock: another crabsearch may have indexed these files while this
         # one waited (planning before the lock indexed them twice).
@@ -255,11 +252,8 @@ class Indexer:
                 self._save(manifest, pending_entries)
                 pending_entries, pending_bytes = {}, 0
                 docs_at_commit = report.messages_added
-                try:
-                    writer = ix.writer(timeout=LOCK_WAIT, delay=0.25)
-                except LockError:
-                    report.busy = True
-                    report.seconds = time.perf_counter() - t0
+                writer = self._writer(ix, report, t0)
+                if writer is None:
                     return report
         writer.commit()
         self._save(manifest, pending_entries)
@@ -267,6 +261,17 @@ class Indexer:
         return report
 
     # -- internals ----------------------------------------------------------------------------
+
+    @staticmethod
+    def _writer(ix, report: RefreshReport, t0: float):
+        """A writer, waiting up to ``LOCK_WAIT`` for another process's lock; None (and
+        ``report.busy``) when it stays taken."""
+        try:
+            return ix.writer(timeout=LOCK_WAIT, delay=0.25)
+        except LockError:
+            report.busy = True
+            report.seconds = time.perf_counter() - t0
+            return None
 
     def _plan(self, ix, report: RefreshReport) -> tuple[list[_Job], list[str], Manifest]:
         manifest = Manifest.load(self.index_dir) if not report.rebuilt else Manifest(self.index_dir)

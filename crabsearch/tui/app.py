@@ -13,7 +13,8 @@ from textual.binding import Binding
 from ..index import Indexer
 from ..search import Engine
 from .render import short_path
-from .screens import HelpScreen, SearchScreen
+from .panels import HelpScreen, StatusScreen
+from .screens import SearchScreen
 
 
 class CrabsearchApp(App):
@@ -62,8 +63,6 @@ class CrabsearchApp(App):
 
     def action_status(self) -> None:
         """Show sources and index status."""
-        from .screens import StatusScreen
-
         if not isinstance(self.screen, StatusScreen):
             self.push_screen(StatusScreen())
 

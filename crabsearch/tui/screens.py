@@ -6,13 +6,14 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.screen import ModalScreen, Screen
+from textual.containers import Horizontal, Vertical
+from textual.screen import Screen
 from textual.widgets import Footer, Input, ProgressBar, Static
 
 from ..search import DEFAULT_AFTER, DEFAULT_BEFORE, Hit, SearchResult
 from ..text import printable
 from .messages import IndexDone, IndexProgress, SearchDone
+from .panels import ExplainScreen
 from .render import AGENT_NAMES, relative_date, short_path
 from .results import ResultList
 from .transcript import TranscriptView
@@ -331,96 +332,3 @@ class SessionScreen(Screen):
         self.query_one("#position", Static).update(
             Text(f"messages {message.index + 1}–{message.last + 1} of {message.total} · hit at #"
                  f"{self.hit.message_index + 1} · g/G start/end · e full text · Esc back", style="dim"))
-
-
-KEYS = [
-    ("Search box", [("type", "search as you type (empty: recent)"), ("Down / Enter", "move into the results"),
-                    ("Esc", "clear the search box")]),
-    ("Results", [("Up / Down", "move between sessions"), ("Enter / Right", "expand / collapse the context window"),
-                 ("Left", "collapse the row"), ("+ / -", "widen / narrow the context window"),
-                 ("o", "open the session at the hit"), ("x", "explain why the row matched"),
-                 ("Esc", "back to the search box"),
-                 ("typing", "goes to the search box")]),
-    ("Session view", [("Up / Down, j / k", "scroll a line"), ("PgUp / PgDn, space", "scroll a page"),
-                      ("g / G, Home / End", "first / last message"),
-                      ("e", "long messages in full / folded"), ("Esc, q", "back to the results")]),
-    ("Everywhere", [("F2", "sources and index status"), ("Ctrl+S", "sort: relevance / newest first"), ("Ctrl+R", "reveal masked secrets"),
-                    ("F1, ?", "this help (? outside the search box)"), ("Ctrl+Q", "quit")]),
-    ("Query language", [('"a phrase"', "words adjacent, in order"), ("-word", "exclude"), ("word*", "prefix"),
-                        ("agent:codex", "claude, codex"), ("project:NAME", "last folder, or project:/path"),
-                        ("role:user", "user or assistant"), ("since:7d until:", "2026-01-31, 7d, today, yesterday"),
-                        ("in:tools", "tool output (when indexed)")]),
-]
-
-
-class HelpScreen(ModalScreen):
-    """Every key, by screen."""
-
-    BINDINGS = [Binding("escape,q,question_mark,f1", "app.pop_screen", "Close")]
-
-    def compose(self) -> ComposeResult:
-        t = Text()
-        for n, (group, keys) in enumerate(KEYS):
-            if n:
-                t.append("\n")
-            t.append(f"{group}\n", style="bold underline")
-            for key, what in keys:
-                t.append(f"  {key:<20}", style="bold cyan")
-                t.append(f"{what}\n")
-        with VerticalScroll(id="help"):
-            yield Static(Text("crabsearch keys", style="bold"), id="help-title")
-            yield Static(t)
-            yield Static(Text("Esc to close", style="dim"))
-
-
-class ExplainScreen(ModalScreen):
-    """How a result row matched: the route, the fields and terms, the score parts."""
-
-    BINDINGS = [Binding("escape,q,x", "app.pop_screen", "Close")]
-
-    def __init__(self, hit: Hit, result: SearchResult | None) -> None:
-        super().__init__()
-        self.hit = hit
-        self.result = result
-
-    def compose(self) -> ComposeResult:
-        t = Text()
-        t.append(printable(self.hit.session.title or "(untitled)") + "\n\n", style="bold")
-        ex = self.hit.explain
-        if not ex:
-            t.append("Recent session: no query to explain.\n")
-        else:
-            route = {"phrase": "the exact phrase", "all": "every word in one message",
-                     "session": "every word, spread over the session's messages",
-                     "repair": "every word after spelling repair", "any": "any of the words"}.get(ex["route"], ex["route"])
-            t.append("Matched by  ", style="dim")
-            t.append(f"{route}\n")
-            t.append("Anchored on ", style="dim")
-            t.append(f"{ex['anchored_on']} (message #{self.hit.message_index + 1})\n")
-            t.append("Score       ", style="dim")
-            t.append(f"{self.hit.score:.3f} = best message {ex['message_score']:.3f}"
-                     f" + title/summary {ex['session_score']:.3f}\n")
-            t.append("Fields      ", style="dim")
-            weights = ", ".join(f"{f} ×{w:g}" for f, w in ex["weights"].items()) or "-"
-            t.append(weights + "\n")
-            t.append("Terms       ", style="dim")
-            t.append(printable(", ".join(ex["matched"]) or "-") + "\n")
-        if self.result and self.result.corrections:
-            t.append("Repaired    ", style="dim")
-            t.append(", ".join(f"{k} → {v}" for k, v in self.result.corrections.items()) + "\n")
-        with VerticalScroll(id="help"):
-            yield Static(Text("Why this session matched", style="bold"), id="help-title")
-            yield Static(t)
-            yield Static(Text("Esc to close", style="dim"))
-
-
-class StatusScreen(ModalScreen):
-    """Sources found per agent, what the index holds, skipped lines and files, warnings."""
-
-    BINDINGS = [Binding("escape,q,f2", "app.pop_screen", "Close")]
-
-    def compose(self) -> ComposeResult:
-        with VerticalScroll(id="help"):
-            yield Static(Text("Sources and index", style="bold"), id="help-title")
-            yield Static(Text(self.app.status_text()))
-            yield Static(Text("Esc to close", style="dim"))

@@ -1,0 +1,117 @@
+"""Modal panels over the search screen: help, explain, status."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+from ..search import Hit, SearchResult
+from ..text import printable
+
+KEYS = [
+    ("Search box", [("type", "search as you type (empty: recent)"), ("Down / Enter", "move into the results"),
+                    ("Esc", "clear the search box")]),
+    ("Results", [("Up / Down", "move between sessions"), ("Enter / Right", "expand / collapse the context window"),
+                 ("Left", "collapse the row"), ("+ / -", "widen / narrow the context window"),
+                 ("o", "open the session at the hit"), ("x", "explain why the row matched"),
+                 ("Esc", "back to the search box"),
+                 ("typing", "goes to the search box")]),
+    ("Session view", [("Up / Down, j / k", "scroll a line"), ("PgUp / PgDn, space", "scroll a page"),
+                      ("g / G, Home / End", "first / last message"),
+                      ("e", "long messages in full / folded"), ("Esc, q", "back to the results")]),
+    ("Everywhere", [("F2", "sources and index status"), ("Ctrl+S", "sort: relevance / newest first"), ("Ctrl+R", "reveal masked secrets"),
+                    ("F1, ?", "this help (? outside the search box)"), ("Ctrl+Q", "quit")]),
+    ("Query language", [('"a phrase"', "words adjacent, in order"), ("-word", "exclude"), ("word*", "prefix"),
+                        ("agent:codex", "claude, codex"), ("project:NAME", "last folder, or project:/path"),
+                        ("role:user", "user or assistant"), ("since:7d until:", "2026-01-31, 7d, today, yesterday"),
+                        ("in:tools", "tool output (when indexed)")]),
+]
+
+
+class Panel(ModalScreen):
+    """A centred, scrollable panel of text with a title; Esc closes it. Subclasses give
+    ``TITLE`` and :meth:`body`."""
+
+    TITLE = ""
+    BINDINGS = [Binding("escape,q", "app.pop_screen", "Close")]
+
+    def body(self) -> Text:
+        """The panel's text."""
+        raise NotImplementedError
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(classes="panel"):
+            yield Static(Text(self.TITLE, style="bold"), classes="panel-title")
+            yield Static(self.body())
+            yield Static(Text("Esc to close", style="dim"))
+
+
+class HelpScreen(Panel):
+    """Every key, by screen, and the query language."""
+
+    TITLE = "crabsearch keys"
+    BINDINGS = [Binding("escape,q,question_mark,f1", "app.pop_screen", "Close")]
+
+    def body(self) -> Text:
+        t = Text()
+        for n, (group, keys) in enumerate(KEYS):
+            if n:
+                t.append("\n")
+            t.append(f"{group}\n", style="bold underline")
+            for key, what in keys:
+                t.append(f"  {key:<20}", style="bold cyan")
+                t.append(f"{what}\n")
+        return t
+
+
+class ExplainScreen(Panel):
+    """How a result row matched: the route, the fields and terms, the score parts."""
+
+    TITLE = "Why this session matched"
+    BINDINGS = [Binding("escape,q,x", "app.pop_screen", "Close")]
+
+    def __init__(self, hit: Hit, result: SearchResult | None) -> None:
+        super().__init__()
+        self.hit = hit
+        self.result = result
+
+    def body(self) -> Text:
+        t = Text()
+        t.append(printable(self.hit.session.title or "(untitled)") + "\n\n", style="bold")
+        ex = self.hit.explain
+        if not ex:
+            t.append("Recent session: no query to explain.\n")
+        else:
+            route = {"phrase": "the exact phrase", "all": "every word in one message",
+                     "session": "every word, spread over the session's messages",
+                     "repair": "every word after spelling repair", "any": "any of the words"}.get(ex["route"], ex["route"])
+            t.append("Matched by  ", style="dim")
+            t.append(f"{route}\n")
+            t.append("Anchored on ", style="dim")
+            t.append(f"{ex['anchored_on']} (message #{self.hit.message_index + 1})\n")
+            t.append("Score       ", style="dim")
+            t.append(f"{self.hit.score:.3f} = best message {ex['message_score']:.3f}"
+                     f" + title/summary {ex['session_score']:.3f}\n")
+            t.append("Fields      ", style="dim")
+            weights = ", ".join(f"{f} ×{w:g}" for f, w in ex["weights"].items()) or "-"
+            t.append(weights + "\n")
+            t.append("Terms       ", style="dim")
+            t.append(printable(", ".join(ex["matched"]) or "-") + "\n")
+        if self.result and self.result.corrections:
+            t.append("Repaired    ", style="dim")
+            t.append(", ".join(f"{k} → {v}" for k, v in self.result.corrections.items()) + "\n")
+        return t
+
+
+class StatusScreen(Panel):
+    """Sources found per agent, what the index holds, skipped lines and files, warnings."""
+
+    TITLE = "Sources and index"
+    BINDINGS = [Binding("escape,q,f2", "app.pop_screen", "Close")]
+
+    def body(self) -> Text:
+        return Text(self.app.status_text())
