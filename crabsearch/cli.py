@@ -36,11 +36,15 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(message)
 
 
-def _common(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--index-dir", metavar="DIR", help="index directory (default: $CRABSEARCH_INDEX_DIR "
-                   "or the user cache dir)")
-    p.add_argument("--demo", action="store_true", help="use the bundled example sessions and their own index")
-    p.add_argument("--index-tool-output", action="store_true", default=None,
+def _common(p: argparse.ArgumentParser, *, top: bool = False) -> None:
+    # The same options before or after the command: a command's parser must not overwrite what
+    # was given before it with its own defaults, hence SUPPRESS there.
+    dflt = (lambda v: v) if top else (lambda v: argparse.SUPPRESS)
+    p.add_argument("--index-dir", metavar="DIR", default=dflt(None),
+                   help="index directory (default: $CRABSEARCH_INDEX_DIR or the user cache dir)")
+    p.add_argument("--demo", action="store_true", default=dflt(False),
+                   help="use the bundled example sessions and their own index")
+    p.add_argument("--index-tool-output", action="store_true", default=dflt(None),
                    help="also index tool output (secrets masked; searched with in:tools); "
                         "config: index_tool_output = true")
 
@@ -48,7 +52,7 @@ def _common(p: argparse.ArgumentParser) -> None:
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser for every command."""
     parser = _Parser(prog="crabsearch", description="Search your past AI coding-agent sessions.")
-    _common(parser)
+    _common(parser, top=True)
     sub = parser.add_subparsers(dest="command", parser_class=_Parser)
     p_index = sub.add_parser("index", help="update the index and print a summary")
     _common(p_index)
@@ -58,7 +62,7 @@ def build_parser() -> argparse.ArgumentParser:
     p_status.add_argument("--json", action="store_true", help="print JSON")
     p_search = sub.add_parser("search", help="search and print one hit per session")
     _common(p_search)
-    p_search.add_argument("query", nargs="+", help="words to search for")
+    p_search.add_argument("query", nargs="*", help="words to search for (the query language: see README)")
     p_search.add_argument("--limit", type=_nonneg, default=20, help="sessions to return (default 20)")
     p_search.add_argument("--before", type=_nonneg, default=4, help="messages before the hit (default 4)")
     p_search.add_argument("--after", type=_nonneg, default=4, help="messages after the hit (default 4)")
@@ -103,7 +107,12 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``crabsearch`` console script; returns the exit code."""
     argv = sys.argv[1:] if argv is None else argv
     try:
-        args = build_parser().parse_args(argv)
+        args, extra = build_parser().parse_known_args(argv)
+        if extra and getattr(args, "command", None) == "search" and all(
+                a.startswith("-") and a[1:2].isalnum() or a.startswith('-"') for a in extra):
+            args.query = list(args.query or []) + extra  # `search cron -flaky`: an exclusion, not a flag
+        elif extra:
+            raise UsageError(f"unrecognized arguments: {' '.join(extra)}")
     except UsageError as exc:
         print(f"crabsearch: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -159,6 +168,8 @@ def _run(args) -> int:
             print(st.format())
         return EXIT_OK
     if args.command == "search":
+        if not args.query:
+            raise UsageError("search: give a query")
         if args.agent is not None:
             from .sources import SOURCES
 
@@ -198,7 +209,8 @@ def _run(args) -> int:
             print(f"crabsearch: session id prefix {exc}; give more of the id", file=sys.stderr)
             return EXIT_ERROR
         if ref is None:
-            print(f"crabsearch: no session {args.session_id!r} in the index", file=sys.stderr)
+            hint = " (give at least 4 characters of the id)" if len(args.session_id) < 4 else ""
+            print(f"crabsearch: no session {args.session_id!r} in the index{hint}", file=sys.stderr)
             return EXIT_ERROR
         total = ref.session.message_count
         if args.offset and args.offset >= total:
@@ -262,18 +274,24 @@ def _print_hits(result) -> None:
         if item is not None:
             text = " ".join(item.text.split())
             print(f"   {item.label}: {printable(text[:200])}")
-        print(f"   id {s.session_id}  message {hit.message_index}/{s.message_count}")
+        print(f"   id {s.session_id}  message #{hit.message_index + 1} of {s.message_count}")
         if hit.ref.resume_command:
             print(f"   resume: {printable(hit.ref.resume_command)}")
+        if hit.explain:
+            ex = hit.explain
+            print(f"   explain: {ex['route']}; score {hit.score:.3f} = message {ex['message_score']:.3f} + "
+                  f"title/summary {ex['session_score']:.3f}; anchored on {ex['anchored_on']}; "
+                  f"matched {', '.join(ex['matched']) or '-'}")
 
 
 def _print_page(page) -> None:
     s = page.ref.session
-    print(f"{printable(s.title or '(untitled)')}  [{s.agent}] {printable(s.project or '')}  "
-          f"messages {page.offset}-{page.offset + len(page.messages) - 1} of {page.total}")
+    shown = (f"messages {page.offset + 1}-{page.offset + len(page.messages)} of {page.total}"
+             if page.messages else f"no messages shown ({page.total} in the session)")
+    print(f"{printable(s.title or '(untitled)')}  [{s.agent}] {printable(s.project or '')}  {shown}")
     for m in page.messages:
         when = m.timestamp.strftime("%Y-%m-%d %H:%M:%S") if m.timestamp else ""
-        print(f"\n#{m.message_index} {m.label} {when}")
+        print(f"\n#{m.message_index + 1} {m.label} {when}")
         print(printable(m.text))
     if page.next_offset is not None:
         print(f"\n(next page: --offset {page.next_offset})")

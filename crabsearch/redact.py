@@ -74,6 +74,9 @@ MASK = "***"
 _KEEP_HEAD = 6
 _KEEP_TAIL = 4
 _SHORT = 14  # secrets shorter than this are masked as just "***"
+_SHORT_VALUE = 24  # the same for values with no public vendor prefix (passwords, URL passwords,
+# assignment values, bearer tokens): their first 6 characters are not a known prefix, so a
+# 14-character password would show 10 of its characters
 
 
 def mask(secret: str) -> str:
@@ -277,6 +280,8 @@ def _candidate(text: str, m: re.Match) -> tuple[int, int, str] | None:
         return None
     if MASK in text[start:end] or text.startswith(MASK, end) or text.endswith(MASK, 0, start):
         return None  # already masked
+    if not tag.startswith("k_") and end - start < _SHORT_VALUE:
+        return start, end, MASK  # a password or token without a public prefix: hide it all
     return start, end, mask(text[start:end])
 
 

@@ -32,7 +32,7 @@ from whoosh.query import And, Not, Or, Term
 from .index.analysis import spans as _spans
 from .index.querying import MESSAGE_FIELDS, SESSION_FIELDS, Compiler, covered, filters
 from .index.schema import WEIGHTS
-from .index.store import open_index
+from .index.store import STAMP, open_index
 from .jsonl import read_record
 from .model import Role, Session, from_ms, iso, to_ms
 from .query import MAX_QUERY_CHARS, parse
@@ -237,6 +237,7 @@ class Engine:
     def __init__(self, index_dir: Path, *, redact: bool = True):
         self.index_dir = Path(index_dir)
         self.redact = redact
+        self._mask = redact  # masking for the call in progress (set under the lock)
         self._lock = threading.RLock()
         self._ix = None
         self._searcher = None
@@ -267,8 +268,11 @@ class Engine:
             self._searcher = self._ix = None
 
     def reload(self) -> None:
-        """Reopen the index from disk (after it was rebuilt or replaced)."""
+        """Reopen the index from disk (after it was rebuilt or replaced) and forget the records
+        read so far (transcripts may have changed)."""
         self.close()
+        with self._lock:
+            self._records.clear()
 
     def _record(self, path: str, off: int, length: int) -> dict | None:
         key = (path, off, length)
@@ -288,12 +292,31 @@ class Engine:
         fields = searcher.document(mkey=f"{fkey}:s")
         if not fields:
             return None
-        return SessionRef(Session.from_state(fields["meta"]), fkey)
+        return self._session_ref(fields)
+
+    def _session_ref(self, fields: dict) -> SessionRef:
+        """A SessionRef from a session document's stored fields; its title and summary masked
+        when masking is on (a title made from a first prompt can hold a pasted key)."""
+        session = Session.from_state(fields["meta"])
+        if self._mask:
+            session.title = redact_secrets(session.title) if session.title else session.title
+            session.summary = redact_secrets(session.summary) if session.summary else session.summary
+        return SessionRef(session, fields["fkey"])
+
+    def _has_tool_output(self) -> bool:
+        """True when this index holds tool output (its stamp says ``+tools``)."""
+        try:
+            return (self.index_dir / STAMP).read_text().strip().endswith("+tools")
+        except OSError:
+            return False
+
+    def _masking(self, redact: bool | None) -> None:
+        self._mask = self.redact if redact is None else redact
 
     def _items(self, searcher, ref: SessionRef, indexes: range, hit_index: int | None,
                max_bytes: int | None, redact: bool | None = None) -> list[Item]:
         src = SOURCES.get(ref.session.agent)
-        mask = self.redact if redact is None else redact
+        mask = self._mask if redact is None else redact
         items = []
         for i in indexes:
             f = searcher.document(mkey=f"{ref.fkey}:{i}")
@@ -318,7 +341,8 @@ class Engine:
 
     def search(self, query: str, *, limit: int = DEFAULT_LIMIT, before: int = DEFAULT_BEFORE,
                after: int = DEFAULT_AFTER, agent: str | None = None, sort: str = "relevance",
-               time_limit: float | None = None, explain: bool = False) -> SearchResult:
+               time_limit: float | None = None, explain: bool = False,
+               redact: bool | None = None) -> SearchResult:
         """Best hit per session for ``query`` (the query language of ``crabsearch.query``), with
         context windows; never raises for any text.
 
@@ -327,6 +351,7 @@ class Engine:
         newest matching message). ``time_limit`` (seconds) stops scoring early and returns the best
         hits found so far with ``partial=True`` (the app uses it so a word found in every message
         stays responsive; scripts get complete results). ``explain`` fills ``Hit.explain``.
+        ``redact`` overrides the engine's masking for this call.
 
         Ranking: a session's score is its best message's score (fields boosted by role, see
         ``index.schema.WEIGHTS``) plus its title and summary score, so a title or summary match
@@ -340,8 +365,9 @@ class Engine:
         if limit <= 0:
             return result
         with self._lock:
+            self._masking(redact)
             searcher = self._get_searcher()
-            if searcher is None:
+            if searcher is None or searcher.doc_count_all() == 0:
                 return result
             comp = Compiler(pq, searcher)
             if comp.empty:
@@ -376,15 +402,20 @@ class Engine:
                     result.hits = self._merge(searcher, found, sessions, limit, sort, before, after, explain, route)
                     break
             if result.route is None and multi:
-                if agg is None:
-                    agg = self._aggregate(searcher, comp, comp.groups, m_filters, s_filters, time_limit, result)
+                repaired = comp.repaired_groups()
+                if agg is None or repaired != comp.groups:  # "any" uses the repaired words too
+                    agg = self._aggregate(searcher, comp, repaired, m_filters, s_filters, time_limit, result)
                 full = {k: v for k, v in agg.items() if v[3] == len(comp.groups)}
                 if full or agg:
                     result.route = "session" if full else "any"
                     result.hits = self._merge(searcher, full or agg, {}, limit, sort, before, after, explain,
                                               result.route, by_coverage=not full)
-            result.terms = comp.terms
-            result.corrections = dict(comp.corrections) if result.route == "repair" else {}
+            used = result.route in ("repair", "any")
+            result.corrections = dict(comp.corrections) if used else {}
+            result.terms = comp.terms if used else [t for t in comp.terms if t not in comp.corrections.values()]
+            if pq.in_tools and not self._has_tool_output():
+                result.notes.append("tool output is not indexed: set index_tool_output = true in config.toml "
+                                    "(or --index-tool-output) to search it with in:tools")
         return result
 
     @staticmethod
@@ -464,7 +495,8 @@ class Engine:
             f = r.fields()
             matched = [(fn, t.decode("utf-8", "replace") if isinstance(t, bytes) else t)
                        for fn, t in (r.matched_terms() if r.results.has_matched_terms() else [])]
-            out[f["skey"]] = (float(r.score or 0.0), f, matched)
+            score = 0.0 if sort == "newest" else float(r.score or 0.0)  # sorted: score is the sort key
+            out[f["skey"]] = (score, f, matched)
         return out
 
     def _merge(self, searcher, found, sessions, limit, sort, before, after, explain, route,
@@ -506,12 +538,13 @@ class Engine:
             hits.append(hit)
         return hits
 
-    def recent(self, *, limit: int = 50, agent: str | None = None) -> list[Hit]:
+    def recent(self, *, limit: int = 50, agent: str | None = None, redact: bool | None = None) -> list[Hit]:
         """The most recently updated sessions (session documents only, newest first), each as a
         Hit whose window is just its first real user prompt."""
         pq = parse("", agents=tuple(SOURCES))
         pq.agent = agent
         with self._lock:
+            self._masking(redact)
             searcher = self._get_searcher()
             return [] if searcher is None else self._recent(searcher, limit, pq)
 
@@ -525,7 +558,8 @@ class Engine:
                                   sortedby="updated", reverse=True, collapse="skey", collapse_limit=1)
         hits = []
         for r in res:
-            ref = self._ref(searcher, r["fkey"])
+            f = r.fields()
+            ref = self._session_ref(f) if f.get("meta") else self._ref(searcher, f["fkey"])
             if ref is None:
                 continue
             idx = ref.session.anchor_index
@@ -536,6 +570,7 @@ class Engine:
     def window(self, hit: Hit, before: int, after: int, *, redact: bool | None = None) -> list[Item]:
         """A new context window around ``hit`` (for widening or narrowing it in place)."""
         with self._lock:
+            self._masking(redact)
             searcher = self._get_searcher()
             if searcher is None:
                 return []
@@ -563,7 +598,8 @@ class Engine:
             if not docs:
                 return None
             best = max(docs, key=lambda d: d["meta"].get("updated") or 0)
-            return SessionRef(Session.from_state(best["meta"]), best["fkey"])
+            self._masking(None)
+            return self._session_ref(best)
 
     def page(self, ref: SessionRef, offset: int = 0, limit: int = 50,
              max_bytes: int | None = None, *, redact: bool | None = None) -> Page:
@@ -573,6 +609,7 @@ class Engine:
         offset, limit = max(0, offset), max(0, limit)
         total = ref.session.message_count
         with self._lock:
+            self._masking(redact)
             searcher = self._get_searcher()
             items = [] if searcher is None else self._items(
                 searcher, ref, range(offset, min(total, offset + limit)), None, max_bytes, redact)

@@ -91,7 +91,7 @@ def test_google_key_needs_exactly_35_after_prefix():
 def test_authorization_header_masks_credentials_only():
     assert redact("Authorization: Bearer abc.def") == "Authorization: Bearer ***"
     assert (redact('curl -H "Authorization: Basic dXNlcjpwYXNzd29yZA=="')
-            == 'curl -H "Authorization: Basic dXNlcj***ZA=="')
+            == 'curl -H "Authorization: Basic ***"')
     assert redact(f"authorization: token {GHP}") == f"authorization: token {mask(GHP)}"
     assert redact('{"Authorization": "Bearer tok_12345"}') == '{"Authorization": "Bearer ***"}'
     assert redact("Proxy-Authorization: Basic Zm9vOmJhcg==") == "Proxy-Authorization: Basic ***"
@@ -99,13 +99,13 @@ def test_authorization_header_masks_credentials_only():
     assert (redact('{\\"Authorization\\": \\"Bearer s3cr3t\\"}')
             == '{\\"Authorization\\": \\"Bearer ***\\"}')
     # no scheme: the value itself must look like a token
-    assert redact("Authorization: 0123456789abcdef") == "Authorization: 012345***cdef"
+    assert redact("Authorization: 0123456789abcdef") == "Authorization: ***"
     assert redact("Authorization: Bearer .") == "Authorization: Bearer ."
 
 
 def test_bearer_token_keeps_the_word():
     assert (redact("curl -H 'Bearer abcdef0123456789abcdef' https://api")
-            == "curl -H 'Bearer abcdef***cdef' https://api")
+            == "curl -H 'Bearer ***' https://api")
     assert redact("bearer Zm9vYmFyYmF6cXV4MTIzNDU2.") == "bearer Zm9vYm***NDU2."
     # a JWT after Bearer is one secret, masked once
     assert masked_pieces(f"Bearer {JWT}") == [JWT]
@@ -115,8 +115,8 @@ def test_assignments_mask_the_value_only():
     assert redact(f"OPENAI_API_KEY={SK_PROJ}") == "OPENAI_API_KEY=sk-pro***o345"
     assert redact("export DB_PASSWORD='hunter2'") == "export DB_PASSWORD='***'"
     assert redact("GITHUB_TOKEN=abc123") == "GITHUB_TOKEN=***"
-    assert redact("MY_SECRET: s3cr3t-value-123456") == "MY_SECRET: s3cr3t***3456"
-    assert redact('{"client_secret": "topsecretvalue42"}') == '{"client_secret": "topsec***ue42"}'
+    assert redact("MY_SECRET: s3cr3t-value-123456") == "MY_SECRET: ***"
+    assert redact('{"client_secret": "topsecretvalue42"}') == '{"client_secret": "***"}'
     assert redact("passwd: hunter2") == "passwd: ***"
     assert redact('api_key = "abcdef"') == 'api_key = "***"'
     assert redact("apiKey: 'xyz-123'") == "apiKey: '***'"
@@ -127,7 +127,7 @@ def test_assignments_mask_the_value_only():
     assert redact("Password=Tr0ub4dor#3!") == "Password=***"
     assert redact("mysql --password=secretpass") == "mysql --password=***"
     assert redact("GET /api?token=abcdef&page=2") == "GET /api?token=***&page=2"
-    assert redact("SECRET_KEY=django-insecure-abc") == "SECRET_KEY=django***-abc"
+    assert redact("SECRET_KEY=django-insecure-abc") == "SECRET_KEY=***"
 
 
 def test_assignment_case_insensitive_names():
@@ -174,7 +174,7 @@ def test_url_credentials_mask_the_password_only():
     assert (redact(f"git clone https://me:{GHP}@github.com/o/r.git")
             == f"git clone https://me:{mask(GHP)}@github.com/o/r.git")
     assert (redact("redis://:averylongredispassword@cache:6379")
-            == "redis://:averyl***word@cache:6379")
+            == "redis://:***@cache:6379")
 
 
 # --- false positives ----------------------------------------------------------------------------

@@ -17,6 +17,7 @@ limit. Field boosts come from :data:`~crabsearch.index.schema.WEIGHTS`.
 
 from __future__ import annotations
 
+import os
 from datetime import datetime, timezone
 
 from whoosh.support.levenshtein import distance
@@ -70,7 +71,9 @@ def filters(pq: ParsedQuery, *, sessions: bool) -> list[Query] | None:
         out.append(Term("agent", pq.agent))
     if pq.project:
         if "/" in pq.project or "\\" in pq.project:
-            out.append(Prefix("project", pq.project.rstrip("/")))
+            path = os.path.expanduser(pq.project).rstrip("/") or "/"
+            # The folder itself or anything below it (not /home/me/webapp-old for /home/me/webapp).
+            out.append(Or([Term("project", path), Prefix("project", path.rstrip("/") + "/")]))
         else:
             out.append(Term("projname", pq.project.lower()))
     if pq.role:

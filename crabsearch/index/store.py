@@ -42,7 +42,7 @@ def open_index(directory: Path, *, create: bool = True, variant: str | None = No
     if ix is not None or not create:
         return ix, problem
     try:
-        directory.mkdir(parents=True, exist_ok=True)
+        directory.mkdir(parents=True, exist_ok=True, mode=0o700)  # transcripts' words: private
         lock = FileStorage(str(directory)).lock(f"{INDEX_NAME}_WRITELOCK")
         deadline = time.monotonic() + LOCK_WAIT
         while not lock.acquire(blocking=False):

@@ -83,22 +83,25 @@ class _Job:
 def index_text_fields(m: Message, *, acting: bool = False, tool_output: bool = False) -> dict[str, str]:
     """The text fields a message contributes to the index.
 
+    Secret-shaped strings are masked before anything is indexed (a key pasted into a prompt is not
+    findable, and not stored in the index's term list).
+
     Rules: user text -> ``user``; assistant text -> ``assistant``, or ``acting`` when the turn
     went on to call tools (``acting``); tool calls and results -> only the tool name in ``tool``,
     plus, for results when ``tool_output`` is on, the first 3,072 characters with secrets masked
     in ``tool_output``; compaction summaries -> ``summary``; thinking and system -> nothing.
     """
     if m.role is Role.USER:
-        return {"user": m.text}
+        return {"user": redact(m.text)}
     if m.role is Role.SUMMARY:
-        return {"summary": m.text}
+        return {"summary": redact(m.text)}
     if m.is_tool_payload:
         out = {"tool": m.tool_name} if m.tool_name else {}
         if tool_output and m.role is Role.TOOL and m.text:
             out["tool_output"] = redact(m.text[:TOOL_TEXT_CAP])
         return out
     if m.role is Role.ASSISTANT and not m.is_thinking:
-        return {"acting" if acting else "assistant": m.text}
+        return {"acting" if acting else "assistant": redact(m.text)}
     return {}
 
 
@@ -150,7 +153,7 @@ def session_doc(fkey: str, session: Session) -> dict:
     doc = {
         "mkey": f"{fkey}:s", "fkey": fkey, "skey": f"{session.agent}:{session.session_id}",
         "agent": session.agent, "kind": "s", "session_id": session.session_id,
-        "title": session.title or "", "summary": session.summary or "",
+        "title": redact(session.title or ""), "summary": redact(session.summary or ""),
         "idx": session.anchor_index, "meta": session.to_state(),
         "updated": to_ms(session.updated) or 0,
     }

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Callable
 
 from textual.binding import Binding
 from textual.message import Message
@@ -46,7 +47,8 @@ class ResultList(OptionList):
     class Leave(Message):
         """The user left the list (Esc)."""
 
-    def __init__(self, fetch_window, type_into_search, now: datetime, home: str | None, **kwargs) -> None:
+    def __init__(self, fetch_window, type_into_search, now: Callable[[], datetime], home: str | None,
+                 **kwargs) -> None:
         super().__init__(**kwargs)
         self.fetch_window = fetch_window
         self.type_into_search = type_into_search
@@ -79,7 +81,7 @@ class ResultList(OptionList):
 
     def _prompt(self, i: int):
         window = self.expanded.get(i)
-        return result_prompt(self.hits[i], self.terms, self.now, self.home, window[2] if window else None)
+        return result_prompt(self.hits[i], self.terms, self.now(), self.home, window[2] if window else None)
 
     def _set_window(self, i: int, before: int, after: int) -> None:
         hit = self.hits[i]
@@ -157,12 +159,20 @@ class ResultList(OptionList):
 
     def on_key(self, event) -> None:
         # Typing while the list has focus goes to the search box. Focus moves right here, not
-        # through a message, so the keys already queued behind this one land in the box too.
-        if event.is_printable and event.character and event.character not in "+=-ox?":
+        # through a message. Keys typed in the same burst are already queued here: once the focus
+        # has left, every printable key (o, x, + and - too) is text for the box, not a command.
+        typing = self.app.focused is not self
+        if event.is_printable and event.character and (typing or event.character not in "+=-ox?"):
             event.stop()
             event.prevent_default()
             self.type_into_search(event.character)
-        elif event.key == "backspace":
+        elif event.key == "backspace" or (typing and event.key == "space"):
             event.stop()
             event.prevent_default()
-            self.type_into_search("\b")
+            self.type_into_search("\b" if event.key == "backspace" else " ")
+
+    def on_paste(self, event) -> None:
+        """Pasting while the list has focus pastes into the search box."""
+        event.stop()
+        for char in event.text.replace("\n", " "):
+            self.type_into_search(char)

@@ -22,6 +22,7 @@ DEBOUNCE = 0.12  # seconds of quiet typing before a search runs
 RESULT_LIMIT = 100
 RECENT_LIMIT = 100
 MESSAGE_BYTES = 256 * 1024  # of one message's text read for the session view
+REFRESH_EVERY = 30.0  # seconds between background refreshes while the app is open
 SEARCH_TIME_LIMIT = 0.5  # seconds; past it the best hits found so far are shown, marked partial
 
 
@@ -63,7 +64,7 @@ class SearchScreen(Screen):
             yield Static("", id="status")
             yield Static("", id="index-status")
             yield ProgressBar(total=None, show_eta=False, id="progress")
-        yield ResultList(self._fetch_window, self.type_into_search, app.now, app.home, id="results")
+        yield ResultList(self._fetch_window, self.type_into_search, lambda: app.now, app.home, id="results")
         yield Static("", id="empty")
         yield Footer()
 
@@ -81,6 +82,12 @@ class SearchScreen(Screen):
         self.query_one(Input).focus()
         self.run_query("")
         if self.app.index_on_start:
+            self.start_indexing()
+            # Pick up what agents write while the app is open (a no-change refresh costs ms).
+            self.set_interval(REFRESH_EVERY, self._auto_refresh)
+
+    def _auto_refresh(self) -> None:
+        if not self.app.indexing and self.app.screen is self:
             self.start_indexing()
 
     # -- searching ----------------------------------------------------------------------------
@@ -117,9 +124,9 @@ class SearchScreen(Screen):
         try:
             if text.strip():
                 result = engine.search(text, limit=RESULT_LIMIT, before=0, after=0, time_limit=SEARCH_TIME_LIMIT,
-                                       sort=self.sort, explain=True)
+                                       sort=self.sort, explain=True, redact=not self.reveal)
             else:
-                result = SearchResult(query="", hits=engine.recent(limit=RECENT_LIMIT))
+                result = SearchResult(query="", hits=engine.recent(limit=RECENT_LIMIT, redact=not self.reveal))
             error = None
         except Exception as exc:  # shown in the status line, never a silent blank screen
             result, error = SearchResult(query=text, hits=[]), f"search failed: {type(exc).__name__}: {exc}"
@@ -145,11 +152,9 @@ class SearchScreen(Screen):
         self.run_query(self.query_text)
 
     def action_toggle_reveal(self) -> None:
-        """Show secret-shaped strings unmasked in expanded rows (or mask them again)."""
+        """Show secret-shaped strings unmasked on this screen (or mask them again)."""
         self.reveal = not self.reveal
-        results = self.query_one(ResultList)
-        for i, (before, after, _) in list(results.expanded.items()):
-            results._set_window(i, before, after)
+        self.run_query(self.query_text)
         self.notify("Secrets shown unmasked on this screen" if self.reveal else "Secrets masked again")
 
     def _update_status(self) -> None:
@@ -196,9 +201,9 @@ class SearchScreen(Screen):
 
     def start_indexing(self) -> None:
         """Refresh the index in the background; the list refreshes when it is done."""
+        if self.app.indexing:
+            return
         self.app.indexing = True
-        bar = self.query_one("#progress", ProgressBar)
-        bar.display = True
         self._index()
 
     @work(thread=True, exclusive=True, group="index", exit_on_error=False)
@@ -214,6 +219,7 @@ class SearchScreen(Screen):
     def _progress(self, message: IndexProgress) -> None:
         p = message.progress
         bar = self.query_one("#progress", ProgressBar)
+        bar.display = True  # only when there is work: a refresh with nothing new shows nothing
         bar.update(total=max(1, p.bytes_total), progress=p.bytes_done)
         mb = p.bytes_done / 1e6
         self.query_one("#index-status", Static).update(
@@ -223,9 +229,14 @@ class SearchScreen(Screen):
     @on(IndexDone)
     def _indexed(self, message: IndexDone) -> None:
         self.app.indexing = False
+        report = message.report
+        changed = report is None or bool(report.files_read or report.files_removed or report.rebuilt)
+        if changed:
+            # A rebuilt index can carry the same generation number as the old one: reopen it,
+            # and forget transcript records read before (files may have changed).
+            self.app.engine.reload()
         self.query_one("#progress").display = False
         self.query_one("#index-status", Static).update("")
-        report = message.report
         self.index_error = message.error
         if message.error:
             self.query_one("#index-status", Static).update(Text(message.error + " ", style="bold red"))
@@ -235,7 +246,10 @@ class SearchScreen(Screen):
                 self.notify("Another crabsearch is updating the index; showing what is committed.")
             if report.rebuilt:
                 self.notify(report.rebuilt)
-        self.run_query(self.query_text)
+        if changed or self.result is None:
+            self.run_query(self.query_text)
+        else:
+            self._update_status()
 
     # -- navigation ---------------------------------------------------------------------------
 
