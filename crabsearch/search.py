@@ -27,7 +27,7 @@ from datetime import datetime
 from pathlib import Path
 
 from whoosh.collectors import CollapseCollector, TimeLimit, WrappingCollector
-from whoosh.query import And, Not, Or, Term
+from whoosh.query import And, Or
 
 from .index.analysis import spans as _spans
 from .index.querying import MESSAGE_FIELDS, SESSION_FIELDS, Compiler, covered, filters
@@ -205,25 +205,26 @@ def clamp_window(index: int, total: int, before: int, after: int) -> range:
     return range(index - b, index + a + 1)
 
 
-class _Deadline(WrappingCollector):
-    """Stops matching (raises ``TimeLimit``) once ``seconds`` have passed, checked every 256
-    matches. It sits *under* the collapse collector: Whoosh's own ``TimeLimitCollector`` bypasses
-    a child ``CollapseCollector`` (it calls ``collect`` directly), which un-collapses results.
-    The collector's ``finish`` still runs, so the hits found so far stay readable."""
+class _Gate(WrappingCollector):
+    """Sits *under* the collapse collector and drops matches before they are scored further:
+    documents of excluded sessions (``excluded``: global document numbers) are skipped, and once
+    the monotonic clock passes ``deadline`` it raises ``TimeLimit`` (checked every 256 matches).
+    Whoosh's own ``TimeLimitCollector`` and ``FilterCollector`` cannot be used here: placed above
+    a ``CollapseCollector`` they bypass it (un-collapsed results) or crash (``all_ids``). The
+    collector's ``finish`` still runs after ``TimeLimit``, so the hits found so far stay readable."""
 
-    def __init__(self, child, seconds: float):
+    def __init__(self, child, deadline: float | None, excluded: frozenset[int]):
         super().__init__(child)
-        self.seconds = seconds
-        self.deadline = 0.0
-
-    def prepare(self, top_searcher, q, context):
-        super().prepare(top_searcher, q, context)
-        self.deadline = time.monotonic() + self.seconds
+        self.deadline = deadline
+        self.excluded = excluded
 
     def matches(self):
+        deadline, excluded, offset = self.deadline, self.excluded, self.offset
         for n, docnum in enumerate(self.child.matches()):
-            if n % 256 == 255 and time.monotonic() > self.deadline:
+            if deadline is not None and n % 256 == 255 and time.monotonic() > deadline:
                 raise TimeLimit
+            if excluded and offset + docnum in excluded:
+                continue
             yield docnum
 
 
@@ -238,6 +239,7 @@ class Engine:
         self.index_dir = Path(index_dir)
         self.redact = redact
         self._mask = redact  # masking for the call in progress (set under the lock)
+        self._gate: tuple[float | None, frozenset[int]] = (None, frozenset())  # deadline, excluded docs
         self._lock = threading.RLock()
         self._ix = None
         self._searcher = None
@@ -377,34 +379,35 @@ class Engine:
                 return result
             m_filters = filters(pq, sessions=False)
             s_filters = None if pq.in_tools else filters(pq, sessions=True)
-            dropped = self._excluded_sessions(searcher, comp)
-            if dropped is not None:  # -word excludes whole sessions, inside the search
-                m_filters = [*m_filters, Not(dropped)]
-                s_filters = None if s_filters is None else [*s_filters, Not(dropped)]
+            # One deadline for the whole ladder; -word drops whole sessions inside the search.
+            self._gate = (None if not time_limit else time.monotonic() + time_limit,
+                          self._excluded_docs(searcher, comp))
             s_rungs = dict(comp.rungs(SESSION_FIELDS))
             multi = len(comp.groups) > 1
             agg = None
             for route, mq in comp.rungs(MESSAGE_FIELDS):
-                if route == "repair" and multi:
+                if result.partial:
+                    break  # out of time: what was found so far is the answer
+                if route == "repair" and multi and comp.all_known():
                     # Before repairing spelling: every word somewhere in the session.
-                    agg = self._aggregate(searcher, comp, comp.groups, m_filters, s_filters, time_limit, result)
+                    agg = self._aggregate(searcher, comp, comp.groups, m_filters, s_filters, result)
                     full = {k: v for k, v in agg.items() if v[3] == len(comp.groups)}
                     if full:
                         result.route = "session"
                         result.hits = self._merge(searcher, full, {}, limit, sort, before, after, explain, "session")
                         break
-                found = self._run(searcher, mq, m_filters, limit, sort, time_limit, result)
+                found = self._run(searcher, mq, m_filters, limit, sort, result)
                 sq = s_rungs.get(route)
                 sessions = {} if sq is None or s_filters is None else self._run(
-                    searcher, sq, s_filters, limit, sort, time_limit, result)
+                    searcher, sq, s_filters, limit, sort, result)
                 if found or sessions:
                     result.route = route
                     result.hits = self._merge(searcher, found, sessions, limit, sort, before, after, explain, route)
                     break
-            if result.route is None and multi:
+            if result.route is None and multi and not result.partial:
                 repaired = comp.repaired_groups()
                 if agg is None or repaired != comp.groups:  # "any" uses the repaired words too
-                    agg = self._aggregate(searcher, comp, repaired, m_filters, s_filters, time_limit, result)
+                    agg = self._aggregate(searcher, comp, repaired, m_filters, s_filters, result)
                 full = {k: v for k, v in agg.items() if v[3] == len(comp.groups)}
                 if full or agg:
                     result.route = "session" if full else "any"
@@ -419,18 +422,22 @@ class Engine:
         return result
 
     @staticmethod
-    def _excluded_sessions(searcher, comp, cap: int = 10_000):
-        """A query matching every document of the sessions that hold an excluded word (None when
-        nothing is excluded)."""
+    def _excluded_docs(searcher, comp) -> frozenset[int]:
+        """Document numbers of every document of the sessions holding an excluded word."""
         q = comp.excluded_query()
         if q is None:
-            return None
+            return frozenset()
         skeys = searcher.reader().column_reader("skey")
-        found = {skeys[d] for d in list(q.docs(searcher))[:cap]}
-        found = {k.decode("utf-8") if isinstance(k, bytes) else k for k in found}
-        return Or([Term("skey", k) for k in sorted(found)]) if found else None
+        out: set[int] = set()
+        for key in {skeys[d] for d in q.docs(searcher)}:
+            out.update(searcher.document_numbers(skey=key.decode("utf-8") if isinstance(key, bytes) else key))
+        return frozenset(out)
 
-    def _aggregate(self, searcher, comp, groups, m_filters, s_filters, time_limit, result,
+    def _gated(self, collector):
+        deadline, excluded = self._gate
+        return _Gate(collector, deadline, excluded) if deadline is not None or excluded else collector
+
+    def _aggregate(self, searcher, comp, groups, m_filters, s_filters, result,
                    cap: int = 100_000) -> dict[str, tuple]:
         """Sessions matching any word group, with every matching document taken into account:
         ``{skey: (score, fields of the best message, matched pairs, groups covered)}``.
@@ -442,9 +449,7 @@ class Engine:
         parts = [And([comp.any_query(MESSAGE_FIELDS, groups), *m_filters])]
         if s_filters is not None:
             parts.append(And([comp.any_query(SESSION_FIELDS, groups), *s_filters]))
-        inner = searcher.collector(limit=None, terms=True)
-        if time_limit:
-            inner = _Deadline(inner, time_limit)
+        inner = self._gated(searcher.collector(limit=None, terms=True))
         try:
             searcher.search_with_collector(Or(parts) if len(parts) > 1 else parts[0], inner)
         except TimeLimit:
@@ -476,15 +481,13 @@ class Engine:
             out[key] = (sum(group_best), best, sorted(matched), sum(covered(g, words) for g in groups))
         return out
 
-    def _run(self, searcher, q, clauses, limit, sort, time_limit, result) -> dict[str, tuple]:
+    def _run(self, searcher, q, clauses, limit, sort, result) -> dict[str, tuple]:
         """Run one query, collapsed to the best document per session; returns
         ``{skey: (score, stored fields, matched (field, term) pairs)}``."""
         if clauses is None:
             return {}
-        inner = searcher.collector(limit=limit, sortedby="updated" if sort == "newest" else None,
-                                   reverse=sort == "newest", terms=True)
-        if time_limit:
-            inner = _Deadline(inner, time_limit)
+        inner = self._gated(searcher.collector(limit=limit, sortedby="updated" if sort == "newest" else None,
+                                               reverse=sort == "newest", terms=True))
         collector = CollapseCollector(inner, "skey", limit=1)
         try:
             searcher.search_with_collector(And([q, *clauses]), collector)
@@ -504,24 +507,29 @@ class Engine:
         """Hits from per-session best message entries (``found``) and title/summary entries
         (``sessions``), ``{skey: (score, stored fields, matched pairs[, groups covered])}``: a
         session's score is the sum of both; ``by_coverage`` ranks by groups covered first."""
-        rows = []
+        prelim = []
         for skey in set(found) | set(sessions):
             m_score, m_fields, m_terms, *m_cov = found.get(skey, (0.0, None, []))
             s_score, s_fields, s_terms = sessions.get(skey, (0.0, None, []))
-            fkey = (m_fields or s_fields)["fkey"]
-            ref = self._ref(searcher, fkey)
+            fields = m_fields or s_fields
+            # Recency (ties, and --sort newest): the best document's time, else the session's.
+            newest = fields.get("ts") or (fields.get("meta") or {}).get("updated") or 0
+            prelim.append((m_score + s_score, newest, m_cov[0] if m_cov else 0, m_fields, s_fields,
+                           m_score, s_score, list(m_terms) + list(s_terms)))
+        if sort == "newest":
+            prelim.sort(key=lambda r: (-r[1], -r[0]))
+        else:
+            prelim.sort(key=lambda r: (-r[2] if by_coverage else 0, -round(r[0], 6), -r[1]))
+        rows = []
+        for score, newest, _cov, m_fields, s_fields, m_score, s_score, matched in prelim:
+            if len(rows) >= limit:
+                break  # session documents are read for the rows shown only
+            ref = self._ref(searcher, (m_fields or s_fields)["fkey"])
             if ref is None:
                 continue
             by_message = bool(m_fields and m_fields.get("role"))
             idx = m_fields["idx"] if by_message else ref.session.anchor_index
-            newest = (m_fields or {}).get("ts") or to_ms(ref.session.updated) or 0
-            rows.append((m_score + s_score, newest, ref, idx, m_score, s_score, list(m_terms) + list(s_terms),
-                         by_message, m_cov[0] if m_cov else 0))
-        if sort == "newest":
-            rows.sort(key=lambda r: (-r[1], -r[0]))
-        else:
-            rows.sort(key=lambda r: (-r[8] if by_coverage else 0, -round(r[0], 6),
-                                     -(to_ms(r[2].session.updated) or 0)))
+            rows.append((score, newest, ref, idx, m_score, s_score, matched, by_message, _cov))
         hits = []
         for score, _, ref, idx, m_score, s_score, matched, by_message, _cov in rows[:limit]:
             window = clamp_window(idx, ref.session.message_count, before, after)
