@@ -167,3 +167,11 @@ def test_nfd_and_nfc_find_each_other(tmp_path):
     home = tmp_path / "h"
     e = build(tmp_path, ClaudeSession(home, "77770000-0000-4000-8000-000000000000").user("re\u0301sume\u0301 parsing"))
     assert ids(e.search("résumé")) == ["7777"] and ids(e.search("resume")) == ["7777"]
+
+
+def test_prefix_matches_are_highlighted(corpus):
+    r = corpus.search("prefetch*")
+    assert "prefetch*" in r.terms
+    item = r.hits[0].item
+    marked = [item.text[a:b] for a, b in Engine.spans(item.text, r.terms)]
+    assert marked and all(w.startswith("prefetch") for w in marked)

@@ -461,15 +461,17 @@ def phrase_terms(text: str) -> list[str]:
 
 def spans(text: str, wanted: set[str]) -> list[tuple[int, int]]:
     """Character spans ``(start, end)`` of ``text`` whose analyzed form is in ``wanted`` (for
-    highlighting query terms in displayed text), in order. Offsets index ``text`` as given
+    highlighting query terms in displayed text), in order; an entry ending in ``*`` matches
+    tokens starting with it (prefix queries). Offsets index ``text`` as given
     (also when it is not NFC). A piece inside an already returned compound span is not
     returned again; spans of adjacent CJK bigrams overlap by one character."""
     if not wanted:
         return []
+    prefixes = tuple(w[:-1] for w in wanted if w.endswith("*") and len(w) > 1)
     out: list[tuple[int, int]] = []
     last_s = last_e = -1
     for t in text_analyzer()(text, chars=True):
-        if t.text in wanted:
+        if t.text in wanted or (prefixes and t.text.startswith(prefixes)):
             s, e = t.startchar, t.endchar
             if last_s <= s and e <= last_e:
                 continue

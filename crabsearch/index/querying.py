@@ -115,8 +115,10 @@ class Compiler:
 
     @property
     def terms(self) -> list[str]:
-        """Every positive term (words, phrase words, corrections) for highlighting."""
+        """Every positive term (words, phrase words, ``prefix*`` entries, corrections), for
+        highlighting."""
         out = [t for g in self.groups for t in g] + [t for p in self.phrases for t in p]
+        out += [p + "*" for p in self.prefixes]  # highlighted by prefix (analysis.spans)
         return _dedupe(out + list(self.corrections.values()))
 
     @property

@@ -325,7 +325,7 @@ class SessionScreen(Screen):
         t.append(f" · {printable(short_path(s.project, home)) or 'no project'}")
         if s.git_branch:
             t.append(f" · branch {printable(s.git_branch)}")
-        t.append(f" · {s.message_count} messages · started {relative_date(s.started, now)}"
+        t.append(f"\n{s.message_count} messages · started {relative_date(s.started, now)}"
                  f" · updated {relative_date(s.updated, now)}", style="dim")
         if self.hit.ref.resume_command:
             t.append("\nresume: ", style="dim")
