@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 from crabsearch.jsonl import read_record
@@ -12,7 +13,8 @@ from crabsearch.sources.base import TEXT_CAP, TOOL_TEXT_CAP
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 HOME = FIXTURES / "home"
-CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
+CORPUS = Path(os.environ.get("CRABSEARCH_CORPUS") or Path(__file__).resolve().parents[2] / "shared" / "corpus")
+"""``../shared/corpus`` beside the clone (as CI lays it out), or ``$CRABSEARCH_CORPUS``."""
 
 
 def key(m: Message) -> tuple:

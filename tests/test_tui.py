@@ -300,3 +300,41 @@ async def test_status_screen(sample):
         assert "Claude Code: 3 transcripts found" in text and "Codex CLI: 1 transcripts found" in text
         await pilot.press("escape")
         assert isinstance(app.screen, SearchScreen)
+
+
+async def test_the_app_picks_up_new_messages_while_open(tmp_path, monkeypatch):
+    import json
+
+    from crabsearch.tui import screens
+
+    monkeypatch.setattr(screens, "REFRESH_EVERY", 0.3)
+    home = tmp_path / "home"
+    s = ClaudeSession(home).user("first words only")
+    path = s.write()
+    app = CrabsearchApp(tmp_path / "index", env={"HOME": str(home)}, now=NOW)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(app, pilot)
+        await type_query(app, pilot, "zanzibarquux")
+        results = app.screen.query_one(ResultList)
+        assert results.option_count == 0
+        s.user("a new line about zanzibarquux")
+        path.write_text(path.read_text() + json.dumps(s.lines[-1]) + "\n")
+        for _ in range(40):
+            await pilot.pause(0.1)
+            if results.option_count:
+                break
+        await settle(app, pilot)
+        assert results.option_count == 1
+
+
+async def test_expanded_rows_stay_expanded_when_results_refresh(sample):
+    app = make_app(sample)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(app, pilot)
+        await type_query(app, pilot, "idempotent")
+        await pilot.press("down", "enter", "minus")
+        results = app.screen.query_one(ResultList)
+        sizes = results.expanded[0][:2]
+        await pilot.press("ctrl+r")
+        await settle(app, pilot)
+        assert results.expanded[0][:2] == sizes and results.expanded[0][2]

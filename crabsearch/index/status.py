@@ -119,14 +119,16 @@ def retention_warnings(indexer: Indexer) -> list[str]:
     for root in src.roots(indexer.env, indexer.home):
         if not root.is_dir():
             continue
-        days = CLAUDE_DEFAULT_RETENTION_DAYS
+        days, where = CLAUDE_DEFAULT_RETENTION_DAYS, "the default"
         try:
-            days = int(json.loads((root / "settings.json").read_text("utf-8")).get("cleanupPeriodDays", days))
+            value = json.loads((root / "settings.json").read_text("utf-8")).get("cleanupPeriodDays")
+            if value is not None:
+                days, where = int(value), f"cleanupPeriodDays in {root / 'settings.json'}"
         except (OSError, ValueError, TypeError, AttributeError):
             pass
-        out.append(f"Claude Code deletes transcripts older than {days} days (cleanupPeriodDays in "
-                   f"{root / 'settings.json'}); crabsearch drops a session from the index when its "
-                   "transcript is deleted. Raise cleanupPeriodDays to keep more history.")
+        out.append(f"Claude Code deletes transcripts older than {days} days ({where}); crabsearch drops "
+                   "a session from the index when its transcript is deleted. Set a larger "
+                   f"cleanupPeriodDays in {root / 'settings.json'} to keep more history.")
     return out
 
 

@@ -90,7 +90,7 @@ def row_header(hit: Hit, now: datetime, home: str | None) -> Table:
     meta.append("  ")
     meta.append(printable(_tail(short_path(s.project, home), 28)) or "no project", style=MUTED)
     meta.append(f"  {relative_date(s.updated, now)}", style=MUTED)
-    meta.append(f"  {s.message_count} msgs", style=MUTED)
+    meta.append(f"  {s.message_count} msg{'' if s.message_count == 1 else 's'}", style=MUTED)
     grid = Table.grid(expand=True, padding=(0, 1))
     grid.add_column(ratio=1, no_wrap=True, overflow="ellipsis")
     grid.add_column(no_wrap=True, justify="right")

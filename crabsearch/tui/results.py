@@ -59,10 +59,18 @@ class ResultList(OptionList):
         self.expanded: dict[int, tuple[int, int, list[Item]]] = {}
 
     def show(self, hits: list[Hit], terms: list[str]) -> None:
-        """Replace the rows, keeping the cursor on the same session when it is still listed."""
+        """Replace the rows, keeping the cursor on the same session, and expanded rows expanded,
+        when they are still listed."""
         keep = self.current_hit
         keep_key = (keep.session.agent, keep.session.session_id) if keep else None
+        # Rows that were expanded stay expanded (same window size) when the results refresh.
+        opened = {(self.hits[i].session.agent, self.hits[i].session.session_id): (b, a)
+                  for i, (b, a, _) in self.expanded.items() if i < len(self.hits)}
         self.hits, self.terms, self.expanded = hits, terms, {}
+        for i, h in enumerate(hits):
+            sizes = opened.get((h.session.agent, h.session.session_id))
+            if sizes is not None:
+                self.expanded[i] = (*sizes, self.fetch_window(h, *sizes))
         self.set_options([Option(self._prompt(i), id=str(i)) for i in range(len(hits))])
         if hits:
             target = 0

@@ -84,9 +84,10 @@ class SearchScreen(Screen):
         if self.app.index_on_start:
             self.start_indexing()
             # Pick up what agents write while the app is open (a no-change refresh costs ms).
-            self.set_interval(REFRESH_EVERY, self._auto_refresh)
+            self.set_interval(REFRESH_EVERY, self._periodic_refresh)
 
-    def _auto_refresh(self) -> None:
+    def _periodic_refresh(self) -> None:
+        """Look for new or changed transcripts (not ``_auto_refresh``: Textual's own name)."""
         if not self.app.indexing and self.app.screen is self:
             self.start_indexing()
 
@@ -175,6 +176,8 @@ class SearchScreen(Screen):
             msg = f"{n} session{'s' if n != 1 else ''}"
             if result.route == "phrase":
                 msg += " · exact phrase"
+            elif result.route == "all":
+                msg += " · every word in one message"
             elif result.route == "repair":
                 fixed = ", ".join(f"{v}" for v in result.corrections.values())
                 msg += f" · showing results for {fixed}"
