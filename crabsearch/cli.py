@@ -63,7 +63,7 @@ def build_parser() -> argparse.ArgumentParser:
     p_search = sub.add_parser("search", help="search and print one hit per session")
     _common(p_search)
     p_search.add_argument("query", nargs="*", help="words to search for (the query language: see README)")
-    p_search.add_argument("--limit", type=_nonneg, default=20, help="sessions to return (default 20)")
+    p_search.add_argument("--limit", type=_positive, default=20, help="sessions to return (default 20)")
     p_search.add_argument("--before", type=_nonneg, default=4, help="messages before the hit (default 4)")
     p_search.add_argument("--after", type=_nonneg, default=4, help="messages after the hit (default 4)")
     p_search.add_argument("--agent", help="only this agent's sessions (claude, codex)")
@@ -81,6 +81,13 @@ def build_parser() -> argparse.ArgumentParser:
     p_show.add_argument("--no-redact", action="store_true", help="show secret-shaped strings unmasked")
     p_show.add_argument("--json", action="store_true", help="print JSON")
     return parser
+
+
+def _positive(value: str) -> int:
+    n = _nonneg(value)
+    if n == 0:
+        raise argparse.ArgumentTypeError("must be 1 or more")
+    return n
 
 
 def _nonneg(value: str) -> int:

@@ -101,7 +101,7 @@ def test_index_summary(home, capsys):
     assert data["sessions"] == 2 and data["files_read"] == 0 and data["by_agent"] == {"claude": 1, "codex": 1}
 
 
-@pytest.mark.parametrize("argv", [["search"], ["search", "x", "--limit", "-1"], ["search", "x", "--limit", "ten"],
+@pytest.mark.parametrize("argv", [["search"], ["search", "x", "--limit", "-1"], ["search", "x", "--limit", "0"], ["search", "x", "--limit", "ten"],
                                   ["frobnicate"], ["search", "x", "--agent", "nosuch"], ["show"]])
 def test_usage_errors_exit_2_with_one_line(home, capsys, argv):
     code, out, err = run(capsys, *argv)

@@ -1,6 +1,8 @@
-"""The app's screens: search (with results), session view, help."""
+"""The app's two screens: search (with its results) and the session view."""
 
 from __future__ import annotations
+
+import time
 
 from rich.text import Text
 from textual import on, work
@@ -52,6 +54,7 @@ class SearchScreen(Screen):
         self.result: SearchResult | None = None
         self.search_error: str | None = None
         self.index_error: str | None = None
+        self._index_started = 0.0
 
     def compose(self) -> ComposeResult:
         app = self.app
@@ -207,6 +210,7 @@ class SearchScreen(Screen):
         if self.app.indexing:
             return
         self.app.indexing = True
+        self._index_started = time.monotonic()
         self._index()
 
     @work(thread=True, exclusive=True, group="index", exit_on_error=False)
@@ -225,9 +229,14 @@ class SearchScreen(Screen):
         bar.display = True  # only when there is work: a refresh with nothing new shows nothing
         bar.update(total=max(1, p.bytes_total), progress=p.bytes_done)
         mb = p.bytes_done / 1e6
+        eta = ""
+        elapsed = time.monotonic() - self._index_started
+        if p.bytes_done and elapsed > 2 and p.bytes_total > p.bytes_done:
+            left = elapsed * (p.bytes_total - p.bytes_done) / p.bytes_done
+            eta = f" · about {int(left)} s left" if left < 120 else f" · about {int(left // 60)} min left"
         self.query_one("#index-status", Static).update(
-            Text(f"indexing {p.files_done}/{p.files_total} files · {mb:.1f} MB · {p.messages} messages ",
-                 style="dim"))
+            Text(f"indexing {p.files_done}/{p.files_total} files · {mb:.1f} of {p.bytes_total / 1e6:.1f} MB · "
+                 f"{p.messages} messages{eta} ", style="dim"))
 
     @on(IndexDone)
     def _indexed(self, message: IndexDone) -> None:
