@@ -203,7 +203,25 @@ def test_outputs_and_pairing_variants(tmp_path):
     read = SRC.read(p)
     assert [(m.label, m.text) for m in read.messages] == [
         ("tool:unknown", "late"), ("tool-call:mcp__db__query", '{"sql":"select 1"}'),
-        ("tool:mcp__db__query", "1 row\n[image]"), ("tool-call:web_search", '{"type": "search", "query": "ruff"}')]
+        ("tool:mcp__db__query", "1 row\n[image]"), ("tool-call:web_search", '{"type": "search", "query": "ruff"}'),
+        ("user", "dup")]  # a response_item prompt with no event twin is still the user's prompt
+
+
+def test_prompt_written_only_as_response_item_is_kept_once(tmp_path):
+    item = {"type": "message", "role": "user", "content": [
+        {"type": "input_text", "text": "<environment_context>cwd=/x</environment_context>"},
+        {"type": "input_text", "text": "Step 1: list the files"}]}
+    p = write_jsonl(
+        tmp_path / "sessions" / "rollout-2026-01-01T00-00-00-0195aaaa-0000-7000-8000-000000000001.jsonl",
+        env("response_item", item),  # an older build: no event_msg twin
+        env("response_item", {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "Step 2: count them"}]}),
+        env("event_msg", {"type": "user_message", "message": "Step 2: count them"}),  # the twin
+        env("event_msg", {"type": "user_message", "message": "Step 3: done"}),  # only the event
+    )
+    read = SRC.read(p)
+    assert [(m.role.value, m.text) for m in read.messages] == [
+        ("user", "Step 1: list the files"), ("user", "Step 2: count them"), ("user", "Step 3: done")]
+    assert read.session.title == "Step 1: list the files"
 
 
 def test_thread_names_cache_newest_and_broken(tmp_path):

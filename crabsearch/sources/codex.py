@@ -4,11 +4,13 @@ Rules come from ``shared/reference/formats.md`` section 2 (2.1 layout and ``sess
 2.2 envelope, 2.3 roles, 2.4 title/summary/project/branch, 2.5 resume) and 7.3 (role mapping).
 Decisions the spec leaves open:
 
-* Envelope files: the human prompt comes only from ``event_msg.user_message`` and the assistant
-  text only from ``response_item`` assistant messages, so each is yielded once; ``response_item``
-  user messages (injected context around the same prompt) and ``event_msg.agent_message`` are
-  skipped. Pre-envelope files (bare items, formats.md 2.1 "mid-2025 Rust") have no events, so
-  there a bare user item is the prompt, minus injected context items.
+* The human prompt is written twice in envelope files (a ``response_item`` user message, then an
+  ``event_msg.user_message``), and some builds write only the ``response_item``: the first of
+  the two is yielded and its twin (the next prompt of the *other* kind with the same text,
+  whitespace-normalised, or one containing the other) skipped, so each prompt comes once either way. Injected context items
+  (``<environment_context>``, ``# AGENTS.md instructions`` ...) are never prompts. Assistant
+  text comes only from ``response_item`` (``event_msg.agent_message`` is skipped). Pre-envelope
+  files (bare items, formats.md 2.1 "mid-2025 Rust") have no events at all.
 * Reasoning yields its ``summary`` texts (else plain ``content`` texts), never
   ``encrypted_content``. Any ``*_call`` item is a tool call, any ``*_output`` item a tool result
   paired by ``call_id``.
@@ -91,10 +93,21 @@ class CodexSource(Source):
             _meta(obj, state, session)  # pre-envelope header {id, timestamp, instructions, git?, cwd?}
             return
         pieces = pieces_of(obj)
-        for p in pieces:
+        skip = []
+        for i, p in enumerate(pieces):
             if p.role is Role.SUMMARY:
                 session.summary = p.text[:SUMMARY_CAP]
-        emit(pieces, rec, state, out, ts)
+            elif p.role is Role.USER and p.prompt:
+                # One prompt is written twice (response_item, then event_msg); some builds write
+                # only one of them. Yield whichever comes first, skip its twin.
+                text = " ".join(p.text.split())
+                last_kind, last = state.get("last_prompt") or ("", "")
+                if last and last_kind != kind and (text == last or text in last or last in text):
+                    skip.append(i)
+                    state.pop("last_prompt", None)
+                else:
+                    state["last_prompt"] = [kind, text]
+        emit(pieces, rec, state, out, ts, skip=skip)
 
     def finish(self, state: dict, session: Session) -> None:
         """Session id; title = session_index.jsonl thread name > thread_name_updated event > first
@@ -190,7 +203,7 @@ def _item(p: dict, bare: bool) -> list[Piece]:
         if role == "assistant":
             text = "\n".join(_texts(p.get("content")))
             return [Piece(Role.ASSISTANT, LABEL_ASSISTANT, text)] if text.strip() else []
-        if role == "user" and bare:
+        if role == "user":
             texts = [t for t in _texts(p.get("content")) if not t.lstrip().startswith(_INJECTED)]
             text = "\n".join(texts)
             return [Piece(Role.USER, LABEL_USER, text, prompt=any(t != "[image]" for t in texts))] if text.strip() else []
