@@ -54,11 +54,12 @@ class Source:
     """One agent's transcript format. Subclasses set ``agent`` and implement the hooks.
 
     ``agent`` is the short name used in ``agent:`` filters and JSON (``claude``, ``codex``, ...);
-    ``display`` is the human name.
+    ``display`` is the human name; ``badge`` the short one on result rows (``Claude``).
     """
 
     agent: str = ""
     display: str = ""
+    badge: str = ""
 
     def roots(self, env: Mapping[str, str], home: Path) -> list[Path]:
         """Directories this agent keeps its transcripts under (honouring its env override)."""

@@ -74,6 +74,7 @@ class ClaudeSource(Source):
 
     agent = "claude"
     display = "Claude Code"
+    badge = "Claude"
 
     def roots(self, env: Mapping[str, str], home: Path) -> list[Path]:
         """``$CLAUDE_CONFIG_DIR`` (each entry of a comma-separated list), else ``~/.claude``."""

@@ -47,6 +47,7 @@ class CodexSource(Source):
 
     agent = "codex"
     display = "Codex CLI"
+    badge = "Codex"
 
     def roots(self, env: Mapping[str, str], home: Path) -> list[Path]:
         """``$CODEX_HOME``, else ``~/.codex``."""

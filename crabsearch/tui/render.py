@@ -14,6 +14,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..search import Engine, Hit, Item
+from ..sources import SOURCES
 from ..text import printable
 
 ROLE_STYLES = {
@@ -24,9 +25,21 @@ ROLE_STYLES = {
     "summary": "yellow",
 }
 AGENT_STYLES = {"claude": "bold white on dark_orange3", "codex": "bold white on dodger_blue3"}
+OTHER_AGENT_STYLES = ("bold white on medium_purple3", "bold white on dark_cyan", "bold white on orange4",
+                      "bold white on deep_pink4", "bold white on green4")
 MUTED = "dim"
 HIGHLIGHT = "bold black on yellow"
-AGENT_NAMES = {"claude": "Claude", "codex": "Codex"}
+
+
+def agent_name(agent: str) -> str:
+    """The short name shown for an agent: its source's ``badge`` (``Claude``, ``Codex``)."""
+    src = SOURCES.get(agent)
+    return (src.badge or src.display or agent) if src else agent
+
+
+def agent_style(agent: str) -> str:
+    """The badge style of an agent (a fixed one for Claude and Codex, else one of a few by name)."""
+    return AGENT_STYLES.get(agent) or OTHER_AGENT_STYLES[sum(map(ord, agent)) % len(OTHER_AGENT_STYLES)]
 
 
 def relative_date(ts: datetime | None, now: datetime) -> str:
@@ -84,7 +97,7 @@ def row_header(hit: Hit, now: datetime, home: str | None) -> Table:
     s = hit.session
     title = Text(printable(s.title or "(untitled)"), style="bold", no_wrap=True, overflow="ellipsis")
     meta = Text(no_wrap=True, overflow="ellipsis")
-    meta.append(f" {AGENT_NAMES.get(s.agent, s.agent)} ", style=AGENT_STYLES.get(s.agent, "reverse"))
+    meta.append(f" {agent_name(s.agent)} ", style=agent_style(s.agent))
     if s.parent_session_id:
         meta.append(" subagent", style=f"italic {MUTED}")
     meta.append("  ")

@@ -16,7 +16,7 @@ from ..search import DEFAULT_AFTER, DEFAULT_BEFORE, Hit, SearchResult
 from ..text import printable
 from .messages import IndexDone, IndexProgress, SearchDone
 from .panels import ExplainScreen
-from .render import AGENT_NAMES, relative_date, short_path
+from .render import agent_name, relative_date, short_path
 from .results import ResultList
 from .transcript import TranscriptView
 
@@ -333,7 +333,7 @@ class SessionScreen(Screen):
         now, home = self.app.now, self.app.home
         t = Text()
         t.append(printable(s.title or "(untitled)"), style="bold")
-        t.append(f"\n{AGENT_NAMES.get(s.agent, s.agent)}", style="bold")
+        t.append(f"\n{agent_name(s.agent)}", style="bold")
         t.append(f" · {printable(short_path(s.project, home)) or 'no project'}")
         if s.git_branch:
             t.append(f" · branch {printable(s.git_branch)}")
