@@ -66,7 +66,7 @@ def build_parser() -> argparse.ArgumentParser:
     p_search.add_argument("--limit", type=_positive, default=20, help="sessions to return (default 20)")
     p_search.add_argument("--before", type=_nonneg, default=4, help="messages before the hit (default 4)")
     p_search.add_argument("--after", type=_nonneg, default=4, help="messages after the hit (default 4)")
-    p_search.add_argument("--agent", help="only this agent's sessions (claude, codex)")
+    p_search.add_argument("--agent", help="only this agent's sessions (the agent: names, e.g. claude, codex)")
     p_search.add_argument("--sort", choices=("relevance", "newest"), default="relevance",
                           help="order of the sessions (default relevance; recency breaks ties)")
     p_search.add_argument("--explain", action="store_true", help="add how each hit matched to the JSON")
