@@ -9,8 +9,9 @@ from __future__ import annotations
 from .base import FileRead, Source
 from .claude import ClaudeSource
 from .codex import CodexSource
+from .gemini import GeminiSource
 
-SOURCES: dict[str, Source] = {s.agent: s for s in (ClaudeSource(), CodexSource())}
+SOURCES: dict[str, Source] = {s.agent: s for s in (ClaudeSource(), CodexSource(), GeminiSource())}
 
 
 def get_source(agent: str) -> Source:
