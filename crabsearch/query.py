@@ -66,7 +66,7 @@ def parse(text: str, *, agents: tuple[str, ...] = (), now: datetime | None = Non
     q = ParsedQuery(text=text[:MAX_QUERY_CHARS], cut=len(text) > MAX_QUERY_CHARS)
     now = now or datetime.now().astimezone()
     for m in _TOKEN.finditer(q.text):
-        neg, quoted, _closing, bare = m.group(1), m.group(2), m.group(3), m.group(4)
+        neg, quoted, bare = m.group(1), m.group(2), m.group(4)
         if quoted is not None:
             if quoted.strip():
                 (q.excluded if neg else q.phrases).append(quoted.strip())

@@ -12,7 +12,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import Footer, Input, ProgressBar, Static
 
-from ..search import DEFAULT_AFTER, DEFAULT_BEFORE, Hit, SearchResult
+from ..search import Hit, SearchResult
 from ..text import printable
 from .messages import IndexDone, IndexProgress, SearchDone
 from .panels import ExplainScreen

@@ -1,0 +1,180 @@
+"""What a search returns: plain dataclasses for hits, context windows and session pages, with
+their JSON shapes (the CLI contract), and the window rules.
+
+Window rules (issue "end to end"; seed-designs.md): ``before``/``after`` neighbours (default 4/4),
+each side clamped on its own so the hit is always included, at most 16 messages, each text at
+most 1024 bytes (cut on a character boundary and flagged ``truncated``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from .model import Session, iso
+from .sources import SOURCES
+
+DEFAULT_BEFORE = 4
+DEFAULT_AFTER = 4
+MAX_WINDOW = 16
+MAX_ITEM_BYTES = 1024
+DEFAULT_LIMIT = 20
+UNAVAILABLE = "[message unavailable: the transcript changed since it was indexed; run `crabsearch index`]"
+
+
+@dataclass
+class Item:
+    """One message as shown in a window or a session page. ``timestamp`` is aware UTC or None;
+    ``truncated`` is True when ``text`` was cut; ``hit`` marks the window's anchor."""
+
+    message_index: int
+    role: str
+    label: str
+    timestamp: datetime | None
+    text: str
+    truncated: bool = False
+    hit: bool = False
+
+    def to_json(self, *, window: bool = True) -> dict:
+        """JSON object (ITEM in the CLI contract); without ``truncated``/``hit`` for pages."""
+        d = {"message_index": self.message_index, "role": self.role, "label": self.label,
+             "timestamp": iso(self.timestamp), "text": self.text}
+        if window:
+            d["truncated"] = self.truncated
+            d["hit"] = self.hit
+        return d
+
+
+@dataclass
+class SessionRef:
+    """A session as the index knows it, plus the key of its transcript file (``fkey``)."""
+
+    session: Session
+    fkey: str
+
+    @property
+    def resume_command(self) -> str | None:
+        """The agent's resume command, quoted, run in the session's working directory."""
+        src = SOURCES.get(self.session.agent)
+        return src.resume_command(self.session) if src else None
+
+    def to_json(self) -> dict:
+        """The session fields of the CLI contract."""
+        s = self.session
+        return {"agent": s.agent, "session_id": s.session_id, "title": s.title, "summary": s.summary,
+                "project": s.project, "git_branch": s.git_branch, "path": s.path,
+                "started": iso(s.started), "updated": iso(s.updated), "message_count": s.message_count,
+                "parent_session_id": s.parent_session_id}
+
+
+@dataclass
+class Hit:
+    """A result row: a session, its best-matching message and the context window around it."""
+
+    ref: SessionRef
+    score: float
+    message_index: int
+    role: str
+    window: list[Item] = field(default_factory=list)
+    explain: dict | None = None
+
+    @property
+    def session(self) -> Session:
+        """The hit's session."""
+        return self.ref.session
+
+    @property
+    def item(self) -> Item | None:
+        """The window item that is the hit itself."""
+        return next((i for i in self.window if i.hit), None)
+
+    def to_json(self) -> dict:
+        """HIT in the CLI contract."""
+        d = self.ref.to_json()
+        d.update(score=round(self.score, 4), message_index=self.message_index, role=self.role,
+                 window=[i.to_json() for i in self.window], resume_command=self.ref.resume_command)
+        if self.explain is not None:
+            d["explain"] = self.explain
+        return d
+
+
+@dataclass
+class SearchResult:
+    """Hits for ``query`` (best hit per session, best first). ``terms`` are the analyzed query
+    terms (for highlighting); ``route`` says how they were combined (``all`` words, or ``any``
+    word when no session had all); ``cut`` is True when the query was longer than 512 chars."""
+
+    query: str
+    hits: list[Hit]
+    terms: list[str] = field(default_factory=list)
+    route: str | None = None
+    cut: bool = False
+    partial: bool = False
+    corrections: dict[str, str] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    sort: str = "relevance"
+
+    def to_json(self) -> dict:
+        """``{"query", "hits": [HIT...]}`` plus ``route`` and ``terms``."""
+        return {"query": self.query, "route": self.route, "terms": self.terms, "partial": self.partial,
+                "cut": self.cut, "corrections": self.corrections, "notes": self.notes, "sort": self.sort,
+                "hits": [h.to_json() for h in self.hits]}
+
+
+@dataclass
+class Page:
+    """A page of a session: ``messages[offset:offset+limit]``; ``next_offset`` is None on the last
+    page."""
+
+    ref: SessionRef
+    offset: int
+    limit: int
+    total: int
+    messages: list[Item]
+
+    @property
+    def next_offset(self) -> int | None:
+        """Offset of the next page, or None when this page reaches the end."""
+        end = self.offset + len(self.messages)
+        return end if end < self.total and self.messages else None
+
+    def to_json(self) -> dict:
+        """The ``show`` JSON object of the CLI contract."""
+        d = {"session": self.ref.to_json(), "offset": self.offset, "limit": self.limit,
+             "total_messages": self.total, "next_offset": self.next_offset,
+             "messages": [m.to_json(window=False) for m in self.messages]}
+        d["session"]["resume_command"] = self.ref.resume_command
+        return d
+
+
+class AmbiguousSession(LookupError):
+    """A session id prefix that matches several sessions (``matches`` lists their ids)."""
+
+    def __init__(self, prefix: str, matches: list[str]):
+        super().__init__(f"{prefix!r} matches {len(matches)} sessions: {', '.join(matches[:5])}"
+                         + (", ..." if len(matches) > 5 else ""))
+        self.matches = matches
+
+
+def cut_bytes(text: str, limit: int) -> tuple[str, bool]:
+    """``text`` cut to at most ``limit`` UTF-8 bytes on a character boundary; ``(text, cut?)``."""
+    raw = text.encode("utf-8", "replace")
+    if len(raw) <= limit:
+        return text, False
+    return raw[:limit].decode("utf-8", "ignore"), True
+
+
+def clamp_window(index: int, total: int, before: int, after: int) -> range:
+    """Message indexes of a window around ``index`` in a session of ``total`` messages: each side
+    clamped on its own to what exists, then to :data:`MAX_WINDOW` messages in all by shrinking
+    the larger side, so ``index`` is always inside (rule from seed-designs.md: both Crabtalk
+    versions could drop the anchor)."""
+    total = max(total, index + 1)
+    b = min(max(0, before), index)
+    a = min(max(0, after), total - 1 - index)
+    while b + a + 1 > MAX_WINDOW:
+        if b >= a:
+            b -= 1
+        else:
+            a -= 1
+    return range(index - b, index + a + 1)
