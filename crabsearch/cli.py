@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -149,7 +150,9 @@ def _run(args) -> int:
     if args.command is None:
         from .tui.app import CrabsearchApp
 
-        CrabsearchApp(index_dir=index_dir, env=env, demo=args.demo, index_tool_output=tools).run()
+        command = CrabsearchApp(index_dir=index_dir, env=env, demo=args.demo, index_tool_output=tools).run()
+        if command:
+            return run_resume(command)
         return EXIT_OK
     from .index import Indexer
     from .search import Engine
@@ -231,6 +234,13 @@ def _run(args) -> int:
             _print_page(page)
         return EXIT_OK
     raise UsageError(f"unknown command {args.command!r}")
+
+
+def run_resume(command: str) -> int:
+    """Run a session's resume command (``cd 'DIR' && agent --resume ID``, quoted by the source)
+    in a shell after the app has restored the terminal; returns its exit code."""
+    print(command, flush=True)
+    return subprocess.call(["/bin/sh", "-c", command])
 
 
 def _dump(obj) -> None:

@@ -187,3 +187,13 @@ def test_status(home, capsys, tmp_path):
     assert "90 days" in data["warnings"][0] and data["last_refresh"] and data["index_bytes"] > 0
     code, out, _ = run(capsys, "status")
     assert "Claude Code: 2 transcripts found" in out and "files with skipped lines" in out
+
+
+def test_the_app_s_resume_command_runs_after_it_exits(home, monkeypatch):
+    from crabsearch.tui import app as tui_app
+
+    ran = []
+    monkeypatch.setattr(tui_app.CrabsearchApp, "run", lambda self: "cd /tmp && claude --resume abc")
+    monkeypatch.setattr("crabsearch.cli.subprocess.call", lambda argv: ran.append(argv) or 7)
+    assert main([]) == 7
+    assert ran == [["/bin/sh", "-c", "cd /tmp && claude --resume abc"]]

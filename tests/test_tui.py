@@ -338,3 +338,21 @@ async def test_expanded_rows_stay_expanded_when_results_refresh(sample):
         await pilot.press("ctrl+r")
         await settle(app, pilot)
         assert results.expanded[0][:2] == sizes and results.expanded[0][2]
+
+
+async def test_resume_asks_then_exits_with_the_command(sample):
+    from crabsearch.tui.panels import ResumeScreen
+
+    app = make_app(sample)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(app, pilot)
+        await type_query(app, pilot, "idempotent")
+        await pilot.press("down", "r")
+        assert isinstance(app.screen, ResumeScreen)
+        await pilot.press("escape")  # cancel: nothing happens
+        assert isinstance(app.screen, SearchScreen)
+        await pilot.press("o", "r")
+        assert isinstance(app.screen, ResumeScreen)
+        await pilot.press("enter")
+        await pilot.pause()
+    assert app.return_value == "cd /home/dev/webapp && claude --resume 5c0375b4-57a5-4f26-b12d-d022ee4e51b7"

@@ -13,15 +13,16 @@ from textual.binding import Binding
 from ..index import Indexer
 from ..search import Engine
 from .render import short_path
-from .panels import HelpScreen, StatusScreen
+from .panels import HelpScreen, ResumeScreen, StatusScreen
 from .screens import SearchScreen
 
 
-class CrabsearchApp(App):
+class CrabsearchApp(App[str | None]):
     """The app. ``index_dir`` is where the index lives; ``env`` is the environment the sources
     discover transcripts from (``HOME``, ``CLAUDE_CONFIG_DIR``, ``CODEX_HOME``); ``now`` fixes the
     clock (tests); ``index_on_start=False`` skips the background refresh and ``cursor_blink=False``
-    keeps the cursor still (tests and snapshots)."""
+    keeps the cursor still (tests and snapshots). ``run()`` returns the resume command the user
+    confirmed (``r``), or None."""
 
     CSS_PATH = "app.tcss"
     TITLE = "crabsearch"
@@ -60,6 +61,20 @@ class CrabsearchApp(App):
         """Show every key."""
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen())
+
+    def resume(self, hit) -> None:
+        """Ask, then quit the app returning ``hit``'s resume command (``cli`` runs it after the
+        terminal is restored)."""
+        command = hit.ref.resume_command
+        if not command:
+            self.notify("This agent has no resume command.", severity="warning")
+            return
+
+        def done(confirmed: bool | None) -> None:
+            if confirmed:
+                self.exit(result=command)
+
+        self.push_screen(ResumeScreen(hit), done)
 
     def action_status(self) -> None:
         """Show sources and index status."""

@@ -18,11 +18,13 @@ KEYS = [
     ("Results", [("Up / Down", "move between sessions"), ("Enter / Right", "expand / collapse the context window"),
                  ("Left", "collapse the row"), ("+ / -", "widen / narrow the context window"),
                  ("o", "open the session at the hit"), ("x", "explain why the row matched"),
+                 ("r", "resume the session in its agent (asks first)"),
                  ("Esc", "back to the search box"),
                  ("typing", "goes to the search box")]),
     ("Session view", [("Up / Down, j / k", "scroll a line"), ("PgUp / PgDn, space", "scroll a page"),
                       ("g / G, Home / End", "first / last message"),
-                      ("e", "long messages in full / folded"), ("Esc, q", "back to the results")]),
+                      ("e", "long messages in full / folded"), ("r", "resume the session (asks first)"),
+                      ("Esc, q", "back to the results")]),
     ("Everywhere", [("F2", "sources and index status"), ("Ctrl+S", "sort: relevance / newest first"), ("Ctrl+R", "reveal masked secrets"),
                     ("F1, ?", "this help (? outside the search box)"), ("Ctrl+Q", "quit")]),
     ("Query language", [('"a phrase"', "words adjacent, in order"), ("-word", "exclude"), ("word*", "prefix"),
@@ -115,3 +117,30 @@ class StatusScreen(Panel):
 
     def body(self) -> Text:
         return Text(self.app.status_text())
+
+
+class ResumeScreen(ModalScreen[bool]):
+    """Asks before resuming a session: shows the command that will run after the app exits.
+    Dismisses with True (Enter or ``y``) or False (Esc or ``n``)."""
+
+    BINDINGS = [Binding("enter,y", "confirm", "Resume"), Binding("escape,n,q", "cancel", "Cancel")]
+
+    def __init__(self, hit: Hit) -> None:
+        super().__init__()
+        self.hit = hit
+
+    def compose(self) -> ComposeResult:
+        t = Text()
+        t.append(printable(self.hit.session.title or "(untitled)") + "\n\n", style="bold")
+        t.append("crabsearch will quit and run:\n\n", style="dim")
+        t.append("  " + printable(self.hit.ref.resume_command or "") + "\n\n", style="bold cyan")
+        t.append("Enter or y: resume · Esc or n: cancel", style="dim")
+        with VerticalScroll(classes="panel"):
+            yield Static(Text("Resume this session?", style="bold"), classes="panel-title")
+            yield Static(t)
+
+    def action_confirm(self) -> None:
+        self.dismiss(True)
+
+    def action_cancel(self) -> None:
+        self.dismiss(False)

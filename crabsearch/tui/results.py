@@ -27,6 +27,7 @@ class ResultList(OptionList):
         Binding("minus", "narrow", "Narrower"),
         Binding("o", "open", "Open"),
         Binding("x", "explain", "Explain"),
+        Binding("r", "resume", "Resume"),
         Binding("escape", "leave", "Back"),
     ]
 
@@ -155,6 +156,12 @@ class ResultList(OptionList):
         if hit is not None:
             self.post_message(self.Open(hit))
 
+    def action_resume(self) -> None:
+        """Resume the highlighted session in its agent (after a confirmation)."""
+        hit = self.current_hit
+        if hit is not None:
+            self.app.resume(hit)
+
     def action_explain(self) -> None:
         """Explain the highlighted row's match (route, fields, score parts)."""
         hit = self.current_hit
@@ -170,7 +177,7 @@ class ResultList(OptionList):
         # through a message. Keys typed in the same burst are already queued here: once the focus
         # has left, every printable key (o, x, + and - too) is text for the box, not a command.
         typing = self.app.focused is not self
-        if event.is_printable and event.character and (typing or event.character not in "+=-ox?"):
+        if event.is_printable and event.character and (typing or event.character not in "+=-oxr?"):
             event.stop()
             event.prevent_default()
             self.type_into_search(event.character)

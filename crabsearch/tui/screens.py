@@ -307,6 +307,7 @@ class SessionScreen(Screen):
     """The whole session, opened at the hit, paged from the transcript as you scroll."""
 
     BINDINGS = [Binding("escape,q", "app.pop_screen", "Back"),
+                Binding("r", "resume", "Resume"),
                 Binding("ctrl+r", "toggle_reveal", "Reveal secrets", show=False)]
 
     reveal = False
@@ -346,6 +347,10 @@ class SessionScreen(Screen):
 
     def on_mount(self) -> None:
         self.query_one(TranscriptView).focus()
+
+    def action_resume(self) -> None:
+        """Resume this session in its agent (after a confirmation)."""
+        self.app.resume(self.hit)
 
     def action_toggle_reveal(self) -> None:
         """Show secret-shaped strings unmasked in this session view (or mask them again)."""
