@@ -24,7 +24,7 @@ from collections import OrderedDict
 from pathlib import Path
 
 from whoosh.collectors import CollapseCollector, TimeLimit, WrappingCollector
-from whoosh.query import And, Or
+from whoosh.query import And, Or, Term
 
 from .index.analysis import spans as _spans
 from .index.querying import MESSAGE_FIELDS, SESSION_FIELDS, Compiler, covered, filters
@@ -424,6 +424,21 @@ class Engine:
                 return []
             rng = clamp_window(hit.message_index, hit.session.message_count, before, after)
             return self._items(searcher, hit.ref, rng, hit.message_index, MAX_ITEM_BYTES, redact)
+
+    def matching_messages(self, ref: SessionRef, query: str, cap: int = 5000) -> list[int]:
+        """Message indexes of ``ref``'s session that match any word of ``query`` (for jumping
+        between hits in the session view), ascending; at most ``cap``."""
+        pq = parse(query, agents=tuple(SOURCES))
+        with self._lock:
+            searcher = self._get_searcher()
+            if searcher is None or searcher.doc_count_all() == 0:
+                return []
+            comp = Compiler(pq, searcher)
+            if comp.empty:
+                return []
+            q = comp.any_query(MESSAGE_FIELDS) if comp.groups else comp.rungs(MESSAGE_FIELDS)[0][1]
+            docs = list(And([q, Term("fkey", ref.fkey), Term("kind", "m")]).docs(searcher))[:cap]
+            return sorted(searcher.stored_fields(d)["idx"] for d in docs)
 
     def find_session(self, session_id: str) -> SessionRef | None:
         """The session with this id (exact, or a unique prefix of at least 4 characters); when

@@ -356,3 +356,24 @@ async def test_resume_asks_then_exits_with_the_command(sample):
         await pilot.press("enter")
         await pilot.pause()
     assert app.return_value == "cd /home/dev/webapp && claude --resume 5c0375b4-57a5-4f26-b12d-d022ee4e51b7"
+
+
+async def test_brackets_jump_between_matching_messages(sample):
+    app = make_app(sample)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(app, pilot)
+        await type_query(app, pilot, "module 250")
+        await pilot.press("down", "o")
+        await pilot.pause()
+        view = app.screen.query_one(TranscriptView)
+        start = view.top_message()
+        await pilot.press("right_square_bracket")
+        assert view.top_message() > start
+        await pilot.press("g")
+        await pilot.pause()
+        await pilot.press("right_square_bracket")
+        assert view.top_message() == 1  # the next match after message #1 ("module 0" is in both)
+        await pilot.press("G")
+        await pilot.pause()
+        await pilot.press("left_square_bracket")
+        assert view.top_message() < 599

@@ -23,6 +23,7 @@ KEYS = [
                  ("typing", "goes to the search box")]),
     ("Session view", [("Up / Down, j / k", "scroll a line"), ("PgUp / PgDn, space", "scroll a page"),
                       ("g / G, Home / End", "first / last message"),
+                      ("[ / ]", "previous / next message matching the query"),
                       ("e", "long messages in full / folded"), ("r", "resume the session (asks first)"),
                       ("Esc, q", "back to the results")]),
     ("Everywhere", [("F2", "sources and index status"), ("Ctrl+S", "sort: relevance / newest first"), ("Ctrl+R", "reveal masked secrets"),

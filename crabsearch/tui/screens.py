@@ -296,7 +296,7 @@ class SearchScreen(Screen):
     @on(ResultList.Open)
     def _open(self, message: ResultList.Open) -> None:
         terms = self.result.terms if self.result else []
-        self.app.push_screen(SessionScreen(message.hit, terms))
+        self.app.push_screen(SessionScreen(message.hit, terms, self.result.query if self.result else ""))
 
     @on(ResultList.Explain)
     def _explain(self, message: ResultList.Explain) -> None:
@@ -312,10 +312,11 @@ class SessionScreen(Screen):
 
     reveal = False
 
-    def __init__(self, hit: Hit, terms: list[str]) -> None:
+    def __init__(self, hit: Hit, terms: list[str], query: str = "") -> None:
         super().__init__()
         self.hit = hit
         self.terms = terms
+        self.search_text = query  # not ``query``: that is Textual's DOM query method
 
     def compose(self) -> ComposeResult:
         s = self.hit.session
@@ -326,7 +327,8 @@ class SessionScreen(Screen):
         yield TranscriptView(lambda off, lim: engine.page(self.hit.ref, off, lim, max_bytes=MESSAGE_BYTES,
                                                           redact=not self.reveal).messages,
                              total=s.message_count, start=self.hit.message_index,
-                             hit_index=self.hit.message_index, terms=self.terms, id="transcript")
+                             hit_index=self.hit.message_index, terms=self.terms,
+                             hits=lambda: engine.matching_messages(self.hit.ref, self.search_text), id="transcript")
         yield Footer()
 
     def _header(self) -> Text:

@@ -54,6 +54,8 @@ class TranscriptView(ScrollView, can_focus=True):
         Binding("home,g", "first", "Start"),
         Binding("end,G", "last", "End"),
         Binding("e", "toggle_full", "Full text"),
+        Binding("right_square_bracket", "next_hit", "Next hit"),
+        Binding("left_square_bracket", "previous_hit", "Prev hit", show=False),
     ]
 
     class Position(Message):
@@ -67,7 +69,8 @@ class TranscriptView(ScrollView, can_focus=True):
             self.total = total
 
     def __init__(self, load: Callable[[int, int], list[Item]], total: int, start: int,
-                 hit_index: int | None, terms: list[str], **kwargs) -> None:
+                 hit_index: int | None, terms: list[str], hits: Callable[[], list[int]] | None = None,
+                 **kwargs) -> None:
         super().__init__(**kwargs)
         self._load = load
         self.total = total
@@ -80,6 +83,8 @@ class TranscriptView(ScrollView, can_focus=True):
         self._top_index: tuple[int, int] | None = None
         self._opened = False
         self.full = False
+        self._hits_of = hits
+        self._hits: list[int] | None = None
 
     @property
     def lo(self) -> int:
@@ -235,6 +240,33 @@ class TranscriptView(ScrollView, can_focus=True):
         if self.hi < self.total:
             self._open_at(self.total - 1)
         self.scroll_end(animate=False, immediate=True)
+
+    def go_to(self, message_index: int) -> None:
+        """Put message ``message_index`` at the top (loading its page when it is not loaded)."""
+        if not (self.lo <= message_index < self.hi):
+            self._open_at(message_index)
+        else:
+            self._scroll_to_message(message_index)
+
+    def _jump(self, step: int) -> None:
+        if self._hits_of is None:
+            return
+        if self._hits is None:
+            self._hits = self._hits_of()
+        top = self.top_message()
+        later = [i for i in self._hits if (i > top if step > 0 else i < top)]
+        if not later:
+            self.notify("No more matches " + ("below" if step > 0 else "above"))
+            return
+        self.go_to(later[0] if step > 0 else later[-1])
+
+    def action_next_hit(self) -> None:
+        """Jump to the next message that matches the query."""
+        self._jump(+1)
+
+    def action_previous_hit(self) -> None:
+        """Jump to the previous message that matches the query."""
+        self._jump(-1)
 
     def reload(self) -> None:
         """Read the loaded messages again (e.g. after secrets were revealed), keeping the place."""
