@@ -15,6 +15,7 @@ again when the file grows, and the index overwrites them instead of duplicating 
 from __future__ import annotations
 
 import copy
+import json
 import functools
 import os
 import re
@@ -158,6 +159,18 @@ def parse_ts(value) -> datetime | None:
     except (ValueError, OverflowError, OSError):
         return None
     return None
+
+
+def string(value) -> str:
+    """``value`` when it is a string, else ``""`` (agent records put anything anywhere)."""
+    return value if isinstance(value, str) else ""
+
+
+def dump_text(value) -> str:
+    """A tool argument or output as text: strings as they are, other JSON compactly, None as ``""``."""
+    if value is None:
+        return ""
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
 def first_line(text: str, limit: int = 80) -> str:

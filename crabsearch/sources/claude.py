@@ -43,7 +43,7 @@ from typing import Iterator, Mapping
 from ..jsonl import Record
 from ..model import (LABEL_ASSISTANT, LABEL_SUMMARY, LABEL_SYSTEM, LABEL_THINKING, LABEL_USER,
                      Message, Role, Session, tool_call_label)
-from .base import Source, cd_and, parse_ts, walk_files
+from .base import Source, cd_and, parse_ts, dump_text, string, walk_files
 from .pieces import Piece, emit, piece_text
 
 UUID_WINDOW = 64
@@ -119,7 +119,7 @@ class ClaudeSource(Source):
             _summary_line(obj, state)
         elif kind in ("custom-title", "ai-title"):
             key = "customTitle" if kind == "custom-title" else "aiTitle"
-            title = _s(obj.get(key)).strip()
+            title = string(obj.get(key)).strip()
             if title:
                 state[key] = title[:TITLE_CAP]
         if kind not in _CONVERSATION:
@@ -186,14 +186,14 @@ def pieces_of(obj: dict) -> list[Piece]:
     if kind == "system":
         return _system(obj)
     if kind == "tool_use":  # top-level drift shape (formats.md 1.3, last paragraph)
-        name = _s(obj.get("name")) or "unknown"
-        return [Piece(Role.ASSISTANT, tool_call_label(name), _dump(obj.get("input")), name,
-                      _s(obj.get("id")) or None)]
+        name = string(obj.get("name")) or "unknown"
+        return [Piece(Role.ASSISTANT, tool_call_label(name), dump_text(obj.get("input")), name,
+                      string(obj.get("id")) or None)]
     if kind == "tool_result":
-        name = _s(obj.get("name")) or None
+        name = string(obj.get("name")) or None
         text = _result_text(obj.get("output") if "output" in obj else obj.get("content"))
         return [Piece(Role.TOOL, f"tool:{name}" if name else None, text, name,
-                      _s(obj.get("tool_use_id")) or None)]
+                      string(obj.get("tool_use_id")) or None)]
     return []
 
 
@@ -201,7 +201,7 @@ def classify(text) -> Piece | None:
     """One piece of user-typed text: a real prompt (``prompt=True``), a typed slash command or
     ``! cmd`` (user text, not a prompt; a command with arguments is a ``fallback`` title), a
     command output (tool result), or None for injected text (formats.md 1.2, last paragraph)."""
-    s = _s(text).strip()
+    s = string(text).strip()
     if not s or s.startswith(_INJECTED):
         return None
     if s.startswith(_COMMAND):
@@ -239,7 +239,7 @@ def _user(obj: dict) -> list[Piece]:
         kind = b.get("type")
         if kind == "tool_result":
             pieces.append(Piece(Role.TOOL, None, _result_text(b.get("content"), b.get("text")),
-                                call_id=_s(b.get("tool_use_id")) or None))
+                                call_id=string(b.get("tool_use_id")) or None))
             continue
         if meta:
             continue
@@ -272,16 +272,16 @@ def _assistant(obj: dict) -> list[Piece]:
         if not isinstance(b, dict):
             continue
         kind = b.get("type")
-        if kind == "text" and _s(b.get("text")).strip():
+        if kind == "text" and string(b.get("text")).strip():
             pieces.append(Piece(role, label, b["text"], key=_key("x", b["text"])))
-        elif kind == "thinking" and _s(b.get("thinking")).strip():
+        elif kind == "thinking" and string(b.get("thinking")).strip():
             pieces.append(Piece(Role.ASSISTANT, LABEL_THINKING, b["thinking"], key=_key("t", b["thinking"])))
         elif kind in ("tool_use", "server_tool_use"):
-            name, call_id, text = _s(b.get("name")) or "unknown", _s(b.get("id")) or None, _dump(b.get("input"))
+            name, call_id, text = string(b.get("name")) or "unknown", string(b.get("id")) or None, dump_text(b.get("input"))
             pieces.append(Piece(Role.ASSISTANT, tool_call_label(name), text, name, call_id,
                                 key=call_id or _key("u", name + text)))
         elif kind == "web_search_tool_result":
-            call_id = _s(b.get("tool_use_id")) or None
+            call_id = string(b.get("tool_use_id")) or None
             pieces.append(Piece(Role.TOOL, None, _search_text(b.get("content")), "web_search", call_id,
                                 key=_key("r", call_id or "")))
     return pieces
@@ -300,7 +300,7 @@ def _system(obj: dict) -> list[Piece]:
         # plain text is a notice; a typed command (local_command lines) stays the user's text
         return [Piece(Role.SYSTEM, LABEL_SYSTEM, p.text) if p.prompt else p]
     err = obj.get("error")
-    if obj.get("subtype") == "api_error" and isinstance(err, dict) and _s(err.get("message")):
+    if obj.get("subtype") == "api_error" and isinstance(err, dict) and string(err.get("message")):
         return [Piece(Role.SYSTEM, LABEL_SYSTEM, "API error: " + err["message"])]
     return []
 
@@ -310,24 +310,24 @@ def _system(obj: dict) -> list[Piece]:
 
 def _note_envelope(obj: dict, state: dict, session: Session) -> None:
     """sessionId (first one; the stem wins when any line carries it), first cwd, latest branch."""
-    sid = _s(obj.get("sessionId"))
+    sid = string(obj.get("sessionId"))
     if sid:
         state.setdefault("sid", sid)
         if sid == state["stem"]:
             state["stem_seen"] = True
-    cwd = _s(obj.get("cwd"))
+    cwd = string(obj.get("cwd"))
     if cwd and session.project is None:
         session.project = cwd
-    branch = _s(obj.get("gitBranch"))
+    branch = string(obj.get("gitBranch"))
     if branch:
         session.git_branch = branch
-    agent_id = _s(obj.get("agentId"))
+    agent_id = string(obj.get("agentId"))
     if agent_id and state.get("sub"):
         state.setdefault("agent_id", agent_id)
 
 
 def _summary_line(obj: dict, state: dict) -> None:
-    text, leaf = _s(obj.get("summary")).strip(), _s(obj.get("leafUuid"))
+    text, leaf = string(obj.get("summary")).strip(), string(obj.get("leafUuid"))
     if not text or not leaf:
         return  # no leafUuid: cannot tell which session it describes (formats.md 1.3)
     h = _hash(leaf)
@@ -352,7 +352,7 @@ def _see_uuid(uuid: str, state: dict) -> None:
 
 def _repeats(obj: dict, pieces: list[Piece], state: dict) -> list[int]:
     """Positions of pieces this reply (``message.id``) already yielded on an earlier line."""
-    mid = _s(obj["message"].get("id")) if isinstance(obj.get("message"), dict) else ""
+    mid = string(obj["message"].get("id")) if isinstance(obj.get("message"), dict) else ""
     if not mid:
         return []
     reply = state.get("reply")
@@ -372,10 +372,6 @@ def _repeats(obj: dict, pieces: list[Piece], state: dict) -> list[int]:
 # -- small helpers -----------------------------------------------------------------------------
 
 
-def _s(value) -> str:
-    return value if isinstance(value, str) else ""
-
-
 def _hash(value: str) -> int:
     return zlib.crc32(value.encode("utf-8", "replace"))
 
@@ -387,12 +383,6 @@ def _key(kind: str, text: str) -> str:
 def _tag(text: str, name: str) -> str:
     m = re.search(rf"<{name}>(.*?)</{name}>", text, re.S)
     return m.group(1).strip() if m else ""
-
-
-def _dump(value) -> str:
-    if value is None:
-        return ""
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
 def _content(obj: dict) -> list | None:
@@ -408,7 +398,7 @@ def _content(obj: dict) -> list | None:
 def _block_text(b) -> str:
     if isinstance(b, str):
         return b
-    return _s(b.get("text")) if isinstance(b, dict) and b.get("type") == "text" else ""
+    return string(b.get("text")) if isinstance(b, dict) and b.get("type") == "text" else ""
 
 
 def _result_text(content, fallback=None) -> str:
@@ -419,15 +409,15 @@ def _result_text(content, fallback=None) -> str:
             if isinstance(b, str):
                 parts.append(b)
             elif isinstance(b, dict):
-                parts.append("[image]" if b.get("type") == "image" else _s(b.get("text")))
+                parts.append("[image]" if b.get("type") == "image" else string(b.get("text")))
         content = "\n".join(p for p in parts if p)
     elif content is not None and not isinstance(content, str):
-        content = _dump(content)
-    return content or _s(fallback)
+        content = dump_text(content)
+    return content or string(fallback)
 
 
 def _search_text(content) -> str:
     if not isinstance(content, list):
         return ""
-    rows = (f"{_s(r.get('title'))} {_s(r.get('url'))}".strip() for r in content if isinstance(r, dict))
+    rows = (f"{string(r.get('title'))} {string(r.get('url'))}".strip() for r in content if isinstance(r, dict))
     return "\n".join(r for r in rows if r)

@@ -28,7 +28,7 @@ from typing import Iterator, Mapping
 from ..jsonl import Record, iter_records
 from ..model import (LABEL_ASSISTANT, LABEL_SUMMARY, LABEL_THINKING, LABEL_USER, Message, Role,
                      Session, tool_call_label)
-from .base import Source, cd_and, env_dir, parse_ts, walk_files
+from .base import Source, cd_and, env_dir, parse_ts, dump_text, string, walk_files
 from .pieces import Piece, emit, piece_text
 
 SUMMARY_CAP = 8192
@@ -82,15 +82,15 @@ class CodexSource(Source):
                 _meta(payload, state, session)
                 return
             if kind == "turn_context":
-                if session.project is None and _s(payload.get("cwd")):
+                if session.project is None and string(payload.get("cwd")):
                     session.project = payload["cwd"]
                 return
             if kind == "event_msg" and payload.get("type") == "thread_name_updated":
-                name = _s(payload.get("thread_name")).strip()
+                name = string(payload.get("thread_name")).strip()
                 if name:
                     state["thread_name"] = name
                 return
-        elif kind is None and _s(obj.get("id")) and "timestamp" in obj:
+        elif kind is None and string(obj.get("id")) and "timestamp" in obj:
             _meta(obj, state, session)  # pre-envelope header {id, timestamp, instructions, git?, cwd?}
             return
         pieces = pieces_of(obj)
@@ -157,7 +157,7 @@ def thread_names(root: Path | None) -> dict[str, str]:
             return hit[1]
         names: dict[str, str] = {}
         for rec in iter_records(str(path)):
-            tid, name = _s(rec.obj.get("id")), _s(rec.obj.get("thread_name")).strip()
+            tid, name = string(rec.obj.get("id")), string(rec.obj.get("thread_name")).strip()
             if tid and name:
                 names[tid] = name
             elif tid:
@@ -180,7 +180,7 @@ def pieces_of(obj: dict) -> list[Piece]:
             return _item(payload, bare=False)
         if kind == "event_msg" and payload.get("type") == "user_message":
             return _user_event(payload)
-        if kind == "compacted" and _s(payload.get("message")).strip():
+        if kind == "compacted" and string(payload.get("message")).strip():
             return [Piece(Role.SUMMARY, LABEL_SUMMARY, payload["message"])]
         return []
     if "payload" not in obj and obj.get("type") in _BARE_ITEMS:
@@ -189,7 +189,7 @@ def pieces_of(obj: dict) -> list[Piece]:
 
 
 def _user_event(p: dict) -> list[Piece]:
-    text = _s(p.get("message"))
+    text = string(p.get("message"))
     if text.lstrip().startswith(_INJECTED):
         text = ""
     images = sum(len(p[k]) for k in ("images", "local_images") if isinstance(p.get(k), list))
@@ -198,7 +198,7 @@ def _user_event(p: dict) -> list[Piece]:
 
 
 def _item(p: dict, bare: bool) -> list[Piece]:
-    kind = _s(p.get("type"))
+    kind = string(p.get("type"))
     if kind == "message":
         role = p.get("role")
         if role == "assistant":
@@ -212,19 +212,19 @@ def _item(p: dict, bare: bool) -> list[Piece]:
     if kind == "reasoning":
         text = "\n\n".join(_texts(p.get("summary")) or _texts(p.get("content")))
         return [Piece(Role.ASSISTANT, LABEL_THINKING, text)] if text.strip() else []
-    call_id = _s(p.get("call_id")) or None
+    call_id = string(p.get("call_id")) or None
     if kind.endswith("_output"):
         return [Piece(Role.TOOL, None, _output_text(p.get("output")), call_id=call_id)]
     if kind.endswith("_call"):
         fn = p.get("function") if isinstance(p.get("function"), dict) else {}
-        name = _s(p.get("name")) or _s(fn.get("name")) or kind[: -len("_call")]
+        name = string(p.get("name")) or string(fn.get("name")) or kind[: -len("_call")]
         action = p.get("action") if isinstance(p.get("action"), dict) else {}
         command = action.get("command")
         if kind == "local_shell_call" and isinstance(command, list):
             text = shlex.join(str(c) for c in command)
         else:
             raw = next((p[k] for k in ("arguments", "input", "action") if p.get(k) is not None), None)
-            text = _dump(raw)
+            text = dump_text(raw)
         return [Piece(Role.ASSISTANT, tool_call_label(name), text, name, call_id)]
     return []
 
@@ -235,27 +235,17 @@ def _item(p: dict, bare: bool) -> list[Piece]:
 def _meta(p: dict, state: dict, session: Session) -> None:
     """Apply a session_meta (or pre-envelope header): the first one, unless a later one's id
     matches the file name's uuid, which then wins for good (formats.md 2.2)."""
-    mid = _s(p.get("id"))
+    mid = string(p.get("id"))
     match = bool(mid) and mid == state.get("file_id")
     if state.get("meta") == "match" or (state.get("meta") and not match):
         return
     state["meta"] = "match" if match else "first"
     if mid:
         state["sid"] = mid
-    if _s(p.get("cwd")):
+    if string(p.get("cwd")):
         session.project = p["cwd"]
     git = p.get("git")
-    session.git_branch = (_s(git.get("branch")) if isinstance(git, dict) else "") or None
-
-
-def _s(value) -> str:
-    return value if isinstance(value, str) else ""
-
-
-def _dump(value) -> str:
-    if value is None:
-        return ""
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    session.git_branch = (string(git.get("branch")) if isinstance(git, dict) else "") or None
 
 
 def _texts(items) -> list[str]:
@@ -270,7 +260,7 @@ def _texts(items) -> list[str]:
         elif isinstance(item, dict):
             if item.get("type") in ("input_image", "image"):
                 out.append("[image]")
-            elif _s(item.get("text")):
+            elif string(item.get("text")):
                 out.append(item["text"])
     return out
 
@@ -290,5 +280,5 @@ def _output_text(output) -> str:
     if isinstance(output, list):
         return "\n".join(_texts(output))
     if isinstance(output, dict):
-        return _s(output.get("text")) or _s(output.get("output")) or _dump(output)
+        return string(output.get("text")) or string(output.get("output")) or dump_text(output)
     return ""

@@ -26,14 +26,13 @@ limitations of this module:
 from __future__ import annotations
 
 import hashlib
-import json
 from pathlib import Path
 from typing import Iterator, Mapping
 
 from ..jsonl import Record
 from ..model import (LABEL_ASSISTANT, LABEL_THINKING, LABEL_USER, Message, Role, Session,
                      tool_call_label, tool_result_label)
-from .base import Source, cd_and, parse_ts, walk_files
+from .base import Source, cd_and, parse_ts, dump_text, string, walk_files
 from .pieces import Piece, emit, piece_text
 
 SEEN_CAP = 256
@@ -71,7 +70,7 @@ class GeminiSource(Source):
     def process(self, rec: Record, state: dict, session: Session, out: list[Message]) -> None:
         obj = rec.obj
         if "$rewindTo" in obj:
-            state["seen"].pop(_s(obj.get("$rewindTo")), None)
+            state["seen"].pop(string(obj.get("$rewindTo")), None)
             return
         patch = obj.get("$set")
         if isinstance(patch, dict):
@@ -157,7 +156,7 @@ def _pieces_owned(obj: dict):
     for m in msgs:
         ps = _message(m)
         pieces += ps
-        owners += [_s(m.get("id"))] * len(ps)
+        owners += [string(m.get("id"))] * len(ps)
         stamps += [parse_ts(m.get("timestamp", m.get("ts")))] * len(ps)
     return pieces, owners, stamps
 
@@ -176,7 +175,7 @@ def _message(m: dict) -> list[Piece]:
         texts = []
         for t in thoughts:
             if isinstance(t, dict):
-                t = "\n".join(x for x in (_s(t.get("subject")), _s(t.get("description"))) if x.strip())
+                t = "\n".join(x for x in (string(t.get("subject")), string(t.get("description"))) if x.strip())
             if isinstance(t, str) and t.strip():
                 texts.append(t)
         if texts:
@@ -188,8 +187,8 @@ def _message(m: dict) -> list[Piece]:
     for c in calls if isinstance(calls, list) else []:
         if not isinstance(c, dict):
             continue
-        name = _s(c.get("name")) or "unknown"
-        out.append(Piece(Role.ASSISTANT, tool_call_label(name), _dump(c.get("args")), name))
+        name = string(c.get("name")) or "unknown"
+        out.append(Piece(Role.ASSISTANT, tool_call_label(name), dump_text(c.get("args")), name))
         result = _result(c)
         if result is not None:
             out.append(Piece(Role.TOOL, tool_result_label(name), result, name))
@@ -211,7 +210,7 @@ def _content(content) -> str:
         elif isinstance(part, dict):
             if part.get("thought") is True:
                 continue
-            if _s(part.get("text")):
+            if string(part.get("text")):
                 out.append(part["text"])
             elif isinstance(part.get("inlineData"), dict) or isinstance(part.get("fileData"), dict):
                 out.append("[image]")
@@ -237,8 +236,8 @@ def _result(call: dict) -> str | None:
                 elif isinstance(resp, dict) and isinstance(resp.get("error"), str):
                     texts.append(resp["error"])
                 elif resp is not None:
-                    texts.append(_dump(resp))
-            elif _s(part.get("text")):
+                    texts.append(dump_text(resp))
+            elif string(part.get("text")):
                 texts.append(part["text"])
     if texts:
         return "\n".join(texts)
@@ -252,20 +251,10 @@ def _result(call: dict) -> str | None:
 
 def _meta(p: dict, state: dict, session: Session) -> None:
     """Apply metadata fields (line 1 or a ``$set`` patch)."""
-    if _s(p.get("sessionId")) and not state.get("sid"):
+    if string(p.get("sessionId")) and not state.get("sid"):
         state["sid"] = p["sessionId"]
     if "summary" in p:
-        state["summary"] = _s(p.get("summary")).strip() or None
+        state["summary"] = string(p.get("summary")).strip() or None
     dirs = p.get("directories")
-    if isinstance(dirs, list) and dirs and _s(dirs[0]):
+    if isinstance(dirs, list) and dirs and string(dirs[0]):
         session.project = dirs[0]
-
-
-def _s(value) -> str:
-    return value if isinstance(value, str) else ""
-
-
-def _dump(value) -> str:
-    if value is None:
-        return ""
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
