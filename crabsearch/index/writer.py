@@ -215,7 +215,8 @@ class Indexer:
             (self.index_dir / LAST_REFRESH).write_text(datetime.now(timezone.utc).isoformat(timespec="seconds"))
         except OSError:
             pass
-        jobs, removed, manifest = self._plan(ix, report)
+        files = self.discover()  # walked once; planned again under the lock against a fresh manifest
+        jobs, removed, manifest = self._plan(ix, report, files)
         if not jobs and not removed:
             report.seconds = time.perf_counter() - t0
             return report
@@ -224,7 +225,7 @@ class Indexer:
             return report
         # Plan again under the lock: another crabsearch may have indexed these files while this
         # one waited (planning before the lock indexed them twice).
-        jobs, removed, manifest = self._plan(ix, report)
+        jobs, removed, manifest = self._plan(ix, report, files)
         for path in removed:
             writer.delete_by_term("fkey", manifest.files[path]["fkey"])
             del manifest.files[path]
@@ -276,7 +277,7 @@ class Indexer:
             report.seconds = time.perf_counter() - t0
             return None
 
-    def _plan(self, ix, report: RefreshReport) -> tuple[list[_Job], list[str], Manifest]:
+    def _plan(self, ix, report: RefreshReport, files: list[tuple[Source, str]]) -> tuple[list[_Job], list[str], Manifest]:
         manifest = Manifest.load(self.index_dir) if not report.rebuilt else Manifest(self.index_dir)
         if manifest.files and doc_total(ix) == 0:
             manifest = Manifest(self.index_dir)  # index lost: the manifest must not claim anything
@@ -284,7 +285,7 @@ class Indexer:
         self._manifest_errors = dict(manifest.errors)
         jobs: list[_Job] = []
         found: set[str] = set()
-        for src, path in self.discover():
+        for src, path in files:
             try:
                 st = os.stat(path)
             except OSError:
