@@ -277,7 +277,8 @@ class Indexer:
             report.seconds = time.perf_counter() - t0
             return None
 
-    def _plan(self, ix, report: RefreshReport, files: list[tuple[Source, str]]) -> tuple[list[_Job], list[str], Manifest]:
+    def _plan(self, ix, report: RefreshReport,
+              files: list[tuple[Source, str]]) -> tuple[list[_Job], list[str], Manifest]:
         manifest = Manifest.load(self.index_dir) if not report.rebuilt else Manifest(self.index_dir)
         if manifest.files and doc_total(ix) == 0:
             manifest = Manifest(self.index_dir)  # index lost: the manifest must not claim anything
