@@ -33,7 +33,6 @@ from .index.store import STAMP, open_index
 from .hits import (  # re-exported: the engine's public names live here too  # noqa: F401
     DEFAULT_AFTER, DEFAULT_BEFORE, DEFAULT_LIMIT, MAX_ITEM_BYTES, MAX_WINDOW, UNAVAILABLE, AmbiguousSession,
     Hit, Item, Page, SearchResult, SessionRef, clamp_window, cut_bytes)
-from .jsonl import read_record
 from .model import Role, Session, from_ms
 from .query import parse
 from .redact import redact as redact_secrets
@@ -116,14 +115,14 @@ class Engine:
         with self._lock:
             self._records.clear()
 
-    def _record(self, path: str, off: int, length: int) -> dict | None:
+    def _record(self, src, path: str, off: int, length: int) -> object | None:
         key = (path, off, length)
         if key in self._records:
             self._records.move_to_end(key)
             return self._records[key]
         try:
-            obj = read_record(path, off, length)
-        except OSError:
+            obj = src.load(path, off, length)
+        except (OSError, ValueError):  # gone, or no longer what was indexed
             obj = None
         self._records[key] = obj
         if len(self._records) > 512:
@@ -164,9 +163,9 @@ class Engine:
             f = searcher.document(mkey=f"{ref.fkey}:{i}")
             if not f:
                 continue
-            obj = self._record(ref.session.path, f["off"], f["len"])
+            obj = self._record(src, ref.session.path, f["off"], f["len"]) if src else None
             text = UNAVAILABLE
-            if obj is not None and src is not None:
+            if obj is not None:
                 try:
                     text = src.message_text(obj, f.get("part", 0), f["label"])
                 except Exception:  # a record that no longer matches what was indexed

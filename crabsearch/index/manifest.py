@@ -16,15 +16,6 @@ import json
 import os
 from pathlib import Path
 
-HEAD_BYTES = 4096
-
-
-def head_fingerprint(path: str | os.PathLike, size: int) -> str:
-    """SHA-1 of the first ``min(size, 4096)`` bytes of the file (hex). Raises ``OSError``."""
-    with open(path, "rb") as fh:
-        return hashlib.sha1(fh.read(min(size, HEAD_BYTES))).hexdigest()
-
-
 def file_key(path: str) -> str:
     """Stable short key for a transcript path (16 hex chars)."""
     return hashlib.sha1(path.encode("utf-8", "surrogateescape")).hexdigest()[:16]

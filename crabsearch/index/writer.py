@@ -27,7 +27,7 @@ from ..model import Message, Role, Session, to_ms
 from ..sources import SOURCES, Source
 from ..redact import redact
 from ..sources.base import TOOL_TEXT_CAP
-from .manifest import Manifest, file_key, head_fingerprint
+from .manifest import Manifest, file_key
 from .querying import hour_key, project_name
 from .store import doc_total, open_index
 
@@ -288,23 +288,23 @@ class Indexer:
         found: set[str] = set()
         for src, path in files:
             try:
-                st = os.stat(path)
+                size, mtime_ns, ctime_ns = src.stat(path)
             except OSError:
                 continue  # vanished between discovery and stat
             found.add(path)
             report.files_seen += 1
             report.by_agent[src.agent] = report.by_agent.get(src.agent, 0) + 1
             old = manifest.files.get(path)
-            if old and old["size"] == st.st_size and old["mtime_ns"] == st.st_mtime_ns:
+            if old and old["size"] == size and old["mtime_ns"] == mtime_ns:
                 continue
             err = self._manifest_errors.get(path)
             if err and (err.get("size"), err.get("mtime_ns"), err.get("ctime_ns")) == (
-                    st.st_size, st.st_mtime_ns, st.st_ctime_ns):
+                    size, mtime_ns, ctime_ns):
                 continue  # still unreadable as last time (a chmod changes ctime: then retried)
-            job = _Job(src, path, st.st_size, st.st_mtime_ns, 0, None, fresh=old is None, previous=old)
-            if old and st.st_size >= old["size"] and old["offset"] <= st.st_size:
+            job = _Job(src, path, size, mtime_ns, 0, None, fresh=old is None, previous=old)
+            if old and size >= old["size"] and old["offset"] <= size:
                 try:
-                    same_head = head_fingerprint(path, min(old["size"], 4096)) == old["head"]
+                    same_head = src.fingerprint(path, old["size"]) == old["head"]
                 except OSError:
                     same_head = False
                 if same_head and old.get("agent") == src.agent:
@@ -321,7 +321,7 @@ class Indexer:
         fkey = file_key(job.path)
         try:
             read = job.source.read(path, job.start, job.state)
-            head = head_fingerprint(job.path, min(job.size, 4096))
+            head = job.source.fingerprint(job.path, job.size)
         except FileNotFoundError:
             return None  # deleted between discovery and reading: the next refresh removes it
         except OSError as exc:
@@ -330,7 +330,7 @@ class Indexer:
             if not known or known.get("error") != message or known.get("mtime_ns") != job.mtime_ns:
                 report.errors.append(f"{job.path}: {message}")  # named once, not at every refresh
             try:
-                ctime = os.stat(job.path).st_ctime_ns
+                ctime = job.source.stat(job.path)[2]
             except OSError:
                 ctime = None
             self._manifest_errors[job.path] = {"error": message, "size": job.size, "mtime_ns": job.mtime_ns,

@@ -1,7 +1,7 @@
 """What every source module provides, and helpers they share.
 
-A source module (one per agent format) defines a subclass of :class:`Source` and registers an
-instance in ``crabsearch.sources.SOURCES``. Sources never know about the index: they discover
+A source module (one per agent format) defines a subclass of :class:`Source` and an instance of
+it named ``SOURCE``; ``crabsearch.sources`` collects every module's ``SOURCE`` into ``SOURCES``. Sources never know about the index: they discover
 files and turn bytes into :class:`~crabsearch.model.Session` and
 :class:`~crabsearch.model.Message`.
 
@@ -15,8 +15,9 @@ again when the file grows, and the index overwrites them instead of duplicating 
 from __future__ import annotations
 
 import copy
-import json
 import functools
+import hashlib
+import json
 import os
 import re
 import shlex
@@ -25,7 +26,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Iterable, Iterator, Mapping
 
-from ..jsonl import LineStats, Record, iter_records
+from ..jsonl import LineStats, Record, iter_records, read_record
 from ..model import Message, Session
 
 
@@ -33,6 +34,10 @@ TEXT_CAP = 64 * 1024
 """Characters of a message's text kept for indexing (display re-reads the record from the file)."""
 TOOL_TEXT_CAP = 3072
 """Characters kept of a tool call's arguments or a tool result (never indexed by default)."""
+HEAD_BYTES = 4096
+"""Bytes of a file's head hashed to tell an appended file from a rewritten one."""
+MEMBER_SEP = "#"
+"""Separates a container file from a member in a unit path (``/x/opencode.db#ses_1``)."""
 
 
 @dataclass
@@ -61,6 +66,8 @@ class Source:
     agent: str = ""
     display: str = ""
     badge: str = ""
+    order: int = 100
+    """Where the agent sorts in lists (status, help): lower first."""
 
     def roots(self, env: Mapping[str, str], home: Path) -> list[Path]:
         """Directories this agent keeps its transcripts under (honouring its env override)."""
@@ -90,6 +97,31 @@ class Source:
     def resume_command(self, session: Session) -> str | None:
         """Shell command that resumes the session in its working directory, or None."""
         return None
+
+    # -- units: what discover() yields, one session each ---------------------------------------
+    #
+    # A unit is usually a transcript file. Formats that keep many sessions in one file (a SQLite
+    # database, a key-value store, one Markdown log per project) or one session across many files
+    # yield *member paths* instead, ``container + MEMBER_SEP + member`` (see member_path), and
+    # override stat / fingerprint / read / load so that "size" and "offset" mean whatever lets
+    # them read incrementally (rows, say). The indexer only compares and stores these values.
+
+    def stat(self, path: str) -> tuple[int, int, int]:
+        """``(size, mtime_ns, ctime_ns)`` of a unit; a grown size with the same fingerprint is read
+        from the stored offset. Raises ``OSError`` (``FileNotFoundError`` when it is gone)."""
+        st = os.stat(path)
+        return st.st_size, st.st_mtime_ns, st.st_ctime_ns
+
+    def fingerprint(self, path: str, size: int) -> str:
+        """Identity of a unit's beginning: SHA-1 of its first ``min(size, HEAD_BYTES)`` bytes.
+        Raises ``OSError``."""
+        return head_fingerprint(path, size)
+
+    def load(self, path: str, offset: int, length: int) -> object | None:
+        """The record a message was read from, by the ``offset``/``length`` stored with it, for
+        :meth:`message_text` (windows and the session view read messages back this way, one at
+        a time, never the whole transcript). Default: one JSONL line. Raises ``OSError``."""
+        return read_record(path, offset, length)
 
     # -- the shared read loop ----------------------------------------------------------------
 
@@ -130,6 +162,26 @@ class Source:
 
 
 # -- helpers shared by sources ---------------------------------------------------------------
+
+
+def head_fingerprint(path: str | os.PathLike, size: int) -> str:
+    """SHA-1 (hex) of the first ``min(size, HEAD_BYTES)`` bytes of a file. Raises ``OSError``."""
+    with open(path, "rb") as fh:
+        return hashlib.sha1(fh.read(min(size, HEAD_BYTES))).hexdigest()
+
+
+def member_path(container: str | os.PathLike, member: str) -> str:
+    """The unit path of ``member`` inside ``container`` (``/x/opencode.db#ses_1``)."""
+    return f"{container}{MEMBER_SEP}{member}"
+
+
+def split_member(path: str) -> tuple[str, str]:
+    """``(container, member)`` of a unit path made by :func:`member_path`; raises ``ValueError``
+    when ``path`` has no member part."""
+    container, sep, member = str(path).rpartition(MEMBER_SEP)
+    if not sep or not container:
+        raise ValueError(f"not a member path: {path}")
+    return container, member
 
 
 def parse_ts(value) -> datetime | None:

@@ -73,6 +73,7 @@ class ClaudeSource(Source):
     are sessions ``agent-<agentId>`` with ``parent_session_id`` set."""
 
     agent = "claude"
+    order = 10
     display = "Claude Code"
     badge = "Claude"
 
@@ -421,3 +422,7 @@ def _search_text(content) -> str:
         return ""
     rows = (f"{string(r.get('title'))} {string(r.get('url'))}".strip() for r in content if isinstance(r, dict))
     return "\n".join(r for r in rows if r)
+
+
+SOURCE = ClaudeSource()
+"""The registered instance (``crabsearch.sources`` collects every module's ``SOURCE``)."""

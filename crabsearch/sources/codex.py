@@ -46,6 +46,7 @@ class CodexSource(Source):
     """Codex CLI (formats.md section 2). One session per rollout file."""
 
     agent = "codex"
+    order = 20
     display = "Codex CLI"
     badge = "Codex"
 
@@ -282,3 +283,7 @@ def _output_text(output) -> str:
     if isinstance(output, dict):
         return string(output.get("text")) or string(output.get("output")) or dump_text(output)
     return ""
+
+
+SOURCE = CodexSource()
+"""The registered instance (``crabsearch.sources`` collects every module's ``SOURCE``)."""

@@ -44,6 +44,7 @@ class GeminiSource(Source):
     """Gemini CLI (formats.md section 3), current ``.jsonl`` chats. One session per file."""
 
     agent = "gemini"
+    order = 30
     display = "Gemini CLI"
     badge = "Gemini"
 
@@ -258,3 +259,7 @@ def _meta(p: dict, state: dict, session: Session) -> None:
     dirs = p.get("directories")
     if isinstance(dirs, list) and dirs and string(dirs[0]):
         session.project = dirs[0]
+
+
+SOURCE = GeminiSource()
+"""The registered instance (``crabsearch.sources`` collects every module's ``SOURCE``)."""
