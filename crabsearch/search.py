@@ -424,6 +424,18 @@ class Engine:
             rng = clamp_window(hit.message_index, hit.session.message_count, before, after)
             return self._items(searcher, hit.ref, rng, hit.message_index, MAX_ITEM_BYTES, redact)
 
+    def locate(self, ref: SessionRef, message_index: int) -> tuple[str, int] | None:
+        """``(file, byte offset)`` where message ``message_index`` of ``ref``'s session starts (for
+        opening it in an editor), or None when the message is unknown or its source is not a
+        text file (a database row)."""
+        src = SOURCES.get(ref.session.agent)
+        with self._lock:
+            searcher = self._get_searcher()
+            fields = searcher.document(mkey=f"{ref.fkey}:{message_index}") if searcher else None
+        if not fields or src is None:
+            return None
+        return src.locate(ref.session.path, fields["off"])
+
     def matching_messages(self, ref: SessionRef, query: str, cap: int = 5000) -> list[int]:
         """Message indexes of ``ref``'s session that match any word of ``query`` (for jumping
         between hits in the session view), ascending; at most ``cap``."""

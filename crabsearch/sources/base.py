@@ -98,6 +98,16 @@ class Source:
         """Shell command that resumes the session in its working directory, or None."""
         return None
 
+    def fork_command(self, session: Session) -> str | None:
+        """Shell command that starts a new session from a copy of this one's history (the
+        original stays as it was), or None when the agent cannot fork."""
+        return None
+
+    def locate(self, path: str, offset: int) -> tuple[str, int] | None:
+        """``(file, byte offset)`` of a message stored at ``offset`` in unit ``path``, for opening
+        it in an editor; None when the unit is not a text file (a database row, say)."""
+        return (path, offset) if os.path.isfile(path) else None
+
     # -- units: what discover() yields, one session each ---------------------------------------
     #
     # A unit is usually a transcript file. Formats that keep many sessions in one file (a SQLite

@@ -173,6 +173,12 @@ class ClaudeSource(Source):
         target = session.parent_session_id if session.session_id.startswith("agent-") else session.session_id
         return cd_and(session.project, ["claude", "--resume", target]) if target else None
 
+    def fork_command(self, session: Session) -> str | None:
+        """``cd <cwd> && claude --resume <id> --fork-session`` (formats.md 1.6: a new session id
+        starting from a copy of this history)."""
+        resume = self.resume_command(session)
+        return f"{resume} --fork-session" if resume else None
+
 
 # -- stateless extraction ----------------------------------------------------------------------
 

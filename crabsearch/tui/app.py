@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -10,10 +11,13 @@ from rich.text import Text
 from textual.app import App
 from textual.binding import Binding
 
+from .. import paths
 from ..index import Indexer
 from ..search import Engine
+from ..sources import SOURCES
+from ..text import printable
 from .render import short_path
-from .panels import HelpScreen, ResumeScreen, StatusScreen
+from .panels import ChoiceScreen, HelpScreen, ResumeScreen, StatusScreen
 from .screens import SearchScreen
 
 
@@ -48,6 +52,8 @@ class CrabsearchApp(App[str | None]):
         self.indexing = False
         self.engine = Engine(self.index_dir)
         self.indexer = Indexer(self.index_dir, env=self.env, index_tool_output=index_tool_output)
+        self.copy_file = paths.cache_dir() / "last-copy.txt"
+        """Every copy is also written here: the fallback when the terminal ignores OSC 52."""
 
     @property
     def now(self) -> datetime:
@@ -62,19 +68,96 @@ class CrabsearchApp(App[str | None]):
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen())
 
-    def resume(self, hit) -> None:
-        """Ask, then quit the app returning ``hit``'s resume command (``cli`` runs it after the
-        terminal is restored)."""
-        command = hit.ref.resume_command
+    def resume(self, hit, *, fork: bool = False) -> None:
+        """Ask, then quit the app returning ``hit``'s resume (or, with ``fork``, fork) command;
+        ``cli`` runs it after the terminal is restored."""
+        src = SOURCES.get(hit.session.agent)
+        command = (src.fork_command(hit.session) if src else None) if fork else hit.ref.resume_command
         if not command:
-            self.notify("This agent has no resume command.", severity="warning")
+            name = src.display if src else hit.session.agent
+            self.notify(f"{name} sessions cannot be {'forked' if fork else 'resumed'} from a terminal.",
+                        severity="warning")
             return
 
         def done(confirmed: bool | None) -> None:
             if confirmed:
                 self.exit(result=command)
 
-        self.push_screen(ResumeScreen(hit), done)
+        self.push_screen(ResumeScreen(hit, command, fork), done)
+
+    def copy_menu(self, hit, message_index: int, window) -> None:
+        """Ask what to copy of ``hit``'s session: its id, resume command, transcript path, message
+        ``message_index`` (full text), or the context window (``window()`` returns its text)."""
+        choices = [("i", "session id"), ("r", "resume command"), ("p", "transcript path"),
+                   ("m", f"message #{message_index + 1} (full text)"), ("w", "context window around it")]
+
+        def done(key: str | None) -> None:
+            if key is None:
+                return
+            s = hit.session
+            if key == "i":
+                self.copy_text(s.session_id, "session id")
+            elif key == "r":
+                if hit.ref.resume_command:
+                    self.copy_text(hit.ref.resume_command, "resume command")
+                else:
+                    self.notify("This agent has no resume command.", severity="warning")
+            elif key == "p":
+                self.copy_text(s.path, "transcript path")
+            elif key == "m":
+                page = self.engine.page(hit.ref, message_index, 1)
+                if page.messages:
+                    self.copy_text(page.messages[0].text, f"message #{message_index + 1}")
+            elif key == "w":
+                self.copy_text(window(), "context window")
+
+        self.push_screen(ChoiceScreen("Copy to the clipboard", choices,
+                                      "Secrets stay masked unless revealed with Ctrl+R."), done)
+
+    def copy_text(self, text: str, what: str) -> None:
+        """Put ``text`` on the clipboard with OSC 52, and in :attr:`copy_file` for terminals that
+        ignore OSC 52 (tmux without ``set-clipboard on``, some SSH setups): there is no way to
+        know whether the terminal accepted it, so the message names the file."""
+        self.copy_to_clipboard(text)
+        saved = ""
+        try:
+            self.copy_file.parent.mkdir(parents=True, exist_ok=True)
+            self.copy_file.write_text(text, "utf-8")
+            saved = f" If your terminal ignores OSC 52, it is also in {short_path(str(self.copy_file), self.home)}"
+        except OSError:
+            pass
+        self.notify(f"Copied the {what} ({len(text):,} characters).{saved}", timeout=6)
+
+    def edit_message(self, hit, message_index: int) -> None:
+        """Open the transcript in ``$VISUAL``/``$EDITOR`` at message ``message_index``'s line; the
+        app is suspended while the editor runs."""
+        from ..editor import editor_command, line_of_offset
+
+        where = self.engine.locate(hit.ref, message_index)
+        if where is None:
+            self.notify("This session is not stored in a text file; there is nothing to open.",
+                        severity="warning")
+            return
+        path, offset = where
+        try:
+            line = line_of_offset(path, offset)
+        except OSError as exc:
+            self.notify(f"Cannot read {printable(path)}: {exc.strerror or exc}", severity="error")
+            return
+        argv = editor_command(path, line, self.env)
+        try:
+            code = self.run_external(argv)
+        except OSError as exc:
+            self.notify(f"Cannot run {printable(argv[0])}: {exc.strerror or exc} (set $EDITOR)", severity="error")
+            return
+        if code:
+            self.notify(f"{printable(argv[0])} exited with status {code}", severity="warning")
+
+    def run_external(self, argv: list[str]) -> int:
+        """Run ``argv`` in the terminal with the app suspended; returns its exit status (tests
+        replace this to intercept the command). Raises ``OSError`` when it cannot start."""
+        with self.suspend():
+            return subprocess.call(argv)
 
     def action_status(self) -> None:
         """Show sources and index status."""

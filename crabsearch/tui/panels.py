@@ -120,24 +120,64 @@ class StatusScreen(Panel):
         return Text(self.app.status_text())
 
 
+class ChoiceScreen(ModalScreen[str | None]):
+    """A small menu: ``choices`` is ``[(key, what)]``; pressing a key dismisses with it, Esc with
+    None. Used for copy (``c``) and export (``E``)."""
+
+    BINDINGS = [Binding("escape,q", "cancel", "Cancel")]
+
+    def __init__(self, title: str, choices: list[tuple[str, str]], note: str = "") -> None:
+        super().__init__()
+        self.title_text = title
+        self.choices = choices
+        self.note = note
+
+    def compose(self) -> ComposeResult:
+        t = Text()
+        for key, what in self.choices:
+            t.append(f"  {key}  ", style="bold cyan")
+            t.append(f"{what}\n")
+        if self.note:
+            t.append("\n" + self.note + "\n", style="dim")
+        t.append("\nEsc: cancel", style="dim")
+        with VerticalScroll(classes="panel"):
+            yield Static(Text(self.title_text, style="bold"), classes="panel-title")
+            yield Static(t)
+
+    def on_key(self, event) -> None:
+        if event.character and any(event.character == key for key, _ in self.choices):
+            event.stop()
+            self.dismiss(event.character)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
 class ResumeScreen(ModalScreen[bool]):
     """Asks before resuming a session: shows the command that will run after the app exits.
     Dismisses with True (Enter or ``y``) or False (Esc or ``n``)."""
 
     BINDINGS = [Binding("enter,y", "confirm", "Resume"), Binding("escape,n,q", "cancel", "Cancel")]
 
-    def __init__(self, hit: Hit) -> None:
+    def __init__(self, hit: Hit, command: str | None = None, fork: bool = False) -> None:
         super().__init__()
         self.hit = hit
+        self.command = command or hit.ref.resume_command or ""
+        self.fork = fork
 
     def compose(self) -> ComposeResult:
+        verb = "fork" if self.fork else "resume"
         t = Text()
         t.append(printable(self.hit.session.title or "(untitled)") + "\n\n", style="bold")
+        if self.fork:
+            t.append("A new session starts from a copy of this one; the original stays as it is.\n",
+                     style="dim")
         t.append("crabsearch will quit and run:\n\n", style="dim")
-        t.append("  " + printable(self.hit.ref.resume_command or "") + "\n\n", style="bold cyan")
-        t.append("Enter or y: resume · Esc or n: cancel", style="dim")
+        t.append("  " + printable(self.command) + "\n\n", style="bold cyan")
+        t.append(f"Enter or y: {verb} · Esc or n: cancel", style="dim")
         with VerticalScroll(classes="panel"):
-            yield Static(Text("Resume this session?", style="bold"), classes="panel-title")
+            title = "Fork this session?" if self.fork else "Resume this session?"
+            yield Static(Text(title, style="bold"), classes="panel-title")
             yield Static(t)
 
     def action_confirm(self) -> None:

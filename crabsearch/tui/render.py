@@ -161,3 +161,14 @@ def result_prompt(hit: Hit, terms: list[str], now: datetime, home: str | None,
                           f"{hit.session.message_count} · +/- widen/narrow · o open", style=f"italic {MUTED}")
                      if window else Text("  (no messages)", style=MUTED))
     return Group(*parts)
+
+
+def window_text(items: list[Item], hit_index: int | None = None) -> str:
+    """Plain text of a context window for the clipboard: ``#N label time`` then the text, per
+    message; the hit marked with ``▶``."""
+    out = []
+    for it in items:
+        when = it.timestamp.strftime(" %Y-%m-%d %H:%M:%S UTC") if it.timestamp else ""
+        mark = "▶ " if it.message_index == hit_index else ""
+        out.append(f"{mark}#{it.message_index + 1} {it.label}{when}\n{it.text}")
+    return "\n\n".join(out) + "\n"

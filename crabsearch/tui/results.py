@@ -11,7 +11,10 @@ from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
 from ..search import DEFAULT_AFTER, DEFAULT_BEFORE, Hit, Item
-from .render import result_prompt
+from .render import result_prompt, window_text
+
+COMMAND_KEYS = "+=-oxrfcv?"
+"""Printable keys that are commands in the list; every other typed character goes to the box."""
 
 
 class ResultList(OptionList):
@@ -28,6 +31,9 @@ class ResultList(OptionList):
         Binding("o", "open", "Open"),
         Binding("x", "explain", "Explain"),
         Binding("r", "resume", "Resume"),
+        Binding("f", "fork", "Fork", show=False),
+        Binding("c", "copy", "Copy"),
+        Binding("v", "edit", "Editor", show=False),
         Binding("escape", "leave", "Back"),
     ]
 
@@ -162,6 +168,32 @@ class ResultList(OptionList):
         if hit is not None:
             self.app.resume(hit)
 
+    def action_fork(self) -> None:
+        """Fork the highlighted session (where its agent can), after a confirmation."""
+        hit = self.current_hit
+        if hit is not None:
+            self.app.resume(hit, fork=True)
+
+    def action_copy(self) -> None:
+        """Copy the highlighted session's id, resume command, path, hit message or window."""
+        hit = self.current_hit
+        if hit is None:
+            return
+        i = self.highlighted
+        window = self.expanded.get(i)
+
+        def text() -> str:
+            items = window[2] if window else self.fetch_window(hit, DEFAULT_BEFORE, DEFAULT_AFTER)
+            return window_text(items, hit.message_index)
+
+        self.app.copy_menu(hit, hit.message_index, text)
+
+    def action_edit(self) -> None:
+        """Open the highlighted session's transcript in $EDITOR at the hit."""
+        hit = self.current_hit
+        if hit is not None:
+            self.app.edit_message(hit, hit.message_index)
+
     def action_explain(self) -> None:
         """Explain the highlighted row's match (route, fields, score parts)."""
         hit = self.current_hit
@@ -177,7 +209,7 @@ class ResultList(OptionList):
         # through a message. Keys typed in the same burst are already queued here: once the focus
         # has left, every printable key (o, x, + and - too) is text for the box, not a command.
         typing = self.app.focused is not self
-        if event.is_printable and event.character and (typing or event.character not in "+=-oxr?"):
+        if event.is_printable and event.character and (typing or event.character not in COMMAND_KEYS):
             event.stop()
             event.prevent_default()
             self.type_into_search(event.character)

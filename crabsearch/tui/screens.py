@@ -12,11 +12,11 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import Footer, Input, ProgressBar, Static
 
-from ..search import Hit, SearchResult
+from ..search import DEFAULT_AFTER, DEFAULT_BEFORE, Hit, SearchResult
 from ..text import printable
 from .messages import IndexDone, IndexProgress, SearchDone
 from .panels import ExplainScreen
-from .render import agent_name, relative_date, short_path
+from .render import agent_name, relative_date, short_path, window_text
 from .results import ResultList
 from .transcript import TranscriptView
 
@@ -306,8 +306,12 @@ class SearchScreen(Screen):
 class SessionScreen(Screen):
     """The whole session, opened at the hit, paged from the transcript as you scroll."""
 
-    BINDINGS = [Binding("escape,q", "app.pop_screen", "Back"),
+    BINDINGS = [Binding("escape,q", "back", "Back"),
+                Binding("slash", "find", "Find"),
                 Binding("r", "resume", "Resume"),
+                Binding("f", "fork", "Fork", show=False),
+                Binding("c", "copy", "Copy"),
+                Binding("v", "edit", "Editor", show=False),
                 Binding("ctrl+r", "toggle_reveal", "Reveal secrets", show=False)]
 
     reveal = False
@@ -329,6 +333,11 @@ class SessionScreen(Screen):
                              total=s.message_count, start=self.hit.message_index,
                              hit_index=self.hit.message_index, terms=self.terms,
                              hits=lambda: engine.matching_messages(self.hit.ref, self.search_text), id="transcript")
+        find = Input(placeholder="Find in this session (any case)…  Enter: find · Esc: close", id="find",
+                     select_on_focus=False)
+        find.cursor_blink = self.app.cursor_blink
+        find.display = False
+        yield find
         yield Footer()
 
     def _header(self) -> Text:
@@ -350,9 +359,54 @@ class SessionScreen(Screen):
     def on_mount(self) -> None:
         self.query_one(TranscriptView).focus()
 
+    @property
+    def current_message(self) -> int:
+        """The message at the cursor (``J``/``K`` move it): what ``c``/``v`` act on."""
+        return self.query_one(TranscriptView).cursor
+
+    def action_back(self) -> None:
+        """Esc: close the find bar when it is open, else back to the results."""
+        box = self.query_one("#find", Input)
+        if box.display:
+            self._close_find()
+        else:
+            self.app.pop_screen()
+
+    def action_find(self) -> None:
+        """``/``: open the find bar (the last find text selected for replacing)."""
+        box = self.query_one("#find", Input)
+        box.display = True
+        box.focus()
+
+    @on(Input.Submitted, "#find")
+    def _find_submitted(self, event: Input.Submitted) -> None:
+        view = self.query_one(TranscriptView)
+        self._close_find()
+        view.find(event.value.strip())
+        self._update_position()
+
+    def _close_find(self) -> None:
+        self.query_one("#find", Input).display = False
+        self.query_one(TranscriptView).focus()
+
     def action_resume(self) -> None:
         """Resume this session in its agent (after a confirmation)."""
         self.app.resume(self.hit)
+
+    def action_fork(self) -> None:
+        """Fork this session (a new session from a copy of its history), after a confirmation."""
+        self.app.resume(self.hit, fork=True)
+
+    def action_copy(self) -> None:
+        """Copy the session id, resume command, path, the message at the top, or its window."""
+        index = self.current_message
+        self.app.copy_menu(self.hit, index, lambda: window_text(
+            self.app.engine.page(self.hit.ref, max(0, index - DEFAULT_BEFORE), DEFAULT_BEFORE + DEFAULT_AFTER + 1,
+                                 redact=not self.reveal).messages, index))
+
+    def action_edit(self) -> None:
+        """Open the transcript in $EDITOR at the message at the top."""
+        self.app.edit_message(self.hit, self.current_message)
 
     def action_toggle_reveal(self) -> None:
         """Show secret-shaped strings unmasked in this session view (or mask them again)."""
@@ -362,6 +416,23 @@ class SessionScreen(Screen):
 
     @on(TranscriptView.Position)
     def _position(self, message: TranscriptView.Position) -> None:
-        self.query_one("#position", Static).update(
-            Text(f"messages {message.index + 1}–{message.last + 1} of {message.total} · hit at #"
-                 f"{self.hit.message_index + 1} · g/G start/end · e full text · Esc back", style="dim"))
+        self._where = (message.index, message.last, message.total)
+        self._update_position()
+
+    def _update_position(self) -> None:
+        where = getattr(self, "_where", None)
+        if where is None:
+            return
+        view = self.query_one(TranscriptView)
+        first, last, total = where
+        t = Text(f"messages {first + 1}–{last + 1} of {total} · hit at #{self.hit.message_index + 1}", style="dim")
+        if view.find_text:
+            t.append(" · find “", style="dim")
+            t.append(printable(view.find_text), style="bold")
+            t.append("” n/N", style="dim")
+        if view.tool_mode != "lines":
+            t.append(f" · tools {'in full' if view.tool_mode == 'full' else 'hidden'}", style="dim")
+        if not view.show_thinking:
+            t.append(" · thinking hidden", style="dim")
+        t.append(" · / find · J/K messages · t tools · ? keys", style="dim")
+        self.query_one("#position", Static).update(t)

@@ -29,6 +29,10 @@ from .render import ROLE_STYLES, highlighted
 
 PAGE = 40
 MARGIN = 20  # lines from an edge at which the next page is loaded
+FIND_PAGE = 200  # messages read per step while `/` find scans the session
+TOOL_MODES = ("lines", "full", "hidden")
+"""How tool calls and tool output show: first lines (folded), in full, or not at all (``t``)."""
+FIND_STYLE = "bold black on dark_orange"
 BODY_LINES = {"user": 80, "assistant": 80, "summary": 80}
 """Lines of a message shown before it is folded (``e`` shows every message in full)."""
 OTHER_BODY_LINES = 8  # tool calls, tool output, thinking, system notices
@@ -56,6 +60,12 @@ class TranscriptView(ScrollView, can_focus=True):
         Binding("e", "toggle_full", "Full text"),
         Binding("right_square_bracket", "next_hit", "Next hit"),
         Binding("left_square_bracket", "previous_hit", "Prev hit", show=False),
+        Binding("J", "next_message", "Next msg", show=False),
+        Binding("K", "previous_message", "Prev msg", show=False),
+        Binding("n", "find_next", "Find next", show=False),
+        Binding("N", "find_previous", "Find prev", show=False),
+        Binding("t", "cycle_tools", "Tools"),
+        Binding("T", "toggle_thinking", "Thinking", show=False),
     ]
 
     class Position(Message):
@@ -85,6 +95,12 @@ class TranscriptView(ScrollView, can_focus=True):
         self.full = False
         self._hits_of = hits
         self._hits: list[int] | None = None
+        self.tool_mode = "lines"
+        self.show_thinking = True
+        self.find_text = ""
+        self._finding = False
+        self.cursor = start
+        """The current message (marked; ``J``/``K`` move it; copy and editor act on it)."""
 
     @property
     def lo(self) -> int:
@@ -170,47 +186,74 @@ class TranscriptView(ScrollView, can_focus=True):
     def _after_scroll(self) -> None:
         if not self._blocks or not self.scrollable_content_region.height:
             return
-        y = int(self.scroll_offset.y)
         height = self.scrollable_content_region.height
-        if y < MARGIN and self.lo > 0:
-            offset = max(0, self.lo - PAGE)
-            items = self._load(offset, self.lo - offset)
-            new = [_Block(it, self._render_item(it)) for it in items if it.message_index < self.lo]
-            added = sum(len(b.strips) for b in new)
-            self._blocks[:0] = new
-            self._relayout()
-            self._set_y(y + added)
-        elif y + height > len(self._lines) - MARGIN and self.hi < self.total:
-            items = self._load(self.hi, PAGE)
-            self._blocks.extend(_Block(it, self._render_item(it)) for it in items if it.message_index >= self.hi)
-            if not items:  # the index claims more messages than it holds: stop asking
-                self.total = self.hi
-            self._relayout()
+        for _ in range(8):  # hidden messages add no lines: keep loading until the view is full
+            y = int(self.scroll_offset.y)
+            if y < MARGIN and self.lo > 0:
+                offset = max(0, self.lo - PAGE)
+                items = self._load(offset, self.lo - offset)
+                new = [_Block(it, self._render_item(it)) for it in items if it.message_index < self.lo]
+                if not new:
+                    break
+                added = sum(len(b.strips) for b in new)
+                self._blocks[:0] = new
+                self._relayout()
+                self._set_y(y + added)
+            elif y + height > len(self._lines) - MARGIN and self.hi < self.total:
+                items = self._load(self.hi, PAGE)
+                self._blocks.extend(_Block(it, self._render_item(it)) for it in items
+                                    if it.message_index >= self.hi)
+                if not items:  # the index claims more messages than it holds: stop asking
+                    self.total = self.hi
+                self._relayout()
+            else:
+                break
         seen = (self.top_message(), self.bottom_message())
+        if not seen[0] <= self.cursor <= seen[1]:  # scrolled away: the cursor follows the view
+            self._set_cursor(seen[0])
         if seen != self._top_index:
             self._top_index = seen
             self.post_message(self.Position(seen[0], seen[1], self.total))
 
     # -- rendering ----------------------------------------------------------------------------
 
+    def visible(self, item: Item) -> bool:
+        """False when ``item`` is hidden by the tool (``t``) or thinking (``T``) toggles."""
+        if item.label == "thinking":
+            return self.show_thinking
+        if self.tool_mode == "hidden" and _is_tool(item):
+            return False
+        return True
+
     def _render_item(self, item: Item) -> list[Strip]:
+        if not self.visible(item):
+            return []
         is_hit = item.message_index == self.hit_index
         header = Text(no_wrap=True, overflow="ellipsis")
         header.append("▶ " if is_hit else "  ", style="bold cyan")
-        header.append(f"#{item.message_index + 1} ", style="dim")
+        at_cursor = item.message_index == self.cursor
+        header.append(f"#{item.message_index + 1}", style="bold reverse" if at_cursor else "dim")
+        header.append(" ")
         header.append(item.label, style=ROLE_STYLES.get(item.role, ""))
         if item.timestamp:
             header.append("  " + item.timestamp.strftime("%Y-%m-%d %H:%M:%S UTC"), style="dim")
         lines = printable(item.text).splitlines() or [""]
-        cap = FULL_BODY_LINES if self.full else BODY_LINES.get(item.label, OTHER_BODY_LINES)
+        full = self.full or (self.tool_mode == "full" and _is_tool(item))
+        cap = FULL_BODY_LINES if full else BODY_LINES.get(item.label, OTHER_BODY_LINES)
         more = len(lines) - cap
         body_text = "\n".join(lines[:cap])
-        if not self.full and len(body_text) > cap * self._width:  # one huge line (minified, base64)
+        if not full and len(body_text) > cap * self._width:  # one huge line (minified, base64)
             more = max(more, 1)
             body_text = body_text[: cap * self._width]
-        body = highlighted(body_text, self.terms, style="" if item.role in ("user", "assistant") else "dim")
+        prose = item.role in ("user", "assistant") and item.label != "thinking" and not _is_tool(item)
+        body = highlighted(body_text, self.terms, style="" if prose else "dim")
+        if prose:
+            _style_code(body, self.app.current_theme.dark)
+        if self.find_text:
+            body.highlight_words([self.find_text], FIND_STYLE, case_sensitive=False)
         if more > 0:
-            body.append(f"\n… {more} more lines (e: show full text)", style="italic dim")
+            hint = "t: tools in full" if _is_tool(item) and not self.full else "e: show full text"
+            body.append(f"\n… {more} more lines ({hint})", style="italic dim")
         console = self.app.console
         options = console.options.update_width(self._width).update(highlight=False)
         base = self.rich_style + Style(bgcolor="grey23") if is_hit else self.rich_style
@@ -231,18 +274,34 @@ class TranscriptView(ScrollView, can_focus=True):
 
     def action_first(self) -> None:
         """Go to the first message (loading its page when it is not loaded)."""
+        self._set_cursor(0)
         if self.lo > 0:
             self._open_at(0)
         self.scroll_home(animate=False, immediate=True)
 
     def action_last(self) -> None:
         """Go to the last message (loading the last page when it is not loaded)."""
+        self._set_cursor(max(0, self.total - 1))
         if self.hi < self.total:
             self._open_at(self.total - 1)
         self.scroll_end(animate=False, immediate=True)
 
+    def _set_cursor(self, message_index: int) -> None:
+        if message_index == self.cursor:
+            return
+        old, self.cursor = self.cursor, message_index
+        changed = False
+        for b in self._blocks:
+            if b.item.message_index in (old, message_index):
+                b.strips = self._render_item(b.item)
+                changed = True
+        if changed:
+            self._relayout()
+
     def go_to(self, message_index: int) -> None:
-        """Put message ``message_index`` at the top (loading its page when it is not loaded)."""
+        """Make message ``message_index`` the cursor and put it at the top (loading its page when
+        it is not loaded)."""
+        self._set_cursor(message_index)
         if not (self.lo <= message_index < self.hi):
             self._open_at(message_index)
         else:
@@ -253,7 +312,7 @@ class TranscriptView(ScrollView, can_focus=True):
             return
         if self._hits is None:
             self._hits = self._hits_of()
-        top = self.top_message()
+        top = self.cursor
         later = [i for i in self._hits if (i > top if step > 0 else i < top)]
         if not later:
             self.notify("No more matches " + ("below" if step > 0 else "above"))
@@ -273,14 +332,130 @@ class TranscriptView(ScrollView, can_focus=True):
         top = self.top_message()
         self._open_at(top)
 
-    def action_toggle_full(self) -> None:
-        """Show long messages in full, or folded again (the message at the top stays put)."""
-        self.full = not self.full
+    def rerender(self) -> None:
+        """Render the loaded messages again (after a toggle), keeping the top message in place."""
         top = self.top_message()
         for b in self._blocks:
             b.strips = self._render_item(b.item)
         self._relayout()
+        self._top_index = None  # post Position again: the screen's status line names the toggles
         self._scroll_to_message(top)
+
+    def action_toggle_full(self) -> None:
+        """Show long messages in full, or folded again (the message at the top stays put)."""
+        self.full = not self.full
+        self.rerender()
+
+    def action_cycle_tools(self) -> None:
+        """Tool calls and output: first lines -> in full -> hidden -> first lines."""
+        self.tool_mode = TOOL_MODES[(TOOL_MODES.index(self.tool_mode) + 1) % len(TOOL_MODES)]
+        self.rerender()
+        self.notify({"lines": "Tool calls and output: first lines", "full": "Tool calls and output: in full",
+                     "hidden": "Tool calls and output: hidden"}[self.tool_mode])
+
+    def action_toggle_thinking(self) -> None:
+        """Show or hide the model's thinking."""
+        self.show_thinking = not self.show_thinking
+        self.rerender()
+        self.notify("Thinking shown" if self.show_thinking else "Thinking hidden")
+
+    def _step(self, step: int) -> int | None:
+        """The next (``step`` 1) or previous (-1) shown message from the cursor; None at either
+        end."""
+        top = self.cursor
+        blocks = self._blocks if step > 0 else reversed(self._blocks)
+        for b in blocks:
+            if b.strips and (b.item.message_index > top if step > 0 else b.item.message_index < top):
+                return b.item.message_index
+        if step > 0 and self.hi < self.total:
+            return self.hi
+        if step < 0 and self.lo > 0:
+            return self.lo - 1
+        return None
+
+    def action_next_message(self) -> None:
+        """Move the cursor to the next shown message and put it at the top (``J``)."""
+        target = self._step(+1)
+        if target is None:
+            self.notify("Last message")
+        else:
+            self.go_to(target)
+
+    def action_previous_message(self) -> None:
+        """Move the cursor to the previous shown message and put it at the top (``K``)."""
+        target = self._step(-1)
+        if target is None:
+            self.notify("First message")
+        else:
+            self.go_to(target)
+
+    # -- find in session (`/`, n, N) ----------------------------------------------------------
+
+    def find(self, text: str) -> None:
+        """Highlight every occurrence of ``text`` (any case) and jump to the next message
+        holding it; an empty ``text`` clears the find."""
+        self.find_text = text
+        self.rerender()
+        if text:
+            self._find(+1, include_top=True)
+
+    def action_find_next(self) -> None:
+        """Jump to the next message holding the find text (wraps to the start)."""
+        self._find(+1)
+
+    def action_find_previous(self) -> None:
+        """Jump to the previous message holding the find text (wraps to the end)."""
+        self._find(-1)
+
+    def _find(self, step: int, include_top: bool = False) -> None:
+        if not self.find_text:
+            self.notify("Press / to find text in this session")
+            return
+        if self._finding:
+            return
+        self._finding = True
+        start = self.cursor + (0 if include_top else step)
+        self.run_worker(lambda: self._scan(self.find_text, start, step), thread=True, group="find",
+                        exclusive=True)
+
+    def _scan(self, needle: str, start: int, step: int) -> None:
+        """Worker: read the session in pages from ``start`` in direction ``step`` (wrapping once)
+        until a shown message holds ``needle`` (any case); one page in memory at a time."""
+        found, wrapped = None, False
+        try:
+            found, wrapped = self._scan_pages(needle.casefold(), start, step)
+        finally:
+            self.app.call_from_thread(self._found, needle, found, wrapped, step)
+
+    def _scan_pages(self, want: str, start: int, step: int) -> tuple[int | None, bool]:
+        total = self.total
+        if step > 0:
+            passes = [(start, total, False), (0, min(start, total), True)]
+        else:
+            passes = [(start, -1, False), (total - 1, start, True)]
+        for lo, hi, wrapped in passes:
+            i = lo
+            while i < hi if step > 0 else i > hi:
+                off = i if step > 0 else max(hi + 1, i - FIND_PAGE + 1)
+                n = min(FIND_PAGE, hi - i) if step > 0 else i - off + 1
+                items = self._load(off, n)
+                if not items:
+                    break
+                for it in items if step > 0 else reversed(items):
+                    if want in it.text.casefold() and self.visible(it):
+                        return it.message_index, wrapped
+                i = off + n if step > 0 else off - 1
+        return None, False
+
+    def _found(self, needle: str, index: int | None, wrapped: bool, step: int) -> None:
+        self._finding = False
+        if index is None:
+            self.notify(f"“{printable(needle)}” is not in this session", severity="warning")
+            return
+        if wrapped:
+            self.notify("Reached the end; continued from the start" if step > 0
+                        else "Reached the start; continued from the end")
+        self.go_to(index)
 
     def action_page_up(self) -> None:
         self.scroll_page_up(animate=False)
@@ -294,3 +469,26 @@ class TranscriptView(ScrollView, can_focus=True):
     def action_scroll_down(self) -> None:
         self.scroll_down(animate=False)
 
+
+
+def _is_tool(item: Item) -> bool:
+    """A tool call or tool output (what ``t`` folds, expands or hides)."""
+    return item.role == "tool" or item.label.startswith("tool-call:")
+
+
+def _style_code(body: Text, dark: bool) -> None:
+    """Give fenced code blocks (```` ``` ```` lines and what is between them) a background, so
+    code stands apart from prose. Only styles are added: the text is shown exactly as written."""
+    style = "on grey15" if dark else "on grey93"
+    inside, start, pos = False, 0, 0
+    for line in body.plain.split("\n"):
+        end = pos + len(line)
+        if line.lstrip().startswith("```"):
+            if inside:
+                body.stylize(style, start, end)
+            else:
+                start = pos
+            inside = not inside
+        pos = end + 1
+    if inside:
+        body.stylize(style, start, len(body.plain))

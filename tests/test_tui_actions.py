@@ -1,0 +1,192 @@
+"""Pilot tests of the triage keys: find in session, message jumps, toggles, copy, fork, editor."""
+
+from __future__ import annotations
+
+from crabsearch.tui.app import CrabsearchApp
+from crabsearch.tui.panels import ChoiceScreen, ResumeScreen
+from crabsearch.tui.screens import SearchScreen, SessionScreen
+from crabsearch.tui.transcript import TranscriptView
+
+from builders import NOW
+from builders import settle
+
+
+def make_app(sample, tmp_path, **kw):
+    home, index_dir = sample
+    app = CrabsearchApp(index_dir, env={"HOME": str(home), "EDITOR": "vim"}, now=NOW, index_on_start=False,
+                        cursor_blink=False, **kw)
+    app.copy_file = tmp_path / "last-copy.txt"
+    return app
+
+
+async def open_hit(app, pilot, query):
+    await settle(pilot)
+    await pilot.press(*query)
+    await settle(pilot)
+    await pilot.press("down", "o")
+    await pilot.pause()
+    assert isinstance(app.screen, SessionScreen)
+    return app.screen.query_one(TranscriptView)
+
+
+def view_text(view) -> str:
+    return "\n".join("".join(seg.text for seg in strip) for _, strip in view._lines)
+
+
+async def wait_find(app, pilot, view):
+    for _ in range(100):
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        if not view._finding:
+            return
+    raise AssertionError("find did not finish")
+
+
+async def test_slash_finds_then_n_and_shift_n_move_and_wrap(sample, tmp_path):
+    app = make_app(sample, tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        view = await open_hit(app, pilot, "parser")
+        assert view.top_message() == 561
+        await pilot.press("slash")
+        box = app.screen.query_one("#find")
+        assert box.display and app.focused is box
+        await pilot.press(*"MODULE 290", "enter")
+        await wait_find(app, pilot, view)
+        assert app.focused is view and not box.display
+        assert view.top_message() == 580  # "step 290: ... module 290" (any case)
+        assert "module 290" in view_text(view)
+        await pilot.press("n")
+        await wait_find(app, pilot, view)
+        assert view.top_message() == 581  # "refactored module 290"
+        await pilot.press("n")
+        await wait_find(app, pilot, view)
+        assert view.top_message() == 580  # wrapped past the end back to the first match
+        await pilot.press("N")
+        await wait_find(app, pilot, view)
+        assert view.top_message() == 581  # backwards wraps too
+        position = str(app.screen.query_one("#position").render())
+        assert "MODULE 290" in position
+
+
+async def test_find_text_that_is_nowhere_says_so(sample, tmp_path):
+    app = make_app(sample, tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        view = await open_hit(app, pilot, "parser")
+        await pilot.press("slash", *"zanzibar", "enter")
+        await wait_find(app, pilot, view)
+        assert view.top_message() == 561
+        assert any("not in this session" in n.message for n in app._notifications)
+        await pilot.press("slash", "escape")  # Esc closes the bar, the view stays
+        assert isinstance(app.screen, SessionScreen) and app.focused is view
+
+
+async def test_shift_j_and_k_move_message_by_message(sample, tmp_path):
+    app = make_app(sample, tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        view = await open_hit(app, pilot, "parser")
+        assert view.cursor == 561
+        await pilot.press("J", "J")
+        assert view.cursor == view.top_message() == 563
+        await pilot.press("K")
+        assert view.cursor == 562
+        await pilot.press("g")
+        await pilot.pause()
+        assert view.cursor == 0
+        await pilot.press("K")
+        assert view.cursor == 0
+        await pilot.press("G")
+        await pilot.pause()
+        assert view.cursor == 599
+
+
+async def test_t_cycles_tools_and_shift_t_hides_thinking(sample, tmp_path):
+    app = make_app(sample, tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        view = await open_hit(app, pilot, "idempotent")
+        await pilot.press("g")
+        await pilot.pause()
+        assert "crontab -l" in view_text(view)
+        await pilot.press("t")
+        assert view.tool_mode == "full"
+        await pilot.press("t")
+        assert view.tool_mode == "hidden"
+        text = view_text(view)
+        assert "tool-call:Bash" not in text and "0 0 * * *" not in text
+        assert "two identical cron entries" in text
+        assert view.cursor == 0
+        await pilot.press("J")  # J skips hidden messages
+        assert view.cursor == 1
+        await pilot.press("J")
+        assert view.cursor == 4  # #3, #4 (Bash call and output) are hidden
+        await pilot.press("t")
+        assert view.tool_mode == "lines" and "crontab -l" in view_text(view)
+        await pilot.press("T")
+        assert view.show_thinking is False
+        assert "thinking hidden" in str(app.screen.query_one("#position").render())
+
+
+async def test_copy_menu_copies_id_command_message_and_window(sample, tmp_path):
+    app = make_app(sample, tmp_path)
+    copied = []
+    app.copy_to_clipboard = copied.append
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press(*"idempotent")
+        await settle(pilot)
+        await pilot.press("down", "c")
+        assert isinstance(app.screen, ChoiceScreen)
+        await pilot.press("i")
+        assert copied[-1] == "5c0375b4-57a5-4f26-b12d-d022ee4e51b7"
+        assert app.copy_file.read_text() == copied[-1]  # the fallback when OSC 52 is ignored
+        await pilot.press("c", "r")
+        assert copied[-1] == "cd /home/dev/webapp && claude --resume 5c0375b4-57a5-4f26-b12d-d022ee4e51b7"
+        await pilot.press("c", "m")
+        assert copied[-1] == "Remove the duplicate and make the deploy script idempotent."
+        await pilot.press("c", "w")
+        assert "▶ #6 user" in copied[-1] and copied[-1].startswith("#2 assistant")
+        await pilot.press("c", "escape")
+        assert isinstance(app.screen, SearchScreen) and len(copied) == 4
+        await pilot.press("o", "J", "c", "m")  # in the session view: the message at the cursor
+        assert copied[-1] == '{"file_path": "deploy.sh"}'  
+
+
+async def test_fork_asks_and_exits_with_the_fork_command(sample, tmp_path):
+    app = make_app(sample, tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press(*"idempotent")
+        await settle(pilot)
+        await pilot.press("down", "f")
+        assert isinstance(app.screen, ResumeScreen) and app.screen.fork
+        await pilot.press("enter")
+        await pilot.pause()
+    assert app.return_value == ("cd /home/dev/webapp && claude --resume "
+                                "5c0375b4-57a5-4f26-b12d-d022ee4e51b7 --fork-session")
+
+
+async def test_fork_of_an_agent_without_fork_says_so(sample, tmp_path):
+    app = make_app(sample, tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press(*"jitter")
+        await settle(pilot)
+        await pilot.press("down", "f")
+        assert isinstance(app.screen, SearchScreen)
+        assert any("cannot be forked" in n.message for n in app._notifications)
+
+
+async def test_v_opens_the_editor_at_the_message_line(sample, tmp_path):
+    app = make_app(sample, tmp_path)
+    ran = []
+    app.run_external = lambda argv: ran.append(argv) or 0
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press(*"idempotent")
+        await settle(pilot)
+        await pilot.press("down", "v")
+        await pilot.pause()
+        path = app.screen.query_one("#results").current_hit.session.path
+        assert ran == [["vim", "+6", path]]  # message #6 is on line 6 of the transcript
+        await pilot.press("o", "g", "v")
+        await pilot.pause()
+        assert ran[-1] == ["vim", "+1", path]
