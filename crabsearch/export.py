@@ -48,7 +48,8 @@ def session_markdown(engine, ref: SessionRef, *, redact: bool | None = True, sta
     total = ref.session.message_count
     start = min(max(0, start), total)
     stop = total if stop is None else min(max(start, stop), total)
-    yield header(ref, f"{total}" + (f" (exported: #{start + 1}-#{stop})" if (start, stop) != (0, total) else ""))
+    part = f"#{start + 1}" + (f"-#{stop}" if stop > start + 1 else "")
+    yield header(ref, f"{total}" + (f" (exported: {part})" if (start, stop) != (0, total) else ""))
     offset = start
     while offset < stop:
         page = engine.page(ref, offset, min(page_size, stop - offset), redact=redact)
