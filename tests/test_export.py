@@ -8,7 +8,7 @@ import pytest
 
 from crabsearch import editor
 from crabsearch.cli import main
-from crabsearch.export import balanced, code_span, fence_for, session_markdown, window_markdown
+from crabsearch.export import balanced, clean, code_span, fence_for, session_markdown, window_markdown
 from crabsearch.index import Indexer
 from crabsearch.search import Engine
 
@@ -188,6 +188,7 @@ def test_markdown_helpers():
     assert balanced("x\n````\ny\n```\n") == "x\n````\ny\n```\n````"
     assert balanced("x\n```\ny\n```") == "x\n```\ny\n```"
     assert balanced("inline ``` not a fence") == "inline ``` not a fence"
+    assert clean("a\r\nb\x1b[31m\tc\rd") == "a\nb\u241b[31m\tc\u240dd"
 
 
 # -- editor -----------------------------------------------------------------------------------
