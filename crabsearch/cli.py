@@ -8,6 +8,8 @@ Commands (the CLI contract; names, flags and JSON shapes are relied on by script
   last refresh, warnings (Claude Code's ``cleanupPeriodDays``).
 * ``crabsearch search QUERY [--limit N] [--before N] [--after N] [--agent NAME] [--json]``
 * ``crabsearch show SESSION_ID [--offset N] [--limit N] [--json]``
+* ``crabsearch export SESSION_ID [-o FILE] [--no-redact] [--from N] [--to N]``: the session (or
+  messages #N..#N, numbered from 1) as Markdown, secrets masked, to stdout or FILE.
 
 Exit codes: 0 ok (also for no hits), 2 usage errors, 1 other errors; an error is one line on
 stderr, never a traceback.
@@ -81,6 +83,16 @@ def build_parser() -> argparse.ArgumentParser:
     p_show.add_argument("--limit", type=_nonneg, default=50, help="messages per page (default 50)")
     p_show.add_argument("--no-redact", action="store_true", help="show secret-shaped strings unmasked")
     p_show.add_argument("--json", action="store_true", help="print JSON")
+    p_export = sub.add_parser("export", help="write a session as Markdown (secrets masked)")
+    _common(p_export)
+    p_export.add_argument("session_id")
+    p_export.add_argument("-o", "--output", metavar="FILE", help="write to FILE (replaced atomically) "
+                          "instead of stdout")
+    p_export.add_argument("--from", dest="first", type=_positive, metavar="N",
+                          help="first message to export, numbered from 1 as shown (default 1)")
+    p_export.add_argument("--to", dest="last", type=_positive, metavar="N",
+                          help="last message to export (default the last)")
+    p_export.add_argument("--no-redact", action="store_true", help="leave secret-shaped strings unmasked")
     return parser
 
 
@@ -206,22 +218,12 @@ def _run(args) -> int:
         else:
             _print_hits(result)
         return EXIT_OK
-    if args.command == "show":
-        from .search import AmbiguousSession
-
-        try:
-            ref = engine.find_session(args.session_id)
-            if ref is None:
-                indexer.refresh()
-                engine.reload()
-                ref = engine.find_session(args.session_id)
-        except AmbiguousSession as exc:
-            print(f"crabsearch: session id prefix {exc}; give more of the id", file=sys.stderr)
-            return EXIT_ERROR
+    if args.command in ("show", "export"):
+        ref = _find_session(engine, indexer, args.session_id)
         if ref is None:
-            hint = " (give at least 4 characters of the id)" if len(args.session_id) < 4 else ""
-            print(f"crabsearch: no session {args.session_id!r} in the index{hint}", file=sys.stderr)
             return EXIT_ERROR
+        if args.command == "export":
+            return _export(engine, ref, args)
         total = ref.session.message_count
         if args.offset and args.offset >= total:
             print(f"crabsearch: --offset {args.offset} is past the last message (the session has {total})",
@@ -234,6 +236,90 @@ def _run(args) -> int:
             _print_page(page)
         return EXIT_OK
     raise UsageError(f"unknown command {args.command!r}")
+
+
+def _find_session(engine, indexer, session_id: str):
+    """The SessionRef for ``session_id`` (exact or a unique prefix), refreshing the index once when
+    it is not there yet; None after printing the one-line error (unknown or ambiguous id)."""
+    from .search import AmbiguousSession
+
+    try:
+        ref = engine.find_session(session_id)
+        if ref is None:
+            indexer.refresh()
+            engine.reload()
+            ref = engine.find_session(session_id)
+    except AmbiguousSession as exc:
+        print(f"crabsearch: session id prefix {exc}; give more of the id", file=sys.stderr)
+        return None
+    if ref is None:
+        hint = " (give at least 4 characters of the id)" if len(session_id) < 4 else ""
+        print(f"crabsearch: no session {session_id!r} in the index{hint}", file=sys.stderr)
+    return ref
+
+
+def _export(engine, ref, args) -> int:
+    """``crabsearch export``: the session as Markdown to stdout or, atomically, to ``-o FILE``."""
+    from .export import session_markdown
+
+    total = ref.session.message_count
+    first = (args.first or 1) - 1
+    stop = total if args.last is None else min(args.last, total)
+    if total and first >= total:
+        raise UsageError(f"--from {args.first} is past the last message (the session has {total})")
+    if args.last is not None and args.last < first + 1:
+        raise UsageError(f"--to {args.last} is before --from {first + 1}")
+    pieces = session_markdown(engine, ref, redact=not args.no_redact, start=first, stop=stop)
+    if args.output in (None, "-"):
+        for piece in pieces:
+            sys.stdout.write(piece)
+        sys.stdout.flush()
+        return EXIT_OK
+    target = Path(args.output)
+    try:
+        if target.exists() and Path(ref.session.path).exists() and target.samefile(ref.session.path):
+            print(f"crabsearch: {args.output} is the session's own transcript; choose another file",
+                  file=sys.stderr)
+            return EXIT_ERROR
+        write_atomically(target, pieces)
+    except OSError as exc:
+        print(f"crabsearch: cannot write {args.output}: {exc.strerror or exc}", file=sys.stderr)
+        return EXIT_ERROR
+    return EXIT_OK
+
+
+def write_atomically(target: Path, pieces) -> None:
+    """Write the strings ``pieces`` (UTF-8) to a temporary file beside ``target``, then rename it
+    over ``target`` (``os.replace``), so ``target`` is either the old file or the complete new
+    one. The new file gets the old file's permissions, or the umask's default for a new file.
+    Raises OSError (the temporary file is removed)."""
+    import tempfile
+
+    try:
+        mode = target.stat().st_mode & 0o7777
+    except FileNotFoundError:
+        mode = 0o666 & ~_umask()
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
+            for piece in pieces:
+                f.write(piece)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, target)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 def run_resume(command: str) -> int:
