@@ -190,3 +190,28 @@ async def test_v_opens_the_editor_at_the_message_line(sample, tmp_path):
         await pilot.press("o", "g", "v")
         await pilot.pause()
         assert ran[-1] == ["vim", "+1", path]
+
+
+async def test_shift_e_exports_the_session_or_the_window_to_markdown(sample, tmp_path):
+    home, index_dir = sample
+    app = CrabsearchApp(index_dir, env={"HOME": str(home), "PWD": str(tmp_path)}, now=NOW,
+                        index_on_start=False, cursor_blink=False)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press(*"idempotent")
+        await settle(pilot)
+        await pilot.press("down", "E")
+        assert isinstance(app.screen, ChoiceScreen)
+        await pilot.press("s")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        session = (tmp_path / "claude-5c0375b4-57a5-4f.md").read_text()
+        assert session.startswith("# Fix the double cron run")
+        assert "Remove the duplicate" in session and "crontab -l | grep -F run.sh" in session
+        await pilot.press("E", "w")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        window = (tmp_path / "claude-5c0375b4-57a5-4f-at-6.md").read_text()
+        assert "(hit)" in window and "#2" in window and "#1 " not in window
+        assert any("Exported to" in n.message for n in app._notifications)
+        assert not list(tmp_path.glob(".*.tmp"))

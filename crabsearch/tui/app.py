@@ -114,6 +114,48 @@ class CrabsearchApp(App[str | None]):
         self.push_screen(ChoiceScreen("Copy to the clipboard", choices,
                                       "Secrets stay masked unless revealed with Ctrl+R."), done)
 
+    def export_menu(self, hit, window, *, redact: bool = True) -> None:
+        """Ask whether to export ``hit``'s whole session or the context window (``window()``
+        returns its items) to Markdown, then write it to :meth:`export_dir` in a worker."""
+        s = hit.session
+        stem = "".join(c if c.isalnum() or c in "-_" else "-" for c in f"{s.agent}-{s.session_id[:16]}")
+        where = short_path(str(self.export_dir()), self.home)
+
+        def done(key: str | None) -> None:
+            if key == "s":
+                self._export(hit, self.export_dir() / f"{stem}.md", None, redact)
+            elif key == "w":
+                self._export(hit, self.export_dir() / f"{stem}-at-{hit.message_index + 1}.md", window(), redact)
+
+        self.push_screen(ChoiceScreen("Export to Markdown", [("s", "the whole session"),
+                                                             ("w", "the context window around the hit")],
+                                      f"Written to {where}/; secrets masked unless revealed (Ctrl+R)."), done)
+
+    def export_dir(self):
+        """Where the app writes exports: the directory crabsearch was started in."""
+        return Path(self.env.get("PWD") or os.getcwd())
+
+    def _export(self, hit, path: Path, items, redact: bool) -> None:
+        from ..export import session_markdown, window_markdown
+
+        def write() -> None:
+            tmp = path.with_name(f".{path.name}.tmp")
+            try:
+                with open(tmp, "w", encoding="utf-8") as fh:
+                    if items is None:
+                        for piece in session_markdown(self.engine, hit.ref, redact=redact):
+                            fh.write(piece)
+                    else:
+                        fh.write(window_markdown(hit, items))
+                os.replace(tmp, path)
+            except OSError as exc:
+                tmp.unlink(missing_ok=True)
+                self.call_from_thread(self.notify, f"Export failed: {exc.strerror or exc}", severity="error")
+                return
+            self.call_from_thread(self.notify, f"Exported to {short_path(str(path), self.home)}", timeout=6)
+
+        self.run_worker(write, thread=True, group="export")
+
     def copy_text(self, text: str, what: str) -> None:
         """Put ``text`` on the clipboard with OSC 52, and in :attr:`copy_file` for terminals that
         ignore OSC 52 (tmux without ``set-clipboard on``, some SSH setups): there is no way to

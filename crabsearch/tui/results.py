@@ -13,7 +13,7 @@ from textual.widgets.option_list import Option
 from ..search import DEFAULT_AFTER, DEFAULT_BEFORE, Hit, Item
 from .render import result_prompt, window_text
 
-COMMAND_KEYS = "+=-oxrfcv?"
+COMMAND_KEYS = "+=-oxrfcvE?"
 """Printable keys that are commands in the list; every other typed character goes to the box."""
 
 
@@ -33,6 +33,7 @@ class ResultList(OptionList):
         Binding("r", "resume", "Resume"),
         Binding("f", "fork", "Fork", show=False),
         Binding("c", "copy", "Copy"),
+        Binding("E", "export", "Export", show=False),
         Binding("v", "edit", "Editor", show=False),
         Binding("escape", "leave", "Back"),
     ]
@@ -187,6 +188,15 @@ class ResultList(OptionList):
             return window_text(items, hit.message_index)
 
         self.app.copy_menu(hit, hit.message_index, text)
+
+    def action_export(self) -> None:
+        """Export the highlighted session, or its context window, to Markdown."""
+        hit = self.current_hit
+        if hit is None:
+            return
+        window = self.expanded.get(self.highlighted)
+        self.app.export_menu(hit, lambda: window[2] if window else self.fetch_window(
+            hit, DEFAULT_BEFORE, DEFAULT_AFTER), redact=not getattr(self.screen, "reveal", False))
 
     def action_edit(self) -> None:
         """Open the highlighted session's transcript in $EDITOR at the hit."""

@@ -311,6 +311,7 @@ class SessionScreen(Screen):
                 Binding("r", "resume", "Resume"),
                 Binding("f", "fork", "Fork", show=False),
                 Binding("c", "copy", "Copy"),
+                Binding("E", "export", "Export", show=False),
                 Binding("v", "edit", "Editor", show=False),
                 Binding("ctrl+r", "toggle_reveal", "Reveal secrets", show=False)]
 
@@ -404,8 +405,15 @@ class SessionScreen(Screen):
             self.app.engine.page(self.hit.ref, max(0, index - DEFAULT_BEFORE), DEFAULT_BEFORE + DEFAULT_AFTER + 1,
                                  redact=not self.reveal).messages, index))
 
+    def action_export(self) -> None:
+        """Export the session, or the window around the cursor, to Markdown."""
+        index = self.current_message
+        self.app.export_menu(self.hit, lambda: self.app.engine.page(
+            self.hit.ref, max(0, index - DEFAULT_BEFORE), DEFAULT_BEFORE + DEFAULT_AFTER + 1,
+            redact=not self.reveal).messages, redact=not self.reveal)
+
     def action_edit(self) -> None:
-        """Open the transcript in $EDITOR at the message at the top."""
+        """Open the transcript in $EDITOR at the message at the cursor."""
         self.app.edit_message(self.hit, self.current_message)
 
     def action_toggle_reveal(self) -> None:
