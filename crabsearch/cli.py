@@ -159,17 +159,19 @@ def _run(args) -> int:
     if cfg.problem:
         print(f"crabsearch: config {cfg.problem}", file=sys.stderr)
     tools = cfg.index_tool_output if args.index_tool_output is None else True
+    extra = {} if args.demo else cfg.sources  # the demo shows only the bundled sessions
     if args.command is None:
         from .tui.app import CrabsearchApp
 
-        command = CrabsearchApp(index_dir=index_dir, env=env, demo=args.demo, index_tool_output=tools).run()
+        command = CrabsearchApp(index_dir=index_dir, env=env, demo=args.demo, index_tool_output=tools,
+                                config=cfg).run()
         if command:
             return run_resume(command)
         return EXIT_OK
     from .index import Indexer
     from .search import Engine
 
-    indexer = Indexer(index_dir, env=env, index_tool_output=tools)
+    indexer = Indexer(index_dir, env=env, index_tool_output=tools, extra_dirs=extra)
     engine = Engine(index_dir, redact=not getattr(args, "no_redact", False))
 
     if args.command == "index":

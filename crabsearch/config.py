@@ -1,10 +1,22 @@
 """User settings: ``config.toml`` in the platformdirs config dir (``~/.config/crabsearch`` on Linux).
 
-Known keys (anything else is ignored):
+Known keys (anything else is ignored)::
 
-* ``index_tool_output = true``: also index the first 3,072 characters of each tool output, with
-  secrets masked, in a separate low-weight field searched only with ``in:tools`` (crabsearch
-  issue 3, "Privacy"). Off by default: tool output carries credentials.
+    index_tool_output = false     # also index tool output (secrets masked), searched with in:tools
+    theme = "textual-dark"        # any Textual theme name; Ctrl+T switches light/dark
+    context = 4                   # messages before and after the hit in a context window (0-8)
+
+    [sources]                     # extra directories per agent, each laid out like the agent's own
+    claude = ["/mnt/old-laptop/.claude"]   # (what CLAUDE_CONFIG_DIR, CODEX_HOME, ... would point at)
+
+    [resume]                      # extra arguments appended to an agent's resume command
+    claude = "--model opus"
+
+    [keys]                        # key overrides by action id (see the README for the ids)
+    resume = "ctrl+o"
+
+* ``index_tool_output``: the first 3,072 characters of each tool output go into a separate
+  low-weight field (crabsearch issue 3, "Privacy"). Off by default: tool output carries credentials.
 
 A missing file means defaults; an unreadable or invalid one is reported (``Config.problem``)
 and defaults are used, never a crash.
@@ -14,7 +26,7 @@ from __future__ import annotations
 
 import os
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import platformdirs
@@ -26,6 +38,11 @@ class Config:
     the file could not be used."""
 
     index_tool_output: bool = False
+    theme: str | None = None
+    context: int = 4
+    sources: dict[str, list[str]] = field(default_factory=dict)
+    resume: dict[str, str] = field(default_factory=dict)
+    keys: dict[str, str] = field(default_factory=dict)
     path: Path | None = None
     problem: str | None = None
 
@@ -47,9 +64,34 @@ def load(path: Path | None = None) -> Config:
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         cfg.problem = f"{path}: {exc}; using defaults"
         return cfg
+    problems = []
     value = data.get("index_tool_output", False)
     if isinstance(value, bool):
         cfg.index_tool_output = value
     else:
-        cfg.problem = f"{path}: index_tool_output must be true or false; using false"
+        problems.append("index_tool_output must be true or false; using false")
+    theme = data.get("theme")
+    if isinstance(theme, str) and theme:
+        cfg.theme = theme
+    elif theme is not None:
+        problems.append("theme must be a theme name")
+    context = data.get("context", 4)
+    if isinstance(context, int) and not isinstance(context, bool) and 0 <= context <= 8:
+        cfg.context = context
+    else:
+        problems.append("context must be a number from 0 to 8; using 4")
+    for name, kind in (("sources", list), ("resume", str), ("keys", str)):
+        table = data.get(name, {})
+        if not isinstance(table, dict):
+            problems.append(f"[{name}] must be a table")
+            continue
+        for key, val in table.items():
+            if kind is list and isinstance(val, str):
+                val = [val]
+            if isinstance(val, kind) and (kind is str or all(isinstance(v, str) for v in val)):
+                getattr(cfg, name)[key] = val
+            else:
+                problems.append(f"[{name}] {key} must be {'a list of paths' if kind is list else 'a string'}")
+    if problems:
+        cfg.problem = f"{path}: " + "; ".join(problems)
     return cfg

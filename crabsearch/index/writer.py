@@ -172,8 +172,10 @@ class Indexer:
 
     def __init__(self, index_dir: Path, *, env: Mapping[str, str] | None = None,
                  home: Path | None = None, sources: Iterable[Source] | None = None,
-                 index_tool_output: bool = False):
+                 index_tool_output: bool = False, extra_dirs: Mapping[str, list[str]] | None = None):
         self.index_dir = Path(index_dir)
+        self.extra_dirs = dict(extra_dirs or {})
+        """Config ``[sources]``: agent -> more directories laid out like its ``env_var`` target."""
         self.index_tool_output = index_tool_output
         self.env = dict(os.environ if env is None else env)
         self.home = Path(home) if home else Path(self.env.get("HOME") or Path.home())
@@ -182,14 +184,19 @@ class Indexer:
     def roots(self) -> list[tuple[str, Path]]:
         """``(agent display name, directory)`` for every place the sources look."""
         return [(src.display or src.agent, root) for src in self.sources
-                for root in src.roots(self.env, self.home)]
+                for env in self._envs(src) for root in src.roots(env, self.home)]
+
+    def _envs(self, src: Source) -> list[Mapping[str, str]]:
+        """The environment, then one per extra directory of ``src`` (with its override set)."""
+        extra = self.extra_dirs.get(src.agent, []) if src.env_var else []
+        return [self.env] + [{**self.env, src.env_var: os.path.expanduser(d)} for d in extra]
 
     def discover(self) -> list[tuple[Source, str]]:
         """Every transcript file of every source, as ``(source, path)``, each real file once."""
         seen: set[str] = set()
         out = []
         for src in self.sources:
-            for p in src.discover(self.env, self.home):
+            for p in (p for env in self._envs(src) for p in src.discover(env, self.home)):
                 try:
                     real = os.path.realpath(p)
                 except OSError:

@@ -68,6 +68,9 @@ class Source:
     badge: str = ""
     order: int = 100
     """Where the agent sorts in lists (status, help): lower first."""
+    env_var: str = ""
+    """The agent's own directory override (``CLAUDE_CONFIG_DIR``); config ``[sources]`` extra
+    directories are read by discovering with it set to each of them."""
 
     def roots(self, env: Mapping[str, str], home: Path) -> list[Path]:
         """Directories this agent keeps its transcripts under (honouring its env override)."""

@@ -74,6 +74,7 @@ class ClaudeSource(Source):
 
     agent = "claude"
     order = 10
+    env_var = "CLAUDE_CONFIG_DIR"
     display = "Claude Code"
     badge = "Claude"
 

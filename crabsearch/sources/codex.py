@@ -47,6 +47,7 @@ class CodexSource(Source):
 
     agent = "codex"
     order = 20
+    env_var = "CODEX_HOME"
     display = "Codex CLI"
     badge = "Codex"
 

@@ -45,6 +45,7 @@ class GeminiSource(Source):
 
     agent = "gemini"
     order = 30
+    env_var = "GEMINI_CLI_HOME"
     display = "Gemini CLI"
     badge = "Gemini"
 

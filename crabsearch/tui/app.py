@@ -12,6 +12,7 @@ from textual.app import App
 from textual.binding import Binding
 
 from .. import paths
+from ..config import Config
 from ..index import Indexer
 from ..search import Engine
 from ..sources import SOURCES
@@ -30,18 +31,20 @@ class CrabsearchApp(App[str | None]):
 
     CSS_PATH = "app.tcss"
     TITLE = "crabsearch"
-    ENABLE_COMMAND_PALETTE = False
+    COMMAND_PALETTE_BINDING = "ctrl+p"
     BINDINGS = [
         Binding("ctrl+q", "quit", "Quit", priority=True),
-        Binding("f1", "help", "Help"),
-        Binding("f2", "status", "Status"),
+        Binding("f1", "help", "Help", id="help"),
+        Binding("f2", "status", "Status", id="status"),
         Binding("question_mark", "help", "Help", show=False),
+        Binding("ctrl+t", "toggle_theme", "Theme", show=False, id="theme"),
     ]
 
     def __init__(self, index_dir: Path, *, env: dict[str, str] | None = None, demo: bool = False,
                  now: datetime | None = None, index_on_start: bool = True, cursor_blink: bool = True,
-                 index_tool_output: bool = False) -> None:
+                 index_tool_output: bool = False, config: Config | None = None) -> None:
         super().__init__()
+        self.config = config or Config()
         self.index_dir = Path(index_dir)
         self.env = dict(os.environ if env is None else env)
         self.home = self.env.get("HOME")
@@ -51,7 +54,8 @@ class CrabsearchApp(App[str | None]):
         self.cursor_blink = cursor_blink
         self.indexing = False
         self.engine = Engine(self.index_dir)
-        self.indexer = Indexer(self.index_dir, env=self.env, index_tool_output=index_tool_output)
+        self.indexer = Indexer(self.index_dir, env=self.env, index_tool_output=index_tool_output,
+                               extra_dirs={} if demo else self.config.sources)
         self.copy_file = paths.cache_dir() / "last-copy.txt"
         """Every copy is also written here: the fallback when the terminal ignores OSC 52."""
 
@@ -61,7 +65,37 @@ class CrabsearchApp(App[str | None]):
         return self._now or datetime.now(timezone.utc)
 
     def on_mount(self) -> None:
+        cfg = self.config
+        if cfg.theme:
+            if cfg.theme in self.available_themes:
+                self.theme = cfg.theme
+            else:
+                self.notify(f"config: unknown theme {cfg.theme!r}; known: {', '.join(sorted(self.available_themes))}",
+                            severity="warning", timeout=8)
+        if cfg.keys:
+            self.set_keymap(cfg.keys)
+        if cfg.problem:
+            self.notify(f"config {cfg.problem}", severity="warning", timeout=8)
         self.push_screen(SearchScreen())
+
+    def action_toggle_theme(self) -> None:
+        """Switch between the light and the dark theme."""
+        self.theme = "textual-light" if self.current_theme.dark else "textual-dark"
+
+    def watch_theme(self) -> None:
+        for screen in self.screen_stack:  # transcript strips are rendered with theme colours
+            for view in screen.query("TranscriptView"):
+                view.rerender()
+
+    @property
+    def context(self) -> int:
+        """Messages before and after the hit in a context window (config ``context``)."""
+        return self.config.context
+
+    def with_flags(self, hit, command: str) -> str:
+        """``command`` plus the config ``[resume]`` arguments for ``hit``'s agent, if any."""
+        flags = self.config.resume.get(hit.session.agent, "").strip()
+        return f"{command} {flags}" if flags else command
 
     def action_help(self) -> None:
         """Show every key."""
@@ -73,6 +107,8 @@ class CrabsearchApp(App[str | None]):
         ``cli`` runs it after the terminal is restored."""
         src = SOURCES.get(hit.session.agent)
         command = (src.fork_command(hit.session) if src else None) if fork else hit.ref.resume_command
+        if command:
+            command = self.with_flags(hit, command)
         if not command:
             name = src.display if src else hit.session.agent
             self.notify(f"{name} sessions cannot be {'forked' if fork else 'resumed'} from a terminal.",
@@ -99,7 +135,7 @@ class CrabsearchApp(App[str | None]):
                 self.copy_text(s.session_id, "session id")
             elif key == "r":
                 if hit.ref.resume_command:
-                    self.copy_text(hit.ref.resume_command, "resume command")
+                    self.copy_text(self.with_flags(hit, hit.ref.resume_command), "resume command")
                 else:
                     self.notify("This agent has no resume command.", severity="warning")
             elif key == "p":

@@ -10,11 +10,9 @@ from textual.message import Message
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
-from ..search import DEFAULT_AFTER, DEFAULT_BEFORE, Hit, Item
+from ..search import Hit, Item
 from .render import result_prompt, window_text
 
-COMMAND_KEYS = "+=-oxrfcvE?"
-"""Printable keys that are commands in the list; every other typed character goes to the box."""
 
 
 class ResultList(OptionList):
@@ -24,17 +22,17 @@ class ResultList(OptionList):
     characters go to ``type_into_search(char)`` (``"\b"`` for backspace)."""
 
     BINDINGS = [
-        Binding("right", "toggle", "Expand", show=False),
+        Binding("right", "toggle", "Expand", show=False, id="expand"),
         Binding("left", "collapse", "Collapse", show=False),
-        Binding("plus,equals_sign", "widen", "Wider"),
-        Binding("minus", "narrow", "Narrower"),
-        Binding("o", "open", "Open"),
-        Binding("x", "explain", "Explain"),
-        Binding("r", "resume", "Resume"),
-        Binding("f", "fork", "Fork", show=False),
-        Binding("c", "copy", "Copy"),
-        Binding("E", "export", "Export", show=False),
-        Binding("v", "edit", "Editor", show=False),
+        Binding("plus,equals_sign", "widen", "Wider", id="widen"),
+        Binding("minus", "narrow", "Narrower", id="narrow"),
+        Binding("o", "open", "Open", id="open"),
+        Binding("x", "explain", "Explain", id="explain"),
+        Binding("r", "resume", "Resume", id="resume"),
+        Binding("f", "fork", "Fork", show=False, id="fork"),
+        Binding("c", "copy", "Copy", id="copy"),
+        Binding("E", "export", "Export", show=False, id="export"),
+        Binding("v", "edit", "Editor", show=False, id="editor"),
         Binding("escape", "leave", "Back"),
     ]
 
@@ -120,7 +118,7 @@ class ResultList(OptionList):
         if i in self.expanded:
             self.action_collapse()
         else:
-            self._set_window(i, DEFAULT_BEFORE, DEFAULT_AFTER)
+            self._set_window(i, self.app.context, self.app.context)
             self.scroll_to_highlight()
 
     def action_collapse(self) -> None:
@@ -142,7 +140,7 @@ class ResultList(OptionList):
         if i is None or i >= len(self.hits):
             return
         if i not in self.expanded:
-            self._set_window(i, DEFAULT_BEFORE, DEFAULT_AFTER)
+            self._set_window(i, self.app.context, self.app.context)
             return
         before, after, _ = self.expanded[i]
         hit = self.hits[i]
@@ -184,7 +182,7 @@ class ResultList(OptionList):
         window = self.expanded.get(i)
 
         def text() -> str:
-            items = window[2] if window else self.fetch_window(hit, DEFAULT_BEFORE, DEFAULT_AFTER)
+            items = window[2] if window else self.fetch_window(hit, self.app.context, self.app.context)
             return window_text(items, hit.message_index)
 
         self.app.copy_menu(hit, hit.message_index, text)
@@ -196,7 +194,7 @@ class ResultList(OptionList):
             return
         window = self.expanded.get(self.highlighted)
         self.app.export_menu(hit, lambda: window[2] if window else self.fetch_window(
-            hit, DEFAULT_BEFORE, DEFAULT_AFTER), redact=not getattr(self.screen, "reveal", False))
+            hit, self.app.context, self.app.context), redact=not getattr(self.screen, "reveal", False))
 
     def action_edit(self) -> None:
         """Open the highlighted session's transcript in $EDITOR at the hit."""
@@ -219,7 +217,8 @@ class ResultList(OptionList):
         # through a message. Keys typed in the same burst are already queued here: once the focus
         # has left, every printable key (o, x, + and - too) is text for the box, not a command.
         typing = self.app.focused is not self
-        if event.is_printable and event.character and (typing or event.character not in COMMAND_KEYS):
+        if event.is_printable and event.character and (
+                typing or event.key not in self.screen.active_bindings):  # bound keys (config too) are commands
             event.stop()
             event.prevent_default()
             self.type_into_search(event.character)

@@ -12,7 +12,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import Footer, Input, ProgressBar, Static
 
-from ..search import DEFAULT_AFTER, DEFAULT_BEFORE, Hit, SearchResult
+from ..search import Hit, SearchResult
 from ..text import printable
 from .messages import IndexDone, IndexProgress, SearchDone
 from .panels import ExplainScreen
@@ -36,8 +36,8 @@ class SearchScreen(Screen):
     BINDINGS = [
         Binding("down", "results", "Results", show=False),
         Binding("escape", "clear", "Clear", show=False),
-        Binding("ctrl+s", "toggle_sort", "Sort"),
-        Binding("ctrl+r", "toggle_reveal", "Reveal secrets", show=False),
+        Binding("ctrl+s", "toggle_sort", "Sort", id="sort"),
+        Binding("ctrl+r", "toggle_reveal", "Reveal secrets", show=False, id="reveal"),
     ]
 
     sort = "relevance"
@@ -306,14 +306,14 @@ class SearchScreen(Screen):
 class SessionScreen(Screen):
     """The whole session, opened at the hit, paged from the transcript as you scroll."""
 
-    BINDINGS = [Binding("escape,q", "back", "Back"),
-                Binding("slash", "find", "Find"),
-                Binding("r", "resume", "Resume"),
-                Binding("f", "fork", "Fork", show=False),
-                Binding("c", "copy", "Copy"),
-                Binding("E", "export", "Export", show=False),
-                Binding("v", "edit", "Editor", show=False),
-                Binding("ctrl+r", "toggle_reveal", "Reveal secrets", show=False)]
+    BINDINGS = [Binding("escape,q", "back", "Back", id="back"),
+                Binding("slash", "find", "Find", id="find"),
+                Binding("r", "resume", "Resume", id="resume"),
+                Binding("f", "fork", "Fork", show=False, id="fork"),
+                Binding("c", "copy", "Copy", id="copy"),
+                Binding("E", "export", "Export", show=False, id="export"),
+                Binding("v", "edit", "Editor", show=False, id="editor"),
+                Binding("ctrl+r", "toggle_reveal", "Reveal secrets", show=False, id="reveal")]
 
     reveal = False
 
@@ -354,7 +354,7 @@ class SessionScreen(Screen):
                  f" · updated {relative_date(s.updated, now)}", style="dim")
         if self.hit.ref.resume_command:
             t.append("\nresume: ", style="dim")
-            t.append(printable(self.hit.ref.resume_command), style="cyan")
+            t.append(printable(self.app.with_flags(self.hit, self.hit.ref.resume_command)), style="cyan")
         return t
 
     def on_mount(self) -> None:
@@ -402,14 +402,14 @@ class SessionScreen(Screen):
         """Copy the session id, resume command, path, the message at the top, or its window."""
         index = self.current_message
         self.app.copy_menu(self.hit, index, lambda: window_text(
-            self.app.engine.page(self.hit.ref, max(0, index - DEFAULT_BEFORE), DEFAULT_BEFORE + DEFAULT_AFTER + 1,
+            self.app.engine.page(self.hit.ref, max(0, index - self.app.context), 2 * self.app.context + 1,
                                  redact=not self.reveal).messages, index))
 
     def action_export(self) -> None:
         """Export the session, or the window around the cursor, to Markdown."""
         index = self.current_message
         self.app.export_menu(self.hit, lambda: self.app.engine.page(
-            self.hit.ref, max(0, index - DEFAULT_BEFORE), DEFAULT_BEFORE + DEFAULT_AFTER + 1,
+            self.hit.ref, max(0, index - self.app.context), 2 * self.app.context + 1,
             redact=not self.reveal).messages, redact=not self.reveal)
 
     def action_edit(self) -> None:

@@ -55,17 +55,17 @@ class TranscriptView(ScrollView, can_focus=True):
         Binding("down,j", "scroll_down", "Down", show=False),
         Binding("pageup,b", "page_up", "Page up", show=False),
         Binding("pagedown,space", "page_down", "Page down", show=False),
-        Binding("home,g", "first", "Start"),
-        Binding("end,G", "last", "End"),
-        Binding("e", "toggle_full", "Full text"),
-        Binding("right_square_bracket", "next_hit", "Next hit"),
-        Binding("left_square_bracket", "previous_hit", "Prev hit", show=False),
-        Binding("J", "next_message", "Next msg", show=False),
-        Binding("K", "previous_message", "Prev msg", show=False),
-        Binding("n", "find_next", "Find next", show=False),
-        Binding("N", "find_previous", "Find prev", show=False),
-        Binding("t", "cycle_tools", "Tools"),
-        Binding("T", "toggle_thinking", "Thinking", show=False),
+        Binding("home,g", "first", "Start", id="first"),
+        Binding("end,G", "last", "End", id="last"),
+        Binding("e", "toggle_full", "Full text", id="full-text"),
+        Binding("right_square_bracket", "next_hit", "Next hit", id="next-hit"),
+        Binding("left_square_bracket", "previous_hit", "Prev hit", show=False, id="previous-hit"),
+        Binding("J", "next_message", "Next msg", show=False, id="next-message"),
+        Binding("K", "previous_message", "Prev msg", show=False, id="previous-message"),
+        Binding("n", "find_next", "Find next", show=False, id="find-next"),
+        Binding("N", "find_previous", "Find prev", show=False, id="find-previous"),
+        Binding("t", "cycle_tools", "Tools", id="tools"),
+        Binding("T", "toggle_thinking", "Thinking", show=False, id="thinking"),
     ]
 
     class Position(Message):
@@ -256,7 +256,8 @@ class TranscriptView(ScrollView, can_focus=True):
             body.append(f"\n… {more} more lines ({hint})", style="italic dim")
         console = self.app.console
         options = console.options.update_width(self._width).update(highlight=False)
-        base = self.rich_style + Style(bgcolor="grey23") if is_hit else self.rich_style
+        hit_bg = "grey23" if self.app.current_theme.dark else "grey85"
+        base = self.rich_style + Style(bgcolor=hit_bg) if is_hit else self.rich_style
         rendered = console.render_lines(Group(header, Padding(body, (0, 1, 0, 4))), options,
                                         style=base, pad=True)
         return [Strip(line) for line in rendered] + [Strip.blank(self._width, self.rich_style)]
