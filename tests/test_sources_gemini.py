@@ -1,4 +1,5 @@
-"""GeminiSource against the fixtures in tests/fixtures/home/.gemini (current ``.jsonl`` format)."""
+"""GeminiSource against the fixtures in tests/fixtures/home/.gemini (current ``.jsonl`` format), and
+legacy whole-file ``.json`` chats, twins and ``$rewindTo`` built in the tests."""
 
 from __future__ import annotations
 
@@ -38,7 +39,7 @@ def test_discover_fixture_home():
     assert sorted(SRC.discover({}, HOME)) == sorted([G1_FILE, SUB_FILE])
 
 
-def test_gemini_cli_home_env_and_no_legacy_json(tmp_path):
+def test_gemini_cli_home_env_and_json_twin_dropped(tmp_path):
     base = tmp_path / "alt"
     chats = base / ".gemini" / "tmp" / "abc" / "chats"
     f = write_jsonl(chats / "session-2026-03-01T00-00-abcdef12.jsonl", {"sessionId": "x"})
@@ -65,7 +66,7 @@ def test_messages_roles_labels_texts(g1):
         # g1 re-written with its result: thought and call are not repeated, the result is added
         (Role.TOOL, "tool:run_shell_command", "src/flux.py:12: QUOKKAFLUX_LIMIT = 3", "run_shell_command"),
         (Role.ASSISTANT, "assistant", "The limit is 3 per window; raise QUOKKAFLUX_LIMIT.", None),
-        # $rewindTo is not applied (documented limitation): u2 stays
+        # u2 is rewound ($rewindTo): still yielded (searchable), marked in extra['rewound']
         (Role.USER, "user", "Also show me a picture", None),
         (Role.USER, "user", "Make it configurable 🦘 via env\n[image]", None),
     ]
@@ -83,6 +84,7 @@ def test_session_fields(g1):
     assert s.started.isoformat() == "2026-03-20T09:00:00+00:00"
     assert s.updated.isoformat() == "2026-03-20T09:02:00+00:00"
     assert g1.stats.skipped == 1  # the broken line
+    assert s.extra == {"rewound": [[5, 6]]}
     assert SRC.resume_command(s) == f"cd /home/dev/gemproj && gemini --resume {SID}"
     assert state_size(g1.state) < 4096
 
