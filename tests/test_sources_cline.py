@@ -258,3 +258,17 @@ def test_cli_end_to_end(home, tmp_path, monkeypatch, capsys):
     assert main(["--index-dir", index, "status", "--json"]) == 0
     agents = {a["agent"]: a for a in json.loads(capsys.readouterr().out)["agents"]}
     assert agents["cline"]["sessions"] == 3 and agents["cline"]["files_found"] == 3
+
+
+def test_load_parses_the_task_once(home, monkeypatch):
+    import crabsearch.sources.cline as cline
+
+    calls = []
+    real = cline.loads
+    monkeypatch.setattr(cline, "loads", lambda raw: calls.append(1) or real(raw))
+    monkeypatch.setattr(cline, "_CACHE", type(cline._CACHE)())
+    r = SRC.read(task_path(home))
+    parsed = len(calls)  # the task file and its taskHistory.json
+    assert load_back(task_path(home), r.messages) == [m.text for m in r.messages]
+    assert len(calls) == parsed == 2
+    assert SRC.load(str(task_path(home)), 3, 1) is None  # the non-object entry
