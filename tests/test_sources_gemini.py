@@ -1,4 +1,5 @@
-"""GeminiSource against the fixtures in tests/fixtures/home/.gemini (current ``.jsonl`` format)."""
+"""GeminiSource against the fixtures in tests/fixtures/home/.gemini (current ``.jsonl`` format), and
+legacy whole-file ``.json`` chats, twins and ``$rewindTo`` built in the tests."""
 
 from __future__ import annotations
 
@@ -38,7 +39,7 @@ def test_discover_fixture_home():
     assert sorted(SRC.discover({}, HOME)) == sorted([G1_FILE, SUB_FILE])
 
 
-def test_gemini_cli_home_env_and_no_legacy_json(tmp_path):
+def test_gemini_cli_home_env_and_json_twin_dropped(tmp_path):
     base = tmp_path / "alt"
     chats = base / ".gemini" / "tmp" / "abc" / "chats"
     f = write_jsonl(chats / "session-2026-03-01T00-00-abcdef12.jsonl", {"sessionId": "x"})
@@ -65,7 +66,7 @@ def test_messages_roles_labels_texts(g1):
         # g1 re-written with its result: thought and call are not repeated, the result is added
         (Role.TOOL, "tool:run_shell_command", "src/flux.py:12: QUOKKAFLUX_LIMIT = 3", "run_shell_command"),
         (Role.ASSISTANT, "assistant", "The limit is 3 per window; raise QUOKKAFLUX_LIMIT.", None),
-        # $rewindTo is not applied (documented limitation): u2 stays
+        # u2 is rewound ($rewindTo): still yielded (searchable), marked in extra['rewound']
         (Role.USER, "user", "Also show me a picture", None),
         (Role.USER, "user", "Make it configurable 🦘 via env\n[image]", None),
     ]
@@ -83,6 +84,7 @@ def test_session_fields(g1):
     assert s.started.isoformat() == "2026-03-20T09:00:00+00:00"
     assert s.updated.isoformat() == "2026-03-20T09:02:00+00:00"
     assert g1.stats.skipped == 1  # the broken line
+    assert s.extra == {"rewound": [[5, 6]]}
     assert SRC.resume_command(s) == f"cd /home/dev/gemproj && gemini --resume {SID}"
     assert state_size(g1.state) < 4096
 
@@ -148,3 +150,235 @@ def test_end_to_end_index_and_search(tmp_path):
     assert hits[0].session.title == "Tune quokkaflux burst limiter"
     [sub] = Engine(index).search("wombatgrid agent:gemini").hits
     assert sub.session.session_id == SUB
+
+
+# -- legacy whole-file .json, twins, $rewindTo (built here, in the real formats) -----------------
+
+LEGACY_SID = "9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d"
+
+
+def legacy_record(sid: str = LEGACY_SID, summary: str | None = None, **extra) -> dict:
+    """A ConversationRecord (formats.md 3.2) with thoughts, a tool call, an info notice and a
+    drift ``model`` message with ``parts`` and a numeric ``ts``."""
+    rec = {"sessionId": sid, "projectHash": HASH, "startTime": "2026-02-01T08:00:00.000Z",
+           "lastUpdated": "2026-02-01T08:05:00.000Z", "kind": "main", "directories": ["/home/dev/old proj"],
+           "messages": [
+               {"id": "m1", "timestamp": "2026-02-01T08:00:01.000Z", "type": "user",
+                "content": "Why is the platypusqueue draining slowly?\nsecond line", "displayContent": "x"},
+               {"id": "m2", "timestamp": "2026-02-01T08:00:02.000Z", "type": "gemini", "content": "",
+                "thoughts": [{"subject": "Plan", "description": "Check the consumer count."}],
+                "toolCalls": [{"id": "c1", "name": "read_file", "args": {"path": "/etc/queue.conf"},
+                               "status": "success", "resultDisplay": "consumers=1 (display copy)",
+                               "result": [{"functionResponse": {"id": "c1", "name": "read_file",
+                                                                "response": {"output": "consumers=1 koalaoutput"}}}]}]},
+               {"id": "m3", "timestamp": "2026-02-01T08:00:03.000Z", "type": "info", "content": "Request cancelled."},
+               {"id": "m4", "ts": 1769932805, "type": "model", "parts": [{"text": "Only one consumer; add more."}]},
+           ]}
+    if summary:
+        rec["summary"] = summary
+    rec.update(extra)
+    return rec
+
+
+def write_json(path: Path, obj) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(obj, indent=2, ensure_ascii=False), encoding="utf-8")
+    return path
+
+
+def load_back(path: Path, messages) -> list[str]:
+    return [SRC.message_text(SRC.load(str(path), m.offset, m.length), m.part, m.label) for m in messages]
+
+
+def test_legacy_json_session(tmp_path):
+    f = write_json(tmp_path / "session-2026-02-01T08-00-9a8b7c6d.json", legacy_record())
+    r = SRC.read(f)
+    got = [(m.role, m.label, m.text, m.tool_name, m.offset, m.part) for m in r.messages]
+    assert got == [
+        (Role.USER, "user", "Why is the platypusqueue draining slowly?\nsecond line", None, 0, 0),
+        (Role.ASSISTANT, "thinking", "Plan\nCheck the consumer count.", None, 1, 0),
+        (Role.ASSISTANT, "tool-call:read_file", '{"path": "/etc/queue.conf"}', "read_file", 1, 1),
+        (Role.TOOL, "tool:read_file", "consumers=1 koalaoutput", "read_file", 1, 2),  # result, not the display copy
+        (Role.ASSISTANT, "assistant", "Only one consumer; add more.", None, 3, 0),
+    ]
+    assert [m.is_tool_payload for m in r.messages] == [False, False, True, True, False]
+    assert r.messages[1].is_thinking and r.messages[4].timestamp.isoformat() == "2026-02-01T08:00:05+00:00"
+    s = r.session
+    assert (s.agent, s.session_id, s.project, s.parent_session_id) == ("gemini", LEGACY_SID, "/home/dev/old proj", None)
+    assert s.title == "Why is the platypusqueue draining slowly?" and s.summary is None
+    assert (s.message_count, s.anchor_index) == (5, 0)
+    assert s.started.isoformat() == "2026-02-01T08:00:00+00:00" and s.updated.isoformat() == "2026-02-01T08:05:00+00:00"
+    assert r.end_offset == f.stat().st_size and r.stats.skipped == 0 and state_size(r.state) < 4096
+    assert SRC.resume_command(s) == f"cd '/home/dev/old proj' && gemini --resume {LEGACY_SID}"
+    assert load_back(f, r.messages) == [m.text for m in r.messages]
+    # the summary is the title when present
+    write_json(f, legacy_record(summary="Speed up platypusqueue consumers"))
+    s = SRC.read(f).session
+    assert s.title == s.summary == "Speed up platypusqueue consumers"
+
+
+def test_legacy_json_load_parses_once_and_follows_rewrites(tmp_path, monkeypatch):
+    import crabsearch.sources.gemini as gem
+
+    calls = []
+    real = gem.loads
+    monkeypatch.setattr(gem, "loads", lambda raw: calls.append(1) or real(raw))
+    f = write_json(tmp_path / "session-a.json", legacy_record())
+    r = SRC.read(f)
+    assert load_back(f, r.messages) == [m.text for m in r.messages]
+    assert len(calls) == 1  # read and every load share one parse
+    head = SRC.fingerprint(str(f), f.stat().st_size)
+    rec = legacy_record()
+    rec["messages"][0]["content"] = "Rewritten prompt about the echidnacache"
+    write_json(f, rec)
+    assert SRC.fingerprint(str(f), 10) != head  # whole-file hash: a rewrite is never "appended"
+    assert load_back(f, r.messages[:1]) == ["Rewritten prompt about the echidnacache"]
+    assert len(calls) == 2
+    again = SRC.read(f, start=123, state={"junk": 1})  # whole files always re-read from 0
+    assert [m.message_index for m in again.messages] == list(range(5))
+    assert SRC.load(str(f), 99, 1) is None
+
+
+@pytest.mark.parametrize("body, reason", [
+    (b'{"sessionId": "s", "messages": [{"id": "m1", "type": "us', "broken JSON"),
+    (b"", "broken JSON"),
+    (b"[1, 2]", "not a JSON object"),
+])
+def test_legacy_json_broken_file_is_skipped_and_counted(tmp_path, body, reason):
+    f = tmp_path / "session-broken.json"
+    f.write_bytes(body)
+    r = SRC.read(f)
+    assert r.messages == [] and r.session.message_count == 0 and r.stats.reasons == {reason: 1}
+
+
+def test_legacy_json_bad_entries_and_missing_file(tmp_path):
+    rec = legacy_record()
+    rec["messages"][1:1] = [42, "text"]
+    f = write_json(tmp_path / "session-b.json", rec)
+    r = SRC.read(f)
+    assert r.stats.reasons == {"not a JSON object": 2} and r.session.message_count == 5
+    assert load_back(f, r.messages) == [m.text for m in r.messages]
+    with pytest.raises(OSError):
+        SRC.read(tmp_path / "session-gone.json")
+
+
+def test_json_twins_are_one_session(tmp_path):
+    chats = tmp_path / ".gemini" / "tmp" / HASH / "chats"
+    # resumed legacy chat: same name, .jsonl holds the whole history -> only the .jsonl
+    twin = write_jsonl(chats / "session-2026-02-01T08-00-9a8b7c6d.jsonl",
+                       {"sessionId": LEGACY_SID, "kind": "main"},
+                       {"id": "m1", "type": "user", "content": "Why is the platypusqueue draining slowly?"})
+    old = write_json(chats / "session-2026-02-01T08-00-9a8b7c6d.json", legacy_record())
+    # a .json with the same sessionId under another name: read as an empty (unindexed) session
+    other = write_json(chats / "session-2026-02-01T09-00-9a8b7c6d.json", legacy_record())
+    lone = write_json(chats / "session-2026-01-01T00-00-11112222.json", legacy_record(sid="1111-lone"))
+    write_json(chats / "checkpoint-mytag.json", [{"role": "user", "parts": [{"text": "x"}]}])
+    assert sorted(SRC.discover({}, tmp_path)) == sorted([twin, other, lone])
+    assert old not in list(SRC.discover({}, tmp_path))
+    r = SRC.read(other)
+    assert r.messages == [] and r.session.message_count == 0 and r.session.title is None
+    assert SRC.read(lone).session.message_count == 5
+
+
+REWIND_LINES = [
+    {"sessionId": "rw-1", "kind": "main", "directories": ["/home/dev/rw"], "startTime": "2026-03-01T00:00:00Z"},
+    {"id": "u1", "timestamp": "2026-03-01T00:00:01Z", "type": "user", "content": "Draft the numbatparser grammar"},
+    {"id": "g1", "timestamp": "2026-03-01T00:00:02Z", "type": "gemini", "content": "Here is a grammar."},
+    {"id": "u2", "timestamp": "2026-03-01T00:00:03Z", "type": "user", "content": "Now add bilbyblocks"},
+    {"id": "g2", "timestamp": "2026-03-01T00:00:04Z", "type": "gemini", "content": "Added bilbyblocks."},
+    {"$rewindTo": "nope"},  # an unknown id: ignored
+    {"$rewindTo": "u1"},  # the whole history so far leaves the active branch
+    {"id": "u3", "timestamp": "2026-03-01T00:01:00Z", "type": "user", "content": "Start over: a wallabylexer"},
+    {"id": "g3", "timestamp": "2026-03-01T00:01:01Z", "type": "gemini", "content": "Lexer first."},
+    {"id": "g3", "timestamp": "2026-03-01T00:01:01Z", "type": "gemini", "content": "Lexer first."},  # re-written
+    {"$rewindTo": "g3"},
+    {"id": "g3", "timestamp": "2026-03-01T00:01:05Z", "type": "gemini", "content": "Lexer first."},  # regenerated
+]
+
+
+def test_rewind_marks_ranges_and_moves_title(tmp_path):
+    f = write_jsonl(tmp_path / "session-rw.jsonl", *REWIND_LINES)
+    r = SRC.read(f)
+    assert [(m.message_index, m.text) for m in r.messages] == [
+        (0, "Draft the numbatparser grammar"), (1, "Here is a grammar."), (2, "Now add bilbyblocks"),
+        (3, "Added bilbyblocks."), (4, "Start over: a wallabylexer"), (5, "Lexer first."), (6, "Lexer first.")]
+    s = r.session
+    assert s.extra == {"rewound": [[0, 4], [5, 6]]}  # the abandoned messages stay searchable
+    assert (s.title, s.anchor_index, s.message_count) == ("Start over: a wallabylexer", 4, 7)
+    assert_read_back(SRC, f, r.messages)
+    assert_incremental(SRC, f.read_bytes(), tmp_path / "session-rw-inc.jsonl")
+
+
+def test_rewind_of_only_prompt_keeps_it_as_last_resort_title(tmp_path):
+    f = write_jsonl(tmp_path / "session-rw2.jsonl", *REWIND_LINES[:3], {"$rewindTo": "u1"})
+    s = SRC.read(f).session
+    assert s.title == "Draft the numbatparser grammar" and s.extra == {"rewound": [[0, 2]]}
+
+
+def _corpus_home(tmp_path: Path) -> Path:
+    """The corpus' Gemini files laid out as chats of one project under a test HOME."""
+    files = sorted((CORPUS / "gemini").glob("*.json*")) if (CORPUS / "gemini").is_dir() else []
+    if not files:
+        pytest.skip("corpus absent")
+    home = tmp_path / "home"
+    chats = home / ".gemini" / "tmp" / HASH / "chats"
+    chats.mkdir(parents=True)
+    for f in files:
+        shutil.copy(f, chats / f"session-{f.name}")
+    return home
+
+
+def test_corpus_json_files_read(tmp_path):
+    home = _corpus_home(tmp_path)
+    for f in SRC.discover({}, home):
+        r = SRC.read(f)
+        assert r.messages and r.stats.skipped == 0, f
+        assert load_back(f, r.messages) == [m.text for m in r.messages]
+
+
+@pytest.mark.parametrize("phrase, sid", [
+    ("Captured multiline output", "session-2025-12-16T23-47-b4f17607"),
+    ("Describe this image", "session-agent-sessions_schema_drift"),
+    ("Hi", "session-2026-01-16T18-34-3739ef95"),
+    ("listed the files", "gemini_stage0_jsonl"),
+    ("conformance answer", "reg-gem-set-001"),
+])
+def test_corpus_phrases_found(tmp_path, phrase, sid):
+    from crabsearch.index import Indexer
+    from crabsearch.search import Engine
+
+    home = _corpus_home(tmp_path)
+    Indexer(tmp_path / "index", env={"HOME": str(home)}).refresh()
+    hits = Engine(tmp_path / "index").search(f'"{phrase}"').hits
+    assert [(h.session.agent, h.session.session_id) for h in hits] == [("gemini", sid)]
+
+
+def test_cli_end_to_end_legacy_json(tmp_path, monkeypatch, capsys):
+    from crabsearch.cli import main
+
+    home = tmp_path / "home"
+    chats = home / ".gemini" / "tmp" / HASH / "chats"
+    write_json(chats / "session-2026-02-01T08-00-9a8b7c6d.json", legacy_record(summary="Speed up platypusqueue"))
+    write_jsonl(chats / "session-2026-03-01T00-00-rw.jsonl", *REWIND_LINES)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("GEMINI_CLI_HOME", raising=False)
+    index = str(tmp_path / "index")
+    assert main(["--index-dir", index, "index"]) == 0
+    capsys.readouterr()
+    assert main(["--index-dir", index, "search", "--json", "platypusqueue"]) == 0
+    [hit] = json.loads(capsys.readouterr().out)["hits"]
+    assert (hit["agent"], hit["session_id"], hit["title"], hit["project"]) == (
+        "gemini", LEGACY_SID, "Speed up platypusqueue", "/home/dev/old proj")
+    assert hit["resume_command"] == f"cd '/home/dev/old proj' && gemini --resume {LEGACY_SID}"
+    assert main(["--index-dir", index, "search", "--json", "koalaoutput"]) == 0  # tool output: not indexed
+    assert json.loads(capsys.readouterr().out)["hits"] == []
+    assert main(["--index-dir", index, "search", "--json", "bilbyblocks"]) == 0  # rewound: still found
+    [hit] = json.loads(capsys.readouterr().out)["hits"]
+    assert hit["session_id"] == "rw-1" and hit["title"] == "Start over: a wallabylexer"
+    assert main(["--index-dir", index, "show", LEGACY_SID, "--json"]) == 0
+    page = json.loads(capsys.readouterr().out)
+    assert [m["text"] for m in page["messages"]][-1] == "Only one consumer; add more."
+    assert page["messages"][3]["text"] == "consumers=1 koalaoutput"  # read back via load
+    assert main(["--index-dir", index, "status", "--json"]) == 0
+    agents = {a["agent"]: a for a in json.loads(capsys.readouterr().out)["agents"]}
+    assert agents["gemini"]["sessions"] == 2 and agents["gemini"]["files_found"] == 2

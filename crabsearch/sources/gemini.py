@@ -1,47 +1,70 @@
 """Gemini CLI chats: ``$GEMINI_CLI_HOME/.gemini`` (else ``~/.gemini``), files
-``tmp/<project-id>/chats/session-*.jsonl`` and subagent chats ``chats/<parentSessionId>/*.jsonl``.
+``tmp/<project-id>/chats/session-*.jsonl`` (current), ``session-*.json`` (legacy whole file) and
+subagent chats ``chats/<parentSessionId>/*.jsonl``.
 
-Rules come from ``shared/reference/formats.md`` section 3 (3.1 layout, 3.3 the append-only
-``.jsonl`` records, 3.4 roles/title/tools, 3.5 resume) and 7.3 (role mapping). Decisions and
-limitations of this module:
+Rules come from ``shared/reference/formats.md`` section 3 (3.1 layout, 3.2 the legacy ``.json``
+ConversationRecord, 3.3 the append-only ``.jsonl`` records, 3.4 roles/title/tools, 3.5 resume)
+and 7.3 (role mapping). Decisions and limitations of this module:
 
-* Only the current ``.jsonl`` format is read; the legacy whole-file ``.json`` is not discovered.
 * Line 1 (and any later line without ``id`` that carries ``sessionId``) is metadata: session id,
   ``directories[0]`` as the project, ``summary`` as the title. A subagent chat's parent session
   id comes from its ``chats/<parent>/`` directory.
-* A message line yields, in order: ``thoughts`` (one ``thinking`` piece), its ``content`` text
-  (``user`` -> user prompt, ``gemini`` -> assistant), then for each ``toolCalls`` entry the call
-  (``tool:<name>``, args as JSON) and, when present, its result (``result`` functionResponse
-  output, else ``resultDisplay``). ``info`` / ``error`` / ``warning`` lines are skipped.
+* A message yields, in order: ``thoughts`` (one ``thinking`` piece), its ``content`` text
+  (``user`` -> user prompt, ``gemini``/``model`` -> assistant), then for each ``toolCalls`` entry
+  the call (``tool-call:<name>``, args as JSON) and, when present, its result (``result``
+  functionResponse output, else ``resultDisplay``). ``info`` / ``error`` / ``warning`` are skipped.
 * **Re-written ids** (formats.md 3.3: last wins): the shared read loop numbers messages in file
   order and cannot retract one, so pieces of a re-appended id whose text was already yielded for
   that id are skipped (kept in a bounded state map); pieces that changed (streamed text grown, a
   tool result added) are yielded as *new* messages, so an earlier partial version stays indexed.
 * ``$set`` patches: ``summary`` (title and session summary) and ``directories`` update the
   session; a ``messages`` snapshot yields the messages it holds (de-duplicated by id as above).
-* ``$rewindTo`` is **not** applied: messages already yielded cannot be deleted by a source, so
-  rewound messages stay in the index (the rewind only forgets the de-dup memory of the rewound id).
+* **``$rewindTo: X``** (formats.md 3.3: X and everything after it is deleted): messages already
+  indexed cannot be retracted, so they stay searchable, but they leave the *active* history:
+  ``Session.extra["rewound"]`` lists the ``[first, end)`` message-index ranges that were rewound
+  (from the first message yielded for X to the end at that point), the title and anchor move to
+  the first prompt still active (a rewound first prompt is only a last-resort title), and the
+  de-dup memory of the rewound ids is dropped. A rewind to an id no longer in the bounded map is
+  ignored.
+* **Legacy ``.json``** (3.2): parsed whole at every read (whole files are rewritten in place, so
+  the fingerprint is a hash of the whole file and any change re-reads it from 0). A message's
+  ``offset`` is its position in ``messages`` and ``length`` is 1; :meth:`GeminiSource.load`
+  serves it from a small LRU of parsed files keyed by ``(path, mtime_ns, size)``. Drift files
+  (``history[]`` of ``{role, parts, ts}``, ``start_time``) are read the same way.
+* **``.json``/``.jsonl`` twins** (3.3: resuming a legacy chat writes ``<name>.jsonl`` with the
+  whole history; same ``sessionId``, prefer the ``.jsonl``): ``discover`` drops ``X.json`` when
+  ``X.jsonl`` sits beside it, and reading a ``.json`` whose ``sessionId`` is the metadata
+  ``sessionId`` of any ``.jsonl`` in the same ``chats`` directory yields an empty session (not
+  indexed). A ``.jsonl`` written after its ``.json`` was indexed under another name leaves the
+  ``.json`` indexed until that file changes.
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
+from collections import OrderedDict
 from pathlib import Path
 from typing import Iterator, Mapping
 
-from ..jsonl import Record
+from ..jsonl import LineStats, Record, iter_records, loads
 from ..model import (LABEL_ASSISTANT, LABEL_THINKING, LABEL_USER, Message, Role, Session,
                      tool_call_label, tool_result_label)
-from .base import Source, cd_and, parse_ts, dump_text, string, walk_files
+from .base import (TEXT_CAP, TOOL_TEXT_CAP, FileRead, Source, cd_and, dump_text, parse_ts, string,
+                   walk_files)
 from .pieces import Piece, emit, piece_text
 
 SEEN_CAP = 256
-"""Message ids whose yielded piece hashes are kept in state (oldest dropped first)."""
+"""Message ids whose first index and yielded piece hashes are kept in state (oldest dropped first)."""
+REWOUND_CAP = 64
+"""Rewound index ranges kept on the session (the oldest two are merged beyond this)."""
 SUMMARY_CAP = 8192
+JSON_CACHE = 4
+"""Parsed legacy ``.json`` files kept for :meth:`GeminiSource.load` (LRU)."""
 
 
 class GeminiSource(Source):
-    """Gemini CLI (formats.md section 3), current ``.jsonl`` chats. One session per file."""
+    """Gemini CLI (formats.md section 3): ``.jsonl`` and legacy ``.json`` chats, one session per file."""
 
     agent = "gemini"
     order = 30
@@ -55,11 +78,14 @@ class GeminiSource(Source):
         return [(Path(base).expanduser() if base else home) / ".gemini"]
 
     def discover(self, env: Mapping[str, str], home: Path) -> Iterator[Path]:
-        """``tmp/*/chats/session-*.jsonl`` and subagent chats ``tmp/*/chats/*/*.jsonl``."""
+        """``tmp/*/chats/session-*.jsonl``, subagent chats ``tmp/*/chats/*/*.jsonl`` and legacy
+        ``tmp/*/chats/session-*.json`` unless a ``.jsonl`` of the same name sits beside it."""
         seen: set[Path] = set()
         for root in self.roots(env, home):
-            for pattern in ("*/chats/session-*.jsonl", "*/chats/*/*.jsonl"):
+            for pattern in ("*/chats/session-*.jsonl", "*/chats/*/*.jsonl", "*/chats/session-*.json"):
                 for path in walk_files(root / "tmp", pattern):
+                    if path.suffix == ".json" and path.with_suffix(".jsonl").is_file():
+                        continue  # the .jsonl twin holds the whole history (formats.md 3.3)
                     if path not in seen:
                         seen.add(path)
                         yield path
@@ -72,7 +98,7 @@ class GeminiSource(Source):
     def process(self, rec: Record, state: dict, session: Session, out: list[Message]) -> None:
         obj = rec.obj
         if "$rewindTo" in obj:
-            state["seen"].pop(string(obj.get("$rewindTo")), None)
+            _rewind(string(obj.get("$rewindTo")), state)
             return
         patch = obj.get("$set")
         if isinstance(patch, dict):
@@ -102,12 +128,12 @@ class GeminiSource(Source):
             k = (mid, p.label, p.text)
             counts[k] = counts.get(k, 0) + 1  # identical pieces within one version count apart
             h = hashlib.sha1(f"{p.label}\0{counts[k]}\0{p.text}".encode("utf-8", "replace")).hexdigest()[:12]
-            hashes = seen.pop(mid, [])
+            first, hashes = seen.pop(mid, [None, []])
             if h in hashes:
                 skip.append(i)
             else:
                 hashes.append(h)
-            seen[mid] = hashes  # re-insert: most recently used last
+            seen[mid] = [first, hashes]  # re-insert: most recently used last
             while len(seen) > SEEN_CAP:
                 del seen[next(iter(seen))]
         for ts in stamps:
@@ -118,15 +144,22 @@ class GeminiSource(Source):
         kept = [i for i in range(len(pieces)) if i not in skip]
         for m, i in zip(out[before:], kept):
             m.timestamp = stamps[i]
+            entry = seen.get(owners[i])
+            if entry is not None and entry[0] is None:
+                entry[0] = m.message_index  # where a rewind to this id starts
 
     def finish(self, state: dict, session: Session) -> None:
         """Session id = metadata ``sessionId`` else file stem; title = ``summary`` > first user
-        prompt (formats.md 3.4); anchor = first prompt."""
+        prompt (formats.md 3.4), still active after rewinds (else the first rewound prompt);
+        anchor = that prompt; ``extra["rewound"]`` = rewound message-index ranges."""
         session.session_id = state.get("sid") or Path(session.path).stem
         session.parent_session_id = state.get("parent")
-        session.title = state.get("summary") or state.get("first_prompt") or None
+        session.title = (state.get("summary") or state.get("first_prompt") or state.get("rewound_prompt")
+                         or None)
         session.summary = (state.get("summary") or "")[:SUMMARY_CAP] or None
         session.anchor_index = state.get("anchor", 0)
+        if state.get("rewound"):
+            session.extra["rewound"] = [list(r) for r in state["rewound"]]
 
     def message_text(self, obj: dict, part: int, label: str) -> str:
         return piece_text(pieces_of(obj), part, label)
@@ -134,6 +167,131 @@ class GeminiSource(Source):
     def resume_command(self, session: Session) -> str | None:
         """``cd <project> && gemini --resume <uuid>`` (formats.md 3.5: run from the project)."""
         return cd_and(session.project, ["gemini", "--resume", session.session_id])
+
+    # -- legacy whole-file .json ---------------------------------------------------------------
+
+    def read(self, path: Path, start: int = 0, state: dict | None = None) -> FileRead:
+        """``.jsonl``: the shared incremental loop. ``.json``: the whole file, always from 0
+        (``start``/``state`` ignored). Raises ``OSError`` when the file cannot be read."""
+        if Path(path).suffix != ".json":
+            return super().read(path, start, state)
+        return self._read_json(Path(path))
+
+    def fingerprint(self, path: str, size: int) -> str:
+        """``.json``: SHA-1 of the whole file (rewritten in place: any change is a full re-read).
+        ``.jsonl``: the default head hash. Raises ``OSError``."""
+        if Path(path).suffix != ".json":
+            return super().fingerprint(path, size)
+        with open(path, "rb") as fh:
+            return hashlib.sha1(fh.read()).hexdigest()
+
+    def load(self, path: str, offset: int, length: int) -> object | None:
+        """``.json``: message number ``offset`` of the (cached) parsed file, or None.
+        ``.jsonl``: the JSONL line. Raises ``OSError``."""
+        if Path(path).suffix != ".json":
+            return super().load(path, offset, length)
+        msgs = _json_messages(_parsed_json(path)[0])
+        return msgs[offset] if 0 <= offset < len(msgs) and isinstance(msgs[offset], dict) else None
+
+    def _read_json(self, path: Path) -> FileRead:
+        data, size = _parsed_json(str(path))
+        stats = LineStats(end_offset=size)
+        state = self.new_state(path) | {"next_index": 0}
+        session = Session(agent=self.agent, session_id=path.stem, path=str(path))
+        messages: list[Message] = []
+        if data is None:
+            stats.skip("broken JSON")
+        elif not isinstance(data, dict):
+            stats.skip("not a JSON object")
+        elif not (string(data.get("sessionId")) and _twin_ids(path).get(data["sessionId"])):
+            _meta(data, state, session)
+            session.touch(parse_ts(data.get("startTime") or data.get("start_time")))
+            session.touch(parse_ts(data.get("lastUpdated")))
+            for n, m in enumerate(_json_messages(data)):
+                if not isinstance(m, dict):
+                    stats.skip("not a JSON object")
+                    continue
+                before = len(messages)
+                ts = parse_ts(m.get("timestamp", m.get("ts")))
+                session.touch(ts)
+                emit(_message(m), Record(m, n, 1), state, messages, ts)
+                for msg in messages[before:]:
+                    cap = TOOL_TEXT_CAP if msg.is_tool_payload else TEXT_CAP
+                    msg.text = msg.text[:cap]
+                state["next_index"] += len(messages) - before
+        session.message_count = state["next_index"]
+        self.finish(state, session)
+        state["session"] = session.to_state()
+        return FileRead(session, messages, size, state, stats)
+
+
+_JSON: OrderedDict[tuple[str, int, int], object] = OrderedDict()
+
+
+def _parsed_json(path: str) -> tuple[object, int]:
+    """``(parsed value or None when it is not JSON, size)`` of a whole-file chat, from a small
+    LRU keyed by ``(path, mtime_ns, size)``. Raises ``OSError``."""
+    st = os.stat(path)
+    key = (path, st.st_mtime_ns, st.st_size)
+    if key in _JSON:
+        _JSON.move_to_end(key)
+        return _JSON[key], st.st_size
+    with open(path, "rb") as fh:
+        raw = fh.read()
+    try:
+        data = loads(raw)
+    except ValueError:
+        data = None
+    _JSON[key] = data
+    while len(_JSON) > JSON_CACHE:
+        _JSON.popitem(last=False)
+    return data, len(raw)
+
+
+def _json_messages(data) -> list:
+    """The message list of a whole-file chat: ``messages`` (3.2), or drift ``history``."""
+    if not isinstance(data, dict):
+        return []
+    msgs = data.get("messages", data.get("history"))
+    return msgs if isinstance(msgs, list) else []
+
+
+def _twin_ids(path: Path) -> dict[str, bool]:
+    """``{sessionId: True}`` of the ``.jsonl`` chats beside ``path`` (their metadata line)."""
+    ids: dict[str, bool] = {}
+    try:
+        names = [n for n in os.listdir(path.parent) if n.endswith(".jsonl")]
+    except OSError:
+        return ids
+    for name in names:
+        try:
+            for rec in iter_records(str(path.parent / name)):
+                if string(rec.obj.get("sessionId")):
+                    ids[rec.obj["sessionId"]] = True
+                break  # only the first record is metadata
+        except OSError:
+            continue
+    return ids
+
+
+def _rewind(mid: str, state: dict) -> None:
+    """Apply ``$rewindTo: mid``: note the rewound index range, forget the rewound ids, and move
+    the title/anchor prompt when it was rewound."""
+    entry = state["seen"].get(mid)
+    if not entry or entry[0] is None:
+        return
+    first, end = entry[0], state["next_index"]
+    for k in [k for k, v in state["seen"].items() if v[0] is None or v[0] >= first]:
+        del state["seen"][k]
+    if first < end:
+        ranges = state.setdefault("rewound", [])
+        ranges.append([first, end])
+        if len(ranges) > REWOUND_CAP:
+            ranges[:2] = [[ranges[0][0], ranges[1][1]]]
+    if state.get("anchor", -1) >= first:
+        prompt = state.pop("first_prompt", None)
+        state["rewound_prompt"] = state.get("rewound_prompt") or prompt
+        state.pop("anchor")
 
 
 # -- stateless extraction ----------------------------------------------------------------------
@@ -150,7 +308,7 @@ def _pieces_owned(obj: dict):
     if isinstance(patch, dict):
         msgs = patch.get("messages")
         msgs = [m for m in msgs if isinstance(m, dict)] if isinstance(msgs, list) else []
-    elif "id" in obj:
+    elif "id" in obj or "type" in obj or "role" in obj:  # a line, or one legacy .json message
         msgs = [obj]
     else:
         msgs = []
@@ -164,9 +322,9 @@ def _pieces_owned(obj: dict):
 
 
 def _message(m: dict) -> list[Piece]:
-    kind = m.get("type")
+    kind = m.get("type") or m.get("role")  # drift files: ``{role, parts}``
     if kind == "user":
-        text = _content(m.get("content"))
+        text = _content(m.get("content") if "content" in m else m.get("parts"))
         return [Piece(Role.USER, LABEL_USER, text, prompt=bool(text.strip()) and text != "[image]")] \
             if text.strip() else []
     if kind not in ("gemini", "model"):
