@@ -8,7 +8,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from rich.text import Text
-from textual.app import App
+from textual.app import App, SystemCommand
 from textual.binding import Binding
 
 from .. import paths
@@ -77,6 +77,53 @@ class CrabsearchApp(App[str | None]):
         if cfg.problem:
             self.notify(f"config {cfg.problem}", severity="warning", timeout=8)
         self.push_screen(SearchScreen())
+
+    def get_system_commands(self, screen):
+        """Command palette (Ctrl+P) entries: every action of the screen in view, then Textual's
+        own (theme, keys, quit, screenshot)."""
+        from .screens import SearchScreen, SessionScreen
+
+        def run(target, action: str):
+            return lambda: target.run_action(action)
+
+        if isinstance(screen, SearchScreen):
+            results = screen.query_one("#results")
+            for title, help_text, target, action in (
+                    ("Open session", "Open the highlighted session at its hit", results, "open"),
+                    ("Expand / collapse row", "Show the context window of the highlighted row", results, "toggle"),
+                    ("Resume session", "Quit and resume the highlighted session in its agent", results, "resume"),
+                    ("Fork session", "Quit and fork the highlighted session (Claude Code)", results, "fork"),
+                    ("Copy…", "Copy the session id, resume command, path, message or window", results, "copy"),
+                    ("Export to Markdown…", "Write the session or its window to a Markdown file", results, "export"),
+                    ("Open in editor", "Open the transcript in $EDITOR at the hit", results, "edit"),
+                    ("Explain match", "Why the highlighted session matched", results, "explain"),
+                    ("Toggle sort", "Relevance or newest first", screen, "toggle_sort"),
+                    ("Reveal secrets", "Show masked secrets on this screen (or mask them again)", screen,
+                     "toggle_reveal")):
+                yield SystemCommand(title, help_text, run(target, action))
+        elif isinstance(screen, SessionScreen):
+            view = screen.query_one("#transcript")
+            for title, help_text, target, action in (
+                    ("Find in session", "Find text in this session (then n / N)", screen, "find"),
+                    ("Next hit", "Next message matching the query", view, "next_hit"),
+                    ("Previous hit", "Previous message matching the query", view, "previous_hit"),
+                    ("Tool calls: cycle", "First lines, in full, or hidden", view, "cycle_tools"),
+                    ("Thinking: show / hide", "Show or hide the model's thinking", view, "toggle_thinking"),
+                    ("Full text", "Long messages in full or folded", view, "toggle_full"),
+                    ("Resume session", "Quit and resume this session in its agent", screen, "resume"),
+                    ("Fork session", "Quit and fork this session (Claude Code)", screen, "fork"),
+                    ("Copy…", "Copy the session id, resume command, path, message or window", screen, "copy"),
+                    ("Export to Markdown…", "Write the session or a window to a Markdown file", screen, "export"),
+                    ("Open in editor", "Open the transcript in $EDITOR at the cursor", screen, "edit"),
+                    ("Reveal secrets", "Show masked secrets in this view (or mask them again)", screen,
+                     "toggle_reveal")):
+                yield SystemCommand(title, help_text, run(target, action))
+        yield SystemCommand("Help: keys", "Every key, by screen, and the query language", self.action_help)
+        yield SystemCommand("Sources and index status", "What was found and indexed, warnings",
+                            self.action_status)
+        yield SystemCommand("Light / dark theme", "Switch between the light and the dark theme",
+                            self.action_toggle_theme)
+        yield from super().get_system_commands(screen)
 
     def action_toggle_theme(self) -> None:
         """Switch between the light and the dark theme."""
