@@ -403,7 +403,8 @@ def test_store_not_a_store_never_crashes(tmp_path, data):
 def test_store_parsed_once_per_change(tmp_path, monkeypatch):
     from crabsearch.sources import crabtalk
 
-    path = two_sessions().write(tmp_path / "store.crmem")
+    store = two_sessions()
+    path = store.write(tmp_path / "store.crmem")
     calls = []
     real = crabtalk._replay
     monkeypatch.setattr(crabtalk, "_replay", lambda *a: calls.append(1) or real(*a))
@@ -413,6 +414,8 @@ def test_store_parsed_once_per_change(tmp_path, monkeypatch):
         src.fingerprint(str(unit), 0)
         src.read(unit)
     assert calls == [1]
+    store.put(msg_key(H2, 1), user("more")).write(path)
+    assert src.stat(member_path(path, H2))[0] == 2 and calls == [1, 1]
 
 
 # -- the shared corpus -------------------------------------------------------------------------
