@@ -249,7 +249,7 @@ def test_step_dir_messages_and_session(tmp_path):
         "crab_user_2", "Why does the wombat build fail?", "Wombat build fixed.", str(d))
     assert s.started.isoformat() == "2026-07-20T03:00:00+00:00"
     assert s.updated.isoformat() == "2026-07-20T03:05:41.913000+00:00"
-    assert r.end_offset == 6 and SRC.stat(str(d))[0] == 6 and state_size(r.state) < 4096
+    assert r.end_offset == 7 and SRC.stat(str(d))[0] == 7 and state_size(r.state) < 4096
     read_back(d, r.messages)
 
 
@@ -261,7 +261,7 @@ def test_step_dir_incremental_new_steps_meta_rewrite_and_rewind(tmp_path):
     state = json.loads(json.dumps(first.state))
     step_dir(d, dict(STEP_META, title="Wombat build"), *STEPS[3:], first=4)
     grown, _, _ = SRC.stat(str(d))
-    assert grown == 6 and SRC.fingerprint(str(d), size) == head
+    assert grown == 7 and SRC.fingerprint(str(d), size) == head
     rest = SRC.read(d, first.end_offset, state)
     whole = SRC.read(d)
     assert [key(m) for m in first.messages + rest.messages] == [key(m) for m in whole.messages]
@@ -284,7 +284,7 @@ def test_step_dir_broken_steps_meta_and_pending_last(tmp_path):
     r = SRC.read(d)
     assert [m.text for m in r.messages] == ["alpha", "beta"]
     assert r.stats.reasons == {"broken step": 2, "broken meta": 1} and r.stats.pending
-    assert r.end_offset == 4  # the unparseable last step is read again
+    assert r.end_offset == 5  # the unparseable last step is read again
     (d / "step-000005").write_text(json.dumps(user("gamma")))
     rest = SRC.read(d, r.end_offset, json.loads(json.dumps(r.state)))
     assert [(m.message_index, m.text) for m in rest.messages] == [(2, "gamma")]

@@ -8,7 +8,7 @@ Rules come from ``shared/reference/formats.md`` section 5 (5.1 JSONL, 5.2 step d
   ``summary`` message. Session id = file stem.
 * **Step directory** (2026-04..08): the unit is the directory ``sessions/<slug>/`` (``meta`` +
   ``step-NNNNNN``, one JSON value each). "size" and "offset" are step *numbers*: ``stat`` gives the
-  highest step number, a read takes the steps above ``start``; the fingerprint is the first
+  highest step number + 1, a read takes the steps from ``start`` on; the fingerprint is the first
   step's name and bytes, so a rewind (steps rewritten with higher numbers) re-reads from 0. An
   unparseable *last* step is still being written: it is left for the next read. Session id = slug.
 * **crabdb** (2026-08..): ``store.crmem``, one member path ``store.crmem#<handle>`` per session.
@@ -94,7 +94,7 @@ class CrabtalkSource(Source):
     # -- units --------------------------------------------------------------------------------
 
     def stat(self, path: str) -> tuple[int, int, int]:
-        """JSONL: the file's. Step dir: (highest step number, newest mtime of the directory, meta
+        """JSONL: the file's. Step dir: (highest step number + 1, newest mtime of the directory, meta
         and last step, ctime). crmem member: (highest msg idx + 1, hash of its live records,
         store ctime). Raises ``OSError`` (``FileNotFoundError`` when the unit is gone)."""
         kind = _kind(path)
@@ -109,14 +109,15 @@ class CrabtalkSource(Source):
                     mtime = max(mtime, os.stat(os.path.join(path, name)).st_mtime_ns)
                 except OSError:
                     pass
-            return (steps[-1][0] if steps else 0), mtime, st.st_ctime_ns
+            return (steps[-1][0] + 1 if steps else 0), mtime, st.st_ctime_ns
         container, handle = split_member(path)
-        info = self._store(container)["sessions"].get(handle)
+        store = self._store(container)
+        info = store["sessions"].get(handle)
         if info is None:
             raise FileNotFoundError(2, "no such crabtalk session", path)
         msgs = info["msgs"]
         sig = hashlib.sha1(repr((info["meta"], sorted(msgs.items()))).encode()).hexdigest()
-        return (max(msgs) + 1 if msgs else 0), int(sig[:15], 16), os.stat(container).st_ctime_ns
+        return (max(msgs) + 1 if msgs else 0), int(sig[:15], 16), store["ctime_ns"]
 
     def fingerprint(self, path: str, size: int) -> str:
         """JSONL: the head hash. Step dir: the first step's name and bytes. crmem member: the
@@ -147,14 +148,9 @@ class CrabtalkSource(Source):
             return super().load(path, offset, length)
         if kind == "steps":
             raw = Path(path, f"step-{offset:06d}").read_bytes()
-            if len(raw) != length:
-                return None
         else:
             raw = _pread(split_member(path)[0], offset, length)
-        try:
-            obj = loads(raw)
-        except ValueError:
-            return None
+        obj = _json(raw) if len(raw) == length else None
         return obj if isinstance(obj, dict) else None
 
     # -- reading ------------------------------------------------------------------------------
@@ -183,18 +179,18 @@ class CrabtalkSource(Source):
         return FileRead(session, messages, stats.end_offset, state, stats)
 
     def _read_steps(self, path: str, start: int, stats: LineStats):
-        meta = _json_file(os.path.join(path, "meta"))
-        steps = [(n, name) for n, name in _steps(path) if n > start]
+        try:
+            meta = _json(Path(path, "meta").read_bytes())
+        except FileNotFoundError:
+            meta = None
+        steps = [(n, name) for n, name in _steps(path) if n >= start]
         records = []
         for i, (n, name) in enumerate(steps):
             try:
                 raw = Path(path, name).read_bytes()
             except FileNotFoundError:
                 continue  # removed by a rewind since the listing
-            try:
-                obj = loads(raw)
-            except ValueError:
-                obj = None
+            obj = _json(raw)
             if not isinstance(obj, dict):
                 if i == len(steps) - 1:
                     stats.pending = True  # the last step may still be being written
@@ -202,7 +198,7 @@ class CrabtalkSource(Source):
                 stats.skip("broken step")
             else:
                 records.append(Record(obj, n, len(raw)))
-            stats.end_offset = n
+            stats.end_offset = n + 1
         return meta, records
 
     def _read_store(self, path: str, start: int, stats: LineStats):
@@ -215,11 +211,11 @@ class CrabtalkSource(Source):
                     stats.skip(reason)
         fd = os.open(container, os.O_RDONLY)
         try:
-            meta = _json_value(fd, info["meta"]) if info["meta"] else None
+            meta = _json(os.pread(fd, info["meta"][1], info["meta"][0])) if info["meta"] else None
             records = []
             for idx in sorted(i for i in info["msgs"] if i >= start):
                 off, length = info["msgs"][idx]
-                obj = _json_value(fd, (off, length))
+                obj = _json(os.pread(fd, length, off))
                 if isinstance(obj, dict):
                     records.append(Record(obj, off, length))
                 else:
@@ -273,7 +269,7 @@ class CrabtalkSource(Source):
 
     def _store(self, path: str) -> dict:
         """The replayed store ``{"sessions": {handle: {"meta": (off, len) | None, "msgs": {idx:
-        (off, len)}}}, "issues": {reason: count}}``, cached per (size, mtime, inode)."""
+        (off, len)}}}, "issues": {reason: count}, "ctime_ns"}``, cached per (size, mtime, inode)."""
         with open(path, "rb") as fh:
             st = os.fstat(fh.fileno())
             key = (st.st_size, st.st_mtime_ns, st.st_ino)
@@ -285,6 +281,7 @@ class CrabtalkSource(Source):
             else:
                 with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as buf:
                     store = _replay(buf, st.st_size)
+        store["ctime_ns"] = st.st_ctime_ns
         if len(self._stores) > 8:
             self._stores.clear()
         self._stores[path] = (key, store)
@@ -468,19 +465,9 @@ def _pread(path: str, offset: int, length: int) -> bytes:
         os.close(fd)
 
 
-def _json_value(fd: int, span: tuple[int, int]):
-    """The JSON value at ``span`` (offset, length) of an open file; ``False`` when broken."""
-    try:
-        return loads(os.pread(fd, span[1], span[0]))
-    except ValueError:
-        return False
-
-
-def _json_file(path: str):
-    """A whole-file JSON value; None when missing, ``False`` when it does not parse."""
-    try:
-        raw = Path(path).read_bytes()
-    except FileNotFoundError:
+def _json(raw: bytes | None):
+    """The JSON value of ``raw``: None when ``raw`` is None, ``False`` when it does not parse."""
+    if raw is None:
         return None
     try:
         return loads(raw)
