@@ -499,3 +499,15 @@ def test_end_to_end_cli(tmp_path, monkeypatch, capsys):
     [h] = hits("wombat tests")
     assert h["session_id"] == "crab_user_2" and h["message_count"] == 9
     assert len(json.loads(run("show", H1, "--json"))["messages"]) == 4
+
+
+def test_store_truncated_at_every_byte_never_crashes(tmp_path):
+    data = two_sessions().snapshot().put(msg_key(H2, 1), user("tail")).bytes()
+    path = tmp_path / "store.crmem"
+    src = CrabtalkSource()
+    for cut in range(len(data) + 1):
+        path.write_bytes(data[:cut])
+        for unit in src.discover({"CRABTALK_HOME": str(tmp_path)}, tmp_path):
+            r = src.read(unit)
+            assert set(r.stats.reasons) <= {"torn tail record", "bad index snapshot", "not a crmem store"}
+            read_back(unit, r.messages)
