@@ -24,7 +24,8 @@ fallback; crabtalk shows "(untitled)"). Summary: meta ``summary``, else the late
 text (formats.md 7.2). Project: meta ``root`` (crabdb only). Messages carry no timestamps;
 ``started``/``updated`` come from meta ``created_at``/``updated_at`` and compaction/event times.
 Both message shapes are read: OpenAI (``reasoning_content``, ``tool_calls``, ``role: tool``) and
-Anthropic blocks (``thinking``, ``tool_use``, ``tool_result``). Events are never messages.
+Anthropic blocks (``thinking``, ``tool_use``, ``tool_result``); a guest agent's reply (``agent``
+set) is an ``assistant`` message. Events are never messages (their ``ts`` widens the session).
 Resume: none (formats.md 5: by handle through the daemon/TUI, no CLI flag), so None.
 """
 
