@@ -117,8 +117,11 @@ def source_env(demo: bool) -> dict[str, str]:
     """The environment sources discover from: the real one, or the bundled demo home."""
     env = dict(os.environ)
     if demo:
-        for var in ("CLAUDE_CONFIG_DIR", "CODEX_HOME"):
-            env.pop(var, None)
+        from .sources import SOURCES
+
+        for src in SOURCES.values():  # no override may point the demo at real transcripts
+            if src.env_var:
+                env.pop(src.env_var, None)
         env["HOME"] = str(paths.demo_home())
     return env
 

@@ -97,7 +97,7 @@ def collect(indexer: Indexer, *, top: int = 20) -> Status:
             continue
         a.files_indexed += 1
         a.messages += e.get("messages", 0)
-        a.sessions += 1 if e.get("messages") else 0
+        a.sessions += 1 if e.get("session", bool(e.get("messages"))) else 0  # a titled, emptied session counts
         a.skipped_lines += e.get("skipped", 0)
         if e.get("skipped"):
             status.skipped_files.append({"path": path, "skipped": e["skipped"], "reasons": e.get("reasons", {})})

@@ -374,6 +374,7 @@ class Indexer:
         return {"agent": job.source.agent, "fkey": fkey, "size": job.size, "mtime_ns": job.mtime_ns,
                 "offset": read.end_offset, "head": head, "state": read.state,
                 "session_id": read.session.session_id, "messages": read.session.message_count,
+                "session": bool(read.session.message_count or read.session.title),
                 "skipped": sum(reasons.values()), "reasons": reasons}
 
     def _save(self, manifest: Manifest, entries: dict[str, dict]) -> None:

@@ -80,6 +80,7 @@ class ClineSource(Source):
 
     agent = "cline"
     order = 60
+    env_var = "CLINE_DATA_DIR"
     display = "Cline / Roo Code"
     badge = "Cline"
 

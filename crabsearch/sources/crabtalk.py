@@ -60,6 +60,7 @@ class CrabtalkSource(Source):
 
     agent = "crabtalk"
     order = 50
+    env_var = "CRABTALK_HOME"
     display = "Crabtalk"
     badge = "Crab"
 
