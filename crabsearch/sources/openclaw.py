@@ -10,9 +10,10 @@ then per agent ``agents/<agentId>/``:
 * ``agent/openclaw-agent.sqlite`` (>= 2026.8): table ``transcript_events(session_id, seq,
   event_json, created_at[, event_zstd])`` holds the same entries, one row each. Each session is a
   unit ``<db>#<sessionId>``; its size is its row count, its offset the rows read so far (state
-  keeps the last rowid, so a read takes only newer rows), its mtime the newest ``created_at`` /
-  ``session_windows.updated_at`` / ``session_nodes.updated_at`` (ms), and a message's offset is
-  the rowid of its row. ``event_zstd`` rows are read when the ``zstandard`` module is installed,
+  keeps the last rowid, so a read takes only newer rows), its mtime the newest of its last row's
+  ``created_at``, ``session_windows.updated_at`` and ``session_nodes.updated_at`` (ms, with the
+  last rowid in the sub-millisecond digits so that any new row changes it), and a message's
+  offset is the rowid of its row. ``event_zstd`` rows are read when the ``zstandard`` module is installed,
   else skipped and counted. The database is opened read-only (``mode=ro``), queried in slices of
   :data:`ROWS` rows (no lock is held between slices), and closed after each call.
 * **Each session once:** a JSONL file (live or reset archive) whose session id (the file name up
@@ -102,7 +103,8 @@ class OpenClawSource(V3Source):
         row = _summary(db).get(sid)
         if row is None:
             raise FileNotFoundError(path)
-        return row[0], row[2] * 1_000_000, row[2] * 1_000_000
+        mtime = row[2] * 1_000_000 + row[1] % 1_000_000  # the last rowid in the sub-ms digits
+        return row[0], mtime, mtime
 
     def fingerprint(self, path: str, size: int) -> str:
         """A store member: SHA-1 of its first row's rowid and text (a rewritten session changes
@@ -145,7 +147,7 @@ class OpenClawSource(V3Source):
                     text = _event_text(row)
                     obj = _parse(text) if text is not None else None
                     if obj is None:
-                        stats.skip("compressed event (no zstd decoder)" if text is None else "broken JSON")
+                        stats.skip("undecodable event_zstd" if text is None else "broken JSON")
                         continue
                     before = len(messages)
                     self.process(Record(obj, row["rowid"], len(text)), state, session, messages)
