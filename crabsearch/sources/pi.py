@@ -22,12 +22,13 @@ version, id, timestamp, cwd, parentSession?}``; every other entry has ``type``, 
 
 Tree (formats.md 4.3): the active branch is the path from the last entry back to the root
 through ``parentId``. A ``parentId`` naming a ``toolCall`` block id (seen in the
-``agent-sessions`` fixtures) leads to the entry holding that call. Every entry stays searchable;
+``agent-sessions`` fixtures) leads to the entry holding that call (the latest
+:data:`CALLS_KEPT` calls are remembered). Every entry stays searchable;
 the messages of entries off the active branch are listed in ``Session.extra["off_branch"]`` as
 ``[start, end)`` message-index ranges (absent when every message is on the branch).
 
 Title (pi ``buildSessionInfo``): the latest ``session_info.name``, else the first user prompt
-on the active branch (else the first prompt anywhere). Summary: the text of the latest
+on the active branch among the first :data:`PROMPTS_KEPT` prompts (else the first prompt). Summary: the text of the latest
 ``compaction`` / ``branch_summary`` entry on the active branch. Project: header ``cwd``; no git
 branch. Session id: header ``id``, else the uuid after the last ``_`` of the file name.
 """
@@ -50,6 +51,10 @@ SUMMARIES_KEPT = 16
 """Summary entries remembered in state (the latest on the active branch becomes the summary)."""
 TREE_CAP = 200_000
 """Entries whose parent links are kept; past this, later entries count as on the branch."""
+PROMPTS_KEPT = 64
+"""Earliest user-prompt entries remembered as title candidates (beyond them, the first prompt)."""
+CALLS_KEPT = 64
+"""Latest toolCall ids remembered to resolve a ``parentId`` that names a call."""
 
 _STAMP = re.compile(r"^\[[A-Z][a-z]{2} \d{4}-\d{2}-\d{2} \d{1,2}:\d{2}[^\]]*\]\s*")
 _SENDER = ("Sender (untrusted metadata)", "Conversation info (untrusted metadata)")
@@ -61,8 +66,9 @@ class V3Source(Source):
 
     def new_state(self, path: Path) -> dict:
         """Empty tree (``tree``: entry id -> ``[parentId, first message index, count]``), prompt
-        entries (``prompts``: id -> ``[index, title]``) and summary entries (``sums``)."""
-        return {"tree": {}, "prompts": {}, "sums": {}}
+        entries (``prompts``: id -> ``[index, title]``), summary entries (``sums``) and recent
+        tool call ids (``calls``: call id -> entry id)."""
+        return {"tree": {}, "prompts": {}, "sums": {}, "calls": {}}
 
     def process(self, rec: Record, state: dict, session: Session, out: list[Message]) -> None:
         """One entry: the header's id and cwd, tree links, ``session_info`` names, messages."""
@@ -88,6 +94,9 @@ class V3Source(Source):
         session.touch(ts)
         eid = string(obj.get("id")) or f"@{rec.offset}"
         parent = obj.get("parentId") if "parentId" in obj else state.get("last")
+        parent = parent if isinstance(parent, str) and parent else None
+        if parent not in state["tree"] and parent in state["calls"]:
+            parent = state["calls"][parent]  # a toolResult's parentId may name its call
         if kind == "session_info" and string(obj.get("name")).strip():
             state["name"] = obj["name"].strip()
         pieces = entry_pieces(obj)
@@ -95,12 +104,16 @@ class V3Source(Source):
         emit(pieces, rec, state, out, ts)
         tree = state["tree"]
         if len(tree) < TREE_CAP:
-            tree[eid] = [parent if isinstance(parent, str) and parent else None, first, len(out) - base]
-            for cid in _call_ids(msg) if kind == "message" else ():
-                tree.setdefault(cid, [eid, first, 0])  # a toolResult's parentId may name its call
+            tree[eid] = [parent, first, len(out) - base]
+        calls = state["calls"]
+        for cid in _call_ids(msg) if kind == "message" else ():
+            calls.pop(cid, None)
+            calls[cid] = eid
+            while len(calls) > CALLS_KEPT:
+                del calls[next(iter(calls))]
         state["last"] = eid
         for p, m in zip(pieces, out[base:]):
-            if p.prompt and eid not in state["prompts"]:
+            if p.prompt and eid not in state["prompts"] and len(state["prompts"]) < PROMPTS_KEPT:
                 state["prompts"][eid] = [m.message_index, first_line(clean_prompt(p.text), 80)]
             if p.role is Role.SUMMARY and kind in ("compaction", "branch_summary"):
                 sums = state["sums"]
