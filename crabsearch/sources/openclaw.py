@@ -1,0 +1,346 @@
+"""OpenClaw sessions: legacy JSONL transcripts and the per-agent SQLite store (formats.md section 4).
+
+Layout (4.1): ``$OPENCLAW_STATE_DIR``, else ``~/.openclaw`` (and ``~/.clawdbot`` when it exists),
+then per agent ``agents/<agentId>/``:
+
+* ``sessions/<sessionId>.jsonl`` (also ``<sessionId>-topic-<threadId>.jsonl``) and reset archives
+  ``<sessionId>.jsonl.reset.<time>``; never ``*.checkpoint.*`` (compaction checkpoints, duplicate
+  content), ``*.deleted*`` or ``*.bak*``. Entries are pi v3 (``pi.py`` does the parsing, the tree
+  and the summaries).
+* ``agent/openclaw-agent.sqlite`` (>= 2026.8): table ``transcript_events(session_id, seq,
+  event_json, created_at[, event_zstd])`` holds the same entries, one row each. Each session is a
+  unit ``<db>#<sessionId>``; its size is its row count, its offset the rows read so far (state
+  keeps the last rowid, so a read takes only newer rows), its mtime the newest of its last row's
+  ``created_at``, ``session_windows.updated_at`` and ``session_nodes.updated_at`` (ms, with the
+  last rowid in the sub-millisecond digits so that any new row changes it), and a message's
+  offset is the rowid of its row. ``event_zstd`` rows are read when the ``zstandard`` module is installed,
+  else skipped and counted. The database is opened read-only (``mode=ro``), queried in slices of
+  :data:`ROWS` rows (no lock is held between slices), and closed after each call.
+* **Each session once:** a JSONL file (live or reset archive) whose session id (the file name up
+  to ``.jsonl``) the agent's SQLite store also holds is not discovered: ``openclaw doctor
+  --session-sqlite import`` copies the JSONL into the store and OpenClaw writes only there
+  afterwards, so the store is never older than the leftover file.
+
+Title (4.3): the session entry's ``label`` > ``displayName`` > ``subject`` (``sessions.json``
+beside the JSONL; in the store ``session_nodes.entry_json``, then ``session_windows.display_name``,
+then the ``sessions.json`` left beside it), else pi's rules (``session_info`` name, first user
+prompt on the active branch, its channel envelope stripped). Summary: the latest compaction /
+branch summary on the active branch. Resume (4.3): ``openclaw tui --session <key>`` where
+``<key>`` is the session key whose *current* session is this one; older windows of a key and
+reset archives cannot be resumed (None).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+from pathlib import Path
+from typing import Iterator, Mapping
+
+from ..jsonl import LineStats, Record, loads
+from ..model import Session
+from .base import (MEMBER_SEP, TEXT_CAP, TOOL_TEXT_CAP, FileRead, cd_and, env_dir, member_path,
+                   split_member, string, walk_files)
+from .pi import V3Source
+
+try:  # optional: OpenClaw >= 2026.9.6 stores large events zstd-compressed
+    import zstandard as _zstd
+except ImportError:  # pragma: no cover - depends on the environment
+    _zstd = None
+
+DB_NAME = "openclaw-agent.sqlite"
+ROWS = 500
+"""Rows fetched per query while reading a session from the store."""
+_SKIP = (".checkpoint.", ".deleted", ".bak")
+
+
+class OpenClawSource(V3Source):
+    """OpenClaw (formats.md section 4): JSONL files and SQLite store members, one session each."""
+
+    agent = "openclaw"
+    order = 50
+    display = "OpenClaw"
+    badge = "OpenClaw"
+
+    def roots(self, env: Mapping[str, str], home: Path) -> list[Path]:
+        """``$OPENCLAW_STATE_DIR``, else ``~/.openclaw`` plus a legacy ``~/.clawdbot`` that exists."""
+        if env.get("OPENCLAW_STATE_DIR"):
+            return [env_dir(env, "OPENCLAW_STATE_DIR", home / ".openclaw")]
+        return [home / ".openclaw"] + [p for p in [home / ".clawdbot"] if p.is_dir()]
+
+    def discover(self, env: Mapping[str, str], home: Path) -> Iterator[Path | str]:
+        """Store members ``agents/*/agent/openclaw-agent.sqlite#<id>``, then the JSONL files of
+        ``agents/*/sessions/`` whose session the store does not hold (module docstring)."""
+        for root in self.roots(env, home):
+            try:
+                agents = sorted(p for p in (root / "agents").iterdir() if p.is_dir())
+            except OSError:
+                continue
+            for agent_dir in agents:
+                db = agent_dir / "agent" / DB_NAME
+                held = set(_summary(str(db))) if db.is_file() else set()
+                for sid in sorted(held):
+                    yield member_path(db, sid)
+                for path in walk_files(agent_dir / "sessions", "*"):
+                    name = path.name
+                    if ".jsonl" not in name or any(s in name for s in _SKIP):
+                        continue
+                    if name.endswith(".jsonl") or ".jsonl.reset." in name:
+                        if name.partition(".jsonl")[0] not in held:
+                            yield path
+
+    # -- units ------------------------------------------------------------------------------------
+
+    def stat(self, path: str) -> tuple[int, int, int]:
+        """A store member: ``(row count, newest change in ns, same)``; files: ``os.stat``.
+        Raises ``FileNotFoundError`` when the member or database is gone."""
+        if not _is_member(path):
+            return super().stat(path)
+        db, sid = split_member(path)
+        os.stat(db)
+        row = _summary(db).get(sid)
+        if row is None:
+            raise FileNotFoundError(path)
+        mtime = row[2] * 1_000_000 + row[1] % 1_000_000  # the last rowid in the sub-ms digits
+        return row[0], mtime, mtime
+
+    def fingerprint(self, path: str, size: int) -> str:
+        """A store member: SHA-1 of its first row's rowid and text (a rewritten session changes
+        it); files: the head bytes. Raises ``OSError``."""
+        if not _is_member(path):
+            return super().fingerprint(path, size)
+        db, sid = split_member(path)
+        rows = _query(db, "SELECT rowid, * FROM transcript_events WHERE session_id=? ORDER BY rowid LIMIT 1", (sid,))
+        first = f"{rows[0]['rowid']}:{_event_text(rows[0])}" if rows else ""
+        return hashlib.sha1(first.encode("utf-8", "replace")).hexdigest()
+
+    def load(self, path: str, offset: int, length: int) -> object | None:
+        """A store member: the entry of row ``offset`` (a rowid); files: one JSONL line."""
+        if not _is_member(path):
+            return super().load(path, offset, length)
+        db, sid = split_member(path)
+        rows = _query(db, "SELECT * FROM transcript_events WHERE rowid=? AND session_id=?", (offset, sid))
+        obj = _parse(_event_text(rows[0])) if rows else None
+        return obj
+
+    def read(self, path, start: int = 0, state: dict | None = None) -> FileRead:
+        """JSONL files: the shared read loop. A store member: its rows after the stored rowid;
+        broken rows (bad JSON, undecodable ``event_zstd``) and database errors are skipped and
+        counted. Raises ``OSError`` when the database cannot be opened."""
+        if not _is_member(str(path)):
+            return super().read(path, start, state)
+        db, sid = split_member(str(path))
+        if state is None or start == 0:
+            start, state = 0, self.new_state(Path(db))
+            state["session"] = Session(agent=self.agent, session_id=sid, path=str(path)).to_state()
+            state["next_index"], state["rowid"] = 0, 0
+        session = Session.from_state(state["session"])
+        stats, messages, done = LineStats(), [], start
+        try:
+            while True:
+                rows = _query(db, "SELECT rowid, * FROM transcript_events WHERE session_id=? AND rowid>? "
+                              "ORDER BY rowid LIMIT ?", (sid, state["rowid"], ROWS))
+                for row in rows:
+                    state["rowid"], done = row["rowid"], done + 1
+                    text = _event_text(row)
+                    obj = _parse(text) if text is not None else None
+                    if obj is None:
+                        stats.skip("undecodable event_zstd" if text is None else "broken JSON")
+                        continue
+                    before = len(messages)
+                    self.process(Record(obj, row["rowid"], len(text)), state, session, messages)
+                    for m in messages[before:]:
+                        m.message_index = state["next_index"]
+                        state["next_index"] += 1
+                        cap = TOOL_TEXT_CAP if m.is_tool_payload else TEXT_CAP
+                        m.text = m.text[:cap]
+                if len(rows) < ROWS:
+                    break
+            state["meta"] = _store_meta(db, sid)
+        except sqlite3.DatabaseError:  # corrupt, locked, missing table: keep what was read
+            stats.skip("database error")
+        stats.end_offset = done
+        self._seal(state, session)
+        return FileRead(session, messages, done, state, stats)
+
+    # -- session fields ------------------------------------------------------------------------
+
+    def stored_title(self, state: dict, session: Session) -> str | None:
+        """``label`` > ``displayName`` > ``subject`` of the session's entry; also notes the
+        resumable session key in ``extra["session_key"]``."""
+        meta = state.get("meta")
+        if meta is None:  # a JSONL file: sessions.json beside it
+            path = Path(session.path)
+            meta = _json_store_meta(path.parent / "sessions.json", session.session_id)
+            if ".jsonl.reset." in path.name:
+                meta.pop("key", None)
+        if meta.get("key"):
+            session.extra["session_key"] = meta["key"]
+        else:
+            session.extra.pop("session_key", None)
+        return meta.get("title")
+
+    def id_from_path(self, path: Path) -> str:
+        """``<id>.jsonl`` / ``<id>.jsonl.reset.<time>`` -> ``<id>``; a member path -> its member."""
+        if _is_member(str(path)):
+            return split_member(str(path))[1]
+        return path.name.partition(".jsonl")[0]
+
+    def resume_command(self, session: Session) -> str | None:
+        """``cd <cwd> && openclaw tui --session <key>`` (formats.md 4.3); None without a key."""
+        key = session.extra.get("session_key")
+        return cd_and(session.project, ["openclaw", "tui", "--session", key]) if key else None
+
+
+# -- the SQLite store ----------------------------------------------------------------------------
+
+_SUMMARY: dict[str, tuple[tuple, dict[str, tuple[int, int, int]]]] = {}
+
+
+def _is_member(path: str) -> bool:
+    container, sep, member = path.rpartition(MEMBER_SEP)
+    return bool(sep) and container.endswith(DB_NAME) and "/" not in member
+
+
+def _connect(db: str) -> sqlite3.Connection:
+    """A read-only connection; raises ``FileNotFoundError``/``OSError`` when it cannot be opened."""
+    if not os.path.isfile(db):
+        raise FileNotFoundError(db)
+    try:
+        con = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=2.0)
+    except sqlite3.Error as exc:
+        raise OSError(f"cannot open {db}: {exc}") from exc
+    con.row_factory = sqlite3.Row
+    return con
+
+
+def _query(db: str, sql: str, args: tuple = ()) -> list[sqlite3.Row]:
+    """Rows of one query on a fresh read-only connection, closed before returning. Raises
+    ``OSError`` (cannot open) or ``sqlite3.DatabaseError``."""
+    con = _connect(db)
+    try:
+        return con.execute(sql, args).fetchall()
+    finally:
+        con.close()
+
+
+def _summary(db: str) -> dict[str, tuple[int, int, int]]:
+    """``{session id: (rows, max rowid, newest change in ms)}`` of a store, cached by the stat of
+    the database and its WAL file; ``{}`` when it cannot be read (never raises)."""
+    try:
+        key = tuple((st.st_mtime_ns, st.st_size) for st in map(_stat_or_none, (db, db + "-wal")) if st)
+        hit = _SUMMARY.get(db)
+        if hit and hit[0] == key:
+            return hit[1]
+        out = {r[0]: (r[1], r[2], r[3] if isinstance(r[3], int) else 0) for r in _query(
+            db, "SELECT t.session_id, t.n, t.last, e.created_at FROM (SELECT session_id, COUNT(*) AS n, "
+                "MAX(rowid) AS last FROM transcript_events GROUP BY session_id) AS t "
+                "JOIN transcript_events AS e ON e.rowid = t.last")}
+        for table, col in (("session_windows", "session_id"), ("session_nodes", "current_session_id")):
+            try:
+                for sid, updated in _query(db, f"SELECT {col}, MAX(updated_at) FROM {table} GROUP BY {col}"):
+                    if sid in out and isinstance(updated, int):
+                        out[sid] = out[sid][:2] + (max(out[sid][2], updated),)
+            except sqlite3.DatabaseError:
+                pass  # older stores lack the table or column
+    except (OSError, sqlite3.Error):
+        return {}
+    _SUMMARY[db] = (key, out)
+    return out
+
+
+def _stat_or_none(path: str):
+    try:
+        return os.stat(path)
+    except OSError:
+        return None
+
+
+def _event_text(row: sqlite3.Row) -> str | None:
+    """A row's entry text: ``event_json``, else ``event_zstd`` decompressed (None when there is
+    no decoder or it is broken)."""
+    keys = row.keys()
+    text = row["event_json"] if "event_json" in keys else None
+    if isinstance(text, str):
+        return text
+    blob = row["event_zstd"] if "event_zstd" in keys else None
+    if blob is None or _zstd is None:
+        return None
+    try:
+        return _zstd.ZstdDecompressor().decompressobj().decompress(bytes(blob)).decode("utf-8", "replace")
+    except Exception:  # zstandard.ZstdError and friends: a broken blob
+        return None
+
+
+def _parse(text: str) -> dict | None:
+    try:
+        obj = loads(text.encode("utf-8", "surrogatepass"))
+    except ValueError:
+        return None
+    return obj if isinstance(obj, dict) else None
+
+
+def _store_meta(db: str, sid: str) -> dict:
+    """``{"title", "key"}`` for a store session: ``session_nodes`` (the key whose current
+    session this is, and its entry's titles), ``session_windows.display_name``, then the
+    ``sessions.json`` beside the store. Missing tables are skipped."""
+    meta: dict = {}
+    nodes = True
+    try:
+        rows = _query(db, "SELECT session_key, entry_json FROM session_nodes WHERE current_session_id=?", (sid,))
+        if rows:
+            meta["key"] = rows[0]["session_key"]
+            meta["title"] = _entry_title(_parse(string(rows[0]["entry_json"])) or {})
+    except sqlite3.DatabaseError:
+        nodes = False
+    if not meta.get("title"):
+        try:
+            rows = _query(db, "SELECT * FROM session_windows WHERE session_id=?", (sid,))
+            if rows and "display_name" in rows[0].keys() and string(rows[0]["display_name"]).strip():
+                meta["title"] = rows[0]["display_name"].strip()
+        except sqlite3.DatabaseError:
+            pass
+    legacy = _json_store_meta(Path(db).parent.parent / "sessions" / "sessions.json", sid)
+    if not meta.get("title") and legacy.get("title"):
+        meta["title"] = legacy["title"]
+    if not nodes and legacy.get("key"):  # the store's session_nodes, when present, is the truth
+        meta["key"] = legacy["key"]
+    return meta
+
+
+_JSON_STORES: dict[str, tuple[tuple[int, int], dict]] = {}
+
+
+def _json_store_meta(path: Path, sid: str) -> dict:
+    """``{"title"?, "key"?}`` from ``sessions.json`` (``sessionKey -> {sessionId, label,
+    displayName, subject, ...}``) for the entry whose ``sessionId`` is ``sid``; cached by mtime
+    and size; ``{}`` when missing or unreadable."""
+    try:
+        st = path.stat()
+        hit = _JSON_STORES.get(str(path))
+        if hit and hit[0] == (st.st_mtime_ns, st.st_size):
+            store = hit[1]
+        else:
+            store = json.loads(path.read_bytes())
+            store = store if isinstance(store, dict) else {}
+            _JSON_STORES[str(path)] = ((st.st_mtime_ns, st.st_size), store)
+    except (OSError, ValueError):
+        return {}
+    for key, entry in store.items():
+        if isinstance(entry, dict) and entry.get("sessionId") == sid:
+            title = _entry_title(entry)
+            return {"key": key, **({"title": title} if title else {})}
+    return {}
+
+
+def _entry_title(entry: dict) -> str | None:
+    for k in ("label", "displayName", "subject"):
+        if string(entry.get(k)).strip():
+            return entry[k].strip()
+    return None
+
+
+SOURCE = OpenClawSource()
+"""The registered instance (``crabsearch.sources`` collects every module's ``SOURCE``)."""
