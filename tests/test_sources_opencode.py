@@ -244,6 +244,16 @@ def test_db_broken_rows_and_missing_table(tmp_path):
     assert r.messages == [] and r.stats.skipped == 1
     assert "no such table: part" in next(iter(r.stats.reasons))
     assert r.session.title == "Broken rows"
+    u = str(unit(db, "ses_b"))
+    assert SRC.stat(u)[0] == 0 and SRC.fingerprint(u, 0)  # still a unit, so its error is counted
+    from crabsearch.index import Indexer
+    from crabsearch.index.status import collect
+
+    ix = Indexer(tmp_path / "index", env={"XDG_DATA_HOME": str(tmp_path)}, home=tmp_path)
+    report = ix.refresh()
+    assert report.skipped_lines == 1 and not report.errors
+    [skipped] = collect(ix).skipped_files
+    assert skipped["path"] == u and skipped["skipped"] == 1
 
 
 def test_corrupt_or_tableless_db_is_a_counted_unit(tmp_path):

@@ -90,8 +90,8 @@ class OpencodeSource(Source):
     # -- units ---------------------------------------------------------------------------------
 
     def stat(self, path: str) -> tuple[int, int, int]:
-        """Database member: (largest part rowid, newest ``time_updated`` in ns, else the database's
-        mtime, ctime of the database). Legacy: (bytes of the session's files, newest mtime, ctime
+        """Database member: (largest part rowid, newest session/message ``time_updated`` in ns,
+        else the database's or its WAL's mtime, ctime of the database). Legacy: (bytes of the session's files, newest mtime, ctime
         of the session file). Raises ``OSError`` (``FileNotFoundError`` for a deleted session)."""
         member = _member(path)
         if member is None:
@@ -110,18 +110,19 @@ class OpencodeSource(Source):
         return size, (ms * 1_000_000 if ms else max(st.st_mtime_ns, _wal_mtime(db))), st.st_ctime_ns
 
     def fingerprint(self, path: str, size: int) -> str:
-        """Database member: SHA-1 of the session id and how many of its parts have ``rowid <= size``.
-        Legacy: the session file's head. Raises ``OSError``."""
+        """Database member: SHA-1 of the session id and how many of its parts have ``rowid <= size``
+        (``?`` when the tables cannot be read). Legacy: the session file's head. Raises ``OSError``."""
         member = _member(path)
         if member is None:
             return head_fingerprint(path, min(size, os.stat(path).st_size))
         db, sid = member
+        os.stat(db)
         try:
             with _connect(db) as con:
                 n = con.execute("SELECT count(*) FROM part p JOIN message m ON m.id = p.message_id "
                                 "WHERE m.session_id = ? AND p.rowid <= ?", (sid, size)).fetchone()[0]
-        except sqlite3.Error as exc:
-            raise OSError(f"cannot read {db}: {exc}") from exc
+        except sqlite3.Error:
+            n = "?"
         return hashlib.sha1(f"{sid}\0{n}".encode()).hexdigest()
 
     def load(self, path: str, offset: int, length: int) -> object | None:
@@ -345,22 +346,32 @@ def _db_key(db: str) -> tuple:
 
 @functools.lru_cache(maxsize=4)
 def _db_stats(db: str, *_key) -> dict[str, tuple[int, int]]:
-    """session id -> (largest part rowid, newest time_updated in ms or 0), in one query per
-    database version (``_key`` is the database's and its WAL's mtime and size)."""
+    """session id -> (largest part rowid, newest ``time_updated`` of the session row and its
+    messages in ms, or 0), in a few grouped queries per database version (``_key``: the database's
+    and its WAL's mtime and size). Parts' own ``time_updated`` is not used: a part changing in
+    place belongs to a running message, re-read when that message's row changes."""
     with _connect(db) as con:
-        cols = {r[1] for r in con.execute("PRAGMA table_info(part)")}
-        newest = "max(p.time_updated)" if "time_updated" in cols else "0"
         out = {sid: (0, 0) for (sid,) in con.execute("SELECT id FROM session")}
-        for sid, size, ms in con.execute(f"SELECT m.session_id, max(p.rowid), {newest} FROM message m "
-                                         f"JOIN part p ON p.message_id = m.id GROUP BY m.session_id"):
-            if sid in out:
-                out[sid] = (size or 0, int(ms) if isinstance(ms, (int, float)) else 0)
-        scols = {r[1] for r in con.execute("PRAGMA table_info(session)")}
-        if "time_updated" in scols:
-            for sid, ms in con.execute("SELECT id, time_updated FROM session"):
-                if sid in out and isinstance(ms, (int, float)):
-                    out[sid] = (out[sid][0], max(out[sid][1], int(ms)))
+        sizes = ("SELECT session_id, max(rowid) FROM part GROUP BY session_id" if "session_id" in _cols(con, "part")
+                 else "SELECT m.session_id, max(p.rowid) FROM part p JOIN message m ON m.id = p.message_id "
+                      "GROUP BY m.session_id")  # an index scan with opencode's part_session_idx
+        try:  # a missing part or message table: the sessions are still read, and the error counted
+            for sid, size in con.execute(sizes):
+                if sid in out:
+                    out[sid] = (size or 0, 0)
+            for table, query in (("message", "SELECT session_id, max(time_updated) FROM message GROUP BY session_id"),
+                                 ("session", "SELECT id, time_updated FROM session")):
+                if "time_updated" in _cols(con, table):
+                    for sid, ms in con.execute(query):
+                        if sid in out and isinstance(ms, (int, float)):
+                            out[sid] = (out[sid][0], max(out[sid][1], int(ms)))
+        except sqlite3.Error:
+            pass
     return out
+
+
+def _cols(con: sqlite3.Connection, table: str) -> set[str]:
+    return {r[1] for r in con.execute(f"PRAGMA table_info({table})")}
 
 
 def _db_records(db: str, sid: str, start: int, stats: LineStats):
