@@ -79,7 +79,8 @@ class OpencodeSource(Source):
             if db.is_file():
                 try:
                     with _connect(str(db)) as con:
-                        in_db = {r[0] for r in con.execute("SELECT id FROM session") if isinstance(r[0], str)}
+                        in_db = {r[0] for r in con.execute("SELECT id FROM session")
+                                 if isinstance(r[0], str) and r[0] and "/" not in r[0]}
                     yield from (Path(member_path(db, sid)) for sid in sorted(in_db))
                 except sqlite3.Error:
                     yield db
