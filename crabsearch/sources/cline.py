@@ -79,7 +79,7 @@ class ClineSource(Source):
     """Cline / Roo Code / Kilo Code tasks and Cline CLI sessions (formats.md section 6)."""
 
     agent = "cline"
-    order = 60
+    order = 100
     env_var = "CLINE_DATA_DIR"
     display = "Cline / Roo Code"
     badge = "Cline"

@@ -42,6 +42,7 @@ class CopilotSource(Source):
 
     agent = "copilot"
     order = 70
+    env_var = "COPILOT_HOME"
     display = "Copilot CLI"
     badge = "Copilot"
 

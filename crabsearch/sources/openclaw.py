@@ -60,7 +60,8 @@ class OpenClawSource(V3Source):
     """OpenClaw (formats.md section 4): JSONL files and SQLite store members, one session each."""
 
     agent = "openclaw"
-    order = 50
+    order = 40
+    env_var = "OPENCLAW_STATE_DIR"
     display = "OpenClaw"
     badge = "OpenClaw"
 

@@ -62,6 +62,7 @@ class OpencodeSource(Source):
 
     agent = "opencode"
     order = 60
+    env_var = "XDG_DATA_HOME"
     display = "opencode"
     badge = "opencode"
 

@@ -164,7 +164,8 @@ class PiSource(V3Source):
     """pi-coding-agent (formats.md section 6; format 4.2-4.3). One session per file."""
 
     agent = "pi"
-    order = 60
+    order = 80
+    env_var = "PI_CODING_AGENT_SESSION_DIR"
     display = "pi"
     badge = "pi"
 
