@@ -15,7 +15,7 @@ Rules come from ``shared/reference/formats.md`` section 6 ("Aider") and the real
   line (local time). A session is a *member* ``<file>#<byte offset of its header>``; its size is
   its byte length (only the last member grows) and offsets stored with the index are relative to
   the member. Message offsets/lengths are absolute byte ranges in the file.
-* Lines: ``####`` = user (one message per run of lines), ``>`` = aider's tool/system output
+* Lines: ``####`` = user (one message per run of lines without a blank line), ``>`` = aider's tool/system output
   (``tool:aider`` payload: it holds shell output, never indexed), ``<thinking-content-HEX>`` ...
   ``</thinking-content-HEX>`` = thinking (an interrupted one ends at a ``####`` line after a blank
   line), anything else = assistant text. Inside a ``````` fence of
@@ -344,8 +344,8 @@ def _parse(data: bytes, base: int, ctx: dict) -> Iterator[Block | int]:
                 last = end
             blank = not line.strip()
             continue
-        blank = not line.strip()
-        if blank:
+        if not line.strip():
+            blank = True
             continue
         if kind == "text" and fence:
             new = "text"
@@ -353,7 +353,8 @@ def _parse(data: bytes, base: int, ctx: dict) -> Iterator[Block | int]:
             new = "think"
         else:
             new = _kind(line)
-        if new != kind or new == "think":
+        split, blank = new == "user" and blank, False
+        if new != kind or new == "think" or split:
             if kind:
                 yield from block()
             yield start
