@@ -101,16 +101,21 @@ def find_below(dirs: Iterable[Path], relative: str, depth: int = 2) -> list[Path
     """Existing files ``d/relative``, ``d/*/relative``, ... down to ``depth`` levels below each
     directory, sorted per directory. Unreadable directories are skipped; never raises."""
     found: list[Path] = []
+    for d in dirs_below(dirs, depth):
+        p = d / relative
+        if p.is_file() and p not in found:
+            found.append(p)
+    return found
+
+
+def dirs_below(dirs: Iterable[Path], depth: int = 2) -> Iterator[Path]:
+    """Each directory, then its non-hidden subdirectories down to ``depth`` levels (sorted)."""
     for d in dirs:
         level = [d]
         for n in range(depth + 1):
-            for parent in level:
-                p = parent / relative
-                if p.is_file() and p not in found:
-                    found.append(p)
+            yield from level
             if n < depth:
                 level = [c for parent in level for c in _subdirs(parent)]
-    return found
 
 
 def _subdirs(d: Path) -> list[Path]:
