@@ -27,7 +27,6 @@ Rules come from ``shared/reference/formats.md`` section 6 ("Aider") and the real
 
 from __future__ import annotations
 
-import copy
 import hashlib
 import os
 import re
@@ -35,12 +34,12 @@ import sys
 import tomllib
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Callable, Iterable, Iterator, Mapping, NamedTuple
+from typing import Iterable, Iterator, Mapping
 
 from ..jsonl import LineStats
-from ..model import LABEL_ASSISTANT, LABEL_THINKING, LABEL_USER, Message, Role, Session, tool_result_label
-from .base import (HEAD_BYTES, TEXT_CAP, TOOL_TEXT_CAP, FileRead, Source, cd_and, first_line,
-                   member_path, split_member)
+from ..model import LABEL_ASSISTANT, LABEL_THINKING, LABEL_USER, Role, Session, tool_result_label
+from .base import HEAD_BYTES, FileRead, Source, cd_and, member_path, split_member
+from .mdblocks import Block, fresh_state, lines_of, read_blocks, read_bytes
 
 HISTORY = ".aider.chat.history.md"
 HEADER = b"# aider chat started at "
@@ -125,92 +124,6 @@ def _subdirs(d: Path) -> list[Path]:
         return []
 
 
-# -- blocks of Markdown lines, and reading them into messages (shared with specstory.py) --------
-
-
-class Block(NamedTuple):
-    """One message-to-be: an absolute byte range ``[start, end)`` of the file and its text."""
-
-    role: Role
-    label: str
-    start: int
-    end: int
-    text: str
-    tool: str | None = None
-    ts: datetime | None = None
-    prompt: bool = False
-
-
-def lines_of(data: bytes, base: int) -> Iterator[tuple[int, int, str]]:
-    """``(start, end, text)`` of each line of ``data`` (``base`` = file offset of ``data[0]``);
-    ``end`` excludes the newline, ``text`` excludes ``\\r\\n``; bad UTF-8 becomes U+FFFD."""
-    pos = 0
-    while pos < len(data):
-        nl = data.find(b"\n", pos)
-        stop = len(data) if nl < 0 else nl
-        yield base + pos, base + stop, data[pos:stop].decode("utf-8", "replace").rstrip("\r")
-        pos = stop + 1
-
-
-def read_bytes(path: str, start: int, length: int) -> bytes:
-    """``length`` bytes of ``path`` from ``start`` (fewer at the end). Raises ``OSError``."""
-    with open(path, "rb") as fh:
-        fh.seek(start)
-        return fh.read(max(0, length))
-
-
-def fresh_state(source: Source, path: Path, state: dict | None, start: int) -> tuple[dict, int]:
-    """A copy of ``state`` to go on from ``start``, or a new state and 0 for a first read."""
-    if state and start:
-        return copy.deepcopy(state), start
-    session = Session(agent=source.agent, session_id=path.name, path=str(path))
-    return {"session": session.to_state(), "next_index": 0, "ctx": {}}, 0
-
-
-def read_blocks(source: Source, path: Path, base: int, start: int, state: dict,
-                parse: Callable[[bytes, int, dict], Iterator[Block | int]], data: bytes,
-                stats: LineStats) -> FileRead:
-    """Turn what ``parse(data, base + start, ctx)`` yields into a :class:`FileRead`.
-
-    ``parse`` yields blocks and resume points (file offsets where parsing may restart with a
-    fresh ``ctx``). Everything after the last resume point is yielded but not committed: the
-    returned offset (relative to ``base``) and state point at that resume point, so a growing
-    last message comes again with the same ``message_index`` when the file grows.
-    ``state`` comes from :func:`fresh_state`; ``source.finish(state, session)`` derives the
-    session fields; ``state["ctx"]`` is what ``parse`` keeps between reads.
-    """
-    session = Session.from_state(state["session"])
-    messages: list[Message] = []
-    committed = (copy.deepcopy(state), session.to_state(), start)
-    for item in parse(data, base + start, state["ctx"]):
-        if isinstance(item, int):
-            committed = (copy.deepcopy(state), session.to_state(), item - base)
-            continue
-        cap = TOOL_TEXT_CAP if item.role is Role.TOOL or item.label.startswith("tool-call:") else TEXT_CAP
-        i = state["next_index"]
-        messages.append(Message(i, item.role, item.label, item.text[:cap], item.start,
-                                item.end - item.start, 0, item.tool, item.ts))
-        if item.prompt and "anchor" not in state:
-            state["anchor"], state["first_prompt"] = i, first_line(item.text, 80)
-        session.touch(item.ts)
-        state["next_index"] = i + 1
-    _seal(source, state, session)
-    snap, snap_session, offset = committed
-    if offset == start and not messages and data.endswith(b"\n"):
-        snap, offset = state, start + len(data)  # only blank lines (or a header): all committed
-    elif snap is not state:
-        snap_session = Session.from_state(snap_session)
-        _seal(source, snap, snap_session)
-    stats.end_offset = offset
-    return FileRead(session, messages, offset, snap, stats)
-
-
-def _seal(source: Source, state: dict, session: Session) -> None:
-    session.message_count = state["next_index"]
-    source.finish(state, session)
-    state["session"] = session.to_state()
-
-
 # -- Aider ---------------------------------------------------------------------------------------
 
 
@@ -260,7 +173,7 @@ class AiderSource(Source):
 
     def read(self, path: Path, start: int = 0, state: dict | None = None) -> FileRead:
         """Parse the member's byte range from ``start`` (relative to the member). Raises
-        ``OSError`` when the file cannot be read; a member that vanished reads as empty."""
+        ``OSError`` (``FileNotFoundError`` when the file or the member is gone)."""
         container, off, end, st, last = _locate(str(path))
         state, start = fresh_state(self, path, state, start)
         state["ctx"]["updated"] = st.st_mtime_ns // 1_000_000 if last else None

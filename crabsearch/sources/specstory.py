@@ -34,7 +34,8 @@ from typing import Iterator, Mapping
 from ..jsonl import LineStats
 from ..model import (LABEL_ASSISTANT, LABEL_SUMMARY, LABEL_THINKING, LABEL_USER, Role, Session,
                      tool_call_label, tool_result_label)
-from .aider import Block, dirs_below, fresh_state, lines_of, listed_dirs, read_blocks
+from .aider import dirs_below, listed_dirs
+from .mdblocks import Block, fresh_state, lines_of, read_blocks
 from .base import FileRead, Source, cd_and, parse_ts
 
 _TURN = re.compile(r"^_\*\*(User|Assistant|Agent)(?: \((.*)\))?\*\*_\s*$")
