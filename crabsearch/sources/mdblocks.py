@@ -1,0 +1,102 @@
+"""Markdown transcripts read as blocks of lines: what Aider and SpecStory share.
+
+A parser turns a byte range of a Markdown file into :class:`Block` (one message each: an absolute
+byte range and its text) and *resume points* (file offsets where parsing may restart).
+:func:`read_blocks` numbers the blocks as messages and commits only up to the last resume
+point, so the last (possibly still growing) turn is read again, with the same message indexes,
+when the file grows.
+"""
+
+from __future__ import annotations
+
+import copy
+from datetime import datetime
+from pathlib import Path
+from typing import Callable, Iterator, NamedTuple
+
+from ..jsonl import LineStats
+from ..model import Message, Role, Session
+from .base import TEXT_CAP, TOOL_TEXT_CAP, FileRead, Source, first_line
+
+
+class Block(NamedTuple):
+    """One message-to-be: an absolute byte range ``[start, end)`` of the file and its text."""
+
+    role: Role
+    label: str
+    start: int
+    end: int
+    text: str
+    tool: str | None = None
+    ts: datetime | None = None
+    prompt: bool = False
+
+
+def lines_of(data: bytes, base: int) -> Iterator[tuple[int, int, str]]:
+    """``(start, end, text)`` of each line of ``data`` (``base`` = file offset of ``data[0]``);
+    ``end`` excludes the newline, ``text`` excludes ``\\r\\n``; bad UTF-8 becomes U+FFFD."""
+    pos = 0
+    while pos < len(data):
+        nl = data.find(b"\n", pos)
+        stop = len(data) if nl < 0 else nl
+        yield base + pos, base + stop, data[pos:stop].decode("utf-8", "replace").rstrip("\r")
+        pos = stop + 1
+
+
+def read_bytes(path: str, start: int, length: int) -> bytes:
+    """``length`` bytes of ``path`` from ``start`` (fewer at the end). Raises ``OSError``."""
+    with open(path, "rb") as fh:
+        fh.seek(start)
+        return fh.read(max(0, length))
+
+
+def fresh_state(source: Source, path: Path, state: dict | None, start: int) -> tuple[dict, int]:
+    """A copy of ``state`` to go on from ``start``, or a new state and 0 for a first read."""
+    if state and start:
+        return copy.deepcopy(state), start
+    session = Session(agent=source.agent, session_id=path.name, path=str(path))
+    return {"session": session.to_state(), "next_index": 0, "ctx": {}}, 0
+
+
+def read_blocks(source: Source, path: Path, base: int, start: int, state: dict,
+                parse: Callable[[bytes, int, dict], Iterator[Block | int]], data: bytes,
+                stats: LineStats) -> FileRead:
+    """Turn what ``parse(data, base + start, ctx)`` yields into a :class:`FileRead`.
+
+    ``parse`` yields blocks and resume points (file offsets where parsing may restart with a
+    fresh ``ctx``). Everything after the last resume point is yielded but not committed: the
+    returned offset (relative to ``base``) and state point at that resume point, so a growing
+    last message comes again with the same ``message_index`` when the file grows.
+    ``state`` comes from :func:`fresh_state`; ``source.finish(state, session)`` derives the
+    session fields; ``state["ctx"]`` is what ``parse`` keeps between reads.
+    """
+    session = Session.from_state(state["session"])
+    messages: list[Message] = []
+    committed = (copy.deepcopy(state), session.to_state(), start)
+    for item in parse(data, base + start, state["ctx"]):
+        if isinstance(item, int):
+            committed = (copy.deepcopy(state), session.to_state(), item - base)
+            continue
+        cap = TOOL_TEXT_CAP if item.role is Role.TOOL or item.label.startswith("tool-call:") else TEXT_CAP
+        i = state["next_index"]
+        messages.append(Message(i, item.role, item.label, item.text[:cap], item.start,
+                                item.end - item.start, 0, item.tool, item.ts))
+        if item.prompt and "anchor" not in state:
+            state["anchor"], state["first_prompt"] = i, first_line(item.text, 80)
+        session.touch(item.ts)
+        state["next_index"] = i + 1
+    _seal(source, state, session)
+    snap, snap_session, offset = committed
+    if offset == start and not messages and data.endswith(b"\n"):
+        snap, offset = state, start + len(data)  # only blank lines (or a header): all committed
+    elif snap is not state:
+        snap_session = Session.from_state(snap_session)
+        _seal(source, snap, snap_session)
+    stats.end_offset = offset
+    return FileRead(session, messages, offset, snap, stats)
+
+
+def _seal(source: Source, state: dict, session: Session) -> None:
+    session.message_count = state["next_index"]
+    source.finish(state, session)
+    state["session"] = session.to_state()
