@@ -131,7 +131,8 @@ class AiderSource(Source):
     """Aider (formats.md section 6): one session per ``# aider chat started at`` section."""
 
     agent = "aider"
-    order = 60
+    order = 110
+    env_var = "CRABSEARCH_AIDER_DIRS"
     display = "Aider"
     badge = "Aider"
 

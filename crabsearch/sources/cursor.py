@@ -41,7 +41,8 @@ class CursorSource(Source):
     """Cursor CLI agent transcripts (JSONL, one session per file)."""
 
     agent = "cursor"
-    order = 70
+    order = 90
+    env_var = "CURSOR_CONFIG_DIR"
     display = "Cursor CLI"
     badge = "Cursor"
 

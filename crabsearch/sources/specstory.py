@@ -50,7 +50,8 @@ class SpecStorySource(Source):
     """SpecStory Markdown exports (v1 Cursor and v2 multi-agent), one session per file."""
 
     agent = "specstory"
-    order = 65
+    order = 120
+    env_var = "CRABSEARCH_SPECSTORY_DIRS"
     display = "SpecStory"
     badge = "SpecStory"
 
