@@ -53,6 +53,9 @@ class ResultList(OptionList):
     class Leave(Message):
         """The user left the list (Esc)."""
 
+    class NeedMore(Message):
+        """The cursor is within a few rows of the end: the screen may load more rows."""
+
     def __init__(self, fetch_window, type_into_search, now: Callable[[], datetime], home: str | None,
                  **kwargs) -> None:
         super().__init__(**kwargs)
@@ -72,7 +75,14 @@ class ResultList(OptionList):
         # Rows that were expanded stay expanded (same window size) when the results refresh.
         opened = {(self.hits[i].session.agent, self.hits[i].session.session_id): (b, a)
                   for i, (b, a, _) in self.expanded.items() if i < len(self.hits)}
-        self.hits, self.terms, self.expanded = hits, terms, {}
+        old = self.hits
+        grown = (terms == self.terms and len(hits) > len(old) > 0 and all(
+            _key(a) == _key(b) for a, b in zip(old, hits)))
+        self.hits, self.terms = hits, terms
+        if grown:  # more rows of the same results: render only the new ones
+            self.add_options([Option(self._prompt(i), id=str(i)) for i in range(len(old), len(hits))])
+            return
+        self.expanded = {}
         for i, h in enumerate(hits):
             sizes = opened.get((h.session.agent, h.session.session_id))
             if sizes is not None:
@@ -105,6 +115,11 @@ class ResultList(OptionList):
             after = window[-1].message_index - hit.message_index
         self.expanded[i] = (before, after, window)
         self.replace_option_prompt_at_index(i, self._prompt(i))
+
+    def watch_highlighted(self, highlighted: int | None) -> None:
+        super().watch_highlighted(highlighted)
+        if highlighted is not None and highlighted >= len(self.hits) - 5:
+            self.post_message(self.NeedMore())
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()
@@ -232,3 +247,8 @@ class ResultList(OptionList):
         event.stop()
         for char in event.text.replace("\n", " "):
             self.type_into_search(char)
+
+
+def _key(hit: Hit) -> tuple[str, str, int]:
+    """A row's identity: same session and same hit message."""
+    return hit.session.agent, hit.session.session_id, hit.message_index

@@ -14,6 +14,7 @@ from textual.widgets import Footer, Input, ProgressBar, Static
 
 from ..search import Hit, SearchResult
 from ..text import printable
+from .filters import DATE_CHOICES, FilterChips, PickerScreen, QueryInput, filters, remove_token, set_filter
 from .messages import IndexDone, IndexProgress, SearchDone
 from .panels import ExplainScreen
 from .render import agent_name, relative_date, short_path, window_text
@@ -21,8 +22,7 @@ from .results import ResultList
 from .transcript import TranscriptView
 
 DEBOUNCE = 0.12  # seconds of quiet typing before a search runs
-RESULT_LIMIT = 100
-RECENT_LIMIT = 100
+RESULT_LIMIT = 100  # rows per load; moving near the end of the list loads the next 100
 MESSAGE_BYTES = 256 * 1024  # of one message's text read for the session view
 REFRESH_EVERY = 30.0  # seconds between background refreshes while the app is open
 SEARCH_TIME_LIMIT = 0.5  # seconds; past it the best hits found so far are shown, marked partial
@@ -36,6 +36,9 @@ class SearchScreen(Screen):
     BINDINGS = [
         Binding("down", "results", "Results", show=False),
         Binding("escape", "clear", "Clear", show=False),
+        Binding("f3", "pick_agent", "Agent", id="pick-agent"),
+        Binding("f4", "pick_project", "Project", id="pick-project"),
+        Binding("f5", "pick_date", "Date", id="pick-date"),
         Binding("ctrl+s", "toggle_sort", "Sort", id="sort"),
         Binding("ctrl+r", "toggle_reveal", "Reveal secrets", show=False, id="reveal"),
     ]
@@ -55,14 +58,22 @@ class SearchScreen(Screen):
         self.search_error: str | None = None
         self.index_error: str | None = None
         self._index_started = 0.0
+        self.limit = RESULT_LIMIT
+        """Rows asked for: grows by RESULT_LIMIT as the cursor nears the end of the list."""
+        self.facets: dict[str, list[tuple[str, int]]] = {"agent": [], "project": []}
+        """Agent and project names with session counts (Tab completion, pickers)."""
 
     def compose(self) -> ComposeResult:
         app = self.app
         yield Static(self._title_text(), id="title")
-        box = Input(placeholder="Search your agent sessions…  (Down: results, F1: help, Ctrl+Q: quit)",
-                    id="query", select_on_focus=False)
+        box = QueryInput(lambda: self.facets,
+                         placeholder="Search your agent sessions…  (Down: results, F1: help, Ctrl+Q: quit)",
+                         id="query", select_on_focus=False)
         box.cursor_blink = app.cursor_blink
         yield box
+        chips = FilterChips(id="chips")
+        chips.display = False
+        yield chips
         with Horizontal(id="statusbar"):
             yield Static("", id="status")
             yield Static("", id="index-status")
@@ -84,6 +95,7 @@ class SearchScreen(Screen):
         self.query_one("#empty").display = False
         self.query_one(Input).focus()
         self.run_query("")
+        self._load_facets()
         if self.app.index_on_start:
             self.start_indexing()
             # Pick up what agents write while the app is open (a no-change refresh costs ms).
@@ -108,6 +120,8 @@ class SearchScreen(Screen):
 
     @on(Input.Changed, "#query")
     def _typed(self, event: Input.Changed) -> None:
+        self.query_one(FilterChips).show(event.value)
+        self.limit = RESULT_LIMIT
         if self._timer is not None:
             self._timer.stop()
         self._generation += 1
@@ -127,10 +141,10 @@ class SearchScreen(Screen):
         engine = self.app.engine
         try:
             if text.strip():
-                result = engine.search(text, limit=RESULT_LIMIT, before=0, after=0, time_limit=SEARCH_TIME_LIMIT,
+                result = engine.search(text, limit=self.limit, before=0, after=0, time_limit=SEARCH_TIME_LIMIT,
                                        sort=self.sort, explain=True, redact=not self.reveal)
             else:
-                result = SearchResult(query="", hits=engine.recent(limit=RECENT_LIMIT, redact=not self.reveal))
+                result = SearchResult(query="", hits=engine.recent(limit=self.limit, redact=not self.reveal))
             error = None
         except Exception as exc:  # shown in the status line, never a silent blank screen
             result, error = SearchResult(query=text, hits=[]), f"search failed: {type(exc).__name__}: {exc}"
@@ -146,6 +160,56 @@ class SearchScreen(Screen):
         results = self.query_one(ResultList)
         results.show(message.result.hits, message.result.terms)
         self._update_status()
+
+    @on(ResultList.NeedMore)
+    def _more(self) -> None:
+        """The cursor is near the last row: ask for the next RESULT_LIMIT rows, if there may be more."""
+        if self.result is not None and self.settled and len(self.result.hits) >= self.limit:
+            self.limit += RESULT_LIMIT
+            self.run_query(self.query_text)
+
+    @on(FilterChips.Remove)
+    def _remove_filter(self, message: FilterChips.Remove) -> None:
+        box = self.query_one(QueryInput)
+        box.value = remove_token(box.value, message.start)
+        box.focus()
+        box.cursor_position = len(box.value)
+
+    @on(QueryInput.NothingToComplete)
+    def _tab_out(self) -> None:
+        self.action_results()
+
+    @work(thread=True, exclusive=True, group="facets", exit_on_error=False)
+    def _load_facets(self) -> None:
+        facets = self.app.engine.facets()
+        self.app.call_from_thread(setattr, self, "facets", facets)
+
+    def _pick(self, key: str, title: str, choices: list[tuple[str, str]]) -> None:
+        box = self.query_one(QueryInput)
+        current = next((t.value for t in filters(box.value) if t.key == key), None)
+
+        def done(value: str | None) -> None:
+            if value is not None:
+                box.value = set_filter(box.value, key, value)
+            box.focus()
+            box.cursor_position = len(box.value)
+
+        self.app.push_screen(PickerScreen(title, choices, current), done)
+
+    def action_pick_agent(self) -> None:
+        """F3: only one agent's sessions (the agents found in the index, with session counts)."""
+        names = dict(self.facets["agent"])
+        self._pick("agent", "Only sessions of agent…",
+                   [(a, f"{agent_name(a)}  ({names[a]} sessions)") for a in names])
+
+    def action_pick_project(self) -> None:
+        """F4: only one project's sessions (the working directory's last folder)."""
+        self._pick("project", "Only sessions in project…",
+                   [(p, f"{p}  ({n} sessions)") for p, n in self.facets["project"]])
+
+    def action_pick_date(self) -> None:
+        """F5: only sessions active since a day."""
+        self._pick("since", "Only sessions active…", DATE_CHOICES)
 
     def _fetch_window(self, hit: Hit, before: int, after: int):
         return self.app.engine.window(hit, before, after, redact=not self.reveal)
@@ -172,11 +236,12 @@ class SearchScreen(Screen):
         if self.search_error:
             msg = self.search_error
         elif not result.query.strip():
-            msg = f"Recent sessions ({n})" if n else ""
+            msg = f"Recent sessions ({n}{'+' if n >= self.limit else ''})" if n else ""
         elif n == 0:
             msg = f"No session matches “{printable(result.query)}”"
         else:
-            msg = f"{n} session{'s' if n != 1 else ''}"
+            more = "+" if n >= self.limit else ""  # the next rows load as the cursor gets there
+            msg = f"{n}{more} session{'s' if n != 1 else ''}"
             if result.route == "phrase":
                 msg += " · exact phrase"
             elif result.route == "all":
@@ -258,6 +323,8 @@ class SearchScreen(Screen):
                 self.notify("Another crabsearch is updating the index; showing what is committed.")
             if report.rebuilt:
                 self.notify(report.rebuilt)
+        if changed:
+            self._load_facets()
         if changed or self.result is None:
             self.run_query(self.query_text)
         else:

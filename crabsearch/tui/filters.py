@@ -1,0 +1,235 @@
+"""The filter bar: filters live in the query text (``agent:codex project:api since:7d``), so the
+box, the chips and the pickers always agree. Pure text helpers first, then the widgets.
+
+* :class:`QueryInput`: the search box; Tab completes ``agent:`` / ``project:`` values (and the
+  filter names themselves) from what the index holds, cycling through the candidates.
+* :class:`FilterChips`: one chip per filter in the query; clicking a chip removes it.
+* :class:`PickerScreen`: pick a value (F3 agent, F4 project, F5 date) from a list you can narrow
+  by typing; "any" removes the filter.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Callable
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.message import Message
+from textual.screen import ModalScreen
+from textual.widgets import Input, OptionList, Static
+from textual.widgets.option_list import Option
+
+from ..query import FILTER_KEYS
+from ..text import printable
+
+_TOKEN = re.compile(r'-?"[^"]*"?|\S+')
+DATE_CHOICES = [("today", "today"), ("yesterday", "since yesterday"), ("7d", "the last 7 days"),
+                ("30d", "the last 30 days"), ("90d", "the last 90 days"), ("365d", "the last year")]
+
+
+@dataclass
+class Token:
+    """A whitespace-separated token of the query text: ``text[start:end]``; ``key``/``value``
+    set when it is a filter (``agent:codex``)."""
+
+    start: int
+    end: int
+    text: str
+    key: str | None = None
+    value: str = ""
+
+
+def tokens(text: str) -> list[Token]:
+    """The tokens of ``text`` in order (quoted phrases are one token)."""
+    out = []
+    for m in _TOKEN.finditer(text):
+        tok = Token(m.start(), m.end(), m.group())
+        key, sep, value = tok.text.partition(":")
+        if sep and key.lower() in FILTER_KEYS and not tok.text.startswith(('"', "-")):
+            tok.key, tok.value = key.lower(), value
+        out.append(tok)
+    return out
+
+
+def filters(text: str) -> list[Token]:
+    """The filter tokens of ``text`` that have a value (what the chips show)."""
+    return [t for t in tokens(text) if t.key and t.value]
+
+
+def set_filter(text: str, key: str, value: str | None) -> str:
+    """``text`` with its ``key:`` filter(s) replaced by ``key:value`` (added at the end when
+    there was none); ``value`` None or ``""`` removes them. Other text is kept as typed."""
+    parts = [t.text for t in tokens(text) if t.key != key]
+    if value:
+        parts.append(f"{key}:{value}")
+    return " ".join(parts) + (" " if parts else "")
+
+
+def remove_token(text: str, start: int) -> str:
+    """``text`` without the token that starts at ``start``."""
+    return " ".join(t.text for t in tokens(text) if t.start != start)
+
+
+def completions(text: str, cursor: int, facets: dict[str, list[tuple[str, int]]]) -> tuple[int, int, list[str]]:
+    """What Tab can put at ``cursor``: ``(start, end, candidates)``, the span of the token being
+    completed and its replacements (most sessions first). A partial filter name completes to
+    ``name:``; ``agent:co`` to the agents and ``project:we`` to the projects (last folder)
+    starting with what is typed. No candidates when the cursor is not in such a token."""
+    tok = next((t for t in tokens(text) if t.start <= cursor <= t.end), None)
+    if tok is None or tok.text.startswith(('"', "-")):
+        return cursor, cursor, []
+    key, sep, value = tok.text.partition(":")
+    key = key.lower()
+    if not sep:
+        names = [f"{k}:" for k in FILTER_KEYS if k.startswith(key.lower())] if len(key) >= 2 else []
+        return tok.start, tok.end, names
+    if key == "agent":
+        pool = [name for name, _ in facets.get("agent", [])]
+    elif key == "project":
+        pool = [name for name, _ in facets.get("project", [])]
+    elif key == "role":
+        pool = ["user", "assistant"]
+    elif key in ("since", "until"):
+        pool = [v for v, _ in DATE_CHOICES]
+    elif key == "in":
+        pool = ["tools"]
+    else:
+        return cursor, cursor, []
+    low = value.lower()
+    found = [f"{key}:{name}" for name in pool if name.lower().startswith(low) and name.lower() != low]
+    if not found and low:  # no prefix match: anything containing it
+        found = [f"{key}:{name}" for name in pool if low in name.lower() and name.lower() != low]
+    return tok.start, tok.end, found
+
+
+class QueryInput(Input):
+    """The search box. Tab completes filter names and values (see :func:`completions`); pressing
+    it again cycles through the candidates; with nothing to complete, Tab moves to the results.
+    ``facets()`` returns what the index holds (``Engine.facets``)."""
+
+    BINDINGS = [Binding("tab", "complete", "Complete", show=False)]
+
+    class NothingToComplete(Message):
+        """Tab with nothing to complete (the screen moves into the results)."""
+
+    def __init__(self, facets: Callable[[], dict], **kwargs) -> None:
+        super().__init__(**kwargs)
+        self._facets = facets
+        self._cycle: tuple[str, int, int, list[str], int] | None = None  # text, start, cursor, candidates, n
+
+    def action_complete(self) -> None:
+        """Complete the token at the cursor, or cycle to the next candidate."""
+        cycle = self._cycle
+        if cycle and cycle[0] == self.value and cycle[2] == self.cursor_position:
+            _, start, _, found, n = cycle
+            n = (n + 1) % len(found)
+            prev_end = self.cursor_position
+        else:
+            start, prev_end, found = completions(self.value, self.cursor_position, self._facets())
+            n = 0
+            if not found:
+                self._cycle = None
+                self.post_message(self.NothingToComplete())
+                return
+        choice = found[n]
+        tail = self.value[prev_end:]
+        spacer = "" if choice.endswith(":") or tail.startswith(" ") else " "
+        self.value = self.value[:start] + choice + spacer + tail
+        self.cursor_position = start + len(choice) + len(spacer)
+        self._cycle = (self.value, start, self.cursor_position, found, n)
+        if len(found) > 1:
+            self.app.notify(f"{n + 1} of {len(found)}: Tab for the next", timeout=2)
+
+
+class FilterChips(Horizontal):
+    """One chip per filter in the query (``agent:codex ✕``); clicking one posts :class:`Remove`."""
+
+    class Remove(Message):
+        """Remove the filter token that starts at ``start`` in the query text."""
+
+        def __init__(self, start: int) -> None:
+            super().__init__()
+            self.start = start
+
+    def show(self, text: str) -> None:
+        """Show the chips of the filters in ``text`` (the bar hides when there are none)."""
+        found = filters(text)
+        self.remove_children()
+        self.display = bool(found)
+        if found:
+            self.mount(Static(Text("filters:", style="dim"), classes="chips-label"))
+        for tok in found:
+            chip = Static(Text.assemble((f" {printable(tok.text)} ", "bold"), ("✕ ", "dim")), classes="chip")
+            chip.token_start = tok.start
+            self.mount(chip)
+        if found:
+            self.mount(Static(Text("click ✕ or F3 agent · F4 project · F5 date (any: remove)", style="dim"),
+                              classes="chips-label"))
+
+    def on_click(self, event) -> None:
+        widget = event.widget
+        start = getattr(widget, "token_start", None)
+        if start is not None:
+            self.post_message(self.Remove(start))
+
+
+class PickerScreen(ModalScreen[str | None]):
+    """Pick one of ``choices`` (``[(value, label)]``); typing narrows the list; Enter picks,
+    Esc cancels (None). The first entry is "any" (value ``""``: remove the filter)."""
+
+    BINDINGS = [Binding("escape", "cancel", "Cancel"), Binding("down", "down", show=False),
+                Binding("up", "up", show=False)]
+
+    def __init__(self, title: str, choices: list[tuple[str, str]], current: str | None = None) -> None:
+        super().__init__()
+        self.title_text = title
+        self.choices = [("", "any (remove this filter)")] + choices
+        self.current = current
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="panel picker"):
+            yield Static(Text(self.title_text, style="bold"), classes="panel-title")
+            yield Input(placeholder="type to narrow…", id="narrow")
+            yield OptionList(id="choices")
+            yield Static(Text("Enter: pick · Esc: cancel", style="dim"))
+
+    def on_mount(self) -> None:
+        self._fill("")
+        self.query_one("#narrow", Input).focus()
+
+    def _fill(self, narrow: str) -> None:
+        options = self.query_one("#choices", OptionList)
+        low = narrow.lower()
+        shown = [(v, label) for v, label in self.choices if not low or low in label.lower() or low in v.lower()]
+        options.set_options([Option(Text(label), id=f"v:{v}") for v, label in shown])
+        if shown:
+            at = next((i for i, (v, _) in enumerate(shown) if self.current and v == self.current), 0)
+            options.highlighted = at if not low else 0
+
+    @on(Input.Changed, "#narrow")
+    def _narrow(self, event: Input.Changed) -> None:
+        self._fill(event.value)
+
+    @on(Input.Submitted, "#narrow")
+    def _submit(self) -> None:
+        options = self.query_one("#choices", OptionList)
+        if options.highlighted is not None:
+            self.dismiss(options.get_option_at_index(options.highlighted).id[2:])
+
+    @on(OptionList.OptionSelected, "#choices")
+    def _picked(self, event: OptionList.OptionSelected) -> None:
+        self.dismiss(event.option.id[2:])
+
+    def action_down(self) -> None:
+        self.query_one("#choices", OptionList).action_cursor_down()
+
+    def action_up(self) -> None:
+        self.query_one("#choices", OptionList).action_cursor_up()
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)

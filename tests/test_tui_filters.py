@@ -1,0 +1,131 @@
+"""The filter bar: query-text helpers, Tab completion, chips and the F3/F4/F5 pickers."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+from crabsearch.tui.app import CrabsearchApp
+from crabsearch.tui.filters import (FilterChips, PickerScreen, completions, filters, remove_token,
+                                    set_filter)
+from crabsearch.tui.results import ResultList
+
+from builders import NOW, ClaudeSession, settle
+
+FACETS = {"agent": [("claude", 3), ("codex", 1)], "project": [("webapp", 2), ("api", 1), ("web-old", 1)]}
+
+
+def test_set_filter_replaces_adds_and_removes():
+    assert set_filter("cron agent:codex", "agent", "claude") == "cron agent:claude "
+    assert set_filter("cron", "since", "7d") == "cron since:7d "
+    assert set_filter("cron agent:codex since:7d", "agent", "") == "cron since:7d "
+    assert set_filter('"a phrase" agent:x', "agent", None) == '"a phrase" '
+    assert set_filter("", "agent", None) == ""
+
+
+def test_filters_and_remove_token_keep_the_rest_of_the_text():
+    text = 'retry agent:codex "agent:not a filter" project:api'
+    assert [(t.key, t.value) for t in filters(text)] == [("agent", "codex"), ("project", "api")]
+    start = filters(text)[0].start
+    assert remove_token(text, start) == 'retry "agent:not a filter" project:api'
+
+
+def test_completions_for_names_and_values():
+    assert completions("cron ag", 7, FACETS) == (5, 7, ["agent:"])
+    assert completions("agent:c", 7, FACETS)[2] == ["agent:claude", "agent:codex"]
+    assert completions("project:web x", 11, FACETS)[2] == ["project:webapp", "project:web-old"]
+    assert completions("project:pi", 10, FACETS)[2] == ["project:api"]  # no prefix: contains
+    assert completions("since:", 6, FACETS)[2][:2] == ["since:today", "since:yesterday"]
+    assert completions("cron", 4, FACETS)[2] == []
+    assert completions("agent:claude", 12, FACETS)[2] == []  # already complete
+
+
+def make_app(sample, **kw):
+    home, index_dir = sample
+    return CrabsearchApp(index_dir, env={"HOME": str(home)}, now=NOW, index_on_start=False, cursor_blink=False, **kw)
+
+
+async def test_tab_completes_and_cycles_then_moves_to_results(sample):
+    app = make_app(sample)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await app.workers.wait_for_complete()
+        box = app.screen.query_one("#query")
+        await pilot.press(*"cron ag", "tab")
+        assert box.value == "cron agent:"
+        await pilot.press("c", "tab")
+        assert box.value == "cron agent:claude "
+        await pilot.press("tab")
+        assert box.value == "cron agent:codex "
+        await settle(pilot)
+        results = app.screen.query_one(ResultList)
+        assert {h.session.agent for h in results.hits} == {"codex"}
+        chips = app.screen.query_one(FilterChips)
+        assert chips.display and "agent:codex" in str(chips.children[1].render())
+        await pilot.press("space", "tab")  # nothing to complete: into the results
+        assert app.focused is results
+
+
+async def test_clicking_a_chip_removes_its_filter(sample):
+    app = make_app(sample)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press(*"cron agent:codex")
+        await settle(pilot)
+        chips = app.screen.query_one(FilterChips)
+        await pilot.click(chips.children[1])
+        await settle(pilot)
+        assert app.screen.query_one("#query").value == "cron"
+        assert not chips.display
+        assert len(app.screen.query_one(ResultList).hits) == 3
+
+
+async def test_f3_f4_f5_pick_agent_project_and_date(sample):
+    app = make_app(sample)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await app.workers.wait_for_complete()
+        box = app.screen.query_one("#query")
+        await pilot.press("f3")
+        assert isinstance(app.screen, PickerScreen)
+        labels = [str(app.screen.query_one("#choices").get_option_at_index(i).prompt)
+                  for i in range(app.screen.query_one("#choices").option_count)]
+        assert labels[0].startswith("any") and "Claude  (3 sessions)" in labels and "Codex  (1 sessions)" in labels
+        await pilot.press(*"codex", "enter")
+        assert box.value == "agent:codex "
+        await settle(pilot)
+        assert [h.session.agent for h in app.screen.query_one(ResultList).hits] == ["codex"]
+        await pilot.press("f3", *"any", "enter")  # "any" removes it
+        assert box.value == ""
+        await pilot.press("f4", *"bigrepo", "enter")
+        assert box.value == "project:bigrepo "
+        await pilot.press("f5", "down", "down", "down", "enter")
+        assert box.value == "project:bigrepo since:7d "
+        await pilot.press("f4", "escape")  # cancel keeps the text
+        assert box.value == "project:bigrepo since:7d "
+
+
+async def test_more_rows_load_as_the_cursor_nears_the_end(tmp_path):
+    from crabsearch.index import Indexer
+
+    home = tmp_path / "home"
+    for n in range(130):
+        ClaudeSession(home, session_id=f"00000000-0000-4000-8000-{n:012d}", cwd=f"/w/p{n}",
+                      start=datetime(2026, 1, 1, tzinfo=timezone.utc) + timedelta(hours=n)).user(
+            f"capybara wants a bath " + "and more words " * n).title("bath time").write()  # longer: lower
+    Indexer(tmp_path / "index", env={"HOME": str(home)}).refresh()
+    app = CrabsearchApp(tmp_path / "index", env={"HOME": str(home)}, now=NOW, index_on_start=False,
+                        cursor_blink=False)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press(*"capybara")
+        await settle(pilot)
+        results = app.screen.query_one(ResultList)
+        assert len(results.hits) == 100
+        assert "100+ sessions" in str(app.screen.query_one("#status").render())
+        await pilot.press("down")
+        results.highlighted = 96
+        await settle(pilot)
+        first = results.hits[0].session.session_id
+        assert len(results.hits) == 130 and results.highlighted == 96
+        assert results.hits[0].session.session_id == first
+        assert "130 sessions" in str(app.screen.query_one("#status").render())
