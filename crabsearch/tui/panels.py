@@ -14,7 +14,9 @@ from ..text import printable
 
 KEYS = [
     ("Search box", [("type", "search as you type (empty: recent)"), ("Down / Enter", "move into the results"),
-                    ("Tab", "complete agent: and project: names"), ("Esc", "clear the search box")]),
+                    ("Tab", "complete agent:, project:, since: (again: next)"),
+                    ("F3 / F4 / F5", "filter by agent / project / date (chips: click ✕)"),
+                    ("Esc", "clear the search box")]),
     ("Results", [("Up / Down", "move between sessions"), ("Enter / Right", "expand / collapse the context window"),
                  ("Left", "collapse the row"), ("+ / -", "widen / narrow the context window"),
                  ("o", "open the session at the hit"), ("x", "explain why the row matched"),
