@@ -297,3 +297,55 @@ def test_killed_mid_index_the_next_run_finishes_without_duplicates(tmp_path):
     assert engine.doc_count() == 40
     hits = engine.search("pangolin", limit=100).hits
     assert len(hits) == 40 and all(h.session.message_count == 300 for h in hits)
+
+
+def test_a_mode_000_transcript_is_named_once_then_indexed_when_readable(tmp_path):
+    """Real permissions, not a monkeypatched read. Root reads anything, so as root the indexer
+    runs in a child process as ``nobody``."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+    import tempfile
+    from pathlib import Path
+
+    root = Path(tempfile.mkdtemp(prefix="crabsearch-mode000-"))
+    try:
+        os.chmod(root, 0o777)
+        home = root / "home"
+        ClaudeSession(home).user("the readable capybara").write()
+        locked = ClaudeSession(home).user("the locked wombat").write()
+        for p in [home, *home.rglob("*")]:
+            os.chmod(p, 0o755 if p.is_dir() else 0o644)
+        os.chmod(locked, 0)
+        script = ("import json, sys; from crabsearch.index import Indexer; "
+                  "r = Indexer(sys.argv[1], env={'HOME': sys.argv[2]}).refresh(); "
+                  "print(json.dumps({'errors': r.errors, 'read': r.files_read}))")
+        as_nobody = os.geteuid() == 0
+
+        def refresh() -> dict:
+            def drop():  # runs in the child before exec
+                os.setgid(65534)
+                os.setuid(65534)
+
+            try:
+                out = subprocess.run([sys.executable, "-c", script, str(root / "index"), str(home)],
+                                     capture_output=True, text=True, check=True, cwd=Path(__file__).parent.parent,
+                                     preexec_fn=drop if as_nobody else None,
+                                     env={**os.environ, "PYTHONPATH": str(Path(__file__).parent.parent)})
+            except (PermissionError, subprocess.CalledProcessError) as exc:
+                if as_nobody:  # e.g. the interpreter lives under /root
+                    pytest.skip(f"running as root, and user nobody cannot run this Python: {exc}")
+                raise
+            return json.loads(out.stdout)
+
+        first = refresh()
+        assert first["read"] == 1 and len(first["errors"]) == 1
+        assert str(locked) in first["errors"][0] and "ermission denied" in first["errors"][0]
+        assert refresh()["errors"] == []  # named once, not at every refresh
+        os.chmod(locked, 0o644)  # readable again (ctime changed): indexed
+        third = refresh()
+        assert third["read"] == 1 and third["errors"] == []
+        assert len(Engine(root / "index").search("wombat").hits) == 1
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
