@@ -363,6 +363,8 @@ def _print_report(report, index_dir: Path, sessions: int, as_json: bool) -> None
 
 
 def _print_hits(result) -> None:
+    from .hits import structure_notes
+
     for note in result.notes:
         print(f"({note})")
     if result.corrections:
@@ -383,6 +385,9 @@ def _print_hits(result) -> None:
             text = " ".join(item.text.split())
             print(f"   {item.label}: {printable(text[:200])}")
         print(f"   id {s.session_id}  message #{hit.message_index + 1} of {s.message_count}")
+        notes = structure_notes(hit)
+        if notes:
+            print(f"   {printable('; '.join(notes))}")
         if hit.ref.resume_command:
             print(f"   resume: {printable(hit.ref.resume_command)}")
         if hit.explain:

@@ -25,7 +25,10 @@ UNAVAILABLE = "[message unavailable: the transcript changed since it was indexed
 @dataclass
 class Item:
     """One message as shown in a window or a session page. ``timestamp`` is aware UTC or None;
-    ``truncated`` is True when ``text`` was cut; ``hit`` marks the window's anchor."""
+    ``truncated`` is True when ``text`` was cut; ``hit`` marks the window's anchor. ``abandoned``
+    is True for a message off the session's active branch (see :func:`abandoned_ranges`).
+    ``subagents`` (session pages only) lists the subagent sessions this message spawned, as
+    ``{"session_id", "title"}`` (title None when the subagent is not indexed)."""
 
     message_index: int
     role: str
@@ -34,14 +37,22 @@ class Item:
     text: str
     truncated: bool = False
     hit: bool = False
+    abandoned: bool = False
+    subagents: list[dict] = field(default_factory=list)
 
     def to_json(self, *, window: bool = True) -> dict:
-        """JSON object (ITEM in the CLI contract); without ``truncated``/``hit`` for pages."""
+        """JSON object (ITEM in the CLI contract); without ``truncated``/``hit`` for pages. The
+        optional keys are present only when they say something: ``abandoned: true`` off the
+        active branch, ``subagents`` (pages) on a message that spawned subagents."""
         d = {"message_index": self.message_index, "role": self.role, "label": self.label,
              "timestamp": iso(self.timestamp), "text": self.text}
         if window:
             d["truncated"] = self.truncated
             d["hit"] = self.hit
+        if self.abandoned:
+            d["abandoned"] = True
+        if self.subagents and not window:
+            d["subagents"] = [dict(s) for s in self.subagents]
         return d
 
 
@@ -69,7 +80,15 @@ class SessionRef:
 
 @dataclass
 class Hit:
-    """A result row: a session, its best-matching message and the context window around it."""
+    """A result row: a session, its best-matching message and the context window around it.
+
+    Structure within sessions (issue 5): ``parent_title`` is the title of the parent session of a
+    subagent session (``session.parent_session_id``), looked up for the rows returned only;
+    ``also_in_sessions`` are the ids of the other sessions that hold the same hit message (same
+    message id and time: a resumed or forked session's copy of earlier history; this row is the
+    newest of them); ``branch`` is ``"abandoned"`` when the hit lies off the session's active
+    branch, else ``"active"``; ``before_compaction`` is True when the hit comes before the
+    session's last compaction."""
 
     ref: SessionRef
     score: float
@@ -77,6 +96,15 @@ class Hit:
     role: str
     window: list[Item] = field(default_factory=list)
     explain: dict | None = None
+    parent_title: str | None = None
+    also_in_sessions: list[str] = field(default_factory=list)
+    branch: str = "active"
+    before_compaction: bool = False
+
+    @property
+    def also_in(self) -> int:
+        """How many other sessions hold the hit message (see ``also_in_sessions``)."""
+        return len(self.also_in_sessions)
 
     @property
     def session(self) -> Session:
@@ -92,7 +120,9 @@ class Hit:
         """HIT in the CLI contract."""
         d = self.ref.to_json()
         d.update(score=round(self.score, 4), message_index=self.message_index, role=self.role,
-                 window=[i.to_json() for i in self.window], resume_command=self.ref.resume_command)
+                 window=[i.to_json() for i in self.window], resume_command=self.ref.resume_command,
+                 parent_title=self.parent_title, also_in=self.also_in, also_in_sessions=list(self.also_in_sessions),
+                 branch=self.branch, before_compaction=self.before_compaction)
         if self.explain is not None:
             d["explain"] = self.explain
         return d
@@ -154,6 +184,49 @@ class AmbiguousSession(LookupError):
         super().__init__(f"{prefix!r} matches {len(matches)} sessions: {', '.join(matches[:5])}"
                          + (", ..." if len(matches) > 5 else ""))
         self.matches = matches
+
+
+def abandoned_ranges(session: Session) -> list[tuple[int, int]]:
+    """``[start, end)`` message-index ranges of ``session`` that are off its active branch: pi and
+    OpenClaw ``extra["off_branch"]`` (entries off the ``parentId`` path to the last entry),
+    Gemini ``extra["rewound"]`` (messages a ``$rewindTo`` removed), Claude Code
+    ``extra["off_branch"]`` when its source computes it. Malformed entries are ignored."""
+    out = []
+    for key in ("off_branch", "rewound"):
+        for r in session.extra.get(key) or ():
+            if isinstance(r, (list, tuple)) and len(r) == 2 and all(isinstance(x, int) for x in r):
+                out.append((r[0], r[1]))
+    return out
+
+
+def in_ranges(index: int, ranges: list[tuple[int, int]]) -> bool:
+    """True when ``index`` lies in one of the ``[start, end)`` ``ranges``."""
+    return any(lo <= index < hi for lo, hi in ranges)
+
+
+def last_compaction(session: Session) -> int | None:
+    """Message index of the session's last compaction (``extra["compactions"]``, recorded by the
+    Claude Code, Codex, pi and OpenClaw sources), or None when it was never compacted."""
+    marks = [i for i in session.extra.get("compactions") or () if isinstance(i, int)]
+    return max(marks) if marks else None
+
+
+def structure_notes(hit: Hit) -> list[str]:
+    """Notes about where a hit sits (issue 5), in this order: ``subagent of <parent title>``
+    (the parent's id when its title is unknown), ``also in N other sessions``, ``on an abandoned
+    branch``, ``before compaction``; empty when none applies. Shared by the result rows and the
+    CLI's text output (callers make the text printable)."""
+    notes = []
+    s = hit.session
+    if s.parent_session_id:
+        notes.append(f"subagent of {hit.parent_title or s.parent_session_id}")
+    if hit.also_in:
+        notes.append(f"also in {hit.also_in} other session{'' if hit.also_in == 1 else 's'}")
+    if hit.branch == "abandoned":
+        notes.append("on an abandoned branch")
+    if hit.before_compaction:
+        notes.append("before compaction")
+    return notes
 
 
 def cut_bytes(text: str, limit: int) -> tuple[str, bool]:

@@ -32,7 +32,8 @@ from .index.schema import WEIGHTS
 from .index.store import STAMP, open_index
 from .hits import (  # re-exported: the engine's public names live here too  # noqa: F401
     DEFAULT_AFTER, DEFAULT_BEFORE, DEFAULT_LIMIT, MAX_ITEM_BYTES, MAX_WINDOW, UNAVAILABLE, AmbiguousSession,
-    Hit, Item, Page, SearchResult, SessionRef, clamp_window, cut_bytes)
+    Hit, Item, Page, SearchResult, SessionRef, abandoned_ranges, clamp_window, cut_bytes, in_ranges,
+    last_compaction)
 from .model import Role, Session, from_ms
 from .query import parse
 from .redact import redact as redact_secrets
@@ -82,6 +83,7 @@ class Engine:
         self._lock = threading.RLock()
         self._ix = None
         self._searcher = None
+        self._facets: tuple[object, dict] | None = None
         self._records: OrderedDict[tuple, dict | None] = OrderedDict()
 
     # -- plumbing -----------------------------------------------------------------------------
@@ -158,6 +160,7 @@ class Engine:
                max_bytes: int | None, redact: bool | None = None) -> list[Item]:
         src = SOURCES.get(ref.session.agent)
         mask = self._mask if redact is None else redact
+        off = abandoned_ranges(ref.session)
         items = []
         for i in indexes:
             f = searcher.document(mkey=f"{ref.fkey}:{i}")
@@ -175,8 +178,34 @@ class Engine:
             truncated = False
             if max_bytes is not None:
                 text, truncated = cut_bytes(text, max_bytes)
-            items.append(Item(i, f["role"], f["label"], from_ms(f.get("ts")), text, truncated, i == hit_index))
+            items.append(Item(i, f["role"], f["label"], from_ms(f.get("ts")), text, truncated, i == hit_index,
+                              abandoned=in_ranges(i, off)))
         return items
+
+    def _decorate(self, searcher, hits: list[Hit]) -> list[Hit]:
+        """Structure marks of result rows (issue 5): the parent's title for subagent sessions (one
+        session-document lookup per parent, for the rows returned only), ``branch`` and
+        ``before_compaction`` from the session's recorded ranges."""
+        parents: dict[str, str | None] = {}
+        for hit in hits:
+            s = hit.session
+            if s.parent_session_id:
+                if s.parent_session_id not in parents:
+                    parents[s.parent_session_id] = self._title_of(searcher, s.parent_session_id, s.agent)
+                hit.parent_title = parents[s.parent_session_id]
+            hit.branch = "abandoned" if in_ranges(hit.message_index, abandoned_ranges(s)) else "active"
+            mark = last_compaction(s)
+            hit.before_compaction = mark is not None and hit.message_index < mark
+        return hits
+
+    def _title_of(self, searcher, session_id: str, agent: str | None = None) -> str | None:
+        """The (masked) title of the newest indexed session ``session_id`` (of ``agent`` when
+        given), or None when it is not indexed or has no title."""
+        docs = [d for d in searcher.documents(session_id=session_id) if not agent or d.get("agent") == agent]
+        if not docs:
+            return None
+        best = max(docs, key=lambda d: (d.get("meta") or {}).get("updated") or 0)
+        return self._session_ref(best).session.title
 
     # -- public API ---------------------------------------------------------------------------
 
@@ -383,7 +412,7 @@ class Engine:
                     "weights": {f: WEIGHTS[f] for f in sorted({f for f, _ in matched if f in WEIGHTS})},
                 }
             hits.append(hit)
-        return hits
+        return self._decorate(searcher, hits)
 
     def recent(self, *, limit: int = 50, agent: str | None = None, redact: bool | None = None) -> list[Hit]:
         """The most recently updated sessions (session documents only, newest first), each as a
@@ -412,7 +441,7 @@ class Engine:
             idx = ref.session.anchor_index
             items = self._items(searcher, ref, range(idx, idx + 1), idx, MAX_ITEM_BYTES)
             hits.append(Hit(ref, 0.0, idx, items[0].role if items else Role.USER.value, items))
-        return hits
+        return self._decorate(searcher, hits)
 
     def window(self, hit: Hit, before: int, after: int, *, redact: bool | None = None) -> list[Item]:
         """A new context window around ``hit`` (for widening or narrowing it in place)."""
@@ -502,6 +531,28 @@ class Engine:
             if searcher is None:
                 return 0
             return len(list(searcher.document_numbers(kind="s")))
+
+    def facets(self) -> dict[str, list[tuple[str, int]]]:
+        """What the filters can take: ``{"agent": [(name, sessions)], "project": [(last folder,
+        sessions)]}``, most sessions first (for Tab completion and the filter pickers). Counts
+        session documents through the postings of each term; cached per index generation."""
+        with self._lock:
+            searcher = self._get_searcher()
+            if searcher is None:
+                return {"agent": [], "project": []}
+            if self._facets and self._facets[0] is searcher:  # same index generation
+                return self._facets[1]
+            sessions = set(searcher.document_numbers(kind="s"))
+            out: dict[str, list[tuple[str, int]]] = {}
+            for name, fieldname in (("agent", "agent"), ("project", "projname")):
+                counts = []
+                for term in searcher.lexicon(fieldname):
+                    docs = set(searcher.postings(fieldname, term).all_ids()) & sessions
+                    if docs:
+                        counts.append((term.decode("utf-8", "replace"), len(docs)))
+                out[name] = sorted(counts, key=lambda c: (-c[1], c[0]))
+            self._facets = (searcher, out)
+            return out
 
     @staticmethod
     def spans(text: str, terms: list[str]) -> list[tuple[int, int]]:

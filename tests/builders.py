@@ -68,6 +68,55 @@ class ClaudeSession:
         self.lines.append(r)
         return self
 
+    def task(self, prompt: str, agent_id: str, answer: str, name: str = "Task") -> "ClaudeSession":
+        """A ``Task`` (or ``Agent``) tool call and its result, which names the subagent it ran
+        (``agentId`` on the result line and in ``toolUseResult``, formats.md 1.2 and 1.4)."""
+        tid = f"toolu_{self.session_id[:6]}_{self.n}"
+        d = self._base("assistant")
+        d["message"] = {"id": f"msg_{self.n}", "type": "message", "role": "assistant", "model": "claude-x",
+                        "content": [{"type": "tool_use", "id": tid, "name": name,
+                                     "input": {"description": prompt[:30], "prompt": prompt,
+                                               "subagent_type": "general-purpose"}}]}
+        self.lines.append(d)
+        r = self._base("user")
+        r["message"] = {"role": "user", "content": [{"type": "tool_result", "tool_use_id": tid,
+                                                     "content": [{"type": "text", "text": answer}]}]}
+        r["toolUseResult"] = {"status": "completed", "prompt": prompt, "agentId": agent_id,
+                              "content": [{"type": "text", "text": answer}]}
+        r["agentId"] = agent_id
+        self.lines.append(r)
+        return self
+
+    def copy_of(self, other: "ClaudeSession") -> "ClaudeSession":
+        """Start with a copy of ``other``'s lines (same ``uuid``s and times, this session's
+        ``sessionId``), as ``claude --resume`` wrote them in 1.x and some 2.x builds (formats.md
+        1.4): the copied history then continues with new lines."""
+        for d in other.lines:
+            d = dict(d)
+            if "sessionId" in d:
+                d["sessionId"] = self.session_id
+            self.lines.append(d)
+        self.parent = other.parent
+        self.t = max(self.t, other.t)
+        self.n = max(self.n, other.n)
+        return self
+
+    def compact(self, summary: str) -> "ClaudeSession":
+        """A compaction: the ``compact_boundary`` system line (``parentUuid`` null,
+        ``logicalParentUuid`` the previous leaf) and the ``isCompactSummary`` user line (1.4)."""
+        previous = self.parent
+        self.parent = None
+        b = self._base("system")
+        b.update(subtype="compact_boundary", content="Conversation compacted", logicalParentUuid=previous,
+                 compactMetadata={"trigger": "manual", "preTokens": 1000})
+        self.lines.append(b)
+        u = self._base("user")
+        u.update(isCompactSummary=True, isVisibleInTranscriptOnly=True)
+        u["message"] = {"role": "user", "content": "This session is being continued from a previous "
+                        "conversation that ran out of context. " + summary}
+        self.lines.append(u)
+        return self
+
     def title(self, text: str) -> "ClaudeSession":
         self.lines.append({"type": "custom-title", "customTitle": text, "sessionId": self.session_id})
         return self
@@ -76,6 +125,27 @@ class ClaudeSession:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.path.write_text("".join(json.dumps(d, ensure_ascii=False) + "\n" for d in self.lines), "utf-8")
         return self.path
+
+
+class ClaudeSubagent(ClaudeSession):
+    """A Claude Code (>= 2.1) subagent transcript of ``parent``:
+    ``<slug>/<parent id>/subagents/agent-<agent_id>.jsonl``; every line is a sidechain line with
+    ``agentId`` and the parent's ``sessionId`` (formats.md 1.1, 1.4)."""
+
+    def __init__(self, parent: ClaudeSession, agent_id: str, start: datetime | None = None):
+        super().__init__(parent.home, parent.session_id, parent.cwd, start or parent.t, parent.branch)
+        self.agent_id = agent_id
+        self.parent_dir = parent.path.with_suffix("")
+
+    @property
+    def path(self) -> Path:
+        return self.parent_dir / "subagents" / f"agent-{self.agent_id}.jsonl"
+
+    def _base(self, kind: str) -> dict:
+        d = super()._base(kind)
+        d["uuid"] = self.parent = f"{self.agent_id[:8]}-u{self.n:04d}"
+        d.update(isSidechain=True, agentId=self.agent_id)
+        return d
 
 
 class CodexSession:

@@ -13,6 +13,7 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
+from ..hits import structure_notes
 from ..search import Engine, Hit, Item
 from ..sources import SOURCES
 from ..text import printable
@@ -111,6 +112,16 @@ def row_header(hit: Hit, now: datetime, home: str | None) -> Table:
     return grid
 
 
+def structure_line(hit: Hit) -> Text | None:
+    """The row line under the header that shows ``hits.structure_notes`` (None when empty)."""
+    notes = [printable(n) for n in structure_notes(hit)]
+    if not notes:
+        return None
+    line = Text("  ↳ ", style=MUTED, no_wrap=True, overflow="ellipsis")
+    line.append(" · ".join(notes), style=f"italic {MUTED}")
+    return line
+
+
 def _tail(path: str, limit: int) -> str:
     """The end of ``path`` when it is longer than ``limit`` characters (``…/dev/webapp``)."""
     return path if len(path) <= limit else "…" + path[-(limit - 1):]
@@ -147,9 +158,13 @@ def item_lines(item: Item, terms: list[str], *, width: int = 160, lines: int = 1
 
 def result_prompt(hit: Hit, terms: list[str], now: datetime, home: str | None,
                   window: list[Item] | None = None) -> Group:
-    """The OptionList prompt of a result row: header plus the hit's snippet, or, when expanded,
-    the context window ``window`` (hit included) with a few lines per message."""
+    """The OptionList prompt of a result row: header, the structure line when the hit has notes
+    (:func:`structure_line`), then the hit's snippet, or, when expanded, the context window
+    ``window`` (hit included) with a few lines per message."""
     parts: list = [row_header(hit, now, home)]
+    notes = structure_line(hit)
+    if notes is not None:
+        parts.append(notes)
     if window is None:
         item = hit.item
         if item is not None:
