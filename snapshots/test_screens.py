@@ -42,6 +42,13 @@ STATES = {
     "expanded": steps(*"cron", "_settle", "down", "enter"),
     "session": steps(*"parser", "_settle", "down", "o"),
     "help": steps("f1"),
+    "filtered": steps(*"cron agent:claude", "_settle"),
+    "agent-picker": steps("f3"),
+    "explain": steps(*"cron", "_settle", "down", "x"),
+    "copy-menu": steps(*"cron", "_settle", "down", "c"),
+    "resume": steps(*"cron", "_settle", "down", "r"),
+    "session-find": steps(*"parser", "_settle", "down", "o", "slash", *"module 281", "enter"),
+    "session-tools-hidden": steps(*"idempotent", "_settle", "down", "o", "t", "t", "T"),
 }
 
 

@@ -168,7 +168,7 @@ class FilterChips(Horizontal):
             chip.token_start = tok.start
             self.mount(chip)
         if found:
-            self.mount(Static(Text("click ✕ or F3 agent · F4 project · F5 date (any: remove)", style="dim"),
+            self.mount(Static(Text("click to remove · F3 agent · F4 project · F5 date", style="dim"),
                               classes="chips-label"))
 
     def on_click(self, event) -> None:
