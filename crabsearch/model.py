@@ -54,6 +54,12 @@ class Message:
     (0-based position among the messages the record yields). ``timestamp`` is timezone-aware UTC
     or None. ``text`` is the full text as the source extracted it (tool arguments rendered as
     text); whether it is indexed is decided by the index, from ``role`` and ``label``.
+
+    ``uid`` is a stable id of the message where the format has one, the same in every file that
+    copies it (a resumed or forked session's copy of earlier history): Claude Code
+    ``<uuid>:<part>``, pi/OpenClaw ``<entry id>:<part>``, Gemini ``<message id>:<n>`` (n-th
+    piece of that message); None for formats without ids (Codex). Search shows a message that
+    several sessions share once (issue 5, "Duplicates").
     """
 
     message_index: int
@@ -65,6 +71,7 @@ class Message:
     part: int = 0
     tool_name: str | None = None
     timestamp: datetime | None = None
+    uid: str | None = None
 
     @property
     def is_tool_payload(self) -> bool:

@@ -40,6 +40,10 @@ from .redact import redact as redact_secrets
 from .sources import SOURCES
 
 
+DEDUP_SPARE = 5
+"""Rows fetched beyond ``limit`` (at least; half the limit for larger ones) so that dropping
+duplicate rows (the same message in resumed or forked sessions) still fills the limit."""
+
 __all__ = ["AmbiguousSession", "DEFAULT_AFTER", "DEFAULT_BEFORE", "DEFAULT_LIMIT", "Engine", "Hit", "Item",
            "MAX_ITEM_BYTES", "MAX_WINDOW", "Page", "SearchResult", "SessionRef", "UNAVAILABLE", "clamp_window",
            "cut_bytes"]
@@ -80,6 +84,7 @@ class Engine:
         self.redact = redact
         self._mask = redact  # masking for the call in progress (set under the lock)
         self._gate: tuple[float | None, frozenset[int]] = (None, frozenset())  # deadline, excluded docs
+        self._m_filters: list = []  # the message filters of the search in progress
         self._lock = threading.RLock()
         self._ix = None
         self._searcher = None
@@ -182,6 +187,52 @@ class Engine:
                               abandoned=in_ranges(i, off)))
         return items
 
+    def _doc_text(self, session: Session, f: dict) -> str | None:
+        """The full text of the message document ``f`` of ``session``, read from the transcript
+        (None when it cannot be read)."""
+        src = SOURCES.get(session.agent)
+        obj = self._record(src, session.path, f["off"], f["len"]) if src else None
+        if obj is None:
+            return None
+        try:
+            return src.message_text(obj, f.get("part", 0), f["label"])
+        except Exception:  # a record that no longer matches what was indexed
+            return None
+
+    def _dedupe(self, searcher, ref: SessionRef, idx: int, key: tuple) -> tuple[SessionRef, int, list[str]]:
+        """Where to show a hit message that several sessions hold (issue 5, "Duplicates"; rule
+        from formats.md 1.4 and peer-tools.md: resumed and forked sessions copy earlier history
+        with the same message ids): every message document with the same ``uid``, agent and time
+        that passes the query's filters (and is not in a ``-word`` excluded session) is a copy;
+        the row goes to the most recently updated session among them, and the others' ids are
+        returned. ``key`` is ``(agent, uid, ts)``; returns ``(ref, message index, other session
+        ids)``. Test fixtures and short pi ids can give unrelated messages the same id and time, so
+        a copy must also have the same text. One term lookup, plus a record read and a session
+        document per copy."""
+        agent, uid, ts, text = key
+        excluded = self._gate[1]
+        q = And([Term("uid", uid), *self._m_filters]) if self._m_filters else Term("uid", uid)
+        best, best_idx, best_time = ref, idx, ref.session.updated
+        others: dict[str, str] = {}  # skey -> session id
+        own = f"{agent}:{ref.session.session_id}"
+        for docnum in q.docs(searcher):
+            if docnum in excluded:
+                continue
+            f = searcher.stored_fields(docnum)
+            if f.get("agent") != agent or f.get("ts") != ts or f.get("skey") == own or f["skey"] in others:
+                continue
+            other = self._ref(searcher, f["fkey"])
+            if other is None or self._doc_text(other.session, f) != text:
+                continue
+            others[f["skey"]] = other.session.session_id
+            t = other.session.updated
+            if t is not None and (best_time is None or t > best_time):
+                best, best_idx, best_time = other, f["idx"], t
+        if best is not ref:
+            others.pop(f"{agent}:{best.session.session_id}", None)
+            others[own] = ref.session.session_id
+        return best, best_idx, sorted(others.values())
+
     def _decorate(self, searcher, hits: list[Hit]) -> list[Hit]:
         """Structure marks of result rows (issue 5): the parent's title for subagent sessions (one
         session-document lookup per parent, for the rows returned only), ``branch`` and
@@ -247,6 +298,8 @@ class Engine:
                 return result
             m_filters = filters(pq, sessions=False)
             s_filters = None if pq.in_tools else filters(pq, sessions=True)
+            self._m_filters = m_filters  # copies of a hit message must pass them too (_dedupe)
+            fetch = limit + max(DEDUP_SPARE, limit // 2)  # spare rows: duplicates are dropped
             # One deadline for the whole ladder; -word drops whole sessions inside the search.
             self._gate = (None if not time_limit else time.monotonic() + time_limit,
                           self._excluded_docs(searcher, comp))
@@ -264,10 +317,10 @@ class Engine:
                         result.route = "session"
                         result.hits = self._merge(searcher, full, {}, limit, sort, before, after, explain, "session")
                         break
-                found = self._run(searcher, mq, m_filters, limit, sort, result)
+                found = self._run(searcher, mq, m_filters, fetch, sort, result)
                 sq = s_rungs.get(route)
                 sessions = {} if sq is None or s_filters is None else self._run(
-                    searcher, sq, s_filters, limit, sort, result)
+                    searcher, sq, s_filters, fetch, sort, result)
                 if found or sessions:
                     result.route = route
                     result.hits = self._merge(searcher, found, sessions, limit, sort, before, after, explain, route)
@@ -389,21 +442,45 @@ class Engine:
         else:
             prelim.sort(key=lambda r: (-r[2] if by_coverage else 0, -round(r[0], 6), -r[1]))
         rows = []
+        seen: dict[tuple, int] = {}  # (agent, uid, ts) of a hit message -> its row
+        fetch = limit + max(DEDUP_SPARE, limit // 2)
         for score, newest, _cov, m_fields, s_fields, m_score, s_score, matched in prelim:
-            if len(rows) >= limit:
-                break  # session documents are read for the rows shown only
+            if len(rows) >= fetch:
+                break  # session documents are read for the rows (and a few spare) only
             ref = self._ref(searcher, (m_fields or s_fields)["fkey"])
             if ref is None:
                 continue
             by_message = bool(m_fields and m_fields.get("role"))
             idx = m_fields["idx"] if by_message else ref.session.anchor_index
-            rows.append((score, newest, ref, idx, m_score, s_score, matched, by_message, _cov))
+            key = None
+            if by_message and m_fields.get("uid"):
+                text = self._doc_text(ref.session, m_fields)
+                if text is not None:
+                    key = (ref.session.agent, m_fields["uid"], m_fields.get("ts"), text)
+            if key is not None and key in seen:
+                continue  # the same message in another session: one row (_dedupe picks which)
+            if key is not None:
+                seen[key] = len(rows)
+            rows.append([score, newest, ref, idx, m_score, s_score, matched, by_message, _cov, key, []])
+        shown: set[str] = set()
+        kept = []
+        for row in rows:
+            if len(kept) >= limit:
+                break
+            if row[9] is not None:
+                row[2], row[3], row[10] = self._dedupe(searcher, row[2], row[3], row[9])
+            if row[2].fkey in shown:
+                continue  # moved to a session that already has a row
+            shown.add(row[2].fkey)
+            kept.append(row)
+        rows = kept
         hits = []
-        for score, _, ref, idx, m_score, s_score, matched, by_message, _cov in rows[:limit]:
+        for score, _, ref, idx, m_score, s_score, matched, by_message, _cov, _key, others in rows:
             window = clamp_window(idx, ref.session.message_count, before, after)
             items = self._items(searcher, ref, window, idx, MAX_ITEM_BYTES)
             hit_item = next((i for i in items if i.hit), None)
-            hit = Hit(ref, score, idx, hit_item.role if hit_item else Role.USER.value, items)
+            hit = Hit(ref, score, idx, hit_item.role if hit_item else Role.USER.value, items,
+                      also_in_sessions=others)
             if explain:
                 hit.explain = {
                     "route": route, "message_score": round(m_score, 4), "session_score": round(s_score, 4),

@@ -78,3 +78,95 @@ def test_search_json_has_the_new_fields(tmp_path, sub_home):
     d = json.loads(json.dumps(engine.search("zanzibarite").to_json()))
     assert d["hits"][0]["parent_title"] == "Crontab audit"
     assert "abandoned" not in d["hits"][0]["window"][0]  # optional item keys: only when true
+
+
+# -- duplicates ----------------------------------------------------------------------------------
+
+OLD = "22222222-0000-4000-8000-000000000002"
+NEW = "33333333-0000-4000-8000-000000000003"
+
+
+def _resumed(home, old_id=OLD, new_id=NEW, word="quokka"):
+    old = (ClaudeSession(home, session_id=old_id).user(f"why does the {word} service time out")
+           .assistant("The pool is too small."))
+    old.write()
+    new = ClaudeSession(home, session_id=new_id).copy_of(old).user("now raise the pool size").assistant("Raised.")
+    new.write()
+    return old, new
+
+
+def test_message_uid_is_indexed_from_claude_uuid(tmp_path):
+    from crabsearch.sources import SOURCES
+
+    old, _ = _resumed(tmp_path / "home")
+    read = SOURCES["claude"].read(old.path)
+    assert [m.uid for m in read.messages] == [f"{d['uuid']}:0" for d in old.lines]
+
+
+def test_resumed_copy_shows_the_hit_once_on_the_newest_session(tmp_path):
+    home = tmp_path / "home"
+    _resumed(home)
+    engine = _index(tmp_path, home)
+    [hit] = engine.search("quokka").hits
+    assert hit.session.session_id == NEW
+    assert hit.also_in == 1 and hit.also_in_sessions == [OLD]
+    assert hit.item.text.startswith("why does the quokka")
+    d = hit.to_json()
+    assert d["also_in"] == 1 and d["also_in_sessions"] == [OLD]
+    from crabsearch.hits import structure_notes
+    assert "also in 1 other session" in structure_notes(hit)
+    # a word only in the new part: no duplicate
+    [hit] = engine.search("raise pool size").hits
+    assert hit.session.session_id == NEW and hit.also_in == 0
+
+
+def test_dedup_still_fills_the_limit(tmp_path):
+    home = tmp_path / "home"
+    for n in range(4):
+        _resumed(home, f"{n}2222222-0000-4000-8000-000000000002", f"{n}3333333-0000-4000-8000-000000000003",
+                 word="wombat")
+    for n in range(3):
+        ClaudeSession(home, session_id=f"{n}4444444-0000-4000-8000-000000000004").user(
+            f"wombat number {n} alone").write()
+    engine = _index(tmp_path, home)
+    hits = engine.search("wombat", limit=5).hits
+    ids = [h.session.session_id for h in hits]
+    assert len(ids) == 5 == len(set(ids))
+    assert not any(i[1:].startswith("2222222") for i in ids)  # the old copies never show
+    assert engine.search("wombat", limit=20).hits.__len__() == 7
+
+
+def test_same_ids_at_other_times_are_not_merged(tmp_path):
+    """Same uid, different time: not a copy (short pi ids can collide across sessions)."""
+    from v3_builders import V3Session
+
+    home = tmp_path / "home"
+    root = home / ".pi" / "agent" / "sessions" / "--home-dev-proj--"
+    a = V3Session("aaaa0000-pi")
+    a.user("the numbat migration fails")
+    a.write(root / "2026-05-12T09-00-00-000Z_aaaa0000-pi.jsonl")
+    b = V3Session("bbbb0000-pi", start=a.t.replace(hour=11))
+    b.user("the numbat migration fails")  # same entry id 00000001, another time
+    b.write(root / "2026-05-12T11-00-00-000Z_bbbb0000-pi.jsonl")
+    engine = _index(tmp_path, home)
+    hits = engine.search("numbat").hits
+    assert len(hits) == 2 and all(h.also_in == 0 for h in hits)
+
+
+def test_pi_fork_copy_is_merged(tmp_path):
+    from v3_builders import V3Session
+
+    home = tmp_path / "home"
+    root = home / ".pi" / "agent" / "sessions" / "--home-dev-proj--"
+    a = V3Session("aaaa0000-pi")
+    a.user("the numbat migration fails")
+    a.assistant("Retry it.")
+    a.write(root / "2026-05-12T09-00-00-000Z_aaaa0000-pi.jsonl")
+    b = V3Session("bbbb0000-pi")
+    b.entries += a.entries[1:]
+    b.n, b.leaf, b.t = a.n, a.leaf, a.t
+    b.user("and now the second step")
+    b.write(root / "2026-05-12T11-00-00-000Z_bbbb0000-pi.jsonl")
+    engine = _index(tmp_path, home)
+    [hit] = engine.search("numbat").hits
+    assert hit.session.session_id == "bbbb0000-pi" and hit.also_in_sessions == ["aaaa0000-pi"]

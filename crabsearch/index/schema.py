@@ -10,7 +10,9 @@ Design (measurements in ``shared/reference/engineering.md`` sections 0, 4, 5):
   ``STORED``, the session's update time is a column used only for sorting.
 * Keys: ``fkey`` identifies the transcript file, ``skey`` (``agent:session_id``) the session (the
   collapse key for best hit per session), ``mkey`` one document (``fkey:N`` for message N,
-  ``fkey:s`` for the session document).
+  ``fkey:s`` for the session document). ``uid`` is a message's own id in its format (Claude
+  Code ``uuid``, pi entry ``id``, ...), the same in every session that copies it: search shows
+  such a shared message once (issue 5, "Duplicates").
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from whoosh.fields import COLUMN, ID, STORED, TEXT, Schema
 
 from .analysis import text_analyzer
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 """Bump when the schema or the analyzer changes: an index with another stamp is rebuilt."""
 
 WEIGHTS: dict[str, float] = {
@@ -55,6 +57,7 @@ def make_schema() -> Schema:
         part=STORED(),
         ts=STORED(),
         meta=STORED(),  # session documents: the Session as a dict
+        uid=ID(stored=True),  # messages: the format's stable message id (Message.uid), when it has one
         updated=COLUMN(columns.NumericColumn("q", default=0)),  # ms; messages: their own time
         project=ID(),  # working directory (``project:/path`` prefix filter)
         projname=ID(),  # its last segment, lowercased (``project:NAME``)

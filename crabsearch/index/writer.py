@@ -114,6 +114,8 @@ def message_doc(fkey: str, skey: str, session: Session, m: Message, *, acting: b
         "off": m.offset, "len": m.length, "part": m.part, "ts": to_ms(m.timestamp),
         "updated": to_ms(m.timestamp) or 0,
     }
+    if m.uid:
+        doc["uid"] = m.uid
     _place(doc, session, m.timestamp)
     for name, text in index_text_fields(m, acting=acting, tool_output=tool_output).items():
         if text:

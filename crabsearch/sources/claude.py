@@ -139,7 +139,11 @@ class ClaudeSource(Source):
         side = obj.get("isSidechain") is True and not state.get("sub")
         if not side:
             state["main_seen"] = True
+        base = len(out)
         emit(pieces, rec, state, out, ts, skip, "side_" if side else "")
+        if isinstance(obj.get("uuid"), str) and obj["uuid"]:
+            for m in out[base:]:
+                m.uid = f"{obj['uuid']}:{m.part}"  # copied verbatim by --resume (formats.md 1.4)
 
     def finish(self, state: dict, session: Session) -> None:
         """Session id, parent, title (custom-title > ai-title > summary line > first prompt >

@@ -142,8 +142,11 @@ class GeminiSource(Source):
         emit(pieces, rec, state, out, next((t for t in stamps if t), None), skip=skip)
         # A snapshot holds several messages, each with its own timestamp.
         kept = [i for i in range(len(pieces)) if i not in skip]
+        nth = [sum(1 for j in range(i) if owners[j] == owners[i]) for i in range(len(pieces))]
         for m, i in zip(out[before:], kept):
             m.timestamp = stamps[i]
+            if owners[i]:
+                m.uid = f"{owners[i]}:{nth[i]}"
             entry = seen.get(owners[i])
             if entry is not None and entry[0] is None:
                 entry[0] = m.message_index  # where a rewind to this id starts

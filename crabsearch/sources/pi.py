@@ -102,6 +102,9 @@ class V3Source(Source):
         pieces = entry_pieces(obj)
         base, first = len(out), state["next_index"]
         emit(pieces, rec, state, out, ts)
+        if string(obj.get("id")):
+            for m in out[base:]:
+                m.uid = f"{eid}:{m.part}"  # a fork copies the entries with their ids (formats.md 4.3)
         tree = state["tree"]
         if len(tree) < TREE_CAP:
             tree[eid] = [parent, first, len(out) - base]
