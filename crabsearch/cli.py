@@ -404,8 +404,11 @@ def _print_page(page) -> None:
     print(f"{printable(s.title or '(untitled)')}  [{s.agent}] {printable(s.project or '')}  {shown}")
     for m in page.messages:
         when = m.timestamp.strftime("%Y-%m-%d %H:%M:%S") if m.timestamp else ""
-        print(f"\n#{m.message_index + 1} {m.label} {when}")
+        mark = "  (abandoned branch)" if m.abandoned else ""
+        print(f"\n#{m.message_index + 1} {m.label} {when}{mark}")
         print(printable(m.text))
+        for sub in m.subagents:
+            print(f"→ subagent session {printable(sub['session_id'])}: {printable(sub['title'] or '(not indexed)')}")
     if page.next_offset is not None:
         print(f"\n(next page: --offset {page.next_offset})")
 

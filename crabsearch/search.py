@@ -290,6 +290,10 @@ class Engine:
             searcher = self._get_searcher()
             if searcher is None or searcher.doc_count_all() == 0:
                 return result
+            by_id = self._by_id(searcher, query, pq)
+            if by_id:
+                result.route, result.hits = "id", by_id
+                return result
             comp = Compiler(pq, searcher)
             if comp.empty:
                 if pq.has_filters and not (pq.words or pq.phrases or pq.excluded):
@@ -341,6 +345,22 @@ class Engine:
                 result.notes.append("tool output is not indexed: set index_tool_output = true in config.toml "
                                     "(or --index-tool-output) to search it with in:tools")
         return result
+
+    def _by_id(self, searcher, query: str, pq) -> list[Hit]:
+        """A query that is exactly one indexed session id (a pasted id, or a subagent's
+        ``agent-XXXX`` named in its parent's session view) finds that session, anchored on its
+        first prompt; ``[]`` otherwise (one term lookup)."""
+        token = query.strip()
+        if not token or len(token) < 4 or any(c.isspace() for c in token) or ":" in token:
+            return []
+        docs = [d for d in searcher.documents(session_id=token) if not pq.agent or d.get("agent") == pq.agent]
+        hits = []
+        for f in sorted(docs, key=lambda d: -((d.get("meta") or {}).get("updated") or 0)):
+            ref = self._session_ref(f)
+            idx = ref.session.anchor_index
+            items = self._items(searcher, ref, range(idx, idx + 1), idx, MAX_ITEM_BYTES)
+            hits.append(Hit(ref, 0.0, idx, items[0].role if items else Role.USER.value, items))
+        return self._decorate(searcher, hits)
 
     @staticmethod
     def _excluded_docs(searcher, comp) -> frozenset[int]:
@@ -593,7 +613,30 @@ class Engine:
             searcher = self._get_searcher()
             items = [] if searcher is None else self._items(
                 searcher, ref, range(offset, min(total, offset + limit)), None, max_bytes, redact)
+            if items:
+                self._link_subagents(searcher, ref, items)
         return Page(ref, offset, limit, total, items)
+
+    def _link_subagents(self, searcher, ref: SessionRef, items: list[Item]) -> None:
+        """Fill ``Item.subagents`` of the page's spawning tool calls from the session's
+        ``extra["subagents"]`` (``[message index, subagent session id]``, recorded by the Claude
+        Code source), with the subagents' titles: one index query for the whole page."""
+        by_index = {it.message_index: it for it in items}
+        links = [(i, sid) for i, sid in ref.session.extra.get("subagents") or ()
+                 if i in by_index and isinstance(sid, str)]
+        if not links:
+            return
+        ids = sorted({sid for _, sid in links})
+        q = And([Term("kind", "s"), Term("agent", ref.session.agent), Or([Term("session_id", s) for s in ids])])
+        titles: dict[str, tuple] = {}
+        for docnum in q.docs(searcher):
+            f = searcher.stored_fields(docnum)
+            sid, updated = f["meta"]["session_id"], f["meta"].get("updated") or 0
+            if sid not in titles or updated > titles[sid][0]:
+                titles[sid] = (updated, f)
+        for i, sid in links:
+            title = self._session_ref(titles[sid][1]).session.title if sid in titles else None
+            by_index[i].subagents.append({"session_id": sid, "title": title})
 
     @property
     def exists(self) -> bool:

@@ -170,3 +170,127 @@ def test_pi_fork_copy_is_merged(tmp_path):
     engine = _index(tmp_path, home)
     [hit] = engine.search("numbat").hits
     assert hit.session.session_id == "bbbb0000-pi" and hit.also_in_sessions == ["aaaa0000-pi"]
+
+
+# -- branches ------------------------------------------------------------------------------------
+
+def _pi_branched(home):
+    from v3_builders import V3Session
+
+    s = V3Session("cccc0000-pi")
+    u1 = s.user("set up the capybara deploy")
+    s.assistant("Using the blue pipeline for capybara.")  # abandoned below
+    s.user("no wait, try the axolotl route instead")       # abandoned
+    s.branch(u1)
+    s.assistant("Using the green pipeline.")
+    s.user("good, ship it")
+    root = home / ".pi" / "agent" / "sessions" / "--home-dev-proj--"
+    return s.write(root / "2026-05-12T09-00-00-000Z_cccc0000-pi.jsonl")
+
+
+def test_hit_on_an_abandoned_branch_is_found_and_marked(tmp_path):
+    home = tmp_path / "home"
+    _pi_branched(home)
+    engine = _index(tmp_path, home)
+    [hit] = engine.search("axolotl").hits
+    assert hit.session.extra["off_branch"] == [[1, 3]]
+    assert hit.message_index == 2 and hit.branch == "abandoned"
+    assert hit.to_json()["branch"] == "abandoned"
+    assert [i.abandoned for i in hit.window] == [False, True, True, False, False]
+    assert hit.window[2].to_json()["abandoned"] is True
+    from crabsearch.hits import structure_notes
+    assert structure_notes(hit) == ["on an abandoned branch"]
+    [hit] = engine.search("ship").hits
+    assert hit.branch == "active"
+    page = engine.page(hit.ref, 0, 10)
+    assert [m.abandoned for m in page.messages] == [False, True, True, False, False]
+
+
+def test_gemini_rewound_messages_are_abandoned(tmp_path):
+    from crabsearch.hits import abandoned_ranges, in_ranges
+    from crabsearch.model import Session
+
+    s = Session("gemini", "g1", "/x", extra={"rewound": [[3, 6]]})
+    assert abandoned_ranges(s) == [(3, 6)]
+    assert [in_ranges(i, abandoned_ranges(s)) for i in (2, 3, 5, 6)] == [False, True, True, False]
+
+
+def test_session_view_marks_abandoned_messages():
+    from crabsearch.hits import Item
+    from crabsearch.tui.transcript import subagent_lines
+
+    item = Item(0, "assistant", "tool-call:Task", None, "{}",
+                subagents=[{"session_id": "agent-abc", "title": "Find files"},
+                           {"session_id": "agent-def", "title": None}])
+    assert [t.plain for t in subagent_lines(item)] == [
+        "→ subagent session agent-abc: Find files", "→ subagent session agent-def (not indexed)"]
+
+
+# -- compaction ----------------------------------------------------------------------------------
+
+def test_claude_hit_before_compaction_is_labelled(tmp_path):
+    home = tmp_path / "home"
+    (ClaudeSession(home, session_id=OLD).user("the gecko build is slow").assistant("Caching helps.")
+     .compact("We discussed the gecko build.").user("now the tapir tests").assistant("Fixed.").write())
+    engine = _index(tmp_path, home)
+    [hit] = engine.search("tapir").hits
+    assert hit.session.extra["compactions"] == [2]
+    assert hit.before_compaction is False
+    [hit] = engine.search('"gecko build is slow"').hits
+    assert hit.message_index == 0 and hit.before_compaction is True
+    assert hit.to_json()["before_compaction"] is True
+    from crabsearch.hits import structure_notes
+    assert structure_notes(hit) == ["before compaction"]
+
+
+def test_pi_and_codex_record_compactions(tmp_path):
+    from crabsearch.sources import SOURCES
+    from v3_builders import V3Session
+
+    s = V3Session("dddd0000-pi")
+    s.user("first")
+    kept = s.assistant("answer")
+    s.compaction("Summary of the start.", kept)
+    s.user("after")
+    path = s.write(tmp_path / "2026-05-12T09-00-00-000Z_dddd0000-pi.jsonl")
+    assert SOURCES["pi"].read(path).session.extra["compactions"] == [2]
+
+    from builders import CodexSession
+    c = CodexSession(tmp_path / "home").user("first question").assistant("answer")
+    c.lines.append(c._env("compacted", {"message": "Summary so far."}))
+    c.user("second question")
+    read = SOURCES["codex"].read(c.write())
+    summary = [m.message_index for m in read.messages if m.role.value == "summary"]
+    assert read.session.extra["compactions"] == summary == [2]
+
+
+# -- parent links to subagents -------------------------------------------------------------------
+
+def test_parent_page_links_the_spawning_call_to_its_subagent(tmp_path, sub_home, capsys):
+    engine = _index(tmp_path, sub_home)
+    ref = engine.find_session(PARENT)
+    assert ref.session.extra["subagents"] == [[1, f"agent-{AGENT}"]]
+    page = engine.page(ref, 0, 50)
+    call = page.messages[1]
+    assert call.label == "tool-call:Task"
+    assert call.subagents == [{"session_id": f"agent-{AGENT}", "title": "Find every crontab file in the repo"}]
+    assert all(not m.subagents for m in page.messages if m is not call)
+    d = page.to_json()
+    assert d["messages"][1]["subagents"][0]["session_id"] == f"agent-{AGENT}"
+    assert "subagents" not in d["messages"][0]
+    # the id named by the link finds the subagent session
+    [hit] = engine.search(f"agent-{AGENT}").hits
+    assert hit.session.session_id == f"agent-{AGENT}" and hit.parent_title == "Crontab audit"
+    from crabsearch.cli import _print_page
+    _print_page(page)
+    assert f"→ subagent session agent-{AGENT}: Find every crontab file in the repo" in capsys.readouterr().out
+
+
+def test_legacy_inline_agent_id_on_the_result_line(tmp_path):
+    """Claude Code 2.0.x: ``agentId`` only at the top of the parent's result line."""
+    from crabsearch.sources import SOURCES
+
+    s = ClaudeSession(tmp_path / "home", session_id=PARENT).user("go").task("look around", "5e6f7a8b", "done")
+    del s.lines[-1]["toolUseResult"]
+    read = SOURCES["claude"].read(s.write())
+    assert read.session.extra["subagents"] == [[1, "agent-5e6f7a8b"]]

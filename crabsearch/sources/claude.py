@@ -44,7 +44,7 @@ from ..jsonl import Record
 from ..model import (LABEL_ASSISTANT, LABEL_SUMMARY, LABEL_SYSTEM, LABEL_THINKING, LABEL_USER,
                      Message, Role, Session, tool_call_label)
 from .base import Source, cd_and, parse_ts, dump_text, string, walk_files
-from .pieces import Piece, emit, piece_text
+from .pieces import Piece, emit, note_compaction, piece_text
 
 UUID_WINDOW = 64
 """Hashes of this many most recent line uuids are kept to validate later summary lines."""
@@ -52,6 +52,8 @@ PENDING_SUMMARIES = 8
 """Summary lines kept waiting for their leafUuid to appear later in the file."""
 REPLY_KEYS = 64
 """De-duplication keys kept for the current assistant reply (message.id)."""
+SUBAGENTS_KEPT = 1000
+"""Links from spawning tool calls to subagent sessions kept in ``Session.extra["subagents"]``."""
 SUMMARY_CAP = 8192
 """Characters of a compaction summary stored on the Session (the message keeps the full text)."""
 TITLE_CAP = 200
@@ -131,6 +133,8 @@ class ClaudeSource(Source):
         if isinstance(obj.get("uuid"), str):
             _see_uuid(obj["uuid"], state)
         pieces = pieces_of(obj)
+        if (kind == "system" and obj.get("subtype") == "compact_boundary") or obj.get("isCompactSummary") is True:
+            note_compaction(session, state["next_index"])  # formats.md 1.4
         for p in pieces:
             if p.role is Role.SUMMARY:
                 session.summary = p.text[:SUMMARY_CAP]
@@ -144,6 +148,7 @@ class ClaudeSource(Source):
         if isinstance(obj.get("uuid"), str) and obj["uuid"]:
             for m in out[base:]:
                 m.uid = f"{obj['uuid']}:{m.part}"  # copied verbatim by --resume (formats.md 1.4)
+        _link_subagents(obj, pieces, out[base:], state, session, side)
 
     def finish(self, state: dict, session: Session) -> None:
         """Session id, parent, title (custom-title > ai-title > summary line > first prompt >
@@ -336,6 +341,40 @@ def _note_envelope(obj: dict, state: dict, session: Session) -> None:
     agent_id = string(obj.get("agentId"))
     if agent_id and state.get("sub"):
         state.setdefault("agent_id", agent_id)
+
+
+def _link_subagents(obj: dict, pieces: list[Piece], new: list[Message], state: dict, session: Session,
+                    side: bool) -> None:
+    """Link a spawning ``Task``/``Agent`` call to the subagent it ran (formats.md 1.4: the
+    parent keeps the call and a tool_result carrying ``agentId``, top level on the line and, in
+    2.x, in ``toolUseResult``). Calls are remembered (``task_calls``: call id -> message index,
+    the latest :data:`REPLY_KEYS`); a result line with an agent id appends ``[call message
+    index, "agent-<id>"]`` to ``session.extra["subagents"]`` (the result's own index when its call
+    was not seen; at most :data:`SUBAGENTS_KEPT`). In a subagent file only ``toolUseResult``
+    counts: the line's own ``agentId`` is the file's agent."""
+    calls = state.get("task_calls")
+    for m in new:
+        if m.label in ("tool-call:Task", "tool-call:Agent") and pieces[m.part].call_id:
+            calls = state.setdefault("task_calls", {})
+            calls[pieces[m.part].call_id] = m.message_index
+            while len(calls) > REPLY_KEYS:
+                del calls[next(iter(calls))]
+    if obj.get("type") != "user":
+        return
+    tur = obj.get("toolUseResult")
+    agent_id = string(tur.get("agentId")) if isinstance(tur, dict) else ""
+    if not agent_id and not state.get("sub") and not side:
+        agent_id = string(obj.get("agentId"))
+    if not agent_id or (state.get("sub") and agent_id == state.get("agent_id")):
+        return
+    for m in new:
+        if m.role is Role.TOOL:
+            index = (calls or {}).pop(pieces[m.part].call_id, m.message_index)
+            links = session.extra.setdefault("subagents", [])
+            if [index, "agent-" + agent_id] not in links:
+                links.append([index, "agent-" + agent_id])
+                del links[:-SUBAGENTS_KEPT]
+            return
 
 
 def _summary_line(obj: dict, state: dict) -> None:

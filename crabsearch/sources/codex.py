@@ -29,7 +29,7 @@ from ..jsonl import Record, iter_records
 from ..model import (LABEL_ASSISTANT, LABEL_SUMMARY, LABEL_THINKING, LABEL_USER, Message, Role,
                      Session, tool_call_label)
 from .base import Source, cd_and, env_dir, parse_ts, dump_text, string, walk_files
-from .pieces import Piece, emit, piece_text
+from .pieces import Piece, emit, note_compaction, piece_text
 
 SUMMARY_CAP = 8192
 """Characters of a compaction summary stored on the Session (the message keeps the full text)."""
@@ -95,6 +95,8 @@ class CodexSource(Source):
         elif kind is None and string(obj.get("id")) and "timestamp" in obj:
             _meta(obj, state, session)  # pre-envelope header {id, timestamp, instructions, git?, cwd?}
             return
+        if kind == "compacted":
+            note_compaction(session, state["next_index"])  # formats.md 2.2: earlier context replaced
         pieces = pieces_of(obj)
         skip = []
         for i, p in enumerate(pieces):

@@ -43,7 +43,7 @@ from ..jsonl import Record
 from ..model import (LABEL_ASSISTANT, LABEL_SUMMARY, LABEL_SYSTEM, LABEL_THINKING, LABEL_USER,
                      Message, Role, Session, tool_call_label, tool_result_label)
 from .base import Source, cd_and, dump_text, first_line, parse_ts, string, walk_files
-from .pieces import Piece, emit, piece_text
+from .pieces import Piece, emit, note_compaction, piece_text
 
 SUMMARY_CAP = 8192
 """Characters of a compaction summary kept on the Session and in state (messages keep it all)."""
@@ -101,6 +101,8 @@ class V3Source(Source):
             state["name"] = obj["name"].strip()
         pieces = entry_pieces(obj)
         base, first = len(out), state["next_index"]
+        if kind == "compaction":
+            note_compaction(session, first)  # formats.md 4.2: its summary replaces older entries
         emit(pieces, rec, state, out, ts)
         if string(obj.get("id")):
             for m in out[base:]:

@@ -87,6 +87,24 @@ def emit(pieces: list[Piece], rec: Record, state: dict, out: list[Message], ts: 
         out.append(Message(index, p.role, label, p.text, rec.offset, rec.length, part, name, ts))
 
 
+COMPACTIONS_KEPT = 64
+"""Latest compaction points kept in ``Session.extra["compactions"]``."""
+
+
+def note_compaction(session, index: int) -> None:
+    """Record that ``session`` was compacted at message ``index`` (the first message the
+    compaction record yields, or the next message when it yields none) in
+    ``session.extra["compactions"]`` (ascending, the latest :data:`COMPACTIONS_KEPT`); a hit
+    before the last one is labelled "before compaction" (issue 5). A point already recorded at
+    ``index`` or ``index - 1`` (Claude Code's boundary line, then its summary line) is not
+    repeated."""
+    marks = session.extra.setdefault("compactions", [])
+    if marks and marks[-1] >= index - 1:
+        return
+    marks.append(index)
+    del marks[:-COMPACTIONS_KEPT]
+
+
 def piece_text(pieces: list[Piece], part: int, label: str) -> str:
     """The text of piece ``part``, checking it is still the piece that was indexed with ``label``.
 

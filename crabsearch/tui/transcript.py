@@ -237,6 +237,8 @@ class TranscriptView(ScrollView, can_focus=True):
         header.append(item.label, style=ROLE_STYLES.get(item.role, ""))
         if item.timestamp:
             header.append("  " + item.timestamp.strftime("%Y-%m-%d %H:%M:%S UTC"), style="dim")
+        if item.abandoned:  # off the active branch (issue 5): still shown, marked
+            header.append("  abandoned branch", style="dim italic")
         lines = printable(item.text).splitlines() or [""]
         full = self.full or (self.tool_mode == "full" and _is_tool(item))
         cap = FULL_BODY_LINES if full else BODY_LINES.get(item.label, OTHER_BODY_LINES)
@@ -258,8 +260,9 @@ class TranscriptView(ScrollView, can_focus=True):
         options = console.options.update_width(self._width).update(highlight=False)
         hit_bg = "grey23" if self.app.current_theme.dark else "grey85"
         base = self.rich_style + Style(bgcolor=hit_bg) if is_hit else self.rich_style
-        rendered = console.render_lines(Group(header, Padding(body, (0, 1, 0, 4))), options,
-                                        style=base, pad=True)
+        parts = [header, Padding(body, (0, 1, 0, 4))]
+        parts += [Padding(line, (0, 1, 0, 4)) for line in subagent_lines(item)]
+        rendered = console.render_lines(Group(*parts), options, style=base, pad=True)
         return [Strip(line) for line in rendered] + [Strip.blank(self._width, self.rich_style)]
 
     def render_line(self, y: int) -> Strip:
@@ -470,6 +473,20 @@ class TranscriptView(ScrollView, can_focus=True):
     def action_scroll_down(self) -> None:
         self.scroll_down(animate=False)
 
+
+
+def subagent_lines(item: Item) -> list[Text]:
+    """The links from a spawning tool call to its subagent sessions (issue 5):
+    ``→ subagent session agent-XXXX: <title>`` per subagent (``crabsearch show agent-XXXX``, or
+    the subagent id as a search query, opens it)."""
+    out = []
+    for sub in item.subagents:
+        line = Text("→ subagent session ", style="italic")
+        line.append(printable(sub.get("session_id") or "?"), style="bold")
+        title = sub.get("title")
+        line.append(f": {printable(title)}" if title else " (not indexed)", style="italic" if title else "dim italic")
+        out.append(line)
+    return out
 
 
 def _is_tool(item: Item) -> bool:
