@@ -27,7 +27,7 @@ from whoosh.collectors import CollapseCollector, TimeLimit, WrappingCollector
 from whoosh.query import And, Or, Term
 
 from .index.analysis import spans as _spans
-from .index.querying import MESSAGE_FIELDS, SESSION_FIELDS, Compiler, covered, filters
+from .index.querying import MESSAGE_FIELDS, SESSION_FIELDS, Compiler, covered, filters, passing
 from .index.schema import WEIGHTS
 from .index.store import STAMP, open_index
 from .hits import (  # re-exported: the engine's public names live here too  # noqa: F401
@@ -211,11 +211,13 @@ class Engine:
         document per copy."""
         agent, uid, ts, text = key
         excluded = self._gate[1]
-        q = And([Term("uid", uid), *self._m_filters]) if self._m_filters else Term("uid", uid)
         best, best_idx, best_time = ref, idx, ref.session.updated
         others: dict[str, str] = {}  # skey -> session id
         own = f"{agent}:{ref.session.session_id}"
-        for docnum in q.docs(searcher):
+        copies = sorted(Term("uid", uid).docs(searcher))  # a short posting list: usually just the hit
+        if len(copies) > 1 and self._m_filters:
+            copies = passing(searcher, copies, self._m_filters)
+        for docnum in copies:
             if docnum in excluded:
                 continue
             f = searcher.stored_fields(docnum)

@@ -57,7 +57,30 @@ def _phrase(terms: list[str], fields) -> Query:
 
 
 def _zero(q: Query) -> Query:
+    """``q`` as a filter that adds nothing to the score. Terms (and ``Or`` of terms) get boost 0:
+    their matchers stay lazy (skip_to), where a ``ConstantScoreQuery`` first reads every id of its
+    posting list (all message documents, for ``kind:m``), which cost tens of ms per rung on a large
+    index. Ranges keep the constant-score form (Whoosh unions their terms into one list anyway)."""
+    if isinstance(q, Term):
+        return Term(q.fieldname, q.text, boost=0.0)
+    if isinstance(q, Or) and all(isinstance(c, (Term, Prefix)) for c in q.subqueries):
+        return Or([_zero(c) if isinstance(c, Term) else ConstantScoreQuery(c, 0.0) for c in q.subqueries], boost=0.0)
     return ConstantScoreQuery(q, 0.0)
+
+
+def passing(searcher, docnums: list[int], clauses: list[Query]) -> list[int]:
+    """The documents of ``docnums`` (ascending) that match every query of ``clauses``, found by
+    skipping one matcher to each of them (never reading the clauses' whole posting lists)."""
+    m = And(clauses).matcher(searcher, searcher.boolean_context())
+    out = []
+    for d in docnums:
+        if not m.is_active():
+            break
+        if m.id() < d:
+            m.skip_to(d)
+        if m.is_active() and m.id() == d:
+            out.append(d)
+    return out
 
 
 def filters(pq: ParsedQuery, *, sessions: bool) -> list[Query] | None:
