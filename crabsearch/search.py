@@ -302,8 +302,9 @@ class Engine:
                     result.route = "recent"
                     result.hits = self._recent(searcher, limit, pq)
                 return result
-            m_filters = filters(pq, sessions=False)
-            s_filters = None if pq.in_tools else filters(pq, sessions=True)
+            # The kind term is implied by the fields searched (never on both kinds of document).
+            m_filters = filters(pq, sessions=False, kind=False)
+            s_filters = None if pq.in_tools else filters(pq, sessions=True, kind=False)
             self._m_filters = m_filters  # copies of a hit message must pass them too (_dedupe)
             fetch = limit + max(DEDUP_SPARE, limit // 2)  # spare rows: duplicates are dropped
             # One deadline for the whole ladder; -word drops whole sessions inside the search.
@@ -429,8 +430,11 @@ class Engine:
         ``{skey: (score, stored fields, matched (field, term) pairs)}``."""
         if clauses is None:
             return {}
+        # optimize=False: block-quality skipping divides by each clause's boost, and the filters'
+        # boost is 0 (they must not score); it saved little here anyway (collapse scores every
+        # match to find each session's best).
         inner = self._gated(searcher.collector(limit=limit, sortedby="updated" if sort == "newest" else None,
-                                               reverse=sort == "newest", terms=True))
+                                               reverse=sort == "newest", terms=True, optimize=False))
         collector = CollapseCollector(inner, "skey", limit=1)
         try:
             searcher.search_with_collector(And([q, *clauses]), collector)

@@ -182,3 +182,21 @@ def test_time_limit_returns_partial_best_hits_per_session(engine):
     assert len(ids) == len(set(ids)) >= 1
     full = engine.search("pelican")
     assert not full.partial and len(full.hits) == 2
+
+
+def test_filtered_searches_over_many_documents_do_not_crash(tmp_path):
+    """Regression: zero-boost filter terms once crashed Whoosh's block-quality skipping
+    (ZeroDivisionError) once a collector's heap was full; it takes more matches than the limit."""
+    from crabsearch.index import Indexer
+
+    home = tmp_path / "home"
+    for n in range(400):
+        s = CodexSession(home, session_id=f"019a0000-1111-7222-8333-{n:012d}", cwd=f"/w/p{n % 3}")
+        s.user(f"database timeout number {n} " + "and filler words " * (n % 7)).assistant("database checked")
+        s.write()
+    Indexer(tmp_path / "index", env={"HOME": str(home)}).refresh()
+    engine = Engine(tmp_path / "index")
+    for q in ("agent:codex database", "project:p1 database", "role:user database", "database", "agent:codex"):
+        for limit in (1, 5, 40):
+            result = engine.search(q, limit=limit)
+            assert len(result.hits) == limit, q

@@ -86,7 +86,7 @@ def test_tool_payloads_not_indexed_names_are(tmp_path):
     r = SRC.read(sample().write(tmp_path / "x.jsonl"))
     fields = [index_text_fields(m) for m in r.messages]
     assert fields[3] == {"tool": "read"} and fields[4] == {"tool": "read"}
-    assert fields[1] == {} and fields[5] == {"summary": "Parser strips tabs; fix in tokenizer."}
+    assert fields[1] == {} and fields[5] == {"compaction": "Parser strips tabs; fix in tokenizer."}
 
 
 def test_session_info_name_is_title(tmp_path):

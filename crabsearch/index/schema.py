@@ -22,7 +22,7 @@ from whoosh.fields import COLUMN, ID, STORED, TEXT, Schema
 
 from .analysis import text_analyzer
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 """Bump when the schema or the analyzer changes: an index with another stamp is rebuilt."""
 
 WEIGHTS: dict[str, float] = {
@@ -32,8 +32,9 @@ WEIGHTS: dict[str, float] = {
     "tool": 0.5,         # tool names only (never arguments or output)
     "tool_output": 0.3,  # opt-in (index_tool_output): redacted head of tool output, `in:tools`
     "title": 2.0,        # session document
-    "summary": 3.0,      # compaction summaries (session document and summary messages)
-}
+    "summary": 3.0,      # session document: the session's summary
+    "compaction": 3.0,   # compaction summary messages (a field of their own: message fields never
+}                        # occur on session documents, so message queries need no kind filter
 """Query-time boosts per field: the one place ranking weights live."""
 
 TEXT_FIELDS = tuple(WEIGHTS)
@@ -68,5 +69,6 @@ def make_schema() -> Schema:
         tool=TEXT(analyzer=ana, phrase=False),
         tool_output=TEXT(analyzer=ana, phrase=True),
         summary=TEXT(analyzer=ana, phrase=True),
+        compaction=TEXT(analyzer=ana, phrase=True),
         title=TEXT(analyzer=ana, phrase=True),
     )

@@ -89,12 +89,12 @@ def index_text_fields(m: Message, *, acting: bool = False, tool_output: bool = F
     Rules: user text -> ``user``; assistant text -> ``assistant``, or ``acting`` when the turn
     went on to call tools (``acting``); tool calls and results -> only the tool name in ``tool``,
     plus, for results when ``tool_output`` is on, the first 3,072 characters with secrets masked
-    in ``tool_output``; compaction summaries -> ``summary``; thinking and system -> nothing.
+    in ``tool_output``; compaction summaries -> ``compaction``; thinking and system -> nothing.
     """
     if m.role is Role.USER:
         return {"user": redact(m.text)}
     if m.role is Role.SUMMARY:
-        return {"summary": redact(m.text)}
+        return {"compaction": redact(m.text)}
     if m.is_tool_payload:
         out = {"tool": m.tool_name} if m.tool_name else {}
         if tool_output and m.role is Role.TOOL and m.text:
