@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Iterator
 
@@ -216,3 +217,30 @@ def read_record(path: str, offset: int, length: int) -> dict | None:
     except ValueError:
         return None
     return obj if isinstance(obj, dict) else None
+
+
+WHOLE_FILES_CACHED = 4
+"""Parsed whole-file JSON transcripts kept by :func:`read_whole` (windows and pages read one
+message at a time; a whole-file format would otherwise be parsed once per message)."""
+_WHOLE: "OrderedDict[tuple[str, int, int], object]" = OrderedDict()
+
+
+def read_whole(path: str) -> tuple[object, int]:
+    """``(parsed JSON value, or None when the file is not JSON; its size in bytes)`` of a whole
+    JSON file (Gemini's legacy chats, Cline tasks), from a small LRU keyed by
+    ``(path, mtime_ns, size)`` so a rewritten file is parsed again. Raises ``OSError``."""
+    st = os.stat(path)
+    key = (path, st.st_mtime_ns, st.st_size)
+    if key in _WHOLE:
+        _WHOLE.move_to_end(key)
+        return _WHOLE[key], st.st_size
+    with open(path, "rb") as fh:
+        raw = fh.read()
+    try:
+        data = loads(raw)
+    except ValueError:
+        data = None
+    _WHOLE[key] = data
+    while len(_WHOLE) > WHOLE_FILES_CACHED:
+        _WHOLE.popitem(last=False)
+    return data, len(raw)

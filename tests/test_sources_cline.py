@@ -261,12 +261,12 @@ def test_cli_end_to_end(home, tmp_path, monkeypatch, capsys):
 
 
 def test_load_parses_the_task_once(home, monkeypatch):
-    import crabsearch.sources.cline as cline
+    import crabsearch.jsonl as jsonl
 
     calls = []
-    real = cline.loads
-    monkeypatch.setattr(cline, "loads", lambda raw: calls.append(1) or real(raw))
-    monkeypatch.setattr(cline, "_CACHE", type(cline._CACHE)())
+    real = jsonl.loads
+    monkeypatch.setattr(jsonl, "loads", lambda raw: calls.append(1) or real(raw))
+    monkeypatch.setattr(jsonl, "_WHOLE", type(jsonl._WHOLE)())
     r = SRC.read(task_path(home))
     parsed = len(calls)  # the task file and its taskHistory.json
     assert load_back(task_path(home), r.messages) == [m.text for m in r.messages]

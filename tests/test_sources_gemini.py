@@ -218,11 +218,11 @@ def test_legacy_json_session(tmp_path):
 
 
 def test_legacy_json_load_parses_once_and_follows_rewrites(tmp_path, monkeypatch):
-    import crabsearch.sources.gemini as gem
+    import crabsearch.jsonl as jsonl
 
     calls = []
-    real = gem.loads
-    monkeypatch.setattr(gem, "loads", lambda raw: calls.append(1) or real(raw))
+    real = jsonl.loads
+    monkeypatch.setattr(jsonl, "loads", lambda raw: calls.append(1) or real(raw))
     f = write_json(tmp_path / "session-a.json", legacy_record())
     r = SRC.read(f)
     assert load_back(f, r.messages) == [m.text for m in r.messages]

@@ -159,14 +159,21 @@ class Source:
                 self._seal(committed, copy.deepcopy(session))
             before = len(messages)
             self.process(rec, state, session, messages)
-            for m in messages[before:]:
-                m.message_index = state["next_index"]
-                state["next_index"] += 1
-                cap = TOOL_TEXT_CAP if m.is_tool_payload else TEXT_CAP
-                if len(m.text) > cap:  # the full text is read back from the file for display
-                    m.text = m.text[:cap]
+            self.number(messages[before:], state)
         self._seal(state, session)
         return FileRead(session, messages, stats.end_offset, committed or state, stats)
+
+    @staticmethod
+    def number(new: list[Message], state: dict) -> None:
+        """Give messages just made their ``message_index`` (``state["next_index"]`` on) and cut
+        their text to what is indexed (TEXT_CAP; TOOL_TEXT_CAP for tool payloads): the full
+        text is read back from the transcript for display. For sources with their own read loop."""
+        for m in new:
+            m.message_index = state["next_index"]
+            state["next_index"] += 1
+            cap = TOOL_TEXT_CAP if m.is_tool_payload else TEXT_CAP
+            if len(m.text) > cap:
+                m.text = m.text[:cap]
 
     def _seal(self, state: dict, session: Session) -> None:
         session.message_count = state["next_index"]

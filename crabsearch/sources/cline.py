@@ -42,11 +42,10 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-from collections import OrderedDict
 from pathlib import Path
 from typing import Iterator, Mapping
 
-from ..jsonl import LineStats, Record, loads
+from ..jsonl import LineStats, Record, read_whole
 from ..model import (LABEL_ASSISTANT, LABEL_SYSTEM, LABEL_THINKING, LABEL_USER, Message, Role, Session,
                      tool_call_label, tool_result_label)
 from .base import (TEXT_CAP, TOOL_TEXT_CAP, FileRead, Source, cd_and, dump_text, first_line, parse_ts,
@@ -57,8 +56,6 @@ EXTENSIONS = {"saoudrizwan.claude-dev": "Cline", "rooveterinaryinc.roo-cline": "
               "kilocode.kilo-code": "Kilo Code"}
 EDITORS = ("Code", "Code - Insiders", "VSCodium", "Cursor")
 TASK_FILE = "api_conversation_history.json"
-CACHE = 4
-"""Parsed files kept for :meth:`ClineSource.load` and task histories (LRU each)."""
 
 _TOOLS = ("execute_command|read_file|write_to_file|replace_in_file|apply_diff|insert_content|"
           "search_and_replace|search_files|list_files|list_code_definition_names|codebase_search|"
@@ -111,7 +108,7 @@ class ClineSource(Source):
         """The whole file, always from 0 (``start``/``state`` ignored: the file is rewritten).
         Raises ``OSError`` when it cannot be read; a broken file or entry is skipped and counted."""
         path = Path(path)
-        data, size = _parsed(str(path))
+        data, size = read_whole(str(path))
         stats = LineStats(end_offset=size)
         state = {"next_index": 0}
         cli = path.name.endswith(".messages.json")
@@ -158,7 +155,7 @@ class ClineSource(Source):
 
     def load(self, path: str, offset: int, length: int) -> object | None:
         """Message number ``offset`` of the (cached) parsed file, or None. Raises ``OSError``."""
-        msgs = _messages(_parsed(path)[0]) or []
+        msgs = _messages(read_whole(path)[0]) or []
         return msgs[offset] if 0 <= offset < len(msgs) and isinstance(msgs[offset], dict) else None
 
     def message_text(self, obj: dict, part: int, label: str) -> str:
@@ -173,33 +170,10 @@ class ClineSource(Source):
 
 # -- files -------------------------------------------------------------------------------------
 
-_CACHE: OrderedDict[tuple[str, int, int], object] = OrderedDict()
-
-
-def _parsed(path: str) -> tuple[object, int]:
-    """``(parsed JSON or None when broken, size)``, from an LRU keyed by ``(path, mtime_ns,
-    size)``. Raises ``OSError``."""
-    st = os.stat(path)
-    key = (path, st.st_mtime_ns, st.st_size)
-    if key in _CACHE:
-        _CACHE.move_to_end(key)
-        return _CACHE[key], st.st_size
-    with open(path, "rb") as fh:
-        raw = fh.read()
-    try:
-        data = loads(raw)
-    except ValueError:
-        data = None
-    _CACHE[key] = data
-    while len(_CACHE) > CACHE:
-        _CACHE.popitem(last=False)
-    return data, len(raw)
-
-
 def _optional(path: Path) -> object:
     """A small side file (history, metadata) parsed, or None when missing or broken."""
     try:
-        return _parsed(str(path))[0]
+        return read_whole(str(path))[0]
     except OSError:
         return None
 

@@ -43,7 +43,7 @@ from typing import Iterable, Iterator, Mapping
 from ..jsonl import LineStats, Record, loads
 from ..model import (LABEL_ASSISTANT, LABEL_SUMMARY, LABEL_SYSTEM, LABEL_THINKING, LABEL_USER,
                      Message, Role, Session, tool_call_label, tool_result_label)
-from .base import (TEXT_CAP, TOOL_TEXT_CAP, FileRead, Source, dump_text, env_dir, parse_ts,
+from .base import (FileRead, Source, dump_text, env_dir, parse_ts,
                    split_member, string, walk_files, member_path)
 from .pieces import Piece, emit, piece_text
 
@@ -233,11 +233,7 @@ class CrabtalkSource(Source):
         for rec in records:
             before = len(messages)
             self.process(rec, state, session, messages)
-            for m in messages[before:]:
-                m.message_index = state["next_index"]
-                state["next_index"] += 1
-                cap = TOOL_TEXT_CAP if m.is_tool_payload else TEXT_CAP
-                m.text = m.text[:cap]
+            self.number(messages[before:], state)
         return messages
 
     def process(self, rec: Record, state: dict, session: Session, out: list[Message]) -> None:

@@ -43,11 +43,10 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections import OrderedDict
 from pathlib import Path
 from typing import Iterator, Mapping
 
-from ..jsonl import LineStats, Record, iter_records, loads
+from ..jsonl import LineStats, Record, iter_records, read_whole
 from ..model import (LABEL_ASSISTANT, LABEL_THINKING, LABEL_USER, Message, Role, Session,
                      tool_call_label, tool_result_label)
 from .base import (TEXT_CAP, TOOL_TEXT_CAP, FileRead, Source, cd_and, dump_text, parse_ts, string,
@@ -59,8 +58,6 @@ SEEN_CAP = 256
 REWOUND_CAP = 64
 """Rewound index ranges kept on the session (the oldest two are merged beyond this)."""
 SUMMARY_CAP = 8192
-JSON_CACHE = 4
-"""Parsed legacy ``.json`` files kept for :meth:`GeminiSource.load` (LRU)."""
 
 
 class GeminiSource(Source):
@@ -193,11 +190,11 @@ class GeminiSource(Source):
         ``.jsonl``: the JSONL line. Raises ``OSError``."""
         if Path(path).suffix != ".json":
             return super().load(path, offset, length)
-        msgs = _json_messages(_parsed_json(path)[0])
+        msgs = _json_messages(read_whole(path)[0])
         return msgs[offset] if 0 <= offset < len(msgs) and isinstance(msgs[offset], dict) else None
 
     def _read_json(self, path: Path) -> FileRead:
-        data, size = _parsed_json(str(path))
+        data, size = read_whole(str(path))
         stats = LineStats(end_offset=size)
         state = self.new_state(path) | {"next_index": 0}
         session = Session(agent=self.agent, session_id=path.stem, path=str(path))
@@ -226,29 +223,6 @@ class GeminiSource(Source):
         self.finish(state, session)
         state["session"] = session.to_state()
         return FileRead(session, messages, size, state, stats)
-
-
-_JSON: OrderedDict[tuple[str, int, int], object] = OrderedDict()
-
-
-def _parsed_json(path: str) -> tuple[object, int]:
-    """``(parsed value or None when it is not JSON, size)`` of a whole-file chat, from a small
-    LRU keyed by ``(path, mtime_ns, size)``. Raises ``OSError``."""
-    st = os.stat(path)
-    key = (path, st.st_mtime_ns, st.st_size)
-    if key in _JSON:
-        _JSON.move_to_end(key)
-        return _JSON[key], st.st_size
-    with open(path, "rb") as fh:
-        raw = fh.read()
-    try:
-        data = loads(raw)
-    except ValueError:
-        data = None
-    _JSON[key] = data
-    while len(_JSON) > JSON_CACHE:
-        _JSON.popitem(last=False)
-    return data, len(raw)
 
 
 def _json_messages(data) -> list:

@@ -48,7 +48,7 @@ from typing import Iterator, Mapping
 from ..jsonl import LineStats, Record, loads
 from ..model import (LABEL_ASSISTANT, LABEL_SUMMARY, LABEL_SYSTEM, LABEL_THINKING, LABEL_USER, Message,
                      Role, Session, tool_call_label, tool_result_label)
-from .base import (TEXT_CAP, TOOL_TEXT_CAP, FileRead, Source, cd_and, dump_text, head_fingerprint,
+from .base import (FileRead, Source, cd_and, dump_text, head_fingerprint,
                    member_path, parse_ts, split_member, string, walk_files)
 from .pieces import Piece, emit, piece_text
 
@@ -171,11 +171,7 @@ class OpencodeSource(Source):
                 self._seal(committed[0], copy.deepcopy(session))
             before = len(messages)
             self._take(rec, state, session, messages)
-            for m in messages[before:]:
-                m.message_index = state["next_index"]
-                state["next_index"] += 1
-                cap = TOOL_TEXT_CAP if m.is_tool_payload else TEXT_CAP
-                m.text = m.text[:cap]
+            self.number(messages[before:], state)
             if member is not None and committed is None:
                 stats.end_offset = rec.offset
         self._seal(state, session)
