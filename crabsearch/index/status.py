@@ -84,7 +84,7 @@ def collect(indexer: Indexer, *, top: int = 20) -> Status:
     status = Status(
         index_dir=str(d), index_bytes=_dir_bytes(d), index_version=_read(d / STAMP),
         last_refresh=_read(d / LAST_REFRESH),
-        transcript_bytes=sum(e.get("size", 0) for e in manifest.files.values()))
+        transcript_bytes=sum(e.get("bytes", e.get("size", 0)) for e in manifest.files.values()))
     by_agent: dict[str, AgentStatus] = {}
     for src in indexer.sources:
         by_agent[src.agent] = AgentStatus(src.agent, src.display or src.agent,

@@ -79,6 +79,11 @@ class _Job:
     fresh: bool  # True: no documents of this file are in the index
     previous: dict | None = None  # its manifest entry, when it had one
 
+    @property
+    def todo_bytes(self) -> int:
+        """Bytes this job reads (0 for units not measured in bytes: database rows, steps)."""
+        return self.size - self.start if self.source.in_bytes(self.path) else 0
+
 
 def index_text_fields(m: Message, *, acting: bool = False, tool_output: bool = False) -> dict[str, str]:
     """The text fields a message contributes to the index.
@@ -239,7 +244,7 @@ class Indexer:
             writer.delete_by_term("fkey", manifest.files[path]["fkey"])
             del manifest.files[path]
             report.files_removed += 1
-        total = sum(j.size - j.start for j in jobs)
+        total = sum(j.todo_bytes for j in jobs)
         done_bytes = pending_bytes = 0
         docs_at_commit = 0
         pending_entries: dict[str, dict] = {}
@@ -252,11 +257,11 @@ class Indexer:
             if cancelled and cancelled():
                 break
             entry = self._index_file(writer, job, report, lambda frac, n=n, job=job: tick(
-                n, int(frac * (job.size - job.start))))
+                n, int(frac * job.todo_bytes)))
             if entry is not None:
                 pending_entries[job.path] = entry
-            done_bytes += job.size - job.start
-            pending_bytes += job.size - job.start
+            done_bytes += job.todo_bytes
+            pending_bytes += job.todo_bytes
             tick(n + 1)
             if pending_bytes >= BATCH_BYTES or report.messages_added - docs_at_commit >= BATCH_DOCS:
                 # Commit in batches so results appear while a long build runs; the manifest
@@ -368,12 +373,13 @@ class Indexer:
         report.sessions_changed += 1
         report.messages_added += len(read.messages)
         report.skipped_lines += read.stats.skipped
-        report.bytes_read += max(0, read.end_offset - job.start)
+        report.bytes_read += max(0, read.end_offset - job.start) if job.todo_bytes else 0
         old = job.previous or {}
         reasons = dict(old.get("reasons") or {}) if job.start else {}
         for why, n in read.stats.reasons.items():
             reasons[why] = reasons.get(why, 0) + n
         return {"agent": job.source.agent, "fkey": fkey, "size": job.size, "mtime_ns": job.mtime_ns,
+                "bytes": job.size if job.source.in_bytes(job.path) else 0,
                 "offset": read.end_offset, "head": head, "state": read.state,
                 "session_id": read.session.session_id, "messages": read.session.message_count,
                 "session": bool(read.session.message_count or read.session.title),

@@ -130,6 +130,11 @@ class Source:
         Raises ``OSError``."""
         return head_fingerprint(path, size)
 
+    def in_bytes(self, path: str) -> bool:
+        """True when this unit's ``stat`` size and offsets are bytes of a file (so progress and
+        status can add them up as MB); False for member units counted in rows or steps."""
+        return os.path.isfile(path)
+
     def load(self, path: str, offset: int, length: int) -> object | None:
         """The record a message was read from, by the ``offset``/``length`` stored with it, for
         :meth:`message_text` (windows and the session view read messages back this way, one at
