@@ -349,3 +349,21 @@ def test_a_mode_000_transcript_is_named_once_then_indexed_when_readable(tmp_path
         assert len(Engine(root / "index").search("wombat").hits) == 1
     finally:
         shutil.rmtree(root, ignore_errors=True)
+
+
+def test_readers_read_segments_in_place_not_copies(tmp_path):
+    """Whoosh's mmap reader copied each segment's postings into a BytesIO; the zero-copy reader
+    (index/zerocopy.py) must be what segments open with, and read the same data."""
+    from whoosh.filedb import compound
+
+    from crabsearch.index.zerocopy import ViewBufferFile, ViewFile
+
+    assert compound.BufferFile is ViewBufferFile
+    home = tmp_path / "home"
+    ClaudeSession(home).user("a wombat in the segment").write()
+    make_indexer(home, tmp_path).refresh()
+    engine = Engine(tmp_path / "index")
+    assert len(engine.search("wombat").hits) == 1
+    f = ViewFile(memoryview(b"ab\ncd"))
+    assert (f.readline(), f.tell(), f.read(1), f.read(), f.read()) == (b"ab\n", 3, b"c", b"d", b"")
+    assert f.seek(-2, 2) == 3 and f.read(5) == b"cd" and f.seek(1) == 1 and f.readline() == b"b\n"

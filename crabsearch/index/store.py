@@ -13,6 +13,8 @@ from pathlib import Path
 from whoosh import index as windex
 from whoosh.filedb.filestore import FileStorage
 
+from . import zerocopy  # noqa: F401  (installs the zero-copy segment reader)
+
 from .schema import SCHEMA_VERSION, make_schema
 
 STAMP = "crabsearch-version"
@@ -56,7 +58,7 @@ def open_index(directory: Path, *, create: bool = True, variant: str | None = No
         if ix is not None:
             return ix, None
         _clear(directory)
-        ix = windex.create_in(str(directory), make_schema(), indexname=INDEX_NAME)
+        ix = _storage(directory).create_index(make_schema(), indexname=INDEX_NAME)
         (directory / STAMP).write_text(f"{SCHEMA_VERSION}+{variant}" if variant else str(SCHEMA_VERSION))
         return ix, problem or again
     except OSError as exc:
@@ -81,11 +83,16 @@ def _try_open(directory: Path, variant: str | None):
     if variant is not None and found_variant != variant:
         return None, "tool output indexing " + ("switched on" if variant else "switched off") + "; rebuilding"
     try:
-        ix = windex.open_dir(str(directory), indexname=INDEX_NAME)
+        ix = _storage(directory).open_index(INDEX_NAME)
         ix.reader().close()  # opens every segment: damage shows here, not in the middle of a search
         return ix, None
     except Exception as exc:  # damaged: any failure opening it means rebuild
         return None, f"index was damaged ({type(exc).__name__}); rebuilding"
+
+
+def _storage(directory: Path) -> FileStorage:
+    """The index's storage: mmap'd segments, read in place (see ``zerocopy``)."""
+    return FileStorage(str(directory))
 
 
 def doc_total(ix) -> int:
