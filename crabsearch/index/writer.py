@@ -199,17 +199,20 @@ class Indexer:
         return [self.env] + [{**self.env, src.env_var: os.path.expanduser(d)} for d in extra]
 
     def discover(self) -> list[tuple[Source, str]]:
-        """Every transcript file of every source, as ``(source, path)``, each real file once."""
-        seen: set[str] = set()
+        """Every transcript file of every source, as ``(source, path)``, each real file once
+        (by device and inode: one stat, where ``realpath`` took one per path segment; member
+        units, which are not files, by their path)."""
+        seen: set = set()
         out = []
         for src in self.sources:
             for p in (p for env in self._envs(src) for p in src.discover(env, self.home)):
                 try:
-                    real = os.path.realpath(p)
+                    st = os.stat(p)
+                    key: object = (st.st_dev, st.st_ino)
                 except OSError:
-                    continue
-                if real not in seen:
-                    seen.add(real)
+                    key = os.path.abspath(p)
+                if key not in seen:
+                    seen.add(key)
                     out.append((src, str(p)))
         return out
 
