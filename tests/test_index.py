@@ -353,10 +353,10 @@ def test_a_mode_000_transcript_is_named_once_then_indexed_when_readable(tmp_path
 
 def test_readers_read_segments_in_place_not_copies(tmp_path):
     """Whoosh's mmap reader copied each segment's postings into a BytesIO; the zero-copy reader
-    (index/zerocopy.py) must be what segments open with, and read the same data."""
+    (index/whoosh_fixes.py) must be what segments open with, and read the same data."""
     from whoosh.filedb import compound
 
-    from crabsearch.index.zerocopy import ViewBufferFile, ViewFile
+    from crabsearch.index.whoosh_fixes import ViewBufferFile, ViewFile
 
     assert compound.BufferFile is ViewBufferFile
     home = tmp_path / "home"

@@ -13,7 +13,7 @@ from pathlib import Path
 from whoosh import index as windex
 from whoosh.filedb.filestore import FileStorage
 
-from . import zerocopy  # noqa: F401  (installs the zero-copy segment reader)
+from . import whoosh_fixes  # noqa: F401  (installs the zero-copy segment reader and length cache)
 
 from .schema import SCHEMA_VERSION, make_schema
 
@@ -91,7 +91,7 @@ def _try_open(directory: Path, variant: str | None):
 
 
 def _storage(directory: Path) -> FileStorage:
-    """The index's storage: mmap'd segments, read in place (see ``zerocopy``)."""
+    """The index's storage: mmap'd segments, read in place (see ``whoosh_fixes``)."""
     return FileStorage(str(directory))
 
 
