@@ -44,6 +44,11 @@ class ClaudeSession:
         self.parent = uid
         return d
 
+    def rewind_to(self, uuid: str | None) -> "ClaudeSession":
+        """The next line's parent is ``uuid`` (Claude Code's rewind: Esc Esc, edit a prompt)."""
+        self.parent = uuid
+        return self
+
     def user(self, text: str) -> "ClaudeSession":
         d = self._base("user")
         d["message"] = {"role": "user", "content": text}

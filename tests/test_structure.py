@@ -294,3 +294,56 @@ def test_legacy_inline_agent_id_on_the_result_line(tmp_path):
     del s.lines[-1]["toolUseResult"]
     read = SOURCES["claude"].read(s.write())
     assert read.session.extra["subagents"] == [[1, "agent-5e6f7a8b"]]
+
+
+# -- Claude Code rewinds ---------------------------------------------------------------------------
+
+
+def test_claude_rewind_marks_the_abandoned_branch(tmp_path):
+    from crabsearch.sources import SOURCES
+
+    home = tmp_path / "home"
+    s = ClaudeSession(home).user("set up the wombat parser").assistant("parser scaffolded")
+    fork_point = s.parent
+    s.user("now add yaml support").assistant("yaml added with pyyaml")  # abandoned below
+    s.tool("Bash", {"command": "pytest"}, "3 passed")  # tool lines: results point at calls
+    s.rewind_to(fork_point).user("now add toml support instead").assistant("toml added with tomllib")
+    path = s.write()
+    read = SOURCES["claude"].read(path)
+    assert read.session.extra["off_branch"] == [[2, 6]]
+    assert [m.text for m in read.messages[6:]] == ["now add toml support instead", "toml added with tomllib"]
+    Indexer(tmp_path / "index", env={"HOME": str(home)}).refresh()
+    engine = Engine(tmp_path / "index")
+    [old] = engine.search("yaml").hits
+    assert old.branch == "abandoned" and old.message_index in (2, 3)
+    [new] = engine.search("toml").hits
+    assert new.branch == "active"
+
+
+def test_claude_linear_session_with_parallel_tools_has_no_branches(tmp_path):
+    from crabsearch.sources import SOURCES
+
+    home = tmp_path / "home"
+    s = ClaudeSession(home).user("run both checks").assistant("running")
+    call_parent = s.parent
+    s.tool("Bash", {"command": "ruff"}, "ok")
+    s.rewind_to(call_parent).tool("Bash", {"command": "mypy"}, "ok")  # a sibling call, not a rewind
+    s.assistant("both pass").user("thanks").assistant("welcome")
+    read = SOURCES["claude"].read(s.write())
+    assert "off_branch" not in read.session.extra
+
+
+def test_claude_rewind_found_in_an_appended_read(tmp_path):
+    from crabsearch.sources import SOURCES
+
+    home = tmp_path / "home"
+    s = ClaudeSession(home).user("first prompt").assistant("first answer")
+    fork_point = s.parent
+    s.user("second prompt").assistant("second answer")
+    path = s.write()
+    src = SOURCES["claude"]
+    first = src.read(path)
+    s.rewind_to(fork_point).user("second prompt, edited").assistant("better answer")
+    path.write_text("".join(json.dumps(line) + "\n" for line in s.lines))
+    more = src.read(path, first.end_offset, first.state)
+    assert more.session.extra["off_branch"] == [[2, 4]]

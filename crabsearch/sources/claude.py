@@ -48,6 +48,8 @@ from .pieces import Piece, emit, note_compaction, piece_text
 
 UUID_WINDOW = 64
 """Hashes of this many most recent line uuids are kept to validate later summary lines."""
+CHAIN_WINDOW = 1024
+"""Lines remembered (uuid hash -> message index after the line) to place a rewind's target."""
 PENDING_SUMMARIES = 8
 """Summary lines kept waiting for their leafUuid to appear later in the file."""
 REPLY_KEYS = 64
@@ -127,6 +129,7 @@ class ClaudeSource(Source):
             if title:
                 state[key] = title[:TITLE_CAP]
         if kind not in _CONVERSATION:
+            _chain(obj, state, state["next_index"])
             return
         ts = parse_ts(obj.get("timestamp"))
         session.touch(ts)  # conversation lines only: summary/title lines are written later
@@ -143,8 +146,12 @@ class ClaudeSource(Source):
         side = obj.get("isSidechain") is True and not state.get("sub")
         if not side:
             state["main_seen"] = True
+        if not side and any(p.prompt for p in pieces):
+            _rewound(obj, state)
         base = len(out)
         emit(pieces, rec, state, out, ts, skip, "side_" if side else "")
+        if not side:
+            _chain(obj, state, state["next_index"] + len(out) - base)
         if isinstance(obj.get("uuid"), str) and obj["uuid"]:
             for m in out[base:]:
                 m.uid = f"{obj['uuid']}:{m.part}"  # copied verbatim by --resume (formats.md 1.4)
@@ -173,6 +180,8 @@ class ClaudeSource(Source):
         if not state.get("compacted"):
             session.summary = state.get("summary_title")
         session.anchor_index = anchor
+        if state.get("off"):
+            session.extra["off_branch"] = [list(r) for r in state["off"]]
 
     def message_text(self, obj: dict, part: int, label: str) -> str:
         """Text of piece ``part`` of line ``obj`` (same extraction as :meth:`process`)."""
@@ -421,6 +430,41 @@ def _repeats(obj: dict, pieces: list[Piece], state: dict) -> list[int]:
 
 
 # -- small helpers -----------------------------------------------------------------------------
+
+
+def _chain(obj: dict, state: dict, index_after: int) -> None:
+    """Remember a main-chain line (any type with a ``uuid``: progress and attachment lines are
+    links of the chain too) as the latest, with the message index that follows it."""
+    uuid = obj.get("uuid")
+    if not isinstance(uuid, str) or not uuid or (obj.get("isSidechain") is True and not state.get("sub")):
+        return
+    h = _hash(uuid)
+    chain = state.setdefault("chain", [])
+    chain.append([h, index_after])
+    del chain[:-CHAIN_WINDOW]
+
+
+def _rewound(obj: dict, state: dict) -> None:
+    """A real prompt whose ``parentUuid`` is not the latest line of the chain starts a new branch
+    (Claude Code's rewind, Esc Esc: formats.md 1.4): the messages written since that parent are
+    off the active branch from now on. Only prompts count (parallel tool calls and results also
+    have parents other than the previous line, but they do not branch the conversation); a
+    parent older than CHAIN_WINDOW lines is not placed, and nothing is marked."""
+    parent, chain = obj.get("parentUuid"), state.get("chain")
+    if not isinstance(parent, str) or not parent or not chain:
+        return
+    h = _hash(parent)
+    if chain[-1][0] == h:
+        return  # the usual case: it follows the latest line
+    for ph, after in reversed(chain):
+        if ph == h:
+            if after < state["next_index"]:
+                off = state.setdefault("off", [])
+                if off and after <= off[-1][1]:
+                    off[-1] = [min(off[-1][0], after), state["next_index"]]
+                else:
+                    off.append([after, state["next_index"]])
+            return
 
 
 def _hash(value: str) -> int:
