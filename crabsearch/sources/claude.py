@@ -48,8 +48,9 @@ from .pieces import Piece, emit, note_compaction, piece_text
 
 UUID_WINDOW = 64
 """Hashes of this many most recent line uuids are kept to validate later summary lines."""
-CHAIN_WINDOW = 1024
-"""Lines remembered (uuid hash -> message index after the line) to place a rewind's target."""
+CHAIN_WINDOW = 200
+"""Lines remembered (uuid hash -> message index after the line) to place a rewind's target
+(a rewind further back is not marked; the manifest keeps every file's state, so it stays small)."""
 PENDING_SUMMARIES = 8
 """Summary lines kept waiting for their leafUuid to appear later in the file."""
 REPLY_KEYS = 64
