@@ -237,6 +237,37 @@ def cut_bytes(text: str, limit: int) -> tuple[str, bool]:
     return raw[:limit].decode("utf-8", "ignore"), True
 
 
+def branch_window(index: int, total: int, before: int, after: int,
+                  ranges: list[tuple[int, int]]) -> list[int]:
+    """Like :func:`clamp_window`, but along the hit's own branch (issue 5, "Branches"): ``ranges``
+    are the session's ``[start, end)`` abandoned ranges (:func:`abandoned_ranges`). A hit on the
+    active branch skips every abandoned range; a hit inside one keeps the history before it and
+    its own range, and never crosses its end (what follows belongs to the branch that replaced
+    it). Returns ascending message indexes, ``index`` included, at most MAX_WINDOW."""
+    if not ranges:
+        return list(clamp_window(index, total, before, after))
+    own = next(((a, b) for a, b in ranges if a <= index < b), None)
+    others = [(a, b) for a, b in ranges if (a, b) != own]
+    end = own[1] if own else max(total, index + 1)
+
+    def walk(start: int, step: int, want: int) -> list[int]:
+        out, i = [], start
+        while len(out) < want and 0 <= i < end:
+            hole = next(((a, b) for a, b in others if a <= i < b), None)
+            if hole:
+                i = hole[0] - 1 if step < 0 else hole[1]
+                continue
+            out.append(i)
+            i += step
+        return out
+
+    earlier = walk(index - 1, -1, max(0, before))
+    later = walk(index + 1, 1, max(0, after))
+    while len(earlier) + len(later) + 1 > MAX_WINDOW:
+        (earlier if len(earlier) >= len(later) else later).pop()
+    return sorted(earlier) + [index] + later
+
+
 def clamp_window(index: int, total: int, before: int, after: int) -> range:
     """Message indexes of a window around ``index`` in a session of ``total`` messages: each side
     clamped on its own to what exists, then to :data:`MAX_WINDOW` messages in all by shrinking

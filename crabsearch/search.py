@@ -32,7 +32,7 @@ from .index.schema import WEIGHTS
 from .index.store import STAMP, open_index
 from .hits import (  # re-exported: the engine's public names live here too  # noqa: F401
     DEFAULT_AFTER, DEFAULT_BEFORE, DEFAULT_LIMIT, MAX_ITEM_BYTES, MAX_WINDOW, UNAVAILABLE, AmbiguousSession,
-    Hit, Item, Page, SearchResult, SessionRef, abandoned_ranges, clamp_window, cut_bytes, in_ranges,
+    Hit, Item, Page, SearchResult, SessionRef, abandoned_ranges, branch_window, clamp_window, cut_bytes, in_ranges,
     last_compaction)
 from .model import Role, Session, from_ms
 from .query import parse
@@ -161,7 +161,7 @@ class Engine:
     def _masking(self, redact: bool | None) -> None:
         self._mask = self.redact if redact is None else redact
 
-    def _items(self, searcher, ref: SessionRef, indexes: range, hit_index: int | None,
+    def _items(self, searcher, ref: SessionRef, indexes, hit_index: int | None,
                max_bytes: int | None, redact: bool | None = None) -> list[Item]:
         src = SOURCES.get(ref.session.agent)
         mask = self._mask if redact is None else redact
@@ -502,7 +502,7 @@ class Engine:
         rows = kept
         hits = []
         for score, _, ref, idx, m_score, s_score, matched, by_message, _cov, _key, others in rows:
-            window = clamp_window(idx, ref.session.message_count, before, after)
+            window = branch_window(idx, ref.session.message_count, before, after, abandoned_ranges(ref.session))
             items = self._items(searcher, ref, window, idx, MAX_ITEM_BYTES)
             hit_item = next((i for i in items if i.hit), None)
             hit = Hit(ref, score, idx, hit_item.role if hit_item else Role.USER.value, items,
@@ -553,7 +553,8 @@ class Engine:
             searcher = self._get_searcher()
             if searcher is None:
                 return []
-            rng = clamp_window(hit.message_index, hit.session.message_count, before, after)
+            rng = branch_window(hit.message_index, hit.session.message_count, before, after,
+                                abandoned_ranges(hit.session))
             return self._items(searcher, hit.ref, rng, hit.message_index, MAX_ITEM_BYTES, redact)
 
     def locate(self, ref: SessionRef, message_index: int) -> tuple[str, int] | None:

@@ -200,3 +200,14 @@ def test_filtered_searches_over_many_documents_do_not_crash(tmp_path):
         for limit in (1, 5, 40):
             result = engine.search(q, limit=limit)
             assert len(result.hits) == limit, q
+
+
+def test_branch_window_follows_the_hits_own_branch():
+    from crabsearch.hits import branch_window
+
+    # messages 2..5 were abandoned by a rewind; 6.. is the branch that replaced them
+    assert branch_window(3, 10, 4, 4, [(2, 6)]) == [0, 1, 2, 3, 4, 5]  # own branch: never past 5
+    assert branch_window(7, 10, 4, 2, [(2, 6)]) == [0, 1, 6, 7, 8, 9]  # active: skips 2..5
+    assert branch_window(7, 10, 4, 2, []) == [3, 4, 5, 6, 7, 8, 9]
+    assert branch_window(12, 30, 20, 20, [(2, 6), (8, 9)]) == [0, 1, 6, 7, *range(9, 21)]
+    assert len(branch_window(12, 30, 20, 20, [(2, 6)])) == MAX_WINDOW

@@ -196,12 +196,14 @@ def test_hit_on_an_abandoned_branch_is_found_and_marked(tmp_path):
     assert hit.session.extra["off_branch"] == [[1, 3]]
     assert hit.message_index == 2 and hit.branch == "abandoned"
     assert hit.to_json()["branch"] == "abandoned"
-    assert [i.abandoned for i in hit.window] == [False, True, True, False, False]
+    # context along its own branch: the shared start and its own messages, not the branch after
+    assert [(i.message_index, i.abandoned) for i in hit.window] == [(0, False), (1, True), (2, True)]
     assert hit.window[2].to_json()["abandoned"] is True
     from crabsearch.hits import structure_notes
     assert structure_notes(hit) == ["on an abandoned branch"]
     [hit] = engine.search("ship").hits
     assert hit.branch == "active"
+    assert [i.message_index for i in hit.window] == [0, 3, 4]  # skips the abandoned messages
     page = engine.page(hit.ref, 0, 10)
     assert [m.abandoned for m in page.messages] == [False, True, True, False, False]
 

@@ -13,9 +13,11 @@ from pathlib import Path
 from whoosh import index as windex
 from whoosh.filedb.filestore import FileStorage
 
-from . import whoosh_fixes  # noqa: F401  (installs the zero-copy segment reader and length cache)
+from . import whoosh_fixes
 
 from .schema import SCHEMA_VERSION, make_schema
+
+whoosh_fixes.install()  # zero-copy segment reads, field lengths read once (see whoosh_fixes)
 
 STAMP = "crabsearch-version"
 LOCK_WAIT = 10.0  # seconds to wait for another process's write lock

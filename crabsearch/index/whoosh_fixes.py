@@ -1,5 +1,5 @@
 """Three fixes to the pinned whoosh-reloaded 2.7.5 (no longer maintained), measured on the
-bench corpora; importing this module installs them (``crabsearch.index.store`` does).
+bench corpora; :func:`install` puts them in place (``crabsearch.index.store`` calls it).
 
 1. **Zero-copy segments.** Whoosh reads segments through mmap but wraps each mapped sub-file in
    a ``BytesIO``, which copies it: opening a reader copied every segment's postings and term
@@ -101,6 +101,8 @@ def cached_reader(self, fieldname: str, column):
     return reader
 
 
-_compound.BufferFile = ViewBufferFile
-_w3.W3PerDocReader.doc_field_length = doc_field_length
-_w3.W3PerDocReader._cached_reader = cached_reader
+def install() -> None:
+    """Patch Whoosh's classes (idempotent)."""
+    _compound.BufferFile = ViewBufferFile
+    _w3.W3PerDocReader.doc_field_length = doc_field_length
+    _w3.W3PerDocReader._cached_reader = cached_reader

@@ -110,9 +110,10 @@ class ResultList(OptionList):
     def _set_window(self, i: int, before: int, after: int) -> None:
         hit = self.hits[i]
         window = self.fetch_window(hit, before, after)
-        if window:  # remember the sizes the window really has (sides clamp at the session's ends)
-            before = hit.message_index - window[0].message_index
-            after = window[-1].message_index - hit.message_index
+        if window:  # remember the sizes the window really has (sides clamp at the session's ends,
+            # and skip other branches' messages)
+            before = sum(1 for it in window if it.message_index < hit.message_index)
+            after = sum(1 for it in window if it.message_index > hit.message_index)
         self.expanded[i] = (before, after, window)
         self.replace_option_prompt_at_index(i, self._prompt(i))
 
