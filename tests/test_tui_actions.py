@@ -215,3 +215,28 @@ async def test_shift_e_exports_the_session_or_the_window_to_markdown(sample, tmp
         assert "(hit)" in window and "#2" in window and "#1 " not in window
         assert any("Exported to" in n.message for n in app._notifications)
         assert not list(tmp_path.glob(".*.tmp"))
+
+
+async def test_session_view_follows_the_active_branch_and_b_shows_the_abandoned_one(tmp_path):
+    from crabsearch.index import Indexer
+
+    from builders import ClaudeSession
+
+    home = tmp_path / "home"
+    s = ClaudeSession(home).user("set up the wombat parser").assistant("parser scaffolded")
+    fork_point = s.parent
+    s.user("now add yaml support").assistant("yaml added with pyyaml")
+    s.rewind_to(fork_point).user("now add toml support instead").assistant("toml added with tomllib")
+    s.write()
+    Indexer(tmp_path / "index", env={"HOME": str(home)}).refresh()
+    app = CrabsearchApp(tmp_path / "index", env={"HOME": str(home)}, now=NOW, index_on_start=False,
+                        cursor_blink=False)
+    async with app.run_test(size=(100, 30)) as pilot:
+        view = await open_hit(app, pilot, "tomllib")
+        text = view_text(view)
+        assert "toml added" in text and "yaml" not in text  # the active branch only
+        await pilot.press("a")
+        assert "yaml added with pyyaml" in view_text(view) and "abandoned branch" in view_text(view)
+        await pilot.press("escape", "escape", "escape")  # back, into the box, clear it
+        view = await open_hit(app, pilot, "pyyaml")
+        assert view.show_abandoned and "yaml added" in view_text(view)

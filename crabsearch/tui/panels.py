@@ -33,6 +33,7 @@ KEYS = [
                       ("/  then n / N", "find text in the session, next / previous"),
                       ("t", "tool calls and output: first lines / full / hidden"),
                       ("T", "thinking shown / hidden"),
+                      ("a", "messages of abandoned branches (rewinds) shown / hidden"),
                       ("e", "long messages in full / folded"),
                       ("r / f", "resume / fork the session (asks first)"),
                       ("c / E / v", "copy / export / open in $EDITOR at the cursor"),

@@ -425,7 +425,11 @@ class SessionScreen(Screen):
         return t
 
     def on_mount(self) -> None:
-        self.query_one(TranscriptView).focus()
+        view = self.query_one(TranscriptView)
+        view.focus()
+        if self.hit.branch == "abandoned":  # follow the hit's own branch, marked
+            view.show_abandoned = True
+            self.notify("This hit is on an abandoned branch (a rewind replaced it); a: active branch only")
 
     @property
     def current_message(self) -> int:
@@ -509,5 +513,7 @@ class SessionScreen(Screen):
             t.append(f" · tools {'in full' if view.tool_mode == 'full' else 'hidden'}", style="dim")
         if not view.show_thinking:
             t.append(" · thinking hidden", style="dim")
+        if view.show_abandoned:
+            t.append(" · abandoned branches shown", style="dim")
         t.append(" · / find · J/K messages · t tools · ? keys", style="dim")
         self.query_one("#position", Static).update(t)

@@ -66,6 +66,7 @@ class TranscriptView(ScrollView, can_focus=True):
         Binding("N", "find_previous", "Find prev", show=False, id="find-previous"),
         Binding("t", "cycle_tools", "Tools", id="tools"),
         Binding("T", "toggle_thinking", "Thinking", show=False, id="thinking"),
+        Binding("a", "toggle_abandoned", "Branches", show=False, id="abandoned"),
     ]
 
     class Position(Message):
@@ -97,6 +98,9 @@ class TranscriptView(ScrollView, can_focus=True):
         self._hits: list[int] | None = None
         self.tool_mode = "lines"
         self.show_thinking = True
+        self.show_abandoned = False
+        """Messages off the active branch (a rewind replaced them) are hidden unless this is on
+        (``a``); the screen turns it on when the hit itself is on such a branch."""
         self.find_text = ""
         self._finding = False
         self.cursor = start
@@ -218,7 +222,10 @@ class TranscriptView(ScrollView, can_focus=True):
     # -- rendering ----------------------------------------------------------------------------
 
     def visible(self, item: Item) -> bool:
-        """False when ``item`` is hidden by the tool (``t``) or thinking (``T``) toggles."""
+        """False when ``item`` is hidden by the tool (``t``), thinking (``T``) or abandoned-branch
+        (``a``) toggles (the hit itself is always shown)."""
+        if item.abandoned and not self.show_abandoned and item.message_index != self.hit_index:
+            return False
         if item.label == "thinking":
             return self.show_thinking
         if self.tool_mode == "hidden" and _is_tool(item):
@@ -362,6 +369,13 @@ class TranscriptView(ScrollView, can_focus=True):
         self.show_thinking = not self.show_thinking
         self.rerender()
         self.notify("Thinking shown" if self.show_thinking else "Thinking hidden")
+
+    def action_toggle_abandoned(self) -> None:
+        """Show or hide messages of abandoned branches (the active branch is always shown)."""
+        self.show_abandoned = not self.show_abandoned
+        self.rerender()
+        self.notify("Abandoned branches shown (marked)" if self.show_abandoned
+                    else "Showing the active branch only")
 
     def _step(self, step: int) -> int | None:
         """The next (``step`` 1) or previous (-1) shown message from the cursor; None at either
