@@ -129,3 +129,26 @@ async def test_more_rows_load_as_the_cursor_nears_the_end(tmp_path):
         assert len(results.hits) == 130 and results.highlighted == 96
         assert results.hits[0].session.session_id == first
         assert "130 sessions" in str(app.screen.query_one("#status").render())
+
+
+async def test_scrolling_to_the_end_with_the_mouse_loads_more(tmp_path):
+    from crabsearch.index import Indexer
+
+    home = tmp_path / "home"
+    for n in range(130):
+        ClaudeSession(home, session_id=f"00000000-0000-4000-8000-{n:012d}", cwd=f"/w/p{n}",
+                      start=datetime(2026, 1, 1, tzinfo=timezone.utc) + timedelta(hours=n)).user(
+            "capybara wants a bath " + "and more words " * n).title("bath time").write()
+    Indexer(tmp_path / "index", env={"HOME": str(home)}).refresh()
+    app = CrabsearchApp(tmp_path / "index", env={"HOME": str(home)}, now=NOW, index_on_start=False,
+                        cursor_blink=False)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press(*"capybara")
+        await settle(pilot)
+        results = app.screen.query_one(ResultList)
+        assert len(results.hits) == 100
+        results.scroll_end(animate=False, immediate=True)  # what the wheel or the scrollbar does
+        await pilot.pause()
+        await settle(pilot)
+        assert len(results.hits) == 130

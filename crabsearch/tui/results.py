@@ -122,6 +122,11 @@ class ResultList(OptionList):
         if highlighted is not None and highlighted >= len(self.hits) - 5:
             self.post_message(self.NeedMore())
 
+    def watch_scroll_y(self, old: float, new: float) -> None:
+        super().watch_scroll_y(old, new)
+        if self.hits and new > old and new >= self.max_scroll_y - 3:  # the mouse wheel reached the end
+            self.post_message(self.NeedMore())
+
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()
         self.action_toggle()
