@@ -175,7 +175,7 @@ def _run(args) -> int:
     from .search import Engine
 
     indexer = Indexer(index_dir, env=env, index_tool_output=tools, extra_dirs=extra)
-    engine = Engine(index_dir, redact=not getattr(args, "no_redact", False))
+    engine = Engine(index_dir, redact=not getattr(args, "no_redact", False), resume_flags=cfg.resume)
 
     if args.command == "index":
         report = indexer.refresh()

@@ -25,11 +25,21 @@ and defaults are used, never a crash.
 from __future__ import annotations
 
 import os
+import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import platformdirs
+
+
+KEY_ACTIONS = ("open", "expand", "widen", "narrow", "explain", "resume", "fork", "copy", "export", "editor",
+               "sort", "reveal", "pick-agent", "pick-project", "pick-date", "find", "find-next",
+               "find-previous", "next-hit", "previous-hit", "next-message", "previous-message", "tools",
+               "thinking", "abandoned", "full-text", "first", "last", "back", "help", "status", "theme")
+"""Action ids that ``[keys]`` can rebind (the ``id`` of the app's key bindings)."""
+KNOWN_KEYS = ("index_tool_output", "theme", "context", "sources", "resume", "keys", "aider", "specstory")
+_KEYS = re.compile(r"[A-Za-z0-9_+\-]+(,[A-Za-z0-9_+\-]+)*")
 
 
 @dataclass
@@ -80,6 +90,9 @@ def load(path: Path | None = None) -> Config:
         cfg.context = context
     else:
         problems.append("context must be a number from 0 to 8; using 4")
+    unknown = sorted(k for k in data if k not in KNOWN_KEYS)
+    if unknown:
+        problems.append(f"unknown setting {', '.join(unknown)} (known: {', '.join(KNOWN_KEYS)})")
     for name, kind in (("sources", list), ("resume", str), ("keys", str)):
         table = data.get(name, {})
         if not isinstance(table, dict):
@@ -92,6 +105,18 @@ def load(path: Path | None = None) -> Config:
                 getattr(cfg, name)[key] = val
             else:
                 problems.append(f"[{name}] {key} must be {'a list of paths' if kind is list else 'a string'}")
+    from .sources import SOURCES
+
+    for agent in [a for a in cfg.sources if a not in SOURCES]:
+        problems.append(f"[sources] {agent} is not an agent (known: {', '.join(SOURCES)})")
+        del cfg.sources[agent]
+    for action, keys in list(cfg.keys.items()):
+        if action not in KEY_ACTIONS:
+            problems.append(f"[keys] {action} is not an action (known: {', '.join(KEY_ACTIONS)})")
+            del cfg.keys[action]
+        elif not _KEYS.fullmatch(keys.strip()):
+            problems.append(f"[keys] {action} = {keys!r} is not a key name (e.g. \"ctrl+o\", \"f6\", \"y\")")
+            del cfg.keys[action]
     if problems:
         cfg.problem = f"{path}: " + "; ".join(problems)
     return cfg

@@ -62,12 +62,25 @@ class SessionRef:
 
     session: Session
     fkey: str
+    flags: str = ""
+    """Config ``[resume]`` arguments for this session's agent, added to its resume and fork
+    commands (set by the engine that made the ref)."""
 
     @property
     def resume_command(self) -> str | None:
-        """The agent's resume command, quoted, run in the session's working directory."""
+        """The agent's resume command, quoted, run in the session's working directory, with the
+        configured arguments."""
         src = SOURCES.get(self.session.agent)
-        return src.resume_command(self.session) if src else None
+        return self._with_flags(src.resume_command(self.session) if src else None)
+
+    @property
+    def fork_command(self) -> str | None:
+        """The agent's fork command (a new session from a copy of this one), or None."""
+        src = SOURCES.get(self.session.agent)
+        return self._with_flags(src.fork_command(self.session) if src else None)
+
+    def _with_flags(self, command: str | None) -> str | None:
+        return f"{command} {self.flags}" if command and self.flags else command
 
     def to_json(self) -> dict:
         """The session fields of the CLI contract."""

@@ -63,7 +63,7 @@ def parse(text: str, *, agents: tuple[str, ...] = (), now: datetime | None = Non
     """Parse ``text`` (cut to 512 characters) into a :class:`ParsedQuery`. ``agents`` are the
     valid ``agent:`` values (unknown ones are reported in ``notes``); ``now`` fixes the clock for
     relative dates (local time). Never raises."""
-    q = ParsedQuery(text=text[:MAX_QUERY_CHARS], cut=len(text) > MAX_QUERY_CHARS)
+    q = ParsedQuery(text=_cut(text), cut=len(text) > MAX_QUERY_CHARS)
     now = now or datetime.now().astimezone()
     for m in _TOKEN.finditer(q.text):
         neg, quoted, bare = m.group(1), m.group(2), m.group(4)
@@ -75,10 +75,22 @@ def parse(text: str, *, agents: tuple[str, ...] = (), now: datetime | None = Non
     return q
 
 
+def _cut(text: str) -> str:
+    """``text`` cut to MAX_QUERY_CHARS, at the last space before the limit when there is one
+    (a word cut in half would be searched as another word)."""
+    if len(text) <= MAX_QUERY_CHARS:
+        return text
+    head = text[:MAX_QUERY_CHARS]
+    if not text[MAX_QUERY_CHARS].isspace() and " " in head.strip():
+        head = head[:head.rstrip().rfind(" ")]
+    return head
+
+
 def _bare(q: ParsedQuery, tok: str, agents: tuple[str, ...], now: datetime) -> None:
     key, sep, value = tok.partition(":")
-    if sep and key.lower() in FILTER_KEYS and value:
-        _filter(q, key.lower(), value, agents, now)
+    if sep and key.lower() in FILTER_KEYS:
+        if value:  # a filter still being typed (`agent:`) is nothing yet, not a word to repair
+            _filter(q, key.lower(), value, agents, now)
         return
     if tok.startswith("-") and len(tok) > 1 and (tok[1].isalnum() or tok[1] == "_"):
         q.excluded.append(tok[1:])

@@ -79,9 +79,11 @@ class Engine:
     ``redact`` (default True) masks secret-shaped strings in every text it returns (windows,
     pages); ``window`` and ``page`` can override it per call (the app's reveal key)."""
 
-    def __init__(self, index_dir: Path, *, redact: bool = True):
+    def __init__(self, index_dir: Path, *, redact: bool = True, resume_flags: dict[str, str] | None = None):
         self.index_dir = Path(index_dir)
         self.redact = redact
+        self.resume_flags = dict(resume_flags or {})
+        """Config ``[resume]``: agent -> arguments added to its resume and fork commands."""
         self._mask = redact  # masking for the call in progress (set under the lock)
         self._gate: tuple[float | None, frozenset[int]] = (None, frozenset())  # deadline, excluded docs
         self._m_filters: list = []  # the message filters of the search in progress
@@ -149,7 +151,7 @@ class Engine:
         if self._mask:
             session.title = redact_secrets(session.title) if session.title else session.title
             session.summary = redact_secrets(session.summary) if session.summary else session.summary
-        return SessionRef(session, fields["fkey"])
+        return SessionRef(session, fields["fkey"], self.resume_flags.get(session.agent, "").strip())
 
     def _has_tool_output(self) -> bool:
         """True when this index holds tool output (its stamp says ``+tools``)."""
@@ -301,6 +303,9 @@ class Engine:
                 if pq.has_filters and not (pq.words or pq.phrases or pq.excluded):
                     result.route = "recent"
                     result.hits = self._recent(searcher, limit, pq)
+                    if pq.in_tools and not self._has_tool_output():
+                        result.notes.append("tool output is not indexed (index_tool_output = true in "
+                                            "config.toml); listing recent sessions")
                 return result
             # The kind term is implied by the fields searched (never on both kinds of document).
             m_filters = filters(pq, sessions=False, kind=False)

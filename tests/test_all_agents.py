@@ -75,7 +75,7 @@ def test_status_lists_every_agent_with_its_transcript(world, capsys):
     assert data["skipped_files"] == [] and data["unreadable_files"] == []
     text = cli(capsys, index_dir, "status")
     for agent in AGENTS:
-        assert f"{SOURCES[agent].display}: 1 transcripts found, 1 sessions" in text, agent
+        assert f"{SOURCES[agent].display}: 1 transcript found, 1 session" in text, agent
 
 
 @pytest.mark.parametrize("agent", AGENTS)
@@ -144,7 +144,7 @@ async def test_app_lists_every_agent_with_its_badge_and_filters(indexed):
         choices = app.screen.query_one("#choices")
         labels = [str(choices.get_option_at_index(i).prompt) for i in range(choices.option_count)]
         assert labels[0].startswith("any")
-        assert sorted(labels[1:]) == sorted(f"{SOURCES[a].badge}  (1 sessions)" for a in AGENTS)
+        assert sorted(labels[1:]) == sorted(f"{SOURCES[a].badge}  (1 session)" for a in AGENTS)
         await pilot.press(*"crabtalk", "enter")
         assert box.value == "agent:crabtalk "
         await settle(pilot)

@@ -94,3 +94,24 @@ async def test_command_palette_lists_the_screens_actions(sample):
         await pilot.pause()
         titles = [c.title for c in app.get_system_commands(app.screen)]
         assert "Find in session" in titles and "Tool calls: cycle" in titles
+
+
+def test_unknown_settings_actions_agents_and_bad_keys_are_named(tmp_path):
+    path = tmp_path / "config.toml"
+    path.write_text('contex = 2\n[keys]\nopen = "not a key!!"\nbogus = "ctrl+x"\nresume = "ctrl+o"\n'
+                    '[sources]\nvim = ["/tmp"]\nclaude = ["/tmp/c"]\n')
+    cfg = config.load(path)
+    assert cfg.keys == {"resume": "ctrl+o"} and cfg.sources == {"claude": ["/tmp/c"]}
+    for part in ("unknown setting contex", "[keys] bogus is not an action", "'not a key!!' is not a key name",
+                 "[sources] vim is not an agent"):
+        assert part in cfg.problem
+
+
+def test_every_binding_id_can_be_rebound_from_the_config():
+    from textual.binding import Binding
+
+    from crabsearch.tui import app, filters, results, screens, transcript
+
+    ids = {b.id for mod in (app, filters, results, screens, transcript) for cls in vars(mod).values()
+           if isinstance(cls, type) for b in getattr(cls, "BINDINGS", []) if isinstance(b, Binding) and b.id}
+    assert ids and ids <= set(config.KEY_ACTIONS), ids - set(config.KEY_ACTIONS)

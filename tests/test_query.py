@@ -64,4 +64,12 @@ def test_days(value, expected):
 
 def test_long_query_is_cut():
     q = parse("word " * 200, now=NOW)
-    assert q.cut and len(q.text) == 512
+    assert q.cut and 505 <= len(q.text) <= 512
+    assert set(q.words) == {"word"}  # cut between words, never inside one
+    q = parse("x" * 600, now=NOW)
+    assert q.cut and len(q.text) == 512  # one long word: cut at the limit
+
+
+def test_an_empty_filter_being_typed_is_not_a_word():
+    q = parse("agent: cron", agents=("claude",), now=NOW)
+    assert q.words == ["cron"] and q.agent is None and not q.notes

@@ -297,7 +297,7 @@ async def test_status_screen(sample):
 
         assert isinstance(app.screen, StatusScreen)
         text = " ".join(str(w.render()) for w in app.screen.query(Static))
-        assert "Claude Code: 3 transcripts found" in text and "Codex CLI: 1 transcripts found" in text
+        assert "Claude Code: 3 transcripts found" in text and "Codex CLI: 1 transcript found" in text
         await pilot.press("escape")
         assert isinstance(app.screen, SearchScreen)
 

@@ -89,7 +89,7 @@ async def test_f3_f4_f5_pick_agent_project_and_date(sample):
         assert isinstance(app.screen, PickerScreen)
         labels = [str(app.screen.query_one("#choices").get_option_at_index(i).prompt)
                   for i in range(app.screen.query_one("#choices").option_count)]
-        assert labels[0].startswith("any") and "Claude  (3 sessions)" in labels and "Codex  (1 sessions)" in labels
+        assert labels[0].startswith("any") and "Claude  (3 sessions)" in labels and "Codex  (1 session)" in labels
         await pilot.press(*"codex", "enter")
         assert box.value == "agent:codex "
         await settle(pilot)

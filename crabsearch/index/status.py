@@ -59,8 +59,8 @@ class Status:
         lines = [f"index: {self.index_dir} ({size})",
                  f"last refresh: {self.last_refresh or 'never'}; format {self.index_version or '-'}", ""]
         for a in self.agents:
-            lines.append(f"{a.display}: {a.files_found} transcripts found, {a.sessions} sessions and "
-                         f"{a.messages} messages indexed, {a.skipped_lines} lines skipped")
+            lines.append(f"{a.display}: {_n(a.files_found, 'transcript')} found, {_n(a.sessions, 'session')} "
+                         f"and {_n(a.messages, 'message')} indexed, {_n(a.skipped_lines, 'line')} skipped")
             for root in a.roots:
                 lines.append(f"  looked in {root}" + ("" if Path(root).is_dir() else " (not found)"))
         if self.skipped_files:
@@ -144,3 +144,8 @@ def _read(p: Path) -> str | None:
         return p.read_text("utf-8").strip() or None
     except OSError:
         return None
+
+
+def _n(count: int, noun: str) -> str:
+    """``1 session``, ``3 sessions``."""
+    return f"{count} {noun}{'' if count == 1 else 's'}"

@@ -121,7 +121,9 @@ def message_doc(fkey: str, skey: str, session: Session, m: Message, *, acting: b
     }
     if m.uid:
         doc["uid"] = m.uid
-    _place(doc, session, m.timestamp)
+    # A message without a time of its own (Cline, Crabtalk, Aider) is dated by its session, so
+    # since:/until: do not drop it.
+    _place(doc, session, m.timestamp or session.updated or session.started)
     for name, text in index_text_fields(m, acting=acting, tool_output=tool_output).items():
         if text:
             doc[name] = text

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import subprocess
 from datetime import datetime, timezone
@@ -14,7 +15,8 @@ from textual.binding import Binding
 from .. import paths
 from ..config import Config
 from ..index import Indexer
-from ..search import Engine
+from ..search import UNAVAILABLE, Engine
+from ..sources.base import MEMBER_SEP
 from ..sources import SOURCES
 from ..text import printable
 from .render import short_path
@@ -53,7 +55,7 @@ class CrabsearchApp(App[str | None]):
         self.index_on_start = index_on_start
         self.cursor_blink = cursor_blink
         self.indexing = False
-        self.engine = Engine(self.index_dir)
+        self.engine = Engine(self.index_dir, resume_flags=self.config.resume)
         self.indexer = Indexer(self.index_dir, env=self.env, index_tool_output=index_tool_output,
                                extra_dirs={} if demo else self.config.sources)
         self.copy_file = paths.cache_dir() / "last-copy.txt"
@@ -139,11 +141,6 @@ class CrabsearchApp(App[str | None]):
         """Messages before and after the hit in a context window (config ``context``)."""
         return self.config.context
 
-    def with_flags(self, hit, command: str) -> str:
-        """``command`` plus the config ``[resume]`` arguments for ``hit``'s agent, if any."""
-        flags = self.config.resume.get(hit.session.agent, "").strip()
-        return f"{command} {flags}" if flags else command
-
     def action_help(self) -> None:
         """Show every key."""
         if not isinstance(self.screen, HelpScreen):
@@ -153,9 +150,7 @@ class CrabsearchApp(App[str | None]):
         """Ask, then quit the app returning ``hit``'s resume (or, with ``fork``, fork) command;
         ``cli`` runs it after the terminal is restored."""
         src = SOURCES.get(hit.session.agent)
-        command = (src.fork_command(hit.session) if src else None) if fork else hit.ref.resume_command
-        if command:
-            command = self.with_flags(hit, command)
+        command = hit.ref.fork_command if fork else hit.ref.resume_command
         if not command:
             name = src.display if src else hit.session.agent
             self.notify(f"{name} sessions cannot be {'forked' if fork else 'resumed'} from a terminal.",
@@ -172,7 +167,8 @@ class CrabsearchApp(App[str | None]):
         """Ask what to copy of ``hit``'s session: its id, resume command, transcript path, message
         ``message_index`` (full text), or the context window (``window()`` returns its text)."""
         choices = [("i", "session id"), ("r", "resume command"), ("p", "transcript path"),
-                   ("m", f"message #{message_index + 1} (full text)"), ("w", "context window around it")]
+                   ("m", f"message #{message_index + 1} (full text)"),
+                   ("w", f"context window around message #{message_index + 1}")]
 
         def done(key: str | None) -> None:
             if key is None:
@@ -182,7 +178,7 @@ class CrabsearchApp(App[str | None]):
                 self.copy_text(s.session_id, "session id")
             elif key == "r":
                 if hit.ref.resume_command:
-                    self.copy_text(self.with_flags(hit, hit.ref.resume_command), "resume command")
+                    self.copy_text(hit.ref.resume_command, "resume command")
                 else:
                     self.notify("This agent has no resume command.", severity="warning")
             elif key == "p":
@@ -197,21 +193,25 @@ class CrabsearchApp(App[str | None]):
         self.push_screen(ChoiceScreen("Copy to the clipboard", choices,
                                       "Secrets stay masked unless revealed with Ctrl+R."), done)
 
-    def export_menu(self, hit, window, *, redact: bool = True) -> None:
-        """Ask whether to export ``hit``'s whole session or the context window (``window()``
-        returns its items) to Markdown, then write it to :meth:`export_dir` in a worker."""
+    def export_menu(self, hit, window, *, redact: bool = True, around: int | None = None) -> None:
+        """Ask whether to export ``hit``'s whole session or the context window around message
+        ``around`` (default the hit; ``window()`` returns its items) to Markdown, then write it to
+        :meth:`export_dir` in a worker."""
         s = hit.session
         stem = "".join(c if c.isalnum() or c in "-_" else "-" for c in f"{s.agent}-{s.session_id[:16]}")
         where = short_path(str(self.export_dir()), self.home)
+        at = hit.message_index if around is None else around
+        centre = hit if at == hit.message_index else dataclasses.replace(hit, message_index=at)
 
         def done(key: str | None) -> None:
             if key == "s":
                 self._export(hit, self.export_dir() / f"{stem}.md", None, redact)
             elif key == "w":
-                self._export(hit, self.export_dir() / f"{stem}-at-{hit.message_index + 1}.md", window(), redact)
+                self._export(centre, self.export_dir() / f"{stem}-at-{at + 1}.md", window(), redact)
 
+        what = "the hit" if at == hit.message_index else f"message #{at + 1} (the cursor)"
         self.push_screen(ChoiceScreen("Export to Markdown", [("s", "the whole session"),
-                                                             ("w", "the context window around the hit")],
+                                                             ("w", f"the context window around {what}")],
                                       f"Written to {where}/; secrets masked unless revealed (Ctrl+R)."), done)
 
     def export_dir(self):
@@ -223,19 +223,25 @@ class CrabsearchApp(App[str | None]):
 
         def write() -> None:
             tmp = path.with_name(f".{path.name}.tmp")
+            missing = 0
             try:
                 with open(tmp, "w", encoding="utf-8") as fh:
-                    if items is None:
-                        for piece in session_markdown(self.engine, hit.ref, redact=redact):
-                            fh.write(piece)
-                    else:
-                        fh.write(window_markdown(hit, items))
+                    pieces = (session_markdown(self.engine, hit.ref, redact=redact) if items is None
+                              else [window_markdown(hit, items)])
+                    for piece in pieces:
+                        missing += piece.count(UNAVAILABLE)
+                        fh.write(piece)
                 os.replace(tmp, path)
             except OSError as exc:
                 tmp.unlink(missing_ok=True)
                 self.call_from_thread(self.notify, f"Export failed: {exc.strerror or exc}", severity="error")
                 return
-            self.call_from_thread(self.notify, f"Exported to {short_path(str(path), self.home)}", timeout=6)
+            if missing:
+                self.call_from_thread(self.notify, f"Exported to {short_path(str(path), self.home)}, but {missing} "
+                                      "messages could not be read: the transcript changed or is gone "
+                                      "(run crabsearch index)", severity="warning", timeout=10)
+            else:
+                self.call_from_thread(self.notify, f"Exported to {short_path(str(path), self.home)}", timeout=6)
 
         self.run_worker(write, thread=True, group="export")
 
@@ -260,8 +266,13 @@ class CrabsearchApp(App[str | None]):
 
         where = self.engine.locate(hit.ref, message_index)
         if where is None:
-            self.notify("This session is not stored in a text file; there is nothing to open.",
-                        severity="warning")
+            path = hit.session.path
+            if MEMBER_SEP not in os.path.basename(path) and not os.path.lexists(path):
+                self.notify("The transcript file is gone (deleted or moved since it was indexed).",
+                            severity="warning")
+            else:
+                self.notify("This session is not stored in a text file; there is nothing to open.",
+                            severity="warning")
             return
         path, offset = where
         try:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -75,6 +77,10 @@ class HelpScreen(Panel):
 
     def body(self) -> Text:
         t = Text()
+        rebound = getattr(getattr(self.app, "config", None), "keys", None)
+        if rebound:
+            t.append("Rebound in your config: ", style="bold yellow")
+            t.append(", ".join(f"{action} → {keys}" for action, keys in sorted(rebound.items())) + "\n\n")
         for n, (group, keys) in enumerate(KEYS):
             if n:
                 t.append("\n")
@@ -183,6 +189,10 @@ class ResumeScreen(ModalScreen[bool]):
         verb = "fork" if self.fork else "resume"
         t = Text()
         t.append(printable(self.hit.session.title or "(untitled)") + "\n\n", style="bold")
+        project = self.hit.session.project
+        if project and os.path.isabs(project) and not os.path.isdir(project):
+            t.append(f"The project directory {printable(project)} does not exist on this machine: the "
+                     "command's `cd` will fail.\n\n", style="bold yellow")
         if self.fork:
             t.append("A new session starts from a copy of this one; the original stays as it is.\n",
                      style="dim")

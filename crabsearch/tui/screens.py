@@ -200,12 +200,12 @@ class SearchScreen(Screen):
         """F3: only one agent's sessions (the agents found in the index, with session counts)."""
         names = dict(self.facets["agent"])
         self._pick("agent", "Only sessions of agent…",
-                   [(a, f"{agent_name(a)}  ({names[a]} sessions)") for a in names])
+                   [(a, f"{agent_name(a)}  ({_sessions(names[a])})") for a in names])
 
     def action_pick_project(self) -> None:
         """F4: only one project's sessions (the working directory's last folder)."""
         self._pick("project", "Only sessions in project…",
-                   [(p, f"{p}  ({n} sessions)") for p, n in self.facets["project"]])
+                   [(p, f"{p}  ({_sessions(n)})") for p, n in self.facets["project"]])
 
     def action_pick_date(self) -> None:
         """F5: only sessions active since a day."""
@@ -402,7 +402,7 @@ class SessionScreen(Screen):
                              hit_index=self.hit.message_index, terms=self.terms,
                              hits=lambda: engine.matching_messages(self.hit.ref, self.search_text), id="transcript")
         find = Input(placeholder="Find in this session (any case)…  Enter: find · Esc: close", id="find",
-                     select_on_focus=False)
+                     select_on_focus=True)  # typing replaces the last find text
         find.cursor_blink = self.app.cursor_blink
         find.display = False
         yield find
@@ -421,7 +421,7 @@ class SessionScreen(Screen):
                  f" · updated {relative_date(s.updated, now)}", style="dim")
         if self.hit.ref.resume_command:
             t.append("\nresume: ", style="dim")
-            t.append(printable(self.app.with_flags(self.hit, self.hit.ref.resume_command)), style="cyan")
+            t.append(printable(self.hit.ref.resume_command), style="cyan")
         return t
 
     def on_mount(self) -> None:
@@ -481,7 +481,7 @@ class SessionScreen(Screen):
         index = self.current_message
         self.app.export_menu(self.hit, lambda: self.app.engine.page(
             self.hit.ref, max(0, index - self.app.context), 2 * self.app.context + 1,
-            redact=not self.reveal).messages, redact=not self.reveal)
+            redact=not self.reveal).messages, redact=not self.reveal, around=index)
 
     def action_edit(self) -> None:
         """Open the transcript in $EDITOR at the message at the cursor."""
@@ -515,5 +515,11 @@ class SessionScreen(Screen):
             t.append(" · thinking hidden", style="dim")
         if view.show_abandoned:
             t.append(" · abandoned branches shown", style="dim")
-        t.append(" · / find · J/K messages · t tools · ? keys", style="dim")
+        if view.full:
+            t.append(" · full text", style="dim")
+        t.append(" · / find · ? keys", style="dim")
         self.query_one("#position", Static).update(t)
+
+
+def _sessions(n: int) -> str:
+    return f"{n} session{'' if n == 1 else 's'}"

@@ -356,6 +356,7 @@ class TranscriptView(ScrollView, can_focus=True):
         """Show long messages in full, or folded again (the message at the top stays put)."""
         self.full = not self.full
         self.rerender()
+        self.notify("Long messages in full" if self.full else "Long messages folded again")
 
     def action_cycle_tools(self) -> None:
         """Tool calls and output: first lines -> in full -> hidden -> first lines."""
