@@ -104,17 +104,22 @@ async def test_f3_f4_f5_pick_agent_project_and_date(sample):
         assert box.value == "project:bigrepo since:7d "
 
 
-async def test_more_rows_load_as_the_cursor_nears_the_end(tmp_path):
+def app_with_130_sessions(tmp_path) -> CrabsearchApp:
+    """130 sessions matching "capybara", each with a distinct score (longer text, lower score)."""
     from crabsearch.index import Indexer
 
     home = tmp_path / "home"
     for n in range(130):
         ClaudeSession(home, session_id=f"00000000-0000-4000-8000-{n:012d}", cwd=f"/w/p{n}",
                       start=datetime(2026, 1, 1, tzinfo=timezone.utc) + timedelta(hours=n)).user(
-            f"capybara wants a bath " + "and more words " * n).title("bath time").write()  # longer: lower
+            "capybara wants a bath " + "and more words " * n).title("bath time").write()
     Indexer(tmp_path / "index", env={"HOME": str(home)}).refresh()
-    app = CrabsearchApp(tmp_path / "index", env={"HOME": str(home)}, now=NOW, index_on_start=False,
-                        cursor_blink=False)
+    return CrabsearchApp(tmp_path / "index", env={"HOME": str(home)}, now=NOW, index_on_start=False,
+                         cursor_blink=False)
+
+
+async def test_more_rows_load_as_the_cursor_nears_the_end(tmp_path):
+    app = app_with_130_sessions(tmp_path)
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
         await pilot.press(*"capybara")
@@ -132,16 +137,7 @@ async def test_more_rows_load_as_the_cursor_nears_the_end(tmp_path):
 
 
 async def test_scrolling_to_the_end_with_the_mouse_loads_more(tmp_path):
-    from crabsearch.index import Indexer
-
-    home = tmp_path / "home"
-    for n in range(130):
-        ClaudeSession(home, session_id=f"00000000-0000-4000-8000-{n:012d}", cwd=f"/w/p{n}",
-                      start=datetime(2026, 1, 1, tzinfo=timezone.utc) + timedelta(hours=n)).user(
-            "capybara wants a bath " + "and more words " * n).title("bath time").write()
-    Indexer(tmp_path / "index", env={"HOME": str(home)}).refresh()
-    app = CrabsearchApp(tmp_path / "index", env={"HOME": str(home)}, now=NOW, index_on_start=False,
-                        cursor_blink=False)
+    app = app_with_130_sessions(tmp_path)
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
         await pilot.press(*"capybara")
