@@ -14,6 +14,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+
+from ..jsonl import loads
+
+try:
+    import orjson as _orjson
+except ImportError:  # pragma: no cover
+    _orjson = None
 from pathlib import Path
 
 def file_key(path: str) -> str:
@@ -37,7 +44,7 @@ class Manifest:
         """Read the manifest in ``directory``; a missing or unreadable one is empty (the index is
         then rebuilt from the transcripts, which is always possible)."""
         try:
-            data = json.loads((directory / cls.NAME).read_text("utf-8"))
+            data = loads((directory / cls.NAME).read_bytes())  # orjson when present: 13 MB at 7.5k files
             if not isinstance(data, dict):
                 data = {}
         except (OSError, ValueError):
@@ -47,5 +54,10 @@ class Manifest:
     def save(self) -> None:
         """Write atomically. Raises ``OSError`` when the directory is not writable."""
         tmp = self.directory / (self.NAME + ".tmp")
-        tmp.write_text(json.dumps({"files": self.files, "errors": self.errors}, ensure_ascii=False), "utf-8")
+        data = {"files": self.files, "errors": self.errors}
+        try:
+            raw = _orjson.dumps(data) if _orjson else None
+        except TypeError:  # a path that is not valid UTF-8 (lone surrogates): json escapes it
+            raw = None
+        tmp.write_bytes(raw if raw is not None else json.dumps(data).encode("ascii"))
         os.replace(tmp, self.directory / self.NAME)
