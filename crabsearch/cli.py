@@ -274,12 +274,21 @@ def _export(engine, ref, args) -> int:
         raise UsageError(f"--from {args.first} is past the last message (the session has {total})")
     if args.last is not None and args.last < first + 1:
         raise UsageError(f"--to {args.last} is before --from {first + 1}")
-    pieces = session_markdown(engine, ref, redact=not args.no_redact, start=first, stop=stop)
+    from .hits import UNAVAILABLE
+
+    missing = [0]
+
+    def counted():
+        for piece in session_markdown(engine, ref, redact=not args.no_redact, start=first, stop=stop):
+            missing[0] += piece.count(UNAVAILABLE)
+            yield piece
+
+    pieces = counted()
     if args.output in (None, "-"):
         for piece in pieces:
             sys.stdout.write(piece)
         sys.stdout.flush()
-        return EXIT_OK
+        return _export_done(missing[0])
     target = Path(args.output)
     try:
         if target.exists() and Path(ref.session.path).exists() and target.samefile(ref.session.path):
@@ -290,6 +299,15 @@ def _export(engine, ref, args) -> int:
     except OSError as exc:
         print(f"crabsearch: cannot write {args.output}: {exc.strerror or exc}", file=sys.stderr)
         return EXIT_ERROR
+    return _export_done(missing[0])
+
+
+def _export_done(missing: int) -> int:
+    """Exit code of an export: 0, with a warning when messages could not be read back (the
+    transcript changed or is gone since it was indexed)."""
+    if missing:
+        print(f"crabsearch: warning: {missing} message{'s' if missing != 1 else ''} could not be read: the "
+              "transcript changed or is gone since it was indexed (run `crabsearch index`)", file=sys.stderr)
     return EXIT_OK
 
 
@@ -402,6 +420,8 @@ def _print_page(page) -> None:
     shown = (f"messages {page.offset + 1}-{page.offset + len(page.messages)} of {page.total}"
              if page.messages else f"no messages shown ({page.total} in the session)")
     print(f"{printable(s.title or '(untitled)')}  [{s.agent}] {printable(s.project or '')}  {shown}")
+    if page.ref.resume_command:
+        print(f"resume: {printable(page.ref.resume_command)}")
     for m in page.messages:
         when = m.timestamp.strftime("%Y-%m-%d %H:%M:%S") if m.timestamp else ""
         mark = "  (abandoned branch)" if m.abandoned else ""

@@ -98,6 +98,8 @@ def message(item: Item) -> str:
         head += f" · {when(item.timestamp)}"
     if item.hit:
         head += " · (hit)"
+    if getattr(item, "abandoned", False):
+        head += " · (abandoned branch: a rewind replaced it)"
     text = clean(item.text)
     if is_tool(item):
         lang = "json" if item.label.startswith("tool-call:") and text.lstrip().startswith(("{", "[")) else ""

@@ -9,7 +9,8 @@ Syntax (crabsearch issue 3, "Query language"):
 * filters, combined with words and applied inside the search (before the result limit):
   ``agent:claude``, ``project:NAME`` (last segment of the working directory) or
   ``project:/path/prefix``, ``role:user|assistant``, ``since:`` / ``until:`` (``2026-01-31``,
-  ``7d``, ``2w``, ``today``, ``yesterday``; local time), ``in:tools`` (tool output, when indexed).
+  ``7d``, ``2w``, ``today``, ``yesterday``; local time), ``in:tools`` (tool output, when indexed);
+  a value with spaces is quoted: ``project:"claude app"``.
 
 Parsing never raises: anything it does not understand is kept as plain words, and problems with a
 filter value are reported in ``notes`` (the filter is then ignored).
@@ -24,7 +25,7 @@ from datetime import date, datetime, time, timedelta, timezone
 MAX_QUERY_CHARS = 512
 FILTER_KEYS = ("agent", "project", "role", "since", "until", "in")
 ROLES = ("user", "assistant")
-_TOKEN = re.compile(r'(-?)"([^"]*)("?)|(\S+)')
+_TOKEN = re.compile(r'(-?)"([^"]*)("?)|(\w+):"([^"]*)"?|(\S+)')
 _RELATIVE = re.compile(r"^(\d+)([dwmh])$")
 
 
@@ -66,7 +67,12 @@ def parse(text: str, *, agents: tuple[str, ...] = (), now: datetime | None = Non
     q = ParsedQuery(text=_cut(text), cut=len(text) > MAX_QUERY_CHARS)
     now = now or datetime.now().astimezone()
     for m in _TOKEN.finditer(q.text):
-        neg, quoted, bare = m.group(1), m.group(2), m.group(4)
+        neg, quoted, bare = m.group(1), m.group(2), m.group(6)
+        if m.group(4) is not None:  # key:"a value with spaces"
+            bare = f"{m.group(4)}:{m.group(5).strip()}" if m.group(4).lower() in FILTER_KEYS else m.group(0)
+            if m.group(4).lower() not in FILTER_KEYS:  # not a filter: the words of the phrase
+                q.words.extend(m.group(0).replace('"', " ").split())
+                continue
         if quoted is not None:
             if quoted.strip():
                 (q.excluded if neg else q.phrases).append(quoted.strip())

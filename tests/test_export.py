@@ -236,3 +236,15 @@ def test_editor_command(env, expected):
 
 def test_editor_command_edges():
     assert editor.editor_command("-x.jsonl", 0, {"EDITOR": "vi"}) == ["vi", "+1", "./-x.jsonl"]
+
+
+def test_export_of_a_deleted_transcript_warns(tmp_path, capsys, monkeypatch):
+    home = tmp_path / "home"
+    path = ClaudeSession(home, session_id="dddddddd-0000-4000-8000-000000000001").user("the aardwolf").write()
+    index = str(tmp_path / "index")
+    monkeypatch.setenv("HOME", str(home))
+    assert main(["--index-dir", index, "index"]) == 0
+    path.unlink()
+    capsys.readouterr()
+    assert main(["--index-dir", index, "export", "dddddddd"]) == 0
+    assert "1 message could not be read" in capsys.readouterr().err

@@ -148,3 +148,39 @@ async def test_scrolling_to_the_end_with_the_mouse_loads_more(tmp_path):
         await pilot.pause()
         await settle(pilot)
         assert len(results.hits) == 130
+
+
+def test_filter_values_with_spaces_are_quoted_and_parsed():
+    from crabsearch.query import parse
+
+    text = set_filter("worker", "project", "claude app")
+    assert text == 'worker project:"claude app" '
+    assert [(t.key, t.value) for t in filters(text)] == [("project", "claude app")]
+    q = parse(text)
+    assert q.project == "claude app" and q.words == ["worker"]
+    assert completions("project:cl", 10, {"project": [("claude app", 1)]})[2] == ['project:"claude app"']
+    assert remove_token(text, filters(text)[0].start) == "worker"
+
+
+async def test_second_tab_after_a_filter_name_completes_its_values(sample):
+    app = make_app(sample)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await app.workers.wait_for_complete()
+        box = app.screen.query_one("#query")
+        await pilot.press(*"ag", "tab")
+        assert box.value == "agent:"
+        await pilot.press("tab")
+        assert box.value == "agent:claude "
+
+
+async def test_notifications_show_brackets_as_written(sample):
+    from crabsearch import config
+
+    home, index_dir = sample
+    app = CrabsearchApp(index_dir, env={"HOME": str(home)}, now=NOW, index_on_start=False, cursor_blink=False,
+                        config=config.Config(problem="x.toml: [keys] bogus is not an action"))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        toast = next(n for n in app._notifications if "bogus" in n.message)
+        assert not toast.markup and "[keys] bogus" in toast.message

@@ -22,7 +22,7 @@ from whoosh.fields import COLUMN, ID, STORED, TEXT, Schema
 
 from .analysis import text_analyzer
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 """Bump when the schema or the analyzer changes: an index with another stamp is rebuilt."""
 
 WEIGHTS: dict[str, float] = {

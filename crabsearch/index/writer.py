@@ -117,7 +117,8 @@ def message_doc(fkey: str, skey: str, session: Session, m: Message, *, acting: b
         "mkey": f"{fkey}:{m.message_index}", "fkey": fkey, "skey": skey, "agent": session.agent,
         "kind": "m", "role": m.role.value, "label": m.label, "idx": m.message_index,
         "off": m.offset, "len": m.length, "part": m.part, "ts": to_ms(m.timestamp),
-        "updated": to_ms(m.timestamp) or 0,
+        # newest-first sorts by this: an untimed message (Cline, Crabtalk, Aider) takes its session's
+        "updated": to_ms(m.timestamp or session.updated or session.started) or 0,
     }
     if m.uid:
         doc["uid"] = m.uid

@@ -62,7 +62,7 @@ class CrabtalkSource(Source):
     order = 50
     env_var = "CRABTALK_HOME"
     display = "Crabtalk"
-    badge = "Crab"
+    badge = "Crabtalk"
 
     def __init__(self):
         self._stores: dict[str, tuple[tuple, dict]] = {}

@@ -80,6 +80,12 @@ class CrabsearchApp(App[str | None]):
             self.notify(f"config {cfg.problem}", severity="warning", timeout=8)
         self.push_screen(SearchScreen())
 
+    def notify(self, message: str, **kwargs) -> None:
+        """Textual's notify, with markup off: messages quote paths, config sections (``[keys]``)
+        and transcript text, which must show as written."""
+        kwargs.setdefault("markup", False)
+        super().notify(message, **kwargs)
+
     def get_system_commands(self, screen):
         """Command palette (Ctrl+P) entries: every action of the screen in view, then Textual's
         own (theme, keys, quit, screenshot)."""
@@ -99,6 +105,11 @@ class CrabsearchApp(App[str | None]):
                     ("Export to Markdown…", "Write the session or its window to a Markdown file", results, "export"),
                     ("Open in editor", "Open the transcript in $EDITOR at the hit", results, "edit"),
                     ("Explain match", "Why the highlighted session matched", results, "explain"),
+                    ("Widen window", "Two more messages on each side of the hit", results, "widen"),
+                    ("Narrow window", "Two fewer messages on each side of the hit", results, "narrow"),
+                    ("Filter by agent…", "Pick an agent (F3)", screen, "pick_agent"),
+                    ("Filter by project…", "Pick a project (F4)", screen, "pick_project"),
+                    ("Filter by date…", "Sessions active since… (F5)", screen, "pick_date"),
                     ("Toggle sort", "Relevance or newest first", screen, "toggle_sort"),
                     ("Reveal secrets", "Show masked secrets on this screen (or mask them again)", screen,
                      "toggle_reveal")):
@@ -112,6 +123,11 @@ class CrabsearchApp(App[str | None]):
                     ("Tool calls: cycle", "First lines, in full, or hidden", view, "cycle_tools"),
                     ("Thinking: show / hide", "Show or hide the model's thinking", view, "toggle_thinking"),
                     ("Full text", "Long messages in full or folded", view, "toggle_full"),
+                    ("Abandoned branches: show / hide", "Messages a rewind replaced", view, "toggle_abandoned"),
+                    ("Next message", "Move the cursor to the next message (J)", view, "next_message"),
+                    ("Previous message", "Move the cursor to the previous message (K)", view, "previous_message"),
+                    ("First message", "Go to the start (g)", view, "first"),
+                    ("Last message", "Go to the end (G)", view, "last"),
                     ("Resume session", "Quit and resume this session in its agent", screen, "resume"),
                     ("Fork session", "Quit and fork this session (Claude Code)", screen, "fork"),
                     ("Copy…", "Copy the session id, resume command, path, message or window", screen, "copy"),
@@ -238,7 +254,8 @@ class CrabsearchApp(App[str | None]):
                 return
             if missing:
                 self.call_from_thread(self.notify, f"Exported to {short_path(str(path), self.home)}, but {missing} "
-                                      "messages could not be read: the transcript changed or is gone "
+                                      f"message{'s' if missing != 1 else ''} could not be read: the "
+                                      "transcript changed or is gone "
                                       "(run crabsearch index)", severity="warning", timeout=10)
             else:
                 self.call_from_thread(self.notify, f"Exported to {short_path(str(path), self.home)}", timeout=6)

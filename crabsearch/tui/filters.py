@@ -27,7 +27,7 @@ from textual.widgets.option_list import Option
 from ..query import FILTER_KEYS
 from ..text import printable
 
-_TOKEN = re.compile(r'-?"[^"]*"?|\S+')
+_TOKEN = re.compile(r'-?"[^"]*"?|\w+:"[^"]*"?|\S+')
 DATE_CHOICES = [("today", "today"), ("yesterday", "since yesterday"), ("7d", "the last 7 days"),
                 ("30d", "the last 30 days"), ("90d", "the last 90 days"), ("365d", "the last year")]
 
@@ -51,7 +51,7 @@ def tokens(text: str) -> list[Token]:
         tok = Token(m.start(), m.end(), m.group())
         key, sep, value = tok.text.partition(":")
         if sep and key.lower() in FILTER_KEYS and not tok.text.startswith(('"', "-")):
-            tok.key, tok.value = key.lower(), value
+            tok.key, tok.value = key.lower(), value.strip('"')
         out.append(tok)
     return out
 
@@ -66,8 +66,13 @@ def set_filter(text: str, key: str, value: str | None) -> str:
     there was none); ``value`` None or ``""`` removes them. Other text is kept as typed."""
     parts = [t.text for t in tokens(text) if t.key != key]
     if value:
-        parts.append(f"{key}:{value}")
+        parts.append(f"{key}:{quote(value)}")
     return " ".join(parts) + (" " if parts else "")
+
+
+def quote(value: str) -> str:
+    """A filter value as the query language takes it: quoted when it holds a space."""
+    return f'"{value}"' if any(c.isspace() for c in value) else value
 
 
 def remove_token(text: str, start: int) -> str:
@@ -100,10 +105,10 @@ def completions(text: str, cursor: int, facets: dict[str, list[tuple[str, int]]]
         pool = ["tools"]
     else:
         return cursor, cursor, []
-    low = value.lower()
-    found = [f"{key}:{name}" for name in pool if name.lower().startswith(low) and name.lower() != low]
+    low = value.strip('"').lower()
+    found = [f"{key}:{quote(name)}" for name in pool if name.lower().startswith(low) and name.lower() != low]
     if not found and low:  # no prefix match: anything containing it
-        found = [f"{key}:{name}" for name in pool if low in name.lower() and name.lower() != low]
+        found = [f"{key}:{quote(name)}" for name in pool if low in name.lower() and name.lower() != low]
     return tok.start, tok.end, found
 
 
@@ -141,7 +146,9 @@ class QueryInput(Input):
         spacer = "" if choice.endswith(":") or tail.startswith(" ") else " "
         self.value = self.value[:start] + choice + spacer + tail
         self.cursor_position = start + len(choice) + len(spacer)
-        self._cycle = (self.value, start, self.cursor_position, found, n)
+        # A lone filter name (`agent:`) is done: the next Tab completes its values.
+        single_name = len(found) == 1 and choice.endswith(":")
+        self._cycle = None if single_name else (self.value, start, self.cursor_position, found, n)
         if len(found) > 1:
             self.app.notify(f"{n + 1} of {len(found)}: Tab for the next", timeout=2)
 
