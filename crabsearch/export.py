@@ -100,6 +100,8 @@ def message(item: Item) -> str:
         head += " · (hit)"
     if getattr(item, "abandoned", False):
         head += " · (abandoned branch: a rewind replaced it)"
+    if getattr(item, "sidechain", False):
+        head += " · (subagent turn)"
     text = clean(item.text)
     if is_tool(item):
         lang = "json" if item.label.startswith("tool-call:") and text.lstrip().startswith(("{", "[")) else ""

@@ -26,7 +26,8 @@ UNAVAILABLE = "[message unavailable: the transcript changed since it was indexed
 class Item:
     """One message as shown in a window or a session page. ``timestamp`` is aware UTC or None;
     ``truncated`` is True when ``text`` was cut; ``hit`` marks the window's anchor. ``abandoned``
-    is True for a message off the session's active branch (see :func:`abandoned_ranges`).
+    is True for a message off the session's active branch (see :func:`abandoned_ranges`);
+    ``sidechain`` for a subagent's turn written inline into the parent's transcript.
     ``subagents`` (session pages only) lists the subagent sessions this message spawned, as
     ``{"session_id", "title"}`` (title None when the subagent is not indexed)."""
 
@@ -39,6 +40,7 @@ class Item:
     hit: bool = False
     abandoned: bool = False
     subagents: list[dict] = field(default_factory=list)
+    sidechain: bool = False
 
     def to_json(self, *, window: bool = True) -> dict:
         """JSON object (ITEM in the CLI contract); without ``truncated``/``hit`` for pages. The
@@ -51,6 +53,8 @@ class Item:
             d["hit"] = self.hit
         if self.abandoned:
             d["abandoned"] = True
+        if self.sidechain:
+            d["sidechain"] = True
         if self.subagents and not window:
             d["subagents"] = [dict(s) for s in self.subagents]
         return d

@@ -72,6 +72,9 @@ class Message:
     tool_name: str | None = None
     timestamp: datetime | None = None
     uid: str | None = None
+    sidechain: bool = False
+    """A subagent's turn written inline into its parent's transcript (Claude Code <= 1.0
+    ``isSidechain`` lines); the session view can hide these (``s``)."""
 
     @property
     def is_tool_payload(self) -> bool:

@@ -186,7 +186,7 @@ class Engine:
             if max_bytes is not None:
                 text, truncated = cut_bytes(text, max_bytes)
             items.append(Item(i, f["role"], f["label"], from_ms(f.get("ts")), text, truncated, i == hit_index,
-                              abandoned=in_ranges(i, off)))
+                              abandoned=in_ranges(i, off), sidechain=bool(f.get("side"))))
         return items
 
     def _doc_text(self, session: Session, f: dict) -> str | None:

@@ -240,3 +240,32 @@ async def test_session_view_follows_the_active_branch_and_b_shows_the_abandoned_
         await pilot.press("escape", "escape", "escape")  # back, into the box, clear it
         view = await open_hit(app, pilot, "pyyaml")
         assert view.show_abandoned and "yaml added" in view_text(view)
+
+
+async def test_s_hides_subagent_turns_written_into_the_transcript(tmp_path):
+    from crabsearch.index import Indexer
+
+    from builders import ClaudeSession
+
+    home = tmp_path / "home"
+    s = ClaudeSession(home).user("audit the lemur service").assistant("starting a subagent")
+    s.user("subagent: list the lemur endpoints").assistant("found 12 lemur endpoints")
+    for line in s.lines[-2:]:
+        line["isSidechain"] = True  # Claude Code <= 1.0 wrote subagent turns inline
+    s.assistant("the audit of the lemur service is done")
+    s.write()
+    Indexer(tmp_path / "index", env={"HOME": str(home)}).refresh()
+    app = CrabsearchApp(tmp_path / "index", env={"HOME": str(home)}, now=NOW, index_on_start=False,
+                        cursor_blink=False)
+    async with app.run_test(size=(100, 30)) as pilot:
+        view = await open_hit(app, pilot, "audit")
+        await pilot.press("g")
+        await pilot.pause()
+        assert "found 12 lemur endpoints" in view_text(view) and "subagent turn" in view_text(view)
+        await pilot.press("s")
+        assert "found 12 lemur endpoints" not in view_text(view)
+        assert "audit of the lemur service is done" in view_text(view)
+        assert "subagent turns hidden" in str(app.screen.query_one("#position").render())
+        page = app.engine.page(app.screen.hit.ref, 0, 10)
+        assert [m.sidechain for m in page.messages] == [False, False, True, True, False]
+        assert page.messages[2].to_json(window=False)["sidechain"] is True

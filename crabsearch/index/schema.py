@@ -22,7 +22,7 @@ from whoosh.fields import COLUMN, ID, STORED, TEXT, Schema
 
 from .analysis import text_analyzer
 
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 """Bump when the schema or the analyzer changes: an index with another stamp is rebuilt."""
 
 WEIGHTS: dict[str, float] = {
@@ -58,6 +58,7 @@ def make_schema() -> Schema:
         part=STORED(),
         ts=STORED(),
         meta=STORED(),  # session documents: the Session as a dict
+        side=STORED(),  # messages: True for a subagent turn written inline (Message.sidechain)
         uid=ID(stored=True),  # messages: the format's stable message id (Message.uid), when it has one
         updated=COLUMN(columns.NumericColumn("q", default=0)),  # ms; messages: their own time
         project=ID(),  # working directory (``project:/path`` prefix filter)

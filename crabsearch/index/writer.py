@@ -122,6 +122,8 @@ def message_doc(fkey: str, skey: str, session: Session, m: Message, *, acting: b
     }
     if m.uid:
         doc["uid"] = m.uid
+    if m.sidechain:
+        doc["side"] = True
     # A message without a time of its own (Cline, Crabtalk, Aider) is dated by its session, so
     # since:/until: do not drop it.
     _place(doc, session, m.timestamp or session.updated or session.started)

@@ -156,6 +156,9 @@ class ClaudeSource(Source):
         if isinstance(obj.get("uuid"), str) and obj["uuid"]:
             for m in out[base:]:
                 m.uid = f"{obj['uuid']}:{m.part}"  # copied verbatim by --resume (formats.md 1.4)
+        if side:
+            for m in out[base:]:
+                m.sidechain = True
         _link_subagents(obj, pieces, out[base:], state, session, side)
 
     def finish(self, state: dict, session: Session) -> None:

@@ -124,6 +124,8 @@ class CrabsearchApp(App[str | None]):
                     ("Thinking: show / hide", "Show or hide the model's thinking", view, "toggle_thinking"),
                     ("Full text", "Long messages in full or folded", view, "toggle_full"),
                     ("Abandoned branches: show / hide", "Messages a rewind replaced", view, "toggle_abandoned"),
+                    ("Subagent turns: show / hide", "Subagent turns written into this transcript", view,
+                     "toggle_sidechains"),
                     ("Next message", "Move the cursor to the next message (J)", view, "next_message"),
                     ("Previous message", "Move the cursor to the previous message (K)", view, "previous_message"),
                     ("First message", "Go to the start (g)", view, "first"),

@@ -36,6 +36,7 @@ KEYS = [
                       ("t", "tool calls and output: first lines / full / hidden"),
                       ("T", "thinking shown / hidden"),
                       ("a", "messages of abandoned branches (rewinds) shown / hidden"),
+                      ("s", "subagent turns written into the transcript shown / hidden"),
                       ("e", "long messages in full / folded"),
                       ("r / f", "resume / fork the session (asks first)"),
                       ("c / E / v", "copy / export / open in $EDITOR at the cursor"),

@@ -515,6 +515,8 @@ class SessionScreen(Screen):
             t.append(" · thinking hidden", style="dim")
         if view.show_abandoned:
             t.append(" · abandoned branches shown", style="dim")
+        if not view.show_sidechains:
+            t.append(" · subagent turns hidden", style="dim")
         if view.full:
             t.append(" · full text", style="dim")
         t.append(" · / find · ? keys", style="dim")

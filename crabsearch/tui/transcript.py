@@ -67,6 +67,7 @@ class TranscriptView(ScrollView, can_focus=True):
         Binding("t", "cycle_tools", "Tools", id="tools"),
         Binding("T", "toggle_thinking", "Thinking", show=False, id="thinking"),
         Binding("a", "toggle_abandoned", "Branches", show=False, id="abandoned"),
+        Binding("s", "toggle_sidechains", "Subagent turns", show=False, id="subagents"),
     ]
 
     class Position(Message):
@@ -99,6 +100,8 @@ class TranscriptView(ScrollView, can_focus=True):
         self.tool_mode = "lines"
         self.show_thinking = True
         self.show_abandoned = False
+        self.show_sidechains = True
+        """Subagent turns written inline into the transcript (``s`` hides them)."""
         """Messages off the active branch (a rewind replaced them) are hidden unless this is on
         (``a``); the screen turns it on when the hit itself is on such a branch."""
         self.find_text = ""
@@ -226,6 +229,8 @@ class TranscriptView(ScrollView, can_focus=True):
         (``a``) toggles (the hit itself is always shown)."""
         if item.abandoned and not self.show_abandoned and item.message_index != self.hit_index:
             return False
+        if item.sidechain and not self.show_sidechains and item.message_index != self.hit_index:
+            return False
         if item.label == "thinking":
             return self.show_thinking
         if self.tool_mode == "hidden" and _is_tool(item):
@@ -246,6 +251,8 @@ class TranscriptView(ScrollView, can_focus=True):
             header.append("  " + item.timestamp.strftime("%Y-%m-%d %H:%M:%S UTC"), style="dim")
         if item.abandoned:  # off the active branch (issue 5): still shown, marked
             header.append("  abandoned branch", style="dim italic")
+        if item.sidechain:
+            header.append("  subagent turn", style="dim italic")
         lines = printable(item.text).splitlines() or [""]
         full = self.full or (self.tool_mode == "full" and _is_tool(item))
         cap = FULL_BODY_LINES if full else BODY_LINES.get(item.label, OTHER_BODY_LINES)
@@ -370,6 +377,12 @@ class TranscriptView(ScrollView, can_focus=True):
         self.show_thinking = not self.show_thinking
         self.rerender()
         self.notify("Thinking shown" if self.show_thinking else "Thinking hidden")
+
+    def action_toggle_sidechains(self) -> None:
+        """Show or hide subagent turns written inline into this transcript."""
+        self.show_sidechains = not self.show_sidechains
+        self.rerender()
+        self.notify("Subagent turns shown" if self.show_sidechains else "Subagent turns hidden")
 
     def action_toggle_abandoned(self) -> None:
         """Show or hide messages of abandoned branches (the active branch is always shown)."""
