@@ -643,12 +643,12 @@ def print_table(r: dict) -> None:
             size = {"big": f"{bg['bytes'] / MB:.0f} MB session", "small": "small session",
                     "longline": "session with 700 kB one-line outputs"}.get(label, label)
             row(f"open {size}: first page rendered", f"{ms(d['first_page_s']['median'])}")
-            row(f"  until idle (press returned)", f"{ms(d['open_s']['median'])}  (engine.page "
+            row("  until idle (press returned)", f"{ms(d['open_s']['median'])}  (engine.page "
                 f"{ms(d['page_s']['median'])} in {d['page_calls']} calls, {d['loaded']} msgs, "
                 f"{d['lines']} lines rendered)")
-            row(f"  then `g` (first message)", f"{ms(d['jump_start_s']['median'])}  "
+            row("  then `g` (first message)", f"{ms(d['jump_start_s']['median'])}  "
                 f"(engine.page {ms(d['jump_start_page_s']['median'])})")
-            row(f"  baseline: a key bound to nothing", ms(d["noop_key_s"]["median"]))
+            row("  baseline: a key bound to nothing", ms(d["noop_key_s"]["median"]))
     print(f"\ntotal {r['total_s']:.0f} s" + (f"; FAILED CHECKS: {r['checks_failed']}" if r["checks_failed"] else
                                              "; all checks passed"))
 
