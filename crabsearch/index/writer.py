@@ -78,11 +78,12 @@ class _Job:
     state: dict | None
     fresh: bool  # True: no documents of this file are in the index
     previous: dict | None = None  # its manifest entry, when it had one
+    in_bytes: bool = True  # size and offsets are bytes of a file (not rows or steps): asked once
 
     @property
     def todo_bytes(self) -> int:
         """Bytes this job reads (0 for units not measured in bytes: database rows, steps)."""
-        return self.size - self.start if self.source.in_bytes(self.path) else 0
+        return self.size - self.start if self.in_bytes else 0
 
 
 def index_text_fields(m: Message, *, acting: bool = False, tool_output: bool = False) -> dict[str, str]:
@@ -113,20 +114,20 @@ def index_text_fields(m: Message, *, acting: bool = False, tool_output: bool = F
 def message_doc(fkey: str, skey: str, session: Session, m: Message, *, acting: bool = False,
                 tool_output: bool = False) -> dict:
     """The Whoosh document for one message (see ``schema.py`` for the fields)."""
+    # A message without a time of its own (Cline, Crabtalk, Aider) is dated by its session, so
+    # since:/until: do not drop it and newest-first does not put it last.
+    when = m.timestamp or session.updated or session.started
     doc = {
         "mkey": f"{fkey}:{m.message_index}", "fkey": fkey, "skey": skey, "agent": session.agent,
         "kind": "m", "role": m.role.value, "label": m.label, "idx": m.message_index,
         "off": m.offset, "len": m.length, "part": m.part, "ts": to_ms(m.timestamp),
-        # newest-first sorts by this: an untimed message (Cline, Crabtalk, Aider) takes its session's
-        "updated": to_ms(m.timestamp or session.updated or session.started) or 0,
+        "updated": to_ms(when) or 0,
     }
     if m.uid:
         doc["uid"] = m.uid
     if m.sidechain:
         doc["side"] = True
-    # A message without a time of its own (Cline, Crabtalk, Aider) is dated by its session, so
-    # since:/until: do not drop it.
-    _place(doc, session, m.timestamp or session.updated or session.started)
+    _place(doc, session, when)
     for name, text in index_text_fields(m, acting=acting, tool_output=tool_output).items():
         if text:
             doc[name] = text
@@ -338,7 +339,8 @@ class Indexer:
             if err and (err.get("size"), err.get("mtime_ns"), err.get("ctime_ns")) == (
                     size, mtime_ns, ctime_ns):
                 continue  # still unreadable as last time (a chmod changes ctime: then retried)
-            job = _Job(src, path, size, mtime_ns, 0, None, fresh=old is None, previous=old)
+            job = _Job(src, path, size, mtime_ns, 0, None, fresh=old is None, previous=old,
+                       in_bytes=src.in_bytes(path))
             if old and size >= old["size"] and old["offset"] <= size:
                 try:
                     same_head = src.fingerprint(path, old["size"]) == old["head"]
@@ -402,7 +404,7 @@ class Indexer:
         for why, n in read.stats.reasons.items():
             reasons[why] = reasons.get(why, 0) + n
         return {"agent": job.source.agent, "fkey": fkey, "size": job.size, "mtime_ns": job.mtime_ns,
-                "bytes": job.size if job.source.in_bytes(job.path) else 0,
+                "bytes": job.size if job.in_bytes else 0,
                 "offset": read.end_offset, "head": head, "state": read.state,
                 "session_id": read.session.session_id, "messages": read.session.message_count,
                 "session": bool(read.session.message_count or read.session.title),

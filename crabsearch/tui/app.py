@@ -91,12 +91,10 @@ class CrabsearchApp(App[str | None]):
         own (theme, keys, quit, screenshot)."""
         from .screens import SearchScreen, SessionScreen
 
-        def run(target, action: str):
-            return lambda: target.run_action(action)
-
+        entries: tuple = ()
         if isinstance(screen, SearchScreen):
             results = screen.query_one("#results")
-            for title, help_text, target, action in (
+            entries = (
                     ("Open session", "Open the highlighted session at its hit", results, "open"),
                     ("Expand / collapse row", "Show the context window of the highlighted row", results, "toggle"),
                     ("Resume session", "Quit and resume the highlighted session in its agent", results, "resume"),
@@ -112,11 +110,10 @@ class CrabsearchApp(App[str | None]):
                     ("Filter by date…", "Sessions active since… (F5)", screen, "pick_date"),
                     ("Toggle sort", "Relevance or newest first", screen, "toggle_sort"),
                     ("Reveal secrets", "Show masked secrets on this screen (or mask them again)", screen,
-                     "toggle_reveal")):
-                yield SystemCommand(title, help_text, run(target, action))
+                     "toggle_reveal"))
         elif isinstance(screen, SessionScreen):
             view = screen.query_one("#transcript")
-            for title, help_text, target, action in (
+            entries = (
                     ("Find in session", "Find text in this session (then n / N)", screen, "find"),
                     ("Next hit", "Next message matching the query", view, "next_hit"),
                     ("Previous hit", "Previous message matching the query", view, "previous_hit"),
@@ -136,8 +133,9 @@ class CrabsearchApp(App[str | None]):
                     ("Export to Markdown…", "Write the session or a window to a Markdown file", screen, "export"),
                     ("Open in editor", "Open the transcript in $EDITOR at the cursor", screen, "edit"),
                     ("Reveal secrets", "Show masked secrets in this view (or mask them again)", screen,
-                     "toggle_reveal")):
-                yield SystemCommand(title, help_text, run(target, action))
+                     "toggle_reveal"))
+        for title, help_text, target, action in entries:
+            yield SystemCommand(title, help_text, lambda target=target, action=action: target.run_action(action))
         yield SystemCommand("Help: keys", "Every key, by screen, and the query language", self.action_help)
         yield SystemCommand("Sources and index status", "What was found and indexed, warnings",
                             self.action_status)

@@ -163,9 +163,16 @@ class FilterChips(Horizontal):
             super().__init__()
             self.start = start
 
+    _shown: tuple = ()
+
     def show(self, text: str) -> None:
-        """Show the chips of the filters in ``text`` (the bar hides when there are none)."""
+        """Show the chips of the filters in ``text`` (the bar hides when there are none). Called
+        on every keystroke: the chips are rebuilt only when the filters changed."""
         found = filters(text)
+        key = tuple((t.start, t.text) for t in found)
+        if key == self._shown:
+            return
+        self._shown = key
         self.remove_children()
         self.display = bool(found)
         if found:

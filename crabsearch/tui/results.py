@@ -194,28 +194,24 @@ class ResultList(OptionList):
         if hit is not None:
             self.app.resume(hit, fork=True)
 
+    def _window(self):
+        """The highlighted row's context window: as expanded, else the default size."""
+        shown = self.expanded.get(self.highlighted)
+        return shown[2] if shown else self.fetch_window(self.current_hit, self.app.context, self.app.context)
+
     def action_copy(self) -> None:
         """Copy the highlighted session's id, resume command, path, hit message or window."""
         hit = self.current_hit
         if hit is None:
             return
-        i = self.highlighted
-        window = self.expanded.get(i)
-
-        def text() -> str:
-            items = window[2] if window else self.fetch_window(hit, self.app.context, self.app.context)
-            return window_text(items, hit.message_index)
-
-        self.app.copy_menu(hit, hit.message_index, text)
+        self.app.copy_menu(hit, hit.message_index, lambda: window_text(self._window(), hit.message_index))
 
     def action_export(self) -> None:
         """Export the highlighted session, or its context window, to Markdown."""
         hit = self.current_hit
         if hit is None:
             return
-        window = self.expanded.get(self.highlighted)
-        self.app.export_menu(hit, lambda: window[2] if window else self.fetch_window(
-            hit, self.app.context, self.app.context), redact=not getattr(self.screen, "reveal", False))
+        self.app.export_menu(hit, self._window, redact=not getattr(self.screen, "reveal", False))
 
     def action_edit(self) -> None:
         """Open the highlighted session's transcript in $EDITOR at the hit."""

@@ -469,19 +469,21 @@ class SessionScreen(Screen):
         """Fork this session (a new session from a copy of its history), after a confirmation."""
         self.app.resume(self.hit, fork=True)
 
+    def _window(self, index: int):
+        """The messages around ``index`` (``context`` on each side), as the view masks them."""
+        context = self.app.context
+        return self.app.engine.page(self.hit.ref, max(0, index - context), 2 * context + 1,
+                                    redact=not self.reveal).messages
+
     def action_copy(self) -> None:
-        """Copy the session id, resume command, path, the message at the top, or its window."""
+        """Copy the session id, resume command, path, the message at the cursor, or its window."""
         index = self.current_message
-        self.app.copy_menu(self.hit, index, lambda: window_text(
-            self.app.engine.page(self.hit.ref, max(0, index - self.app.context), 2 * self.app.context + 1,
-                                 redact=not self.reveal).messages, index))
+        self.app.copy_menu(self.hit, index, lambda: window_text(self._window(index), index))
 
     def action_export(self) -> None:
         """Export the session, or the window around the cursor, to Markdown."""
         index = self.current_message
-        self.app.export_menu(self.hit, lambda: self.app.engine.page(
-            self.hit.ref, max(0, index - self.app.context), 2 * self.app.context + 1,
-            redact=not self.reveal).messages, redact=not self.reveal, around=index)
+        self.app.export_menu(self.hit, lambda: self._window(index), redact=not self.reveal, around=index)
 
     def action_edit(self) -> None:
         """Open the transcript in $EDITOR at the message at the cursor."""
