@@ -59,3 +59,19 @@ def assert_incremental(src: Source, data: bytes, path: Path) -> None:
 def state_size(state: dict) -> int:
     """Bytes of the state as the manifest would store it."""
     return len(json.dumps(state))
+
+
+def run_cli(capsys, *argv) -> tuple[int, str, str]:
+    """Run ``crabsearch ARGV`` in-process: ``(exit code, stdout, stderr)``."""
+    from crabsearch.cli import main
+
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def cli_ok(capsys, *argv) -> str:
+    """Run ``crabsearch ARGV`` in-process, require exit code 0, return stdout."""
+    code, out, err = run_cli(capsys, *argv)
+    assert code == 0, err
+    return out

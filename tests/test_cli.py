@@ -11,6 +11,7 @@ import pytest
 from crabsearch.cli import main
 
 from builders import ClaudeSession, CodexSession
+from source_checks import run_cli
 
 HIT_KEYS = {"agent", "session_id", "title", "summary", "project", "git_branch", "path", "started", "updated",
             "message_count", "score", "message_index", "role", "window", "resume_command"}
@@ -33,10 +34,7 @@ def home(tmp_path, monkeypatch):
     return home
 
 
-def run(capsys, *argv):
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
+run = run_cli  # (exit code, stdout, stderr)
 
 
 def test_search_json_shape(home, capsys):

@@ -13,6 +13,7 @@ from crabsearch.index import Indexer
 from crabsearch.search import Engine
 
 from builders import ClaudeSession, CodexSession
+from source_checks import run_cli
 
 SECRET = "sk-live-FAKEFAKEFAKE1234567890"
 MASKED = "sk-liv***7890"
@@ -54,10 +55,7 @@ def home(tmp_path, monkeypatch):
     return home
 
 
-def run(capsys, *argv):
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
+run = run_cli  # (exit code, stdout, stderr)
 
 
 def sections(md: str) -> list[str]:

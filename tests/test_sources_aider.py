@@ -9,14 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from crabsearch.cli import main
 from crabsearch.index.writer import index_text_fields
 from crabsearch.model import Role, to_ms
 from crabsearch.sources import SOURCES
 from crabsearch.sources.aider import SOURCE, config_file, listed_dirs
 from crabsearch.sources.base import split_member
 
-from source_checks import CORPUS, key
+from source_checks import CORPUS, key, run_cli
 
 S1 = """
 # aider chat started at 2026-03-14 10:00:00
@@ -274,10 +273,7 @@ def test_corpus():
     assert "add markdown file conventions to CONVENTIONS.md" in texts
 
 
-def run(capsys, *argv):
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
+run = run_cli  # (exit code, stdout, stderr)
 
 
 def test_cli_end_to_end(tmp_path, monkeypatch, capsys):

@@ -8,11 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from crabsearch.cli import main
 from crabsearch.model import Role
 from crabsearch.sources import get_source
 from crabsearch.sources.copilot import CopilotSource
-from source_checks import CORPUS, assert_incremental, assert_read_back
+from source_checks import CORPUS, assert_incremental, assert_read_back, cli_ok
 
 SRC = CopilotSource()
 SID = "0b7c2d4e-5f60-4a1b-9c8d-7e6f5a4b3c2d"
@@ -161,11 +160,7 @@ def test_corpus_files_read():
     assert [m.label for m in r.messages] == ["user", "tool-call:bash", "tool:bash", "assistant"]
 
 
-def run(capsys, *argv):
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    assert code == 0, err
-    return out
+run = cli_ok  # stdout; the exit code must be 0
 
 
 def test_end_to_end_cli(tmp_path, monkeypatch, capsys):

@@ -16,7 +16,7 @@ from crabsearch.model import Role
 from crabsearch.sources import get_source
 from crabsearch.sources.base import member_path
 from crabsearch.sources.crabtalk import CrabtalkSource
-from source_checks import CORPUS, assert_incremental, key, state_size
+from source_checks import CORPUS, assert_incremental, cli_ok, key, state_size
 
 SRC = CrabtalkSource()
 H1 = "01K3ZQAAAAAAAAAAAAAAAAAAAA"
@@ -449,8 +449,6 @@ def test_corpus(layout, sid, title, phrase, role):
 
 
 def test_end_to_end_cli(tmp_path, monkeypatch, capsys):
-    from crabsearch.cli import main
-
     home = tmp_path / "home"
     root = home / ".crabtalk"
     jsonl(root / "sessions" / "crab_user_1_fix.jsonl", *JSONL_LINES)
@@ -461,10 +459,7 @@ def test_end_to_end_cli(tmp_path, monkeypatch, capsys):
     index = str(tmp_path / "index")
 
     def run(*argv):
-        code = main(["--index-dir", index, *argv])
-        out, err = capsys.readouterr()
-        assert code == 0, err
-        return out
+        return cli_ok(capsys, "--index-dir", index, *argv)
 
     run("index")
 

@@ -9,13 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from crabsearch.cli import main
 from crabsearch.index.writer import index_text_fields
 from crabsearch.model import Role
 from crabsearch.sources import SOURCES
 from crabsearch.sources.cursor import SOURCE, unslug
 
-from source_checks import CORPUS, assert_incremental, assert_read_back
+from source_checks import CORPUS, assert_incremental, assert_read_back, cli_ok
 
 LINES = [
     {"role": "user", "message": {"content": [{"type": "text", "text":
@@ -130,10 +129,7 @@ def test_cli_end_to_end(tmp_path, monkeypatch, capsys):
     idx = str(tmp_path / "index")
 
     def run(*argv):
-        code = main(["--index-dir", idx, *argv])
-        out, err = capsys.readouterr()
-        assert code == 0, err
-        return out
+        return cli_ok(capsys, "--index-dir", idx, *argv)
 
     run("index")
     [hit] = json.loads(run("search", "--json", "overlap"))["hits"]

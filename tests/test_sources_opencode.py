@@ -9,12 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from crabsearch.cli import main
 from crabsearch.model import Role
 from crabsearch.sources import get_source
 from crabsearch.sources.base import member_path
 from crabsearch.sources.opencode import OpencodeSource
-from source_checks import CORPUS, key
+from source_checks import CORPUS, cli_ok, key
 
 SRC = OpencodeSource()
 T0 = 1773482400000  # 2026-03-14T10:00:00Z in ms
@@ -393,11 +392,7 @@ def test_corpus_files_read(tmp_path):
 # -- end to end --------------------------------------------------------------------------------
 
 
-def run(capsys, *argv):
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    assert code == 0, err
-    return out
+run = cli_ok  # stdout; the exit code must be 0
 
 
 def test_end_to_end_cli(tmp_path, monkeypatch, capsys):
