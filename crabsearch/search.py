@@ -23,13 +23,14 @@ import time
 from collections import OrderedDict
 from pathlib import Path
 
-from whoosh.collectors import CollapseCollector, TimeLimit, WrappingCollector
 from whoosh.query import And, Or, Term
 
 from .index.analysis import spans as _spans
+from .index.collect import OutOfTime, SegmentKeys, best_per_session, each_match
 from .index.querying import MESSAGE_FIELDS, SESSION_FIELDS, Compiler, covered, filters, passing
 from .index.schema import WEIGHTS
 from .index.store import STAMP, open_index
+from .index.union import FlatOr
 from .hits import (  # re-exported: the engine's public names live here too  # noqa: F401
     DEFAULT_AFTER, DEFAULT_BEFORE, DEFAULT_LIMIT, MAX_ITEM_BYTES, MAX_WINDOW, UNAVAILABLE, AmbiguousSession,
     Hit, Item, Page, SearchResult, SessionRef, abandoned_ranges, branch_window, clamp_window, cut_bytes, in_ranges,
@@ -47,29 +48,6 @@ duplicate rows (the same message in resumed or forked sessions) still fills the 
 __all__ = ["AmbiguousSession", "DEFAULT_AFTER", "DEFAULT_BEFORE", "DEFAULT_LIMIT", "Engine", "Hit", "Item",
            "MAX_ITEM_BYTES", "MAX_WINDOW", "Page", "SearchResult", "SessionRef", "UNAVAILABLE", "clamp_window",
            "cut_bytes"]
-
-
-class _Gate(WrappingCollector):
-    """Sits *under* the collapse collector and drops matches before they are scored further:
-    documents of excluded sessions (``excluded``: global document numbers) are skipped, and once
-    the monotonic clock passes ``deadline`` it raises ``TimeLimit`` (checked every 256 matches).
-    Whoosh's own ``TimeLimitCollector`` and ``FilterCollector`` cannot be used here: placed above
-    a ``CollapseCollector`` they bypass it (un-collapsed results) or crash (``all_ids``). The
-    collector's ``finish`` still runs after ``TimeLimit``, so the hits found so far stay readable."""
-
-    def __init__(self, child, deadline: float | None, excluded: frozenset[int]):
-        super().__init__(child)
-        self.deadline = deadline
-        self.excluded = excluded
-
-    def matches(self):
-        deadline, excluded, offset = self.deadline, self.excluded, self.offset
-        for n, docnum in enumerate(self.child.matches()):
-            if deadline is not None and n % 256 == 255 and time.monotonic() > deadline:
-                raise TimeLimit
-            if excluded and offset + docnum in excluded:
-                continue
-            yield docnum
 
 
 class Engine:
@@ -92,6 +70,7 @@ class Engine:
         self._searcher = None
         self._facets: tuple[object, dict] | None = None
         self._records: OrderedDict[tuple, dict | None] = OrderedDict()
+        self._keys = SegmentKeys()  # each document's session key, read once per segment
 
     # -- plumbing -----------------------------------------------------------------------------
 
@@ -108,6 +87,7 @@ class Engine:
             # it fails on an index that has no segment yet.
             self._searcher.close()
             self._searcher = self._ix.searcher()
+            self._keys.keep_only(self._searcher)
         return self._searcher
 
     def close(self) -> None:
@@ -370,21 +350,15 @@ class Engine:
             hits.append(Hit(ref, 0.0, idx, items[0].role if items else Role.USER.value, items))
         return self._decorate(searcher, hits)
 
-    @staticmethod
-    def _excluded_docs(searcher, comp) -> frozenset[int]:
+    def _excluded_docs(self, searcher, comp) -> frozenset[int]:
         """Document numbers of every document of the sessions holding an excluded word."""
         q = comp.excluded_query()
         if q is None:
             return frozenset()
-        skeys = searcher.reader().column_reader("skey")
         out: set[int] = set()
-        for key in {skeys[d] for d in q.docs(searcher)}:
-            out.update(searcher.document_numbers(skey=key.decode("utf-8") if isinstance(key, bytes) else key))
+        for key in {self._keys.key_of(searcher, d) for d in q.docs(searcher)}:
+            out.update(searcher.document_numbers(skey=key))
         return frozenset(out)
-
-    def _gated(self, collector):
-        deadline, excluded = self._gate
-        return _Gate(collector, deadline, excluded) if deadline is not None or excluded else collector
 
     def _aggregate(self, searcher, comp, groups, m_filters, s_filters, result,
                    cap: int = 100_000) -> dict[str, tuple]:
@@ -398,23 +372,22 @@ class Engine:
         parts = [And([comp.any_query(MESSAGE_FIELDS, groups), *m_filters])]
         if s_filters is not None:
             parts.append(And([comp.any_query(SESSION_FIELDS, groups), *s_filters]))
-        inner = self._gated(searcher.collector(limit=None, terms=True))
+        deadline, excluded = self._gate
+        matches = []
         try:
-            searcher.search_with_collector(Or(parts) if len(parts) > 1 else parts[0], inner)
-        except TimeLimit:
+            for match in each_match(searcher, FlatOr(parts) if len(parts) > 1 else parts[0], self._keys,
+                                    deadline=deadline, excluded=excluded):
+                if len(matches) >= cap:
+                    result.partial = True
+                    break
+                matches.append(match)
+        except OutOfTime:
             result.partial = True
-        res = inner.results()
-        skeys = searcher.reader().column_reader("skey")
+        matches.sort(key=lambda m: -m[1])  # best first (stable: document order breaks ties)
         per: dict[str, list] = {}
-        for n, (score, docnum) in enumerate(res.top_n):
-            if n >= cap:
-                result.partial = True
-                break
-            matched = {(f, t.decode("utf-8", "replace") if isinstance(t, bytes) else t)
-                       for f, t in res.docterms.get(docnum, ()) if f in WEIGHTS}
+        for key, score, docnum, terms in matches:
+            matched = {(f, t) for f, t in terms if f in WEIGHTS}
             words = {t for _, t in matched}
-            key = skeys[docnum]
-            key = key.decode("utf-8") if isinstance(key, bytes) else key
             entry = per.setdefault(key, [[0.0] * len(groups), [], set(), set()])
             for gi, g in enumerate(groups):
                 if covered(g, words):
@@ -435,23 +408,14 @@ class Engine:
         ``{skey: (score, stored fields, matched (field, term) pairs)}``."""
         if clauses is None:
             return {}
-        # optimize=False: block-quality skipping divides by each clause's boost, and the filters'
-        # boost is 0 (they must not score); it saved little here anyway (collapse scores every
-        # match to find each session's best).
-        inner = self._gated(searcher.collector(limit=limit, sortedby="updated" if sort == "newest" else None,
-                                               reverse=sort == "newest", terms=True, optimize=False))
-        collector = CollapseCollector(inner, "skey", limit=1)
-        try:
-            searcher.search_with_collector(And([q, *clauses]), collector)
-        except TimeLimit:
-            result.partial = True
+        deadline, excluded = self._gate
+        top, partial = best_per_session(searcher, And([q, *clauses]), limit, self._keys, newest=sort == "newest",
+                                        deadline=deadline, excluded=excluded)
+        result.partial = result.partial or partial
         out = {}
-        for r in collector.results():
-            f = r.fields()
-            matched = [(fn, t.decode("utf-8", "replace") if isinstance(t, bytes) else t)
-                       for fn, t in (r.matched_terms() if r.results.has_matched_terms() else [])]
-            score = 0.0 if sort == "newest" else float(r.score or 0.0)  # sorted: score is the sort key
-            out[f["skey"]] = (score, f, matched)
+        for skey, best in top:
+            score = 0.0 if sort == "newest" else float(best.score)  # newest: the score is the time
+            out[skey] = (score, searcher.stored_fields(best.docnum), best.terms)
         return out
 
     def _merge(self, searcher, found, sessions, limit, sort, before, after, explain, route,

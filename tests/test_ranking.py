@@ -175,3 +175,18 @@ def test_prefix_matches_are_highlighted(corpus):
     item = r.hits[0].item
     marked = [item.text[a:b] for a, b in Engine.spans(item.text, r.terms)]
     assert marked and all(w.startswith("prefetch") for w in marked)
+
+
+def test_sort_newest_shows_each_sessions_newest_matching_message(tmp_path):
+    """Newest first orders sessions by their newest matching message, and that message is the
+    hit (Whoosh's collapse over a reverse-sorted collector kept an older one)."""
+    home = tmp_path / "h"
+    old = ClaudeSession(home, "0001aaaa-0000-4000-8000-000000000000", start=NOW - timedelta(days=3))
+    old.user("ocelot one").assistant("fine").user("ocelot two").assistant("ocelot three, the newest")
+    new = ClaudeSession(home, "0002bbbb-0000-4000-8000-000000000000", start=NOW - timedelta(days=1))
+    new.user("ocelot early").assistant("ocelot late")
+    e = build(tmp_path, old, new)
+    r = e.search("ocelot", sort="newest", before=0, after=0)
+    assert [(h.session.session_id[:4], h.message_index) for h in r.hits] == [("0002", 1), ("0001", 3)]
+    by_score = e.search("ocelot", before=0, after=0)
+    assert {h.session.session_id[:4] for h in by_score.hits} == {"0001", "0002"}

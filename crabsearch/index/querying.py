@@ -26,6 +26,7 @@ from whoosh.query import And, ConstantScoreQuery, Or, Phrase, Prefix, Query, Ter
 from ..query import ParsedQuery
 from .analysis import groups, phrase_terms
 from .schema import WEIGHTS
+from .union import FlatOr
 
 MESSAGE_FIELDS = ("user", "assistant", "acting", "tool", "compaction")
 SESSION_FIELDS = ("title", "summary")
@@ -47,13 +48,13 @@ def project_name(project: str | None) -> str | None:
 
 
 def _any_field(term: str, fields) -> Query:
-    return Or([Term(f, term, boost=WEIGHTS[f]) for f in fields])
+    return FlatOr([Term(f, term, boost=WEIGHTS[f]) for f in fields])
 
 
 def _phrase(terms: list[str], fields) -> Query:
     if len(terms) == 1:
         return _any_field(terms[0], fields)
-    return Or([Phrase(f, terms, boost=WEIGHTS[f]) for f in fields if f in PHRASE_FIELDS])
+    return FlatOr([Phrase(f, terms, boost=WEIGHTS[f]) for f in fields if f in PHRASE_FIELDS])
 
 
 def _zero(q: Query) -> Query:
@@ -161,12 +162,12 @@ class Compiler:
         whole = _any_field(group[0], fields)
         if len(group) == 1:
             return whole
-        return Or([whole, And([_any_field(t, fields) for t in group[1:]])])
+        return FlatOr([whole, And([_any_field(t, fields) for t in group[1:]])])
 
     def required(self, fields) -> list[Query]:
         """Quoted phrases and prefixes: required on every rung."""
         out = [_phrase(p, fields) for p in self.phrases]
-        out += [Or([Prefix(f, p, boost=WEIGHTS[f]) for f in fields]) for p in self.prefixes]
+        out += [FlatOr([Prefix(f, p, boost=WEIGHTS[f]) for f in fields]) for p in self.prefixes]
         return out
 
     def rungs(self, fields) -> list[tuple[str, Query]]:
@@ -193,7 +194,7 @@ class Compiler:
         """Any of the word groups (required parts still required)."""
         fields = self.fields(fields)
         groups = self.groups if groups is None else groups
-        return self.finish(self.required(fields) + [Or([self.group_query(g, fields) for g in groups])], fields)
+        return self.finish(self.required(fields) + [FlatOr([self.group_query(g, fields) for g in groups])], fields)
 
     def finish(self, parts: list[Query], fields) -> Query:
         """AND the parts (exclusions apply per session: see :meth:`excluded_query`)."""

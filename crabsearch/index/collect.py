@@ -1,0 +1,185 @@
+"""Best hit per session in one pass over a query's matches (crabsearch's own collector).
+
+Whoosh's ``CollapseCollector`` over a ``TopCollector`` did the same job at about twice the cost
+(``bench/results``, 1 GB corpus): it scored every match twice (once for the collapse order, once
+for the top list), ran each match through three generator layers, and, above all, rebuilt each
+segment's ``skey`` column reader on every search (a 1M-entry offset array at 1 GB: ~20 ms per
+query rung even when nothing matched). Here the session key of every document is read once per
+segment (:class:`SegmentKeys`, kept across searches) and each match is scored once.
+
+Scores are Whoosh's (BM25F with the query's field boosts); which document is a session's best,
+and which sessions make the cut, follow the collapse collector's rules: the higher score wins,
+the first document seen wins a tie.
+"""
+
+from __future__ import annotations
+
+import heapq
+import time
+from array import array
+from bisect import bisect_right
+from dataclasses import dataclass, field
+
+DEADLINE_EVERY = 256
+"""Matches between two looks at the clock when a deadline is set."""
+
+
+class OutOfTime(Exception):
+    """Raised inside a scan when its deadline has passed (the caller keeps what was found)."""
+
+
+@dataclass(slots=True)
+class Best:
+    """A session's best document: ``score`` (BM25F, or the document's ``updated`` time in ms for
+    the newest-first order), ``docnum`` (the searcher's global document number) and ``terms``, the
+    ``(field, text)`` pairs of the query that matched it."""
+
+    score: float
+    docnum: int
+    terms: list[tuple[str, str]] = field(default_factory=list)
+
+
+class SegmentKeys:
+    """Each document's session key (``skey``) and ``updated`` time, per segment.
+
+    Read once per segment and kept by segment id until :meth:`keep_only` drops segments that are
+    gone (a segment's columns never change; deletions do not touch them). Memory: one list entry
+    per document (the key strings themselves are shared per session), plus 8 bytes per document
+    once ``updated`` has been asked for.
+    """
+
+    def __init__(self) -> None:
+        self._keys: dict[str, list[str]] = {}
+        self._updated: dict[str, array] = {}
+
+    @staticmethod
+    def _segment_id(sub) -> str | None:
+        segment = sub.reader().segment()  # None for an empty index's reader (no documents)
+        return None if segment is None else segment.segment_id()
+
+    def keys(self, sub) -> list[str]:
+        """``skey`` per document number of the leaf searcher ``sub`` (``""`` when unset)."""
+        sid = self._segment_id(sub)
+        out = self._keys.get(sid)
+        if out is None:
+            shared: dict[bytes, str] = {}
+            out = []
+            for raw in sub.reader().column_reader("skey"):
+                key = shared.get(raw)
+                if key is None:
+                    key = shared[raw] = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw
+                out.append(key)
+            self._keys[sid] = out
+        return out
+
+    def updated(self, sub) -> array:
+        """``updated`` (ms) per document number of the leaf searcher ``sub`` (0 when unset)."""
+        sid = self._segment_id(sub)
+        out = self._updated.get(sid)
+        if out is None:
+            out = self._updated[sid] = array("q", sub.reader().column_reader("updated"))
+        return out
+
+    def key_of(self, searcher, docnum: int) -> str:
+        """The session key of global document ``docnum`` of ``searcher``."""
+        leaves = searcher.leaf_searchers()
+        i = bisect_right([off for _, off in leaves], docnum) - 1
+        sub, offset = leaves[i]
+        return self.keys(sub)[docnum - offset]
+
+    def keep_only(self, searcher) -> None:
+        """Forget the segments that ``searcher`` no longer has (after a merge or a rebuild)."""
+        live = {self._segment_id(sub) for sub, _ in searcher.leaf_searchers()}
+        for cache in (self._keys, self._updated):
+            for sid in [s for s in cache if s not in live]:
+                del cache[sid]
+
+
+def best_per_session(searcher, query, limit: int, keys: SegmentKeys, *, newest: bool = False,
+                     deadline: float | None = None, excluded: frozenset[int] = frozenset()
+                     ) -> tuple[list[tuple[str, Best]], bool]:
+    """The ``limit`` sessions whose best document for ``query`` scores highest, best first:
+    ``([(skey, Best)], partial)``.
+
+    ``newest`` orders by the document's ``updated`` time instead of its score (a session's
+    newest matching message; nothing is scored). Documents whose global number is in
+    ``excluded`` are passed over. ``deadline`` (``time.monotonic()`` seconds) stops the scan
+    once passed; ``partial`` is then True and the result holds what was found so far.
+    """
+    best: dict[str, Best] = {}
+    partial = False
+    clock = _Clock(deadline)
+    try:
+        for sub, offset, m in _segments(searcher, query):
+            skeys = keys.keys(sub)
+            updated = keys.updated(sub) if newest else None
+            tms = list(m.term_matchers())
+            while m.is_active():
+                d = m.id()
+                clock.tick()
+                if not (excluded and offset + d in excluded):
+                    k = skeys[d]
+                    sc = updated[d] if newest else m.score()
+                    b = best.get(k)
+                    if b is None or sc > b.score:
+                        best[k] = Best(sc, offset + d, _terms(tms, d))
+                m.next()
+    except OutOfTime:
+        partial = True
+    top = heapq.nlargest(limit, best.items(), key=lambda kv: kv[1].score)
+    return top, partial
+
+
+def each_match(searcher, query, keys: SegmentKeys, *, deadline: float | None = None,
+               excluded: frozenset[int] = frozenset()):
+    """Every document matching ``query``, in document order, as ``(skey, score, docnum, terms)``
+    (BM25F score, global document number, matched ``(field, text)`` pairs).
+
+    Raises :class:`OutOfTime` once ``deadline`` (``time.monotonic()`` seconds) has passed.
+    """
+    clock = _Clock(deadline)
+    for sub, offset, m in _segments(searcher, query):
+        skeys = keys.keys(sub)
+        tms = list(m.term_matchers())
+        while m.is_active():
+            d = m.id()
+            clock.tick()
+            if not (excluded and offset + d in excluded):
+                yield skeys[d], m.score(), offset + d, _terms(tms, d)
+            m.next()
+
+
+class _Clock:
+    """Raises :class:`OutOfTime` from :meth:`tick` once ``deadline`` has passed (looked at every
+    :data:`DEADLINE_EVERY` ticks)."""
+
+    __slots__ = ("deadline", "n")
+
+    def __init__(self, deadline: float | None) -> None:
+        self.deadline, self.n = deadline, 0
+
+    def tick(self) -> None:
+        if self.deadline is not None:
+            self.n += 1
+            if not self.n % DEADLINE_EVERY and time.monotonic() > self.deadline:
+                raise OutOfTime
+
+
+def _segments(searcher, query):
+    """``(leaf searcher, offset, matcher)`` for each segment with a match of ``query``."""
+    context = searcher.context(needs_current=True)  # term matchers stay current: matched terms
+    for sub, offset in searcher.leaf_searchers():
+        m = query.matcher(sub, context)
+        if m.is_active():
+            yield sub, offset, m
+
+
+def _terms(tms, d: int) -> list[tuple[str, str]]:
+    """The ``(field, text)`` pairs of the term matchers ``tms`` (a matcher tree's leaves, listed
+    once per segment as Whoosh's ``TermsCollector`` does) that are on document ``d``."""
+    out = []
+    for tm in tms:
+        if tm.is_active() and tm.id() == d:
+            f, t = tm.term()
+            out.append((f, t.decode("utf-8", "replace") if isinstance(t, bytes) else t))
+    return out
