@@ -45,6 +45,9 @@ DEDUP_SPARE = 5
 """Rows fetched beyond ``limit`` (at least; half the limit for larger ones) so that dropping
 duplicate rows (the same message in resumed or forked sessions) still fills the limit."""
 
+SESSION_DOCS_KEPT = 2048
+"""Session documents kept in memory per searcher (the rows of a few result pages)."""
+
 __all__ = ["AmbiguousSession", "DEFAULT_AFTER", "DEFAULT_BEFORE", "DEFAULT_LIMIT", "Engine", "Hit", "Item",
            "MAX_ITEM_BYTES", "MAX_WINDOW", "Page", "SearchResult", "SessionRef", "UNAVAILABLE", "clamp_window",
            "cut_bytes"]
@@ -71,6 +74,7 @@ class Engine:
         self._facets: tuple[object, dict] | None = None
         self._records: OrderedDict[tuple, dict | None] = OrderedDict()
         self._keys = SegmentKeys()  # each document's session key, read once per segment
+        self._session_docs: OrderedDict[str, dict | None] = OrderedDict()  # fkey -> session document
 
     # -- plumbing -----------------------------------------------------------------------------
 
@@ -88,6 +92,7 @@ class Engine:
             self._searcher.close()
             self._searcher = self._ix.searcher()
             self._keys.keep_only(self._searcher)
+            self._session_docs.clear()
         return self._searcher
 
     def close(self) -> None:
@@ -96,6 +101,7 @@ class Engine:
             if self._searcher is not None:
                 self._searcher.close()
             self._searcher = self._ix = None
+            self._session_docs.clear()
 
     def reload(self) -> None:
         """Reopen the index from disk (after it was rebuilt or replaced) and forget the records
@@ -119,7 +125,16 @@ class Engine:
         return obj
 
     def _ref(self, searcher, fkey: str) -> SessionRef | None:
-        fields = searcher.document(mkey=f"{fkey}:s")
+        """The session of transcript ``fkey`` (its session document, kept per searcher: a lookup
+        asks every segment)."""
+        docs = self._session_docs
+        if fkey in docs:
+            docs.move_to_end(fkey)
+            fields = docs[fkey]
+        else:
+            fields = docs[fkey] = searcher.document(mkey=f"{fkey}:s")
+            if len(docs) > SESSION_DOCS_KEPT:
+                docs.popitem(last=False)
         if not fields:
             return None
         return self._session_ref(fields)

@@ -90,6 +90,18 @@ def test_repair_replaces_an_unknown_word_with_a_frequent_neighbour(corpus):
     assert len(r.hits) == 2 and "coalesce" in r.terms
 
 
+def test_repair_of_the_second_letter_and_nearest_first(tmp_path):
+    """Words keeping the first two letters are looked at first, but a nearer word that only
+    keeps the first letter still wins over a farther one keeping both."""
+    home = tmp_path / "h"
+    e = build(tmp_path,
+              ClaudeSession(home, "a1a1a1a1-0000-4000-8000-000000000000").user("the reconcile job").user("reconcile"),
+              ClaudeSession(home, "b2b2b2b2-0000-4000-8000-000000000000").user("rebalance it").user("rebalance"))
+    assert e.search("rceoncile").corrections == {"rceoncile": "reconcile"}  # 2nd letter typo
+    assert e.search("rebalnce").corrections == {"rebalnce": "rebalance"}  # 1 edit, same 2 letters
+    assert e.search("rxconcile").corrections == {"rxconcile": "reconcile"}  # substituted 2nd letter
+
+
 def test_no_repair_towards_a_word_found_only_once(corpus):
     r = corpus.search("prefetchh")  # 'prefetch' is in one message only
     assert r.route is None and r.hits == []

@@ -233,23 +233,48 @@ class Compiler:
         return any(self.searcher.doc_frequency(f, term) for f in WEIGHTS)
 
     def _closest(self, word: str) -> str | None:
-        """The nearest indexed word occurring in >= 2 documents, when ``word`` has no postings."""
+        """The nearest indexed word occurring in >= 2 documents, when ``word`` has no postings.
+
+        Candidates are within Damerau-Levenshtein distance 2 and share the first letter (most
+        misspellings keep it); nearest first, then most frequent. Words that also share the
+        second letter are looked at first: a candidate among them at distance 1 is taken without
+        scanning every word of the first letter (2 to 10x fewer terms to read)."""
         s = self.searcher
         # Message fields only: a title made from the first prompt would count that prompt twice.
         fields = ("user", "assistant", "acting", "compaction")
         if len(word) < 4 or any(s.doc_frequency(f, word) for f in (*fields, "title")):
             return None
         best: tuple[int, int, str] | None = None
-        reader = s.reader()
-        for f in fields:
-            for cand in reader.terms_within(f, word, 2, prefix=1):
+        seen: set[bytes] = set()
+        for prefix in (word[:2], word[:1]):
+            for cand in _vocabulary(s, fields, prefix, seen):
+                if abs(len(cand) - len(word)) > 2:
+                    continue
+                dist = distance(word, cand, limit=2)
+                if dist > 2:
+                    continue
                 freq = sum(s.doc_frequency(g, cand) for g in fields)
                 if freq < MIN_REPAIR_FREQ:
                     continue
-                key = (distance(word, cand), -freq, cand)
+                key = (dist, -freq, cand)
                 if best is None or key < best:
                     best = key
+            if best is not None and best[0] <= 1:
+                break
         return best[2] if best else None
+
+
+def _vocabulary(searcher, fields, prefix: str, seen: set[bytes]):
+    """Each indexed word of ``fields`` starting with ``prefix`` that is not in ``seen`` (which
+    it is added to), read segment by segment: Whoosh's multi-segment ``expand_prefix`` merges
+    the segments' sorted lists through a heap, twice as slow, and its per-segment
+    ``terms_within`` automaton is slower still (measured on the 1 GB bench index)."""
+    for leaf, _ in searcher.reader().leaf_readers():
+        for f in fields:
+            for raw in leaf.expand_prefix(f, prefix):
+                if raw not in seen:
+                    seen.add(raw)
+                    yield raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw
 
 
 def covered(group: list[str], matched: set[str]) -> bool:

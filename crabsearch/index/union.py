@@ -11,100 +11,112 @@ leaves (``term_matchers``), and it skips lazily (``skip_to``) inside an ``And``.
 
 from __future__ import annotations
 
+import sys
+
 from whoosh.matching import mcore
 from whoosh.matching.wrappers import WrappingMatcher
 from whoosh.query import Or
 
+DONE = sys.maxsize
+"""The document number of an exhausted sub-matcher (larger than any real one)."""
+
 
 class FlatUnionMatcher(mcore.Matcher):
     """Documents matched by any of ``subs`` (Whoosh matchers), in order; a document's score is
-    the sum of the scores of the subs on it (each times its boost), times ``boost``."""
+    the sum of the scores of the subs on it (each times its boost), times ``boost``.
+
+    The subs' current document numbers are kept in a list (:data:`DONE` once a sub is
+    exhausted), so finding the next document is one ``min`` over it."""
 
     def __init__(self, subs, boost: float = 1.0):
-        pairs = []
+        ms, boosts = [], []
         for m in subs:
             b = 1.0
             while type(m) is WrappingMatcher:  # a plain boost wrapper (Term(..., boost=b))
                 b *= m.boost
                 m = m.child
             if m.is_active():
-                pairs.append((m, b))
-        self._all = [m for m, _ in pairs]
-        self._live = pairs
-        self._boost = boost
-        self._id = min(m.id() for m, _ in pairs) if pairs else None
+                ms.append(m)
+                boosts.append(b * boost)
+        self._ms, self._boosts = ms, boosts
+        self._ids = [m.id() for m in ms]
+        self._id = min(self._ids, default=DONE)
 
     def __repr__(self) -> str:
-        return f"FlatUnionMatcher({self._live!r}, boost={self._boost})"
-
-    def _settle(self) -> None:
-        live = self._live
-        if not all(m.is_active() for m, _ in live):
-            live = self._live = [p for p in live if p[0].is_active()]
-        self._id = min(m.id() for m, _ in live) if live else None
+        return f"FlatUnionMatcher({self._ms!r}, boosts={self._boosts})"
 
     def is_active(self) -> bool:
-        return self._id is not None
+        return self._id != DONE
 
     def id(self) -> int:
         return self._id
 
     def next(self) -> bool:
         d = self._id
-        if d is None:
+        if d == DONE:
             raise mcore.ReadTooFar
+        ids, ms = self._ids, self._ms
         moved = False
-        for m, _ in self._live:
-            if m.id() == d and m.next():
-                moved = True
-        self._settle()
+        for i, x in enumerate(ids):
+            if x == d:
+                m = ms[i]
+                if m.next():
+                    moved = True
+                ids[i] = m.id() if m.is_active() else DONE
+        self._id = min(ids)
         return moved
 
     def skip_to(self, target: int) -> bool:
-        if self._id is None:
+        if self._id == DONE:
             raise mcore.ReadTooFar
-        if target <= self._id:
-            return False
+        ids, ms = self._ids, self._ms
         moved = False
-        for m, _ in self._live:
-            if m.id() < target and m.skip_to(target):
-                moved = True
-        self._settle()
+        for i, x in enumerate(ids):
+            if x < target:
+                m = ms[i]
+                if m.skip_to(target):
+                    moved = True
+                ids[i] = m.id() if m.is_active() else DONE
+        self._id = min(ids)
         return moved
 
     def score(self) -> float:
         d = self._id
         total = 0.0
-        for m, b in self._live:
-            if m.id() == d:
-                total += m.score() * b
-        return total * self._boost
+        for i, x in enumerate(self._ids):
+            if x == d:
+                total += self._ms[i].score() * self._boosts[i]
+        return total
+
+    def _on(self):
+        return [m for m, x in zip(self._ms, self._ids) if x == self._id]
 
     def weight(self) -> float:
-        d = self._id
-        return sum(m.weight() for m, _ in self._live if m.id() == d)
+        return sum(m.weight() for m in self._on())
 
     def spans(self):
-        d = self._id
-        return sorted({s for m, _ in self._live if m.id() == d for s in m.spans()})
+        return sorted({s for m in self._on() for s in m.spans()})
 
     def supports(self, astype) -> bool:
-        return all(m.supports(astype) for m in self._all)
+        return all(m.supports(astype) for m in self._ms)
 
     def supports_block_quality(self) -> bool:
         return False  # crabsearch's collector never skips by block quality (filters score 0)
 
     def children(self):
-        return list(self._all)
+        return list(self._ms)
 
     def replace(self, minquality=0):
         return self
 
     def copy(self):
-        return FlatUnionMatcher([m.copy() for m in self._all], self._boost)
+        out = FlatUnionMatcher([], 1.0)
+        out._ms, out._boosts = [m.copy() for m in self._ms], list(self._boosts)
+        out._ids, out._id = list(self._ids), self._id
+        return out
 
     def depth(self) -> int:
-        return 1 + max((m.depth() for m in self._all), default=0)
+        return 1 + max((m.depth() for m in self._ms), default=0)
 
 
 class FlatOr(Or):

@@ -1,4 +1,4 @@
-"""Three fixes to the pinned whoosh-reloaded 2.7.5 (no longer maintained), measured on the
+"""Four fixes to the pinned whoosh-reloaded 2.7.5 (no longer maintained), measured on the
 bench corpora; :func:`install` puts them in place (``crabsearch.index.store`` calls it).
 
 1. **Zero-copy segments.** Whoosh reads segments through mmap but wraps each mapped sub-file in
@@ -11,11 +11,17 @@ bench corpora; :func:`install` puts them in place (``crabsearch.index.store`` ca
    per call; the whole length column of a segment (one byte per document) is now read once.
 3. **Missing length columns remembered.** For a field with no length column in a segment,
    Whoosh stat'ed the column file on every call (165k stats while indexing 100 MB).
+4. **BM25F scores memoized.** A document's BM25F score for a term depends only on the term's
+   weight in it and its field length, which Whoosh stores as one byte: the scorer now remembers
+   the score per (weight, length byte) and looks the byte up in the cached length column, where
+   each score went through five calls and the formula (a quarter of a common word's search).
+   Same numbers, bit for bit.
 """
 
 from __future__ import annotations
 
 import whoosh.filedb.compound as _compound
+from whoosh import scoring as _scoring
 from whoosh.codec import whoosh3 as _w3
 from whoosh.filedb.structfile import BufferFile
 
@@ -70,17 +76,24 @@ class ViewBufferFile(BufferFile):
         self.file = ViewFile(buf)
 
 
+def length_table(perdoc, fieldname: str) -> bytes | None:
+    """The encoded length byte of ``fieldname`` per document of a segment (``W3PerDocReader``),
+    read once and kept on the reader; None when the segment has no length column for it."""
+    tables = perdoc.__dict__.setdefault("_crab_lengths", {})
+    table = tables.get(fieldname, False)
+    if table is False:
+        reader = perdoc._cached_reader(_w3._lenfield(fieldname), _w3.LENGTHS_COLUMN)
+        table = None if reader is None else bytes(reader._dbfile.get(reader._basepos, reader._count))
+        tables[fieldname] = table
+    return table
+
+
 def doc_field_length(self, docnum: int, fieldname: str, default=0):
     """``W3PerDocReader.doc_field_length`` from a cached copy of the segment's length column
     (same results: the encoded length, or None for a zero byte, or ``default`` without one)."""
     if docnum > self._doccount:
         raise IndexError("Asked for docnum %r of %d" % (docnum, self._doccount))
-    tables = self.__dict__.setdefault("_crab_lengths", {})
-    table = tables.get(fieldname, False)
-    if table is False:
-        reader = self._cached_reader(_w3._lenfield(fieldname), _w3.LENGTHS_COLUMN)
-        table = None if reader is None else bytes(reader._dbfile.get(reader._basepos, reader._count))
-        tables[fieldname] = table
+    table = length_table(self, fieldname)
     if table is None:
         return default
     if docnum < len(table) and table[docnum]:
@@ -101,8 +114,50 @@ def cached_reader(self, fieldname: str, column):
     return reader
 
 
+_original_setup = _scoring.WeightLengthScorer.setup
+
+
+MEMO_TERMS = 256
+"""Score memos kept per top-level searcher (one per field and term; cleared when full)."""
+
+
+def scorer_setup(self, searcher, fieldname, text):
+    """``WeightLengthScorer.setup``, plus the segment's length table and the score memo of the
+    term, shared by every segment and every query of the top-level searcher (its statistics,
+    idf and average field length, are the same for all of them). The table stays None above a
+    multi-segment reader: such scorers score the slow way."""
+    out = _original_setup(self, searcher, fieldname, text)
+    perdoc = getattr(searcher.reader(), "_perdoc", None)
+    self._crab_table = length_table(perdoc, fieldname) if isinstance(perdoc, _w3.W3PerDocReader) else None
+    memos = searcher.get_parent().__dict__.setdefault("_crab_memos", {})
+    key = (type(self), fieldname, text, getattr(self, "B", None), getattr(self, "K1", None), getattr(self, "qf", 1))
+    memo = memos.get(key)
+    if memo is None:
+        if len(memos) >= MEMO_TERMS:
+            memos.clear()
+        memo = memos[key] = {}
+    self._crab_memo = memo
+    return out
+
+
+def bm25f_score(self, matcher) -> float:
+    """``BM25FScorer.score`` memoized per (term weight, encoded field length)."""
+    d = matcher.id()
+    w = matcher.weight()
+    table = self._crab_table
+    if table is None or d >= len(table):
+        return self._score(w, self.dfl(d))
+    key = (w, table[d])
+    score = self._crab_memo.get(key)
+    if score is None:
+        score = self._crab_memo[key] = self._score(w, self.dfl(d))
+    return score
+
+
 def install() -> None:
     """Patch Whoosh's classes (idempotent)."""
     _compound.BufferFile = ViewBufferFile
     _w3.W3PerDocReader.doc_field_length = doc_field_length
     _w3.W3PerDocReader._cached_reader = cached_reader
+    _scoring.WeightLengthScorer.setup = scorer_setup
+    _scoring.BM25FScorer.score = bm25f_score
