@@ -378,7 +378,7 @@ class Engine:
     def _aggregate(self, searcher, comp, groups, m_filters, s_filters, result,
                    cap: int = 100_000) -> dict[str, tuple]:
         """Sessions matching any word group, with every matching document taken into account:
-        ``{skey: (score, fields of the best message, matched pairs, groups covered)}``.
+        ``{skey: (score, document number of the best message, matched pairs, groups covered)}``.
 
         A session's score is the sum over word groups of its best score for that group, and a
         group counts as covered when the session's documents together hold it (words spread over
@@ -403,24 +403,22 @@ class Engine:
         for key, score, docnum, terms in matches:
             matched = {(f, t) for f, t in terms if f in WEIGHTS}
             words = {t for _, t in matched}
-            entry = per.setdefault(key, [[0.0] * len(groups), [], set(), set()])
+            entry = per.setdefault(key, [[0.0] * len(groups), None, set(), set()])
             for gi, g in enumerate(groups):
                 if covered(g, words):
                     entry[0][gi] = max(entry[0][gi], score)
-            if len(entry[1]) < 4:
-                entry[1].append(docnum)
+            # The best message (message fields never occur on a session document); the session
+            # document (title, summary) only when no message of the session matched.
+            if entry[1] is None or (entry[1][1] and any(f not in SESSION_FIELDS for f, _ in matched)):
+                entry[1] = (docnum, all(f in SESSION_FIELDS for f, _ in matched))
             entry[2] |= matched
             entry[3] |= words
-        out = {}
-        for key, (group_best, docs, matched, words) in per.items():
-            fields = [searcher.stored_fields(d) for d in docs]
-            best = next((f for f in fields if f.get("role")), fields[0])
-            out[key] = (sum(group_best), best, sorted(matched), sum(covered(g, words) for g in groups))
-        return out
+        return {key: (sum(group_best), best[0], sorted(matched), sum(covered(g, words) for g in groups))
+                for key, (group_best, best, matched, words) in per.items()}
 
     def _run(self, searcher, q, clauses, limit, sort, result) -> dict[str, tuple]:
         """Run one query, collapsed to the best document per session; returns
-        ``{skey: (score, stored fields, matched (field, term) pairs)}``."""
+        ``{skey: (score, document number, matched (field, term) pairs)}``."""
         if clauses is None:
             return {}
         deadline, excluded = self._gate
@@ -430,22 +428,22 @@ class Engine:
         out = {}
         for skey, best in top:
             score = 0.0 if sort == "newest" else float(best.score)  # newest: the score is the time
-            out[skey] = (score, searcher.stored_fields(best.docnum), best.terms)
+            out[skey] = (score, best.docnum, best.terms)
         return out
 
     def _merge(self, searcher, found, sessions, limit, sort, before, after, explain, route,
                by_coverage: bool = False) -> list[Hit]:
         """Hits from per-session best message entries (``found``) and title/summary entries
-        (``sessions``), ``{skey: (score, stored fields, matched pairs[, groups covered])}``: a
+        (``sessions``), ``{skey: (score, document number, matched pairs[, groups covered])}``: a
         session's score is the sum of both; ``by_coverage`` ranks by groups covered first."""
         prelim = []
         for skey in set(found) | set(sessions):
-            m_score, m_fields, m_terms, *m_cov = found.get(skey, (0.0, None, []))
-            s_score, s_fields, s_terms = sessions.get(skey, (0.0, None, []))
-            fields = m_fields or s_fields
-            # Recency (ties, and --sort newest): the best document's time, else the session's.
-            newest = fields.get("ts") or (fields.get("meta") or {}).get("updated") or 0
-            prelim.append((m_score + s_score, newest, m_cov[0] if m_cov else 0, m_fields, s_fields,
+            m_score, m_doc, m_terms, *m_cov = found.get(skey, (0.0, None, []))
+            s_score, s_doc, s_terms = sessions.get(skey, (0.0, None, []))
+            # Recency (ties, and --sort newest): the best document's time (a message's own time,
+            # else its session's; a session document's: the session's), from the column cache.
+            newest = self._keys.updated_of(searcher, m_doc if m_doc is not None else s_doc)
+            prelim.append((m_score + s_score, newest, m_cov[0] if m_cov else 0, m_doc, s_doc,
                            m_score, s_score, list(m_terms) + list(s_terms)))
         if sort == "newest":
             prelim.sort(key=lambda r: (-r[1], -r[0]))
@@ -454,9 +452,11 @@ class Engine:
         rows = []
         seen: dict[tuple, int] = {}  # (agent, uid, ts) of a hit message -> its row
         fetch = limit + max(DEDUP_SPARE, limit // 2)
-        for score, newest, _cov, m_fields, s_fields, m_score, s_score, matched in prelim:
+        for score, newest, _cov, m_doc, s_doc, m_score, s_score, matched in prelim:
             if len(rows) >= fetch:
-                break  # session documents are read for the rows (and a few spare) only
+                break  # stored fields and session documents are read for the rows (and a few spare) only
+            m_fields = None if m_doc is None else searcher.stored_fields(m_doc)
+            s_fields = None if s_doc is None else searcher.stored_fields(s_doc)
             ref = self._ref(searcher, (m_fields or s_fields)["fkey"])
             if ref is None:
                 continue

@@ -82,10 +82,13 @@ class SegmentKeys:
 
     def key_of(self, searcher, docnum: int) -> str:
         """The session key of global document ``docnum`` of ``searcher``."""
-        leaves = searcher.leaf_searchers()
-        i = bisect_right([off for _, off in leaves], docnum) - 1
-        sub, offset = leaves[i]
-        return self.keys(sub)[docnum - offset]
+        sub, d = _leaf(searcher, docnum)
+        return self.keys(sub)[d]
+
+    def updated_of(self, searcher, docnum: int) -> int:
+        """The ``updated`` time (ms, 0 when unset) of global document ``docnum`` of ``searcher``."""
+        sub, d = _leaf(searcher, docnum)
+        return self.updated(sub)[d]
 
     def keep_only(self, searcher) -> None:
         """Forget the segments that ``searcher`` no longer has (after a merge or a rebuild)."""
@@ -93,6 +96,14 @@ class SegmentKeys:
         for cache in (self._keys, self._updated):
             for sid in [s for s in cache if s not in live]:
                 del cache[sid]
+
+
+def _leaf(searcher, docnum: int):
+    """``(leaf searcher, its document number)`` of global document ``docnum``."""
+    leaves = searcher.leaf_searchers()
+    i = bisect_right([off for _, off in leaves], docnum) - 1
+    sub, offset = leaves[i]
+    return sub, docnum - offset
 
 
 def best_per_session(searcher, query, limit: int, keys: SegmentKeys, *, newest: bool = False,
