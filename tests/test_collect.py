@@ -127,3 +127,20 @@ def test_segment_keys_forget_merged_segments(tmp_path):
         assert len(keys._keys) == 0
         top, _ = best_per_session(s, field_or(FlatOr, "walrus"), 5, keys)
         assert len(top) == 2 and len(keys._keys) == 1
+
+
+def test_memoized_bm25f_scores_are_whooshs_formula(searcher):
+    """whoosh_fixes memoizes BM25F per (weight, length byte) on the top-level searcher: the
+    numbers are the formula's, and a second query reuses the memo."""
+    ctx = searcher.context(needs_current=True)
+    for word in WORDS:
+        for f in FIELDS:
+            for sub, _ in searcher.leaf_searchers():
+                m = Term(f, word).matcher(sub, ctx)
+                while m.is_active():
+                    sc = m.scorer
+                    assert sc._crab_table is not None
+                    assert m.score() == sc._score(m.weight(), sc.dfl(m.id()))
+                    m.next()
+    memos = searcher.__dict__["_crab_memos"]
+    assert memos and any(memos.values())
