@@ -66,7 +66,7 @@ class Engine:
         self.resume_flags = dict(resume_flags or {})
         """Config ``[resume]``: agent -> arguments added to its resume and fork commands."""
         self._mask = redact  # masking for the call in progress (set under the lock)
-        self._gate: tuple[float | None, frozenset[int]] = (None, frozenset())  # deadline, excluded docs
+        self._gate: tuple[float | None, frozenset[str]] = (None, frozenset())  # deadline, excluded sessions
         self._m_filters: list = []  # the message filters of the search in progress
         self._lock = threading.RLock()
         self._ix = None
@@ -215,9 +215,9 @@ class Engine:
         if len(copies) > 1 and self._m_filters:
             copies = passing(searcher, copies, self._m_filters)
         for docnum in copies:
-            if docnum in excluded:
-                continue
             f = searcher.stored_fields(docnum)
+            if f.get("skey") in excluded:
+                continue
             if f.get("agent") != agent or f.get("ts") != ts or f.get("skey") == own or f["skey"] in others:
                 continue
             other = self._ref(searcher, f["fkey"])
@@ -309,7 +309,7 @@ class Engine:
             fetch = limit + max(DEDUP_SPARE, limit // 2)  # spare rows: duplicates are dropped
             # One deadline for the whole ladder; -word drops whole sessions inside the search.
             self._gate = (None if not time_limit else time.monotonic() + time_limit,
-                          self._excluded_docs(searcher, comp))
+                          self._excluded_sessions(searcher, comp))
             s_rungs = dict(comp.rungs(SESSION_FIELDS))
             multi = len(comp.groups) > 1
             agg = None
@@ -365,15 +365,12 @@ class Engine:
             hits.append(Hit(ref, 0.0, idx, items[0].role if items else Role.USER.value, items))
         return self._decorate(searcher, hits)
 
-    def _excluded_docs(self, searcher, comp) -> frozenset[int]:
-        """Document numbers of every document of the sessions holding an excluded word."""
+    def _excluded_sessions(self, searcher, comp) -> frozenset[str]:
+        """The keys (``skey``) of the sessions holding an excluded word."""
         q = comp.excluded_query()
         if q is None:
             return frozenset()
-        out: set[int] = set()
-        for key in {self._keys.key_of(searcher, d) for d in q.docs(searcher)}:
-            out.update(searcher.document_numbers(skey=key))
-        return frozenset(out)
+        return frozenset(self._keys.key_of(searcher, d) for d in q.docs(searcher))
 
     def _aggregate(self, searcher, comp, groups, m_filters, s_filters, result,
                    cap: int = 100_000) -> dict[str, tuple]:

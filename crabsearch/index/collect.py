@@ -107,13 +107,13 @@ def _leaf(searcher, docnum: int):
 
 
 def best_per_session(searcher, query, limit: int, keys: SegmentKeys, *, newest: bool = False,
-                     deadline: float | None = None, excluded: frozenset[int] = frozenset()
+                     deadline: float | None = None, excluded: frozenset[str] = frozenset()
                      ) -> tuple[list[tuple[str, Best]], bool]:
     """The ``limit`` sessions whose best document for ``query`` scores highest, best first:
     ``([(skey, Best)], partial)``.
 
     ``newest`` orders by the document's ``updated`` time instead of its score (a session's
-    newest matching message; nothing is scored). Documents whose global number is in
+    newest matching message; nothing is scored). Documents of the sessions whose key is in
     ``excluded`` are passed over. ``deadline`` (``time.monotonic()`` seconds) stops the scan
     once passed; ``partial`` is then True and the result holds what was found so far.
     """
@@ -128,8 +128,8 @@ def best_per_session(searcher, query, limit: int, keys: SegmentKeys, *, newest: 
             while m.is_active():
                 d = m.id()
                 clock.tick()
-                if not (excluded and offset + d in excluded):
-                    k = skeys[d]
+                k = skeys[d]
+                if not (excluded and k in excluded):
                     sc = updated[d] if newest else m.score()
                     b = best.get(k)
                     if b is None or sc > b.score:
@@ -142,9 +142,10 @@ def best_per_session(searcher, query, limit: int, keys: SegmentKeys, *, newest: 
 
 
 def each_match(searcher, query, keys: SegmentKeys, *, deadline: float | None = None,
-               excluded: frozenset[int] = frozenset()):
+               excluded: frozenset[str] = frozenset()):
     """Every document matching ``query``, in document order, as ``(skey, score, docnum, terms)``
-    (BM25F score, global document number, matched ``(field, text)`` pairs).
+    (BM25F score, global document number, matched ``(field, text)`` pairs), except those of the
+    sessions whose key is in ``excluded``.
 
     Raises :class:`OutOfTime` once ``deadline`` (``time.monotonic()`` seconds) has passed.
     """
@@ -155,8 +156,9 @@ def each_match(searcher, query, keys: SegmentKeys, *, deadline: float | None = N
         while m.is_active():
             d = m.id()
             clock.tick()
-            if not (excluded and offset + d in excluded):
-                yield skeys[d], m.score(), offset + d, _terms(tms, d)
+            k = skeys[d]
+            if not (excluded and k in excluded):
+                yield k, m.score(), offset + d, _terms(tms, d)
             m.next()
 
 
