@@ -4,6 +4,8 @@ sessions and scores as Whoosh's ``CollapseCollector``; the per-segment key cache
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from whoosh.collectors import CollapseCollector
 from whoosh.query import And, Or, Term
@@ -148,3 +150,29 @@ def test_memoized_bm25f_scores_are_whooshs_formula(searcher):
                     m.next()
     memos = searcher.__dict__["_crab_memos"]
     assert memos and any(memos.values())
+
+
+def test_term_at_a_time_path_skips_deleted_documents(tmp_path):
+    """A segment with deleted documents (a transcript rewritten): its posting lists come wrapped
+    in Whoosh's deletion filter, which the term-at-a-time scan honours."""
+    home = tmp_path / "home"
+    keep = ClaudeSession(home).user("walrus kept").assistant("walrus again")
+    gone = ClaudeSession(home).user("walrus one").user("walrus two")
+    keep.write()
+    gone.write()
+    idx = Indexer(tmp_path / "index", env={"HOME": str(home)})
+    idx.refresh()
+    gone.lines = gone.lines[:1]
+    gone.lines[0]["message"]["content"] = "no animals here, rewritten"
+    gone.path.write_text("".join(json.dumps(x) + "\n" for x in gone.lines))
+    idx.refresh()
+    ix, _ = open_index(tmp_path / "index", create=False)
+    with ix.searcher() as s:
+        assert any(sub.reader().has_deletions() for sub, _ in s.leaf_searchers())
+        plain = [field_or(FlatOr, "walrus").matcher(sub, s.context()) for sub, _ in s.leaf_searchers()]
+        assert any(isinstance(m, FlatUnionMatcher) and m.plain_postings() for m in plain)
+        top, _ = best_per_session(s, field_or(FlatOr, "walrus"), 5, SegmentKeys())
+        collector = CollapseCollector(s.collector(limit=5), "skey", limit=1)
+        s.search_with_collector(field_or(Or, "walrus"), collector)
+        assert [(k, round(b.score, 9)) for k, b in top] == [(r["skey"], round(r.score, 9)) for r in collector.results()]
+        assert [k for k, _ in top] == [f"claude:{keep.session_id}"]

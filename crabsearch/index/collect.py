@@ -20,6 +20,8 @@ from array import array
 from bisect import bisect_right
 from dataclasses import dataclass, field
 
+from .union import FlatUnionMatcher, scores
+
 DEADLINE_EVERY = 256
 """Matches between two looks at the clock when a deadline is set."""
 
@@ -124,6 +126,10 @@ def best_per_session(searcher, query, limit: int, keys: SegmentKeys, *, newest: 
         for sub, offset, m in _segments(searcher, query):
             skeys = keys.keys(sub)
             updated = keys.updated(sub) if newest else None
+            plain = None if newest else isinstance(m, FlatUnionMatcher) and m.plain_postings()
+            if plain:
+                _best_by_term(plain, offset, skeys, excluded, best, clock)
+                continue
             tms = list(m.term_matchers())
             while m.is_active():
                 d = m.id()
@@ -139,6 +145,24 @@ def best_per_session(searcher, query, limit: int, keys: SegmentKeys, *, newest: 
         partial = True
     top = heapq.nlargest(limit, best.items(), key=lambda kv: kv[1].score)
     return top, partial
+
+
+def _best_by_term(plain, offset: int, skeys: list[str], excluded, best: dict[str, Best], clock) -> None:
+    """:func:`best_per_session` for one segment whose query is a word in several fields (plain
+    posting lists): scored term at a time (``union.scores``), then each session's best kept
+    with the same rule (a higher score wins; in a tie, the lower document number). Raises
+    :class:`OutOfTime` after keeping the documents scored so far when the clock runs out."""
+    names = [_decoded(m.term()) for m, _, _ in plain]
+    acc, stopped = scores(plain, clock.expired)
+    for d, (sc, mask) in acc.items():
+        k = skeys[d]
+        if excluded and k in excluded:
+            continue
+        b = best.get(k)
+        if b is None or sc > b.score or (sc == b.score and offset + d < b.docnum):
+            best[k] = Best(sc, offset + d, [names[i] for i in range(len(names)) if mask >> i & 1])
+    if stopped:
+        raise OutOfTime  # after keeping what was scored: a partial result still has hits
 
 
 def each_match(searcher, query, keys: SegmentKeys, *, deadline: float | None = None,
@@ -163,19 +187,28 @@ def each_match(searcher, query, keys: SegmentKeys, *, deadline: float | None = N
 
 
 class _Clock:
-    """Raises :class:`OutOfTime` from :meth:`tick` once ``deadline`` has passed (looked at every
-    :data:`DEADLINE_EVERY` ticks)."""
+    """Watches ``deadline`` (``time.monotonic()`` seconds, or None): the clock is looked at once
+    every :data:`DEADLINE_EVERY` matches counted."""
 
-    __slots__ = ("deadline", "n")
+    __slots__ = ("deadline", "n", "due")
 
     def __init__(self, deadline: float | None) -> None:
-        self.deadline, self.n = deadline, 0
+        self.deadline, self.n, self.due = deadline, 0, DEADLINE_EVERY
+
+    def expired(self, n: int = 1) -> bool:
+        """Count ``n`` more matches; True once the deadline has passed."""
+        if self.deadline is None:
+            return False
+        self.n += n
+        if self.n < self.due:
+            return False
+        self.due = self.n + DEADLINE_EVERY
+        return time.monotonic() > self.deadline
 
     def tick(self) -> None:
-        if self.deadline is not None:
-            self.n += 1
-            if not self.n % DEADLINE_EVERY and time.monotonic() > self.deadline:
-                raise OutOfTime
+        """Count one match; raises :class:`OutOfTime` once the deadline has passed."""
+        if self.deadline is not None and self.expired():
+            raise OutOfTime
 
 
 def _segments(searcher, query):
@@ -193,6 +226,11 @@ def _terms(tms, d: int) -> list[tuple[str, str]]:
     out = []
     for tm in tms:
         if tm.is_active() and tm.id() == d:
-            f, t = tm.term()
-            out.append((f, t.decode("utf-8", "replace") if isinstance(t, bytes) else t))
+            out.append(_decoded(tm.term()))
     return out
+
+
+def _decoded(term: tuple) -> tuple[str, str]:
+    """A matcher's ``(field, text)`` with the text as ``str``."""
+    f, t = term
+    return f, t.decode("utf-8", "replace") if isinstance(t, bytes) else t

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import sys
 
+from whoosh.codec.whoosh3 import W3LeafMatcher
 from whoosh.matching import mcore
-from whoosh.matching.wrappers import WrappingMatcher
+from whoosh.matching.wrappers import FilterMatcher, WrappingMatcher
 from whoosh.query import Or
 
 DONE = sys.maxsize
@@ -88,6 +89,19 @@ class FlatUnionMatcher(mcore.Matcher):
                 total += self._ms[i].score() * self._boosts[i]
         return total
 
+    def plain_postings(self) -> list[tuple] | None:
+        """``[(leaf, boost, deleted document set)]`` when every sub is a plain term's posting
+        list on a segment, not yet moved (what :meth:`scores` needs), else None."""
+        out = []
+        for m, b in zip(self._ms, self._boosts):
+            deleted = frozenset()
+            if type(m) is FilterMatcher and m._exclude:  # the segment's deleted documents
+                deleted, m = m._ids, m.child
+            if type(m) is not W3LeafMatcher or getattr(m.scorer, "_crab_table", None) is None:
+                return None
+            out.append((m, b, deleted))
+        return out
+
     def _on(self):
         return [m for m, x in zip(self._ms, self._ids) if x == self._id]
 
@@ -117,6 +131,44 @@ class FlatUnionMatcher(mcore.Matcher):
 
     def depth(self) -> int:
         return 1 + max((m.depth() for m in self._ms), default=0)
+
+
+def scores(plain: list[tuple], expired=None) -> tuple[dict[int, list], bool]:
+    """Term at a time: ``{docnum: [score, bitmask of the subs on it]}`` for every document of
+    the plain posting lists ``plain`` (:meth:`FlatUnionMatcher.plain_postings`), read block by
+    block. The same scores as the matcher's ``score()``, added in the same order; about 3x
+    cheaper per document than moving the matcher, for a word found in many messages.
+    ``expired(n)`` is asked before each block of ``n`` postings; when it says True the scan
+    stops and ``(scores so far, True)`` is returned. The leaves are used up."""
+    acc: dict[int, list] = {}
+    get = acc.get
+    for bit, (m, boost, deleted) in enumerate(plain):
+        flag = 1 << bit
+        scorer = m.scorer
+        table, memo = scorer._crab_table, scorer._crab_memo
+        while m.is_active():
+            if m._ids is None:
+                m._read_ids()
+            if expired is not None and expired(len(m._ids) - m._i):
+                return acc, True
+            if m._weights is None:
+                m._read_weights()
+            i = m._i
+            ids, weights = m._ids, m._weights
+            for d, w in zip(ids[i:] if i else ids, weights[i:] if i else weights):
+                if deleted and d in deleted:
+                    continue
+                sc = memo.get((w, table[d]))
+                if sc is None:
+                    sc = memo[(w, table[d])] = scorer._score(w, scorer.dfl(d))
+                e = get(d)
+                if e is None:
+                    acc[d] = [sc * boost, flag]
+                else:
+                    e[0] += sc * boost
+                    e[1] |= flag
+            m._next_block()
+    return acc, False
 
 
 class FlatOr(Or):
