@@ -176,6 +176,18 @@ def each_match(searcher, query, keys: SegmentKeys, *, deadline: float | None = N
     clock = _Clock(deadline)
     for sub, offset, m in _segments(searcher, query):
         skeys = keys.keys(sub)
+        plain = isinstance(m, FlatUnionMatcher) and m.plain_postings()
+        if plain:  # words in several fields: term at a time (union.scores), yielded in order
+            names = [_decoded(leaf.term()) for leaf, _, _ in plain]
+            acc, stopped = scores(plain, clock.expired)
+            for d in sorted(acc):
+                sc, mask = acc[d]
+                k = skeys[d]
+                if not (excluded and k in excluded):
+                    yield k, sc, offset + d, [names[i] for i in range(len(names)) if mask >> i & 1]
+            if stopped:
+                raise OutOfTime
+            continue
         tms = list(m.term_matchers())
         while m.is_active():
             d = m.id()

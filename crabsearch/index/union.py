@@ -27,7 +27,8 @@ class FlatUnionMatcher(mcore.Matcher):
     the sum of the scores of the subs on it (each times its boost), times ``boost``.
 
     The subs' current document numbers are kept in a list (:data:`DONE` once a sub is
-    exhausted), so finding the next document is one ``min`` over it."""
+    exhausted), so finding the next document is one ``min`` over it. A sub that is itself a
+    flat union is merged in (its subs added, boosts multiplied)."""
 
     def __init__(self, subs, boost: float = 1.0):
         ms, boosts = [], []
@@ -36,7 +37,10 @@ class FlatUnionMatcher(mcore.Matcher):
             while type(m) is WrappingMatcher:  # a plain boost wrapper (Term(..., boost=b))
                 b *= m.boost
                 m = m.child
-            if m.is_active():
+            if type(m) is FlatUnionMatcher:  # a union of unions is one union (any word of several)
+                ms.extend(m._ms)
+                boosts.extend(x * b * boost for x in m._boosts)
+            elif m.is_active():
                 ms.append(m)
                 boosts.append(b * boost)
         self._ms, self._boosts = ms, boosts
