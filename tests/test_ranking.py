@@ -202,3 +202,23 @@ def test_sort_newest_shows_each_sessions_newest_matching_message(tmp_path):
     assert [(h.session.session_id[:4], h.message_index) for h in r.hits] == [("0002", 1), ("0001", 3)]
     by_score = e.search("ocelot", before=0, after=0)
     assert {h.session.session_id[:4] for h in by_score.hits} == {"0001", "0002"}
+
+
+def test_prefix_scores_do_not_depend_on_the_segment(tmp_path):
+    """``auth*`` is scored as the sum of its words' BM25F scores. (Whoosh's ``Prefix`` scored a
+    word with BM25 in a segment where the prefix had one word, and without it, boosted, where
+    it had several: the same message scored differently by where it was indexed.)"""
+    home = tmp_path / "h"
+    idx = Indexer(tmp_path / "index", env={"HOME": str(home)})
+    ClaudeSession(home, "a1a1a1a1-0000-4000-8000-000000000000", start=NOW - timedelta(days=2)) \
+        .user("the authentication step fails").write()
+    idx.refresh()
+    ClaudeSession(home, "b2b2b2b2-0000-4000-8000-000000000000", start=NOW - timedelta(days=1)) \
+        .user("the authentication step fails").write()
+    ClaudeSession(home, "c3c3c3c3-0000-4000-8000-000000000000", start=NOW - timedelta(days=1)) \
+        .user("authorize the application first, then look at the logs").write()  # same segment as b2b2
+    idx.refresh()
+    hits = Engine(tmp_path / "index").search("auth*", before=0, after=0).hits
+    by_id = {h.session.session_id[:4]: h.score for h in hits}
+    assert set(by_id) == {"a1a1", "b2b2", "c3c3"}
+    assert by_id["a1a1"] == pytest.approx(by_id["b2b2"])

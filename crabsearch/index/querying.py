@@ -33,6 +33,9 @@ SESSION_FIELDS = ("title", "summary")
 TOOL_FIELDS = ("tool_output", "tool")
 PHRASE_FIELDS = {"user", "assistant", "acting", "compaction", "summary", "title", "tool_output"}
 MIN_REPAIR_FREQ = 2
+MAX_PREFIX_TERMS = 64
+"""A ``prefix*`` expanding to at most this many words per field is searched as those words (a
+flat union, scored term at a time when it is the whole query); beyond, as Whoosh's ``Prefix``."""
 
 
 def hour_key(ts: datetime | None) -> str | None:
@@ -139,6 +142,7 @@ class Compiler:
         self.excluded = [t for t in (phrase_terms(x) for x in pq.excluded) if t]
         self.corrections: dict[str, str] = {}
         self._closest_cache: dict[str, str | None] = {}
+        self._prefix_cache: dict[tuple, Query] = {}
 
     @property
     def terms(self) -> list[str]:
@@ -167,8 +171,24 @@ class Compiler:
     def required(self, fields) -> list[Query]:
         """Quoted phrases and prefixes: required on every rung."""
         out = [_phrase(p, fields) for p in self.phrases]
-        out += [FlatOr([Prefix(f, p, boost=WEIGHTS[f]) for f in fields]) for p in self.prefixes]
+        out += [self.prefix_query(p, fields) for p in self.prefixes]
         return out
+
+    def prefix_query(self, prefix: str, fields) -> Query:
+        """``prefix*`` in ``fields``: the words it expands to, each as a term (one flat union,
+        scored like Whoosh's ``Prefix``: the sum of the words' BM25F scores), when there are at
+        most :data:`MAX_PREFIX_TERMS` of them per field; Whoosh's ``Prefix`` beyond that."""
+        key = (prefix, tuple(fields))
+        if key not in self._prefix_cache:
+            parts: list[Query] = []
+            for f in fields:
+                words = _expand(self.searcher, f, prefix, MAX_PREFIX_TERMS)
+                if words is None:
+                    parts.append(Prefix(f, prefix, boost=WEIGHTS[f]))
+                else:
+                    parts += [Term(f, w, boost=WEIGHTS[f]) for w in words]
+            self._prefix_cache[key] = FlatOr(parts)
+        return self._prefix_cache[key]
 
     def rungs(self, fields) -> list[tuple[str, Query]]:
         """``(route, query)`` for the per-document rungs ``phrase`` and ``all`` (and ``repair``,
@@ -262,6 +282,17 @@ class Compiler:
             if best is not None and best[0] <= 1:
                 break
         return best[2] if best else None
+
+
+def _expand(searcher, field: str, prefix: str, cap: int) -> list[str] | None:
+    """The indexed words of ``field`` starting with ``prefix`` (every segment's), or None when
+    there are more than ``cap``."""
+    words: set[str] = set()
+    for word in _vocabulary(searcher, (field,), prefix, set()):
+        words.add(word)
+        if len(words) > cap:
+            return None
+    return sorted(words)
 
 
 def _vocabulary(searcher, fields, prefix: str, seen: set[bytes]):
