@@ -8,9 +8,10 @@ import json
 
 import pytest
 from whoosh.collectors import CollapseCollector
-from whoosh.query import And, Or, Term
+from whoosh.query import And, Or, Phrase, Term
+from whoosh.query.spans import SpanNear2
 
-from crabsearch.index import Indexer
+from crabsearch.index import Indexer, whoosh_fixes
 from crabsearch.index.collect import SegmentKeys, best_per_session, each_match
 from crabsearch.index.schema import WEIGHTS
 from crabsearch.index.store import open_index
@@ -176,3 +177,34 @@ def test_term_at_a_time_path_skips_deleted_documents(tmp_path):
         s.search_with_collector(field_or(Or, "walrus"), collector)
         assert [(k, round(b.score, 9)) for k, b in top] == [(r["skey"], round(r.score, 9)) for r in collector.results()]
         assert [k for k, _ in top] == [f"claude:{keep.session_id}"]
+
+
+@pytest.mark.parametrize("words", [["the", "cache"], ["walrus", "walrus"], ["retry", "the", "cache"],
+                                   ["cache", "the"], ["the", "walrus", "cache"]])
+def test_exact_phrase_spans_match_whooshs_span_walk(searcher, words):
+    """whoosh_fixes answers exact phrases from position sets: same documents, same spans as
+    Whoosh's own ``SpanNear2`` walk (repeated words included)."""
+    ctx = searcher.context(needs_current=True)
+    for sub, _ in searcher.leaf_searchers():
+        for f in ("user", "assistant", "acting"):
+            ours = walk_spans(Phrase(f, words).matcher(sub, ctx))
+            cls = SpanNear2.SpanNear2Matcher
+            cls._get_spans = whoosh_fixes._original_get_spans
+            try:
+                theirs = walk_spans(Phrase(f, words).matcher(sub, ctx))
+            finally:
+                cls._get_spans = whoosh_fixes.phrase_spans
+            assert ours == theirs
+
+
+def walk_spans(m):
+    out = []
+    while m.is_active():
+        out.append((m.id(), round(m.score(), 9), [(s.start, s.end) for s in m.spans()]))
+        m.next()
+    return out
+
+
+def test_fixture_has_phrases(searcher):
+    assert list(Phrase("user", ["the", "walrus"]).docs(searcher))
+    assert list(Phrase("assistant", ["walrus", "walrus"]).docs(searcher))
