@@ -27,7 +27,8 @@ from whoosh.query import And, Or, Term
 
 from .index.analysis import spans as _spans
 from .index.collect import OutOfTime, SegmentKeys, best_per_session, each_match
-from .index.querying import MESSAGE_FIELDS, SESSION_FIELDS, Compiler, covered, filters, passing
+from .index.querying import (MESSAGE_FIELDS, SESSION_FIELDS, Compiler, covered, filters, in_window, passing,
+                              time_window)
 from .index.schema import WEIGHTS
 from .index.store import STAMP, open_index
 from .index.union import FlatOr
@@ -66,7 +67,7 @@ class Engine:
         self.resume_flags = dict(resume_flags or {})
         """Config ``[resume]``: agent -> arguments added to its resume and fork commands."""
         self._mask = redact  # masking for the call in progress (set under the lock)
-        self._gate: tuple[float | None, frozenset[str]] = (None, frozenset())  # deadline, excluded sessions
+        self._gate: tuple = (None, frozenset(), None)  # deadline, excluded sessions, time window
         self._m_filters: list = []  # the message filters of the search in progress
         self._lock = threading.RLock()
         self._ix = None
@@ -207,7 +208,7 @@ class Engine:
         a copy must also have the same text. One term lookup, plus a record read and a session
         document per copy."""
         agent, uid, ts, text = key
-        excluded = self._gate[1]
+        excluded, window = self._gate[1], self._gate[2]
         best, best_idx, best_time = ref, idx, ref.session.updated
         others: dict[str, str] = {}  # skey -> session id
         own = f"{agent}:{ref.session.session_id}"
@@ -215,6 +216,8 @@ class Engine:
         if len(copies) > 1 and self._m_filters:
             copies = passing(searcher, copies, self._m_filters)
         for docnum in copies:
+            if window and not in_window(self._keys.updated_of(searcher, docnum), window):
+                continue
             f = searcher.stored_fields(docnum)
             if f.get("skey") in excluded:
                 continue
@@ -303,13 +306,14 @@ class Engine:
                                             "config.toml); listing recent sessions")
                 return result
             # The kind term is implied by the fields searched (never on both kinds of document).
-            m_filters = filters(pq, sessions=False, kind=False)
-            s_filters = None if pq.in_tools else filters(pq, sessions=True, kind=False)
+            # since:/until: are checked by the collectors (time_window), not as Whoosh ranges.
+            m_filters = filters(pq, sessions=False, kind=False, time=False)
+            s_filters = None if pq.in_tools else filters(pq, sessions=True, kind=False, time=False)
             self._m_filters = m_filters  # copies of a hit message must pass them too (_dedupe)
             fetch = limit + max(DEDUP_SPARE, limit // 2)  # spare rows: duplicates are dropped
             # One deadline for the whole ladder; -word drops whole sessions inside the search.
             self._gate = (None if not time_limit else time.monotonic() + time_limit,
-                          self._excluded_sessions(searcher, comp))
+                          self._excluded_sessions(searcher, comp), time_window(pq))
             s_rungs = dict(comp.rungs(SESSION_FIELDS))
             multi = len(comp.groups) > 1
             agg = None
@@ -384,11 +388,11 @@ class Engine:
         parts = [And([comp.any_query(MESSAGE_FIELDS, groups), *m_filters])]
         if s_filters is not None:
             parts.append(And([comp.any_query(SESSION_FIELDS, groups), *s_filters]))
-        deadline, excluded = self._gate
+        deadline, excluded, window = self._gate
         matches = []
         try:
             for match in each_match(searcher, FlatOr(parts) if len(parts) > 1 else parts[0], self._keys,
-                                    deadline=deadline, excluded=excluded):
+                                    deadline=deadline, excluded=excluded, window=window):
                 if len(matches) >= cap:
                     result.partial = True
                     break
@@ -418,9 +422,9 @@ class Engine:
         ``{skey: (score, document number, matched (field, term) pairs)}``."""
         if clauses is None:
             return {}
-        deadline, excluded = self._gate
+        deadline, excluded, window = self._gate
         top, partial = best_per_session(searcher, And([q, *clauses]), limit, self._keys, newest=sort == "newest",
-                                        deadline=deadline, excluded=excluded)
+                                        deadline=deadline, excluded=excluded, window=window)
         result.partial = result.partial or partial
         out = {}
         for skey, best in top:

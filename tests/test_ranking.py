@@ -222,3 +222,19 @@ def test_prefix_scores_do_not_depend_on_the_segment(tmp_path):
     by_id = {h.session.session_id[:4]: h.score for h in hits}
     assert set(by_id) == {"a1a1", "b2b2", "c3c3"}
     assert by_id["a1a1"] == pytest.approx(by_id["b2b2"])
+
+
+@pytest.mark.parametrize("filters", ["since:2026-01-01", "until:2099-01-01", "project:/home/dev",
+                                     "project:webapp", "agent:claude", "since:2026-01-01 project:/home/dev/webapp"])
+def test_filters_add_nothing_to_scores(tmp_path, filters):
+    """A filter narrows; it never changes a score (Whoosh's constant-score wrapper added ~1.0
+    to every match of a date range or a project prefix)."""
+    home = tmp_path / "h"
+    e = build(tmp_path,
+              ClaudeSession(home, "a1a1a1a1-0000-4000-8000-000000000000", start=NOW - timedelta(days=2))
+              .user("the heron cache").assistant("heron heron").title("heron notes"),
+              ClaudeSession(home, "b2b2b2b2-0000-4000-8000-000000000000", cwd="/home/dev/webapp/sub",
+                            start=NOW - timedelta(days=1)).user("a heron"))
+    plain = {h.session.session_id: h.score for h in e.search("heron").hits}
+    narrowed = {h.session.session_id: h.score for h in e.search(f"heron {filters}").hits}
+    assert narrowed and all(narrowed[k] == pytest.approx(plain[k]) for k in narrowed)

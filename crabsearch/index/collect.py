@@ -20,6 +20,7 @@ from array import array
 from bisect import bisect_right
 from dataclasses import dataclass, field
 
+from .querying import in_window
 from .union import FlatUnionMatcher, scores
 
 DEADLINE_EVERY = 256
@@ -109,14 +110,16 @@ def _leaf(searcher, docnum: int):
 
 
 def best_per_session(searcher, query, limit: int, keys: SegmentKeys, *, newest: bool = False,
-                     deadline: float | None = None, excluded: frozenset[str] = frozenset()
+                     deadline: float | None = None, excluded: frozenset[str] = frozenset(),
+                     window: tuple[int | None, int | None] | None = None
                      ) -> tuple[list[tuple[str, Best]], bool]:
     """The ``limit`` sessions whose best document for ``query`` scores highest, best first:
     ``([(skey, Best)], partial)``.
 
     ``newest`` orders by the document's ``updated`` time instead of its score (a session's
     newest matching message; nothing is scored). Documents of the sessions whose key is in
-    ``excluded`` are passed over. ``deadline`` (``time.monotonic()`` seconds) stops the scan
+    ``excluded`` are passed over, and so are documents whose ``updated`` time is outside
+    ``window`` (``querying.time_window``). ``deadline`` (``time.monotonic()`` seconds) stops the scan
     once passed; ``partial`` is then True and the result holds what was found so far.
     """
     best: dict[str, Best] = {}
@@ -125,17 +128,17 @@ def best_per_session(searcher, query, limit: int, keys: SegmentKeys, *, newest: 
     try:
         for sub, offset, m in _segments(searcher, query):
             skeys = keys.keys(sub)
-            updated = keys.updated(sub) if newest else None
+            updated = keys.updated(sub) if newest or window else None
             plain = None if newest else isinstance(m, FlatUnionMatcher) and m.plain_postings()
             if plain:
-                _best_by_term(plain, offset, skeys, excluded, best, clock)
+                _best_by_term(plain, offset, skeys, updated, window, excluded, best, clock)
                 continue
             tms = list(m.term_matchers())
             while m.is_active():
                 d = m.id()
                 clock.tick()
                 k = skeys[d]
-                if not (excluded and k in excluded):
+                if not (excluded and k in excluded) and not (window and not in_window(updated[d], window)):
                     sc = updated[d] if newest else m.score()
                     b = best.get(k)
                     if b is None or sc > b.score:
@@ -147,7 +150,8 @@ def best_per_session(searcher, query, limit: int, keys: SegmentKeys, *, newest: 
     return top, partial
 
 
-def _best_by_term(plain, offset: int, skeys: list[str], excluded, best: dict[str, Best], clock) -> None:
+def _best_by_term(plain, offset: int, skeys: list[str], updated, window, excluded, best: dict[str, Best],
+                  clock) -> None:
     """:func:`best_per_session` for one segment whose query is a word in several fields (plain
     posting lists): scored term at a time (``union.scores``), then each session's best kept
     with the same rule (a higher score wins; in a tie, the lower document number). Raises
@@ -156,7 +160,7 @@ def _best_by_term(plain, offset: int, skeys: list[str], excluded, best: dict[str
     acc, stopped = scores(plain, clock.expired)
     for d, (sc, mask) in acc.items():
         k = skeys[d]
-        if excluded and k in excluded:
+        if excluded and k in excluded or window and not in_window(updated[d], window):
             continue
         b = best.get(k)
         if b is None or sc > b.score or (sc == b.score and offset + d < b.docnum):
@@ -166,16 +170,17 @@ def _best_by_term(plain, offset: int, skeys: list[str], excluded, best: dict[str
 
 
 def each_match(searcher, query, keys: SegmentKeys, *, deadline: float | None = None,
-               excluded: frozenset[str] = frozenset()):
+               excluded: frozenset[str] = frozenset(), window: tuple[int | None, int | None] | None = None):
     """Every document matching ``query``, in document order, as ``(skey, score, docnum, terms)``
     (BM25F score, global document number, matched ``(field, text)`` pairs), except those of the
-    sessions whose key is in ``excluded``.
+    sessions whose key is in ``excluded`` and those outside the time ``window``.
 
     Raises :class:`OutOfTime` once ``deadline`` (``time.monotonic()`` seconds) has passed.
     """
     clock = _Clock(deadline)
     for sub, offset, m in _segments(searcher, query):
         skeys = keys.keys(sub)
+        updated = keys.updated(sub) if window else None
         plain = isinstance(m, FlatUnionMatcher) and m.plain_postings()
         if plain:  # words in several fields: term at a time (union.scores), yielded in order
             names = [_decoded(leaf.term()) for leaf, _, _ in plain]
@@ -183,7 +188,7 @@ def each_match(searcher, query, keys: SegmentKeys, *, deadline: float | None = N
             for d in sorted(acc):
                 sc, mask = acc[d]
                 k = skeys[d]
-                if not (excluded and k in excluded):
+                if not (excluded and k in excluded) and not (window and not in_window(updated[d], window)):
                     yield k, sc, offset + d, [names[i] for i in range(len(names)) if mask >> i & 1]
             if stopped:
                 raise OutOfTime
@@ -193,7 +198,7 @@ def each_match(searcher, query, keys: SegmentKeys, *, deadline: float | None = N
             d = m.id()
             clock.tick()
             k = skeys[d]
-            if not (excluded and k in excluded):
+            if not (excluded and k in excluded) and not (window and not in_window(updated[d], window)):
                 yield k, m.score(), offset + d, _terms(tms, d)
             m.next()
 

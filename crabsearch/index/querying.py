@@ -21,7 +21,9 @@ import os
 from datetime import datetime, timezone
 
 from whoosh.support.levenshtein import distance
-from whoosh.query import And, ConstantScoreQuery, Or, Phrase, Prefix, Query, Term, TermRange
+from whoosh.matching import NullMatcherClass, WrappingMatcher
+from whoosh.query import And, Or, Phrase, Prefix, Query, Term, TermRange
+from whoosh.query.wrappers import WrappingQuery
 
 from ..query import ParsedQuery
 from .analysis import groups, phrase_terms
@@ -60,16 +62,26 @@ def _phrase(terms: list[str], fields) -> Query:
     return FlatOr([Phrase(f, terms, boost=WEIGHTS[f]) for f in fields if f in PHRASE_FIELDS])
 
 
+class ZeroScore(WrappingQuery):
+    """The documents of ``child``, each with score 0: a filter. Its matcher is the child's,
+    wrapped with boost 0, so it stays lazy (``skip_to``). Whoosh's ``ConstantScoreQuery(q, 0)``
+    is not a filter here: when the search keeps matchers current (as crabsearch's collectors
+    do, for matched terms) it returns the child's matcher unchanged, and a ``since:`` range or a
+    ``project:/path`` prefix added about 1.0 to every score it let through."""
+
+    def matcher(self, searcher, context=None):
+        m = self.child.matcher(searcher, context)
+        return m if isinstance(m, NullMatcherClass) else WrappingMatcher(m, boost=0.0)
+
+
 def _zero(q: Query) -> Query:
-    """``q`` as a filter that adds nothing to the score. Terms (and ``Or`` of terms) get boost 0:
-    their matchers stay lazy (skip_to), where a ``ConstantScoreQuery`` first reads every id of its
-    posting list (all message documents, for ``kind:m``), which cost tens of ms per rung on a large
-    index. Ranges keep the constant-score form (Whoosh unions their terms into one list anyway)."""
+    """``q`` as a filter that adds nothing to the score: a term with boost 0, anything else in a
+    :class:`ZeroScore`. Both stay lazy (skip_to), where Whoosh's ``ConstantScoreQuery`` first
+    reads every id of its posting list (all message documents, for ``kind:m``: tens of ms per
+    rung on a large index)."""
     if isinstance(q, Term):
         return Term(q.fieldname, q.text, boost=0.0)
-    if isinstance(q, Or) and all(isinstance(c, (Term, Prefix)) for c in q.subqueries):
-        return Or([_zero(c) if isinstance(c, Term) else ConstantScoreQuery(c, 0.0) for c in q.subqueries], boost=0.0)
-    return ConstantScoreQuery(q, 0.0)
+    return ZeroScore(q)
 
 
 def passing(searcher, docnums: list[int], clauses: list[Query]) -> list[int]:
@@ -87,9 +99,33 @@ def passing(searcher, docnums: list[int], clauses: list[Query]) -> list[int]:
     return out
 
 
-def filters(pq: ParsedQuery, *, sessions: bool, kind: bool = True) -> list[Query] | None:
+def time_window(pq: ParsedQuery) -> tuple[int | None, int | None] | None:
+    """``since:``/``until:`` as ``(from_ms, to_ms)`` on the ``updated`` column, both cut to the
+    hour (UTC) like the ``hour`` field: a document passes when it has a time and
+    ``from_ms <= updated < to_ms`` (None: open). None when the query has neither."""
+    if not (pq.since or pq.until):
+        return None
+
+    def floor(ts):
+        if ts is None:
+            return None
+        utc = ts.astimezone(timezone.utc).replace(minute=0, second=0, microsecond=0)
+        return int(utc.timestamp() * 1000)
+    return floor(pq.since), floor(pq.until)
+
+
+def in_window(updated: int, window: tuple[int | None, int | None]) -> bool:
+    """True when a document's ``updated`` time (ms, 0 = none) is inside :func:`time_window`."""
+    lo, hi = window
+    return bool(updated) and (lo is None or updated >= lo) and (hi is None or updated < hi)
+
+
+def filters(pq: ParsedQuery, *, sessions: bool, kind: bool = True, time: bool = True) -> list[Query] | None:
     """Filter clauses for message documents, or for session documents when ``sessions``.
 
+    ``time=False`` leaves out ``since:``/``until:``, for a caller that checks
+    :func:`time_window` itself (the engine's collectors read the time of each match from a
+    column cache: cheaper than Whoosh's range, which reads every posting of every hour in it).
     ``kind=False`` leaves out the ``kind`` term: for a query on MESSAGE_FIELDS or SESSION_FIELDS,
     whose fields only ever occur on that kind of document, it is implied, and intersecting with
     it costs a skip per matching document (a third of a common word's search time). Returns None
@@ -110,7 +146,7 @@ def filters(pq: ParsedQuery, *, sessions: bool, kind: bool = True) -> list[Query
         if sessions:
             return None
         out.append(Term("role", pq.role))
-    if pq.since or pq.until:
+    if time and (pq.since or pq.until):
         out.append(TermRange("hour", hour_key(pq.since), hour_key(pq.until), startexcl=False, endexcl=True))
     return [_zero(q) for q in out]
 
