@@ -449,9 +449,13 @@ def run(args) -> tuple[dict, Checks]:
     work.mkdir(parents=True, exist_ok=True)
     home, idx = work / "home", work / "index"
     bighome, bigidx = work / "bighome", work / "bigindex"
-    for p in (home, idx, bighome, bigidx):
-        if p.exists():
-            shutil.rmtree(p)
+    if args.queries_only:
+        if not (home / "bench-corpus.json").exists() or not idx.exists():
+            raise SystemExit(f"--queries-only needs {home} and {idx} from an earlier run with --workdir {work}")
+    else:
+        for p in (home, idx, bighome, bigidx):
+            if p.exists():
+                shutil.rmtree(p)
     import crabsearch
     import textual
     import whoosh
@@ -468,6 +472,8 @@ def run(args) -> tuple[dict, Checks]:
     }
     t_all = time.perf_counter()
     try:
+        if args.queries_only:
+            return run_queries_only(args, report, home, idx, check), check
         # 1. corpus
         log(f"[1/7] generating a {args.mb:g} MB corpus in {home}")
         t = time.perf_counter()
@@ -564,6 +570,26 @@ def run(args) -> tuple[dict, Checks]:
         else:
             report["workdir"] = str(work)
     return report, check
+
+
+def run_queries_only(args, report: dict, home: Path, idx: Path, check: Checks) -> dict:
+    """Steps 3 and 4 (refreshes, query latency) on the corpus and index an earlier run left in
+    ``--workdir``: to measure a code change at 1M messages without a 10-minute rebuild."""
+    meta = json.loads((home / "bench-corpus.json").read_text("utf-8"))
+    report["corpus"] = {k: meta[k] for k in ("files", "lines", "messages", "bytes", "tool_output_fraction",
+                                            "images", "compactions", "by_agent")}
+    report["corpus"]["gen_s"] = 0.0
+    report["params"]["queries_only"] = True
+    log(f"[3/7] refresh: no change, and 3 lines appended to one file (x{args.repeat})")
+    claude = sorted((s for s in meta["sessions"] if s["agent"] == "claude"), key=lambda s: s["bytes"])
+    target = Path(claude[len(claude) // 2]["path"]) if claude else None
+    report["refresh"] = bench_refresh(idx, home, args.repeat, target, check, "corpus")
+    log(f"[4/7] query latency ({args.query_runs} warm runs per shape)")
+    spread = pick_spread_pair(idx, args.seed)
+    report["spread_pair"] = spread
+    queries = {**meta["queries"], **EXTRA_QUERIES, "spread": spread["query"]}
+    report["queries"] = bench_queries(idx, queries, args.query_runs, check)
+    return report
 
 
 # ---------------------------------------------------------------------------------------------
@@ -665,6 +691,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--smoke", action="store_true", help="tiny run for CI: 2 MB, 5 MB big file, 3 repeats")
     ap.add_argument("--workdir", help="work here instead of a temporary directory (kept)")
     ap.add_argument("--keep", action="store_true", help="keep the temporary directory")
+    ap.add_argument("--queries-only", action="store_true",
+                    help="with --workdir of an earlier run: only the refreshes and query latency, on its index")
     args = ap.parse_args(argv)
     if args.smoke:
         args.mb, args.big_mb, args.repeat, args.query_runs, args.tui_runs = 2, 5, 3, 10, 1
