@@ -1,12 +1,19 @@
 """The per-file manifest that makes indexing incremental.
 
-One JSON file (``manifest.json`` in the index directory) mapping each transcript path to
-``{"agent", "fkey", "size", "mtime_ns", "offset", "head", "state"}``: its size and mtime when last
-read, the byte offset after the last complete line, a fingerprint of its first bytes (to tell an
-append from a rewrite) and the source's resume state. It is written atomically (temp file +
-``os.replace``) and only after the index commit it describes, so it never runs ahead of the index.
-Files that could not be read are kept under ``errors`` (named once, listed by ``crabsearch status``).
-Each entry also keeps ``messages``, ``skipped`` and ``reasons`` (skipped lines by reason) for status.
+For each transcript path (a *unit*: see ``sources/base.py``) it keeps
+``{"agent", "fkey", "size", "mtime_ns", "offset", "head", ...}``: its size and mtime when last
+read, the offset after the last complete record, a fingerprint of its first bytes (to tell an
+append from a rewrite), plus ``messages``, ``skipped`` and ``reasons`` (skipped lines by reason)
+for ``crabsearch status``; and, stored apart, the source's resume ``state``. Files that could not
+be read are kept under ``errors`` (named once, listed by ``crabsearch status``).
+
+Storage: ``manifest.db``, an SQLite database (the standard library's ``sqlite3``). A refresh
+reads every entry but only the states of the files that grew, and writes only the entries that
+changed, in one transaction after the index commit it describes (so the manifest never runs
+ahead of the index). It replaced one JSON file, which at 7,500 transcripts was 19 MB, parsed and
+rewritten whole on every refresh (0.3 s each way: `bench/README.md`); a ``manifest.json`` left by
+an older version is read once and moved over. A missing or unreadable manifest is empty: the
+index is then rebuilt from the transcripts, which is always possible.
 """
 
 from __future__ import annotations
@@ -14,6 +21,9 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import sqlite3
+from contextlib import closing
+from pathlib import Path
 
 from ..jsonl import loads
 
@@ -21,43 +31,166 @@ try:
     import orjson as _orjson
 except ImportError:  # pragma: no cover
     _orjson = None
-from pathlib import Path
+
 
 def file_key(path: str) -> str:
     """Stable short key for a transcript path (16 hex chars)."""
     return hashlib.sha1(path.encode("utf-8", "surrogateescape")).hexdigest()[:16]
 
 
+def _dumps(value) -> bytes:
+    try:
+        if _orjson is not None:
+            return _orjson.dumps(value)
+    except TypeError:  # text that is not valid UTF-8 (lone surrogates): json escapes it
+        pass
+    return json.dumps(value).encode("ascii")
+
+
+def _loads(blob: bytes):
+    """Exact inverse of :func:`_dumps`: lone surrogates (from file names that are not UTF-8)
+    survive, where ``jsonl.loads`` replaces them as it must for transcript text."""
+    blob = bytes(blob)
+    if b"\\ud" in blob:
+        return json.loads(blob)
+    return loads(blob)
+
+
+def _key(path: str) -> bytes:
+    return path.encode("utf-8", "surrogateescape")
+
+
+def _path(key: bytes) -> str:
+    return bytes(key).decode("utf-8", "surrogateescape")
+
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS files (path BLOB PRIMARY KEY, entry BLOB NOT NULL, state BLOB);
+CREATE TABLE IF NOT EXISTS errors (path BLOB PRIMARY KEY, entry BLOB NOT NULL);
+"""
+
+
 class Manifest:
-    """``files``: path -> entry dict (see module docstring). Load with :meth:`load`."""
+    """``files``: path -> entry dict (see the module docstring; without ``state``, which
+    :meth:`state` reads on demand); ``errors``: path -> ``{"error", "size", "mtime_ns",
+    "ctime_ns"}``. Load with :meth:`load`; record changes with :meth:`save`."""
 
-    NAME = "manifest.json"
+    NAME = "manifest.db"
+    LEGACY = "manifest.json"
 
-    def __init__(self, directory: Path, files: dict[str, dict] | None = None, errors: dict[str, dict] | None = None):
-        self.directory = directory
+    def __init__(self, directory: Path, files: dict[str, dict] | None = None,
+                 errors: dict[str, dict] | None = None, states: dict[str, object] | None = None,
+                 *, replace: bool = False):
+        """``replace``: the first :meth:`save` replaces whatever manifest is on disk (a new
+        manifest for an index that was lost or rebuilt) instead of updating it."""
+        self.directory = Path(directory)
         self.files: dict[str, dict] = files or {}
         self.errors: dict[str, dict] = errors or {}
-        """Files that could not be read: path -> ``{"error", "size", "mtime_ns"}``."""
+        self._states: dict[str, object] = states or {}  # states not in the database yet (migration)
+        self._removed: set[str] = set()
+        self._replace = replace
+        self._discard = False  # the file on disk is not a readable database: delete it first
+
+    def copy(self) -> "Manifest":
+        """A copy whose tables can be changed without touching this one."""
+        out = Manifest(self.directory, dict(self.files), dict(self.errors), dict(self._states),
+                       replace=self._replace)
+        out._removed = set(self._removed)
+        out._discard = self._discard
+        return out
+
+    @property
+    def path(self) -> Path:
+        """The database file."""
+        return self.directory / self.NAME
 
     @classmethod
     def load(cls, directory: Path) -> "Manifest":
-        """Read the manifest in ``directory``; a missing or unreadable one is empty (the index is
-        then rebuilt from the transcripts, which is always possible)."""
+        """Read every entry (not the states) from ``directory``; empty when there is no manifest
+        or it cannot be read."""
+        directory = Path(directory)
+        db = directory / cls.NAME
+        if not db.exists():
+            return cls._load_legacy(directory)
         try:
-            data = loads((directory / cls.NAME).read_bytes())  # orjson when present: 13 MB at 7.5k files
-            if not isinstance(data, dict):
-                data = {}
-        except (OSError, ValueError):
-            data = {}
-        return cls(directory, data.get("files") or {}, data.get("errors") or {})
+            with closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=10)) as con:
+                files = {_path(k): _loads(e) for k, e in con.execute("SELECT path, entry FROM files")}
+                errors = {_path(k): _loads(e) for k, e in con.execute("SELECT path, entry FROM errors")}
+        except (sqlite3.Error, ValueError):
+            out = cls(directory, replace=True)  # damaged: replaced by the next save
+            out._discard = True
+            return out
+        return cls(directory, files, errors)
 
-    def save(self) -> None:
-        """Write atomically. Raises ``OSError`` when the directory is not writable."""
-        tmp = self.directory / (self.NAME + ".tmp")
-        data = {"files": self.files, "errors": self.errors}
+    @classmethod
+    def _load_legacy(cls, directory: Path) -> "Manifest":
+        """A ``manifest.json`` of an older crabsearch: every entry, its state kept aside until
+        the first :meth:`save` writes the database (and removes the JSON file)."""
         try:
-            raw = _orjson.dumps(data) if _orjson else None
-        except TypeError:  # a path that is not valid UTF-8 (lone surrogates): json escapes it
-            raw = None
-        tmp.write_bytes(raw if raw is not None else json.dumps(data).encode("ascii"))
-        os.replace(tmp, self.directory / self.NAME)
+            data = loads((directory / cls.LEGACY).read_bytes())
+        except (OSError, ValueError):
+            return cls(directory)
+        if not isinstance(data, dict):
+            return cls(directory)
+        files = data.get("files") or {}
+        states = {p: e.pop("state", None) for p, e in files.items()}
+        return cls(directory, files, data.get("errors") or {}, states)
+
+    def state(self, path: str):
+        """The stored source state of ``path`` (None when there is none or it cannot be read)."""
+        if path in self._states:
+            return self._states[path]
+        try:
+            with closing(sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, timeout=10)) as con:
+                row = con.execute("SELECT state FROM files WHERE path = ?", (_key(path),)).fetchone()
+        except sqlite3.Error:
+            return None
+        return _loads(row[0]) if row and row[0] is not None else None
+
+    def remove(self, path: str) -> None:
+        """Forget ``path`` (its transcript is gone); written by the next :meth:`save`."""
+        self.files.pop(path, None)
+        self._states.pop(path, None)
+        self._removed.add(path)
+
+    def save(self, changed: dict[str, dict]) -> None:
+        """Record ``changed`` (path -> entry *with* its ``state``), the paths removed since the
+        last save, and the current ``errors``, in one transaction. Raises ``OSError`` when the
+        database cannot be written."""
+        for path, entry in changed.items():
+            entry = dict(entry)
+            self._states[path] = entry.pop("state", None)
+            self.files[path] = entry
+            self._removed.discard(path)
+        legacy = self.directory / self.LEGACY
+        if self._discard:
+            try:
+                os.remove(self.path)
+            except OSError:
+                pass
+            self._discard = False
+        migrate = legacy.exists() or not self.path.exists()
+        # Replaced, migrated or new: every entry; otherwise only what changed.
+        whole = migrate or self._replace
+        paths = list(self.files) if whole else list(changed)
+        rows = [(_key(p), _dumps(self.files[p]), _dumps(self._states.get(p))) for p in paths]
+        try:
+            with closing(sqlite3.connect(self.path, timeout=10)) as con, con:
+                con.executescript(_SCHEMA)
+                if self._replace:
+                    con.execute("DELETE FROM files")
+                con.executemany("INSERT OR REPLACE INTO files (path, entry, state) VALUES (?, ?, ?)", rows)
+                con.executemany("DELETE FROM files WHERE path = ?", [(_key(p),) for p in self._removed])
+                con.execute("DELETE FROM errors")
+                con.executemany("INSERT INTO errors (path, entry) VALUES (?, ?)",
+                                [(_key(p), _dumps(e)) for p, e in self.errors.items()])
+        except sqlite3.Error as exc:
+            raise OSError(f"cannot write the manifest {self.path}: {exc}") from exc
+        self._removed.clear()
+        self._states.clear()  # in the database now
+        self._replace = False
+        if migrate:
+            try:
+                os.remove(legacy)
+            except OSError:
+                pass

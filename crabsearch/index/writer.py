@@ -251,7 +251,7 @@ class Indexer:
         jobs, removed, manifest = self._plan(ix, report, files)
         for path in removed:
             writer.delete_by_term("fkey", manifest.files[path]["fkey"])
-            del manifest.files[path]
+            manifest.remove(path)
             report.files_removed += 1
         total = sum(j.todo_bytes for j in jobs)
         done_bytes = pending_bytes = 0
@@ -302,7 +302,7 @@ class Indexer:
 
     def _load_manifest(self) -> Manifest:
         """The manifest, read once per change of its file: a refresh plans twice (before and
-        under the writer lock), and at 7,500 files the manifest is 13 MB of JSON."""
+        under the writer lock)."""
         try:
             st = os.stat(self.index_dir / Manifest.NAME)
             key = (st.st_mtime_ns, st.st_size, st.st_ino)
@@ -312,14 +312,18 @@ class Indexer:
         if key is None or not cached or cached[0] != key:
             cached = (key, Manifest.load(self.index_dir))
             self._manifest_cache = cached if key is not None else None
-        m = cached[1]  # a copy of the top-level tables: refresh adds and deletes entries
-        return Manifest(self.index_dir, dict(m.files), dict(m.errors))
+        return cached[1].copy()  # refresh adds and deletes entries
 
     def _plan(self, ix, report: RefreshReport,
               files: list[tuple[Source, str]]) -> tuple[list[_Job], list[str], Manifest]:
-        manifest = self._load_manifest() if not report.rebuilt else Manifest(self.index_dir)
-        if manifest.files and doc_total(ix) == 0:
-            manifest = Manifest(self.index_dir)  # index lost: the manifest must not claim anything
+        manifest = self._load_manifest() if not report.rebuilt else Manifest(self.index_dir, replace=True)
+        # A file the manifest does not know may still have documents in the index (a manifest
+        # lost or damaged, or a crash between an index commit and the manifest save): its
+        # documents are then replaced, not added twice.
+        self._index_has_docs = doc_total(ix) > 0
+        if manifest.files and not self._index_has_docs:
+            # index lost: the manifest must not claim anything
+            manifest = Manifest(self.index_dir, replace=True)
         report.files_seen, report.by_agent = 0, {}
         self._manifest_errors = dict(manifest.errors)
         jobs: list[_Job] = []
@@ -347,7 +351,7 @@ class Indexer:
                 except OSError:
                     same_head = False
                 if same_head and old.get("agent") == src.agent:
-                    job.start, job.state = old["offset"], old["state"]
+                    job.start, job.state = old["offset"], manifest.state(path)
             jobs.append(job)
         removed = [p for p in manifest.files if p not in found]
         for p in [p for p in self._manifest_errors if p not in found]:
@@ -376,7 +380,7 @@ class Indexer:
                                                "ctime_ns": ctime}
             return None
         self._manifest_errors.pop(job.path, None)
-        if job.start == 0 and not job.fresh:
+        if job.start == 0 and (not job.fresh or self._index_has_docs):
             writer.delete_by_term("fkey", fkey)
         skey = f"{read.session.agent}:{read.session.session_id}"
         add = writer.add_document if job.start == 0 else writer.update_document
@@ -411,6 +415,6 @@ class Indexer:
                 "skipped": sum(reasons.values()), "reasons": reasons}
 
     def _save(self, manifest: Manifest, entries: dict[str, dict]) -> None:
-        manifest.files.update(entries)
-        manifest.errors = {p: e for p, e in self._manifest_errors.items() if p not in manifest.files}
-        manifest.save()
+        manifest.errors = {p: e for p, e in self._manifest_errors.items()
+                           if p not in manifest.files and p not in entries}
+        manifest.save(entries)

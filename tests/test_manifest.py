@@ -1,0 +1,92 @@
+"""The manifest database: entries without states, states on demand, changes only, removals,
+replacement after a lost index, and migration from the JSON manifest of older versions."""
+
+from __future__ import annotations
+
+import json
+
+from crabsearch.index import Indexer
+from crabsearch.index.manifest import Manifest
+from crabsearch.search import Engine
+
+from builders import ClaudeSession, CodexSession
+
+
+def build(tmp_path):
+    home = tmp_path / "home"
+    a = ClaudeSession(home).user("the cron schedule drifts").assistant("use UTC")
+    b = CodexSession(home).user("flaky retry backoff").assistant("add jitter")
+    a.write()
+    b.write()
+    idx = Indexer(tmp_path / "index", env={"HOME": str(home)})
+    idx.refresh()
+    return home, idx, a, b
+
+
+def test_entries_load_without_states_and_states_come_on_demand(tmp_path):
+    _, _, a, b = build(tmp_path)
+    m = Manifest.load(tmp_path / "index")
+    assert set(m.files) == {str(a.path), str(b.path)}
+    assert all("state" not in e and e["offset"] == e["size"] for e in m.files.values())
+    assert isinstance(m.state(str(a.path)), dict) and m.state("/no/such/file") is None
+    assert not (tmp_path / "index" / "manifest.json").exists()
+
+
+def test_save_writes_changes_and_removals_only(tmp_path):
+    d = tmp_path / "m"
+    d.mkdir()
+    m = Manifest(d)
+    m.save({"/a": {"size": 1, "state": {"n": 1}}, "/b": {"size": 2, "state": None}})
+    m = Manifest.load(d)
+    m.remove("/a")
+    m.save({"/c": {"size": 3, "state": [1, 2]}})
+    again = Manifest.load(d)
+    assert again.files == {"/b": {"size": 2}, "/c": {"size": 3}}
+    assert again.state("/c") == [1, 2] and again.state("/a") is None
+    Manifest(d, replace=True).save({"/z": {"size": 9, "state": None}})  # an index rebuilt: old rows go
+    assert set(Manifest.load(d).files) == {"/z"}
+
+
+def test_paths_that_are_not_utf8_round_trip(tmp_path):
+    d = tmp_path / "m"
+    d.mkdir()
+    odd = "/home/dev/caf\udce9.jsonl"  # a Latin-1 byte in a file name (surrogateescape)
+    Manifest(d).save({odd: {"size": 1, "state": {"p": odd}}})
+    m = Manifest.load(d)
+    assert list(m.files) == [odd] and m.state(odd) == {"p": odd}
+
+
+def test_a_json_manifest_of_an_older_version_is_moved_over_and_appends_stay_incremental(tmp_path):
+    home, idx, a, _ = build(tmp_path)
+    index = tmp_path / "index"
+    old = Manifest.load(index)
+    legacy = {"files": {p: {**e, "state": old.state(p)} for p, e in old.files.items()}, "errors": {}}
+    (index / "manifest.json").write_text(json.dumps(legacy))
+    (index / "manifest.db").unlink()
+    a.user("appended after the upgrade: pelican").write()
+    rep = Indexer(index, env={"HOME": str(home)}).refresh()
+    assert rep.files_read == 1 and rep.messages_added == 1 and rep.bytes_read < 2000  # read from the offset
+    assert not (index / "manifest.json").exists()
+    m = Manifest.load(index)
+    assert set(m.files) == set(old.files) and m.state(str(a.path))
+    hits = Engine(index).search("pelican").hits
+    assert len(hits) == 1 and hits[0].session.message_count == 3
+    assert Indexer(index, env={"HOME": str(home)}).refresh().files_read == 0
+
+
+def test_an_unreadable_manifest_is_empty_and_the_index_is_rebuilt(tmp_path):
+    home, _, _, _ = build(tmp_path)
+    before = Engine(tmp_path / "index").doc_count()
+    (tmp_path / "index" / "manifest.db").write_bytes(b"not a database at all")
+    assert Manifest.load(tmp_path / "index").files == {}
+    rep = Indexer(tmp_path / "index", env={"HOME": str(home)}).refresh()
+    assert rep.files_read == 2
+    assert Engine(tmp_path / "index").doc_count() == before  # replaced, not added twice
+
+
+def test_a_lost_manifest_does_not_duplicate_documents(tmp_path):
+    home, _, _, _ = build(tmp_path)
+    before = Engine(tmp_path / "index").doc_count()
+    (tmp_path / "index" / "manifest.db").unlink()
+    assert Indexer(tmp_path / "index", env={"HOME": str(home)}).refresh().files_read == 2
+    assert Engine(tmp_path / "index").doc_count() == before
