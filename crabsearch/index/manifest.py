@@ -11,7 +11,7 @@ Storage: ``manifest.db``, an SQLite database (the standard library's ``sqlite3``
 reads every entry but only the states of the files that grew, and writes only the entries that
 changed, in one transaction after the index commit it describes (so the manifest never runs
 ahead of the index). It replaced one JSON file, which at 7,500 transcripts was 19 MB, parsed and
-rewritten whole on every refresh (0.3 s each way: `bench/README.md`); a ``manifest.json`` left by
+rewritten whole on every refresh (0.3 s each way); a ``manifest.json`` left by
 an older version is read once and moved over. A missing or unreadable manifest is empty: the
 index is then rebuilt from the transcripts, which is always possible.
 """
