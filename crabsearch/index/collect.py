@@ -157,13 +157,14 @@ def _best_by_term(plain, offset: int, skeys: list[str], updated, window, exclude
     with the same rule (a higher score wins; in a tie, the lower document number). Raises
     :class:`OutOfTime` after keeping the documents scored so far when the clock runs out."""
     names = [_decoded(m.term()) for m, _, _ in plain]
-    acc, stopped = scores(plain, clock.expired)
-    for d, (sc, mask) in acc.items():
+    acc, masks, stopped = scores(plain, clock.expired)
+    for d, sc in acc.items():
         k = skeys[d]
         if excluded and k in excluded or window and not in_window(updated[d], window):
             continue
         b = best.get(k)
         if b is None or sc > b.score or (sc == b.score and offset + d < b.docnum):
+            mask = masks[d]
             best[k] = Best(sc, offset + d, [names[i] for i in range(len(names)) if mask >> i & 1])
     if stopped:
         raise OutOfTime  # after keeping what was scored: a partial result still has hits
@@ -184,9 +185,9 @@ def each_match(searcher, query, keys: SegmentKeys, *, deadline: float | None = N
         plain = isinstance(m, FlatUnionMatcher) and m.plain_postings()
         if plain:  # words in several fields: term at a time (union.scores), yielded in order
             names = [_decoded(leaf.term()) for leaf, _, _ in plain]
-            acc, stopped = scores(plain, clock.expired)
+            acc, masks, stopped = scores(plain, clock.expired)
             for d in sorted(acc):
-                sc, mask = acc[d]
+                sc, mask = acc[d], masks[d]
                 k = skeys[d]
                 if not (excluded and k in excluded) and not (window and not in_window(updated[d], window)):
                     yield k, sc, offset + d, [names[i] for i in range(len(names)) if mask >> i & 1]
