@@ -208,3 +208,37 @@ def walk_spans(m):
 def test_fixture_has_phrases(searcher):
     assert list(Phrase("user", ["the", "walrus"]).docs(searcher))
     assert list(Phrase("assistant", ["walrus", "walrus"]).docs(searcher))
+
+
+def test_leaf_skip_to_lands_where_whooshs_stepping_did(searcher):
+    """whoosh_fixes bisects inside a posting block: every target lands on the first document at
+    or after it, across blocks and at the end, as Whoosh's one-posting-at-a-time loop did."""
+    for sub, _ in searcher.leaf_searchers():
+        for f in FIELDS:
+            for word in WORDS:
+                if (f, word) not in sub.reader():
+                    continue
+                ids = list(sub.postings(f, word).all_ids())
+                for target in range(0, ids[-1] + 2):
+                    m = sub.postings(f, word)
+                    m.skip_to(target)
+                    want = next((d for d in ids if d >= target), None)
+                    assert (m.id() if m.is_active() else None) == want
+
+
+def test_leaf_skip_to_across_posting_blocks(tmp_path):
+    home = tmp_path / "home"
+    s = ClaudeSession(home)
+    for n in range(700):
+        s.user(f"walrus number {n}" if n % 3 else f"plain number {n}")
+    s.write()
+    Indexer(tmp_path / "index", env={"HOME": str(home)}).refresh()
+    ix, _ = open_index(tmp_path / "index", create=False)
+    with ix.searcher() as srch:
+        for sub, _ in srch.leaf_searchers():
+            ids = list(sub.postings("user", "walrus").all_ids())
+            assert len(ids) > 300  # several blocks of 128
+            for target in range(0, ids[-1] + 2, 7):
+                m = sub.postings("user", "walrus")
+                m.skip_to(target)
+                assert (m.id() if m.is_active() else None) == next((d for d in ids if d >= target), None)
