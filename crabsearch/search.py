@@ -401,21 +401,33 @@ class Engine:
             result.partial = True
         matches.sort(key=lambda m: -m[1])  # best first (stable: document order breaks ties)
         per: dict[str, list] = {}
+        kinds: dict[tuple, tuple] = {}  # matched terms -> what they mean (a few dozen kinds)
         for key, score, docnum, terms in matches:
-            matched = {(f, t) for f, t in terms if f in WEIGHTS}
-            words = {t for _, t in matched}
-            entry = per.setdefault(key, [[0.0] * len(groups), None, set(), set()])
-            for gi, g in enumerate(groups):
-                if covered(g, words):
-                    entry[0][gi] = max(entry[0][gi], score)
+            kind = kinds.get(terms)
+            if kind is None:
+                matched = frozenset((f, t) for f, t in terms if f in WEIGHTS)
+                words = frozenset(t for _, t in matched)
+                kind = kinds[terms] = (
+                    matched, words, [gi for gi, g in enumerate(groups) if covered(g, words)],
+                    all(f in SESSION_FIELDS for f, _ in matched))
+            matched, words, cover, session_doc = kind
+            entry = per.get(key)
+            if entry is None:
+                entry = per[key] = [[0.0] * len(groups), None, set(), set(), set()]
+            best_by_group = entry[0]
+            for gi in cover:
+                if score > best_by_group[gi]:
+                    best_by_group[gi] = score
             # The best message (message fields never occur on a session document); the session
             # document (title, summary) only when no message of the session matched.
-            if entry[1] is None or (entry[1][1] and any(f not in SESSION_FIELDS for f, _ in matched)):
-                entry[1] = (docnum, all(f in SESSION_FIELDS for f, _ in matched))
-            entry[2] |= matched
-            entry[3] |= words
+            if entry[1] is None or (entry[1][1] and not session_doc):
+                entry[1] = (docnum, session_doc)
+            if terms not in entry[4]:
+                entry[4].add(terms)
+                entry[2] |= matched
+                entry[3] |= words
         return {key: (sum(group_best), best[0], sorted(matched), sum(covered(g, words) for g in groups))
-                for key, (group_best, best, matched, words) in per.items()}
+                for key, (group_best, best, matched, words, _) in per.items()}
 
     def _run(self, searcher, q, clauses, limit, sort, result) -> dict[str, tuple]:
         """Run one query, collapsed to the best document per session; returns

@@ -18,7 +18,7 @@ import heapq
 import time
 from array import array
 from bisect import bisect_right
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from .querying import in_window
 from .union import FlatUnionMatcher, scores
@@ -39,7 +39,7 @@ class Best:
 
     score: float
     docnum: int
-    terms: list[tuple[str, str]] = field(default_factory=list)
+    terms: tuple[tuple[str, str], ...] = ()
 
 
 class SegmentKeys:
@@ -165,7 +165,7 @@ def _best_by_term(plain, offset: int, skeys: list[str], updated, window, exclude
         b = best.get(k)
         if b is None or sc > b.score or (sc == b.score and offset + d < b.docnum):
             mask = masks[d]
-            best[k] = Best(sc, offset + d, [names[i] for i in range(len(names)) if mask >> i & 1])
+            best[k] = Best(sc, offset + d, tuple(names[i] for i in range(len(names)) if mask >> i & 1))
     if stopped:
         raise OutOfTime  # after keeping what was scored: a partial result still has hits
 
@@ -173,7 +173,7 @@ def _best_by_term(plain, offset: int, skeys: list[str], updated, window, exclude
 def each_match(searcher, query, keys: SegmentKeys, *, deadline: float | None = None,
                excluded: frozenset[str] = frozenset(), window: tuple[int | None, int | None] | None = None):
     """Every document matching ``query``, in document order, as ``(skey, score, docnum, terms)``
-    (BM25F score, global document number, matched ``(field, text)`` pairs), except those of the
+    (BM25F score, global document number, a tuple of the matched ``(field, text)`` pairs), except those of the
     sessions whose key is in ``excluded`` and those outside the time ``window``.
 
     Raises :class:`OutOfTime` once ``deadline`` (``time.monotonic()`` seconds) has passed.
@@ -190,7 +190,7 @@ def each_match(searcher, query, keys: SegmentKeys, *, deadline: float | None = N
                 sc, mask = acc[d], masks[d]
                 k = skeys[d]
                 if not (excluded and k in excluded) and not (window and not in_window(updated[d], window)):
-                    yield k, sc, offset + d, [names[i] for i in range(len(names)) if mask >> i & 1]
+                    yield k, sc, offset + d, tuple(names[i] for i in range(len(names)) if mask >> i & 1)
             if stopped:
                 raise OutOfTime
             continue
@@ -238,14 +238,14 @@ def _segments(searcher, query):
             yield sub, offset, m
 
 
-def _terms(tms, d: int) -> list[tuple[str, str]]:
+def _terms(tms, d: int) -> tuple[tuple[str, str], ...]:
     """The ``(field, text)`` pairs of the term matchers ``tms`` (a matcher tree's leaves, listed
     once per segment as Whoosh's ``TermsCollector`` does) that are on document ``d``."""
     out = []
     for tm in tms:
         if tm.is_active() and tm.id() == d:
             out.append(_decoded(tm.term()))
-    return out
+    return tuple(out)
 
 
 def _decoded(term: tuple) -> tuple[str, str]:
