@@ -117,6 +117,9 @@ class Hit:
     also_in_sessions: list[str] = field(default_factory=list)
     branch: str = "active"
     before_compaction: bool = False
+    terms: list[str] = field(default_factory=list)
+    """The query's terms (``SearchResult.terms``): a new window (``Engine.window``) cuts a long
+    hit message around its first match with them, as the search did."""
 
     @property
     def also_in(self) -> int:
@@ -252,6 +255,27 @@ def cut_bytes(text: str, limit: int) -> tuple[str, bool]:
     if len(raw) <= limit:
         return text, False
     return raw[:limit].decode("utf-8", "ignore"), True
+
+
+MATCH_LEAD = 160
+"""Characters kept before the first match when a long hit message is cut around it."""
+
+
+def cut_around(text: str, limit: int, first_match: int | None) -> tuple[str, bool]:
+    """``text`` cut to at most ``limit`` UTF-8 bytes so that it shows the character offset
+    ``first_match`` (the hit's first matched term): from the start when the match is in the
+    first half of the limit, else from about :data:`MATCH_LEAD` characters before it (at a word
+    boundary, after a ``…``). ``(text, cut?)``; with no match, the same as :func:`cut_bytes`."""
+    if first_match is None or len(text.encode("utf-8", "replace")) <= limit:
+        return cut_bytes(text, limit)
+    if len(text[:first_match].encode("utf-8", "replace")) <= limit // 2:
+        return cut_bytes(text, limit)
+    start = max(0, first_match - MATCH_LEAD)
+    space = text.find(" ", start, first_match)
+    if space != -1:
+        start = space + 1
+    cut, _ = cut_bytes("… " + text[start:], limit)
+    return cut, True
 
 
 def branch_window(index: int, total: int, before: int, after: int,

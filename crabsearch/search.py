@@ -34,7 +34,8 @@ from .index.store import STAMP, open_index
 from .index.union import FlatOr
 from .hits import (  # re-exported: the engine's public names live here too  # noqa: F401
     DEFAULT_AFTER, DEFAULT_BEFORE, DEFAULT_LIMIT, MAX_ITEM_BYTES, MAX_WINDOW, UNAVAILABLE, AmbiguousSession,
-    Hit, Item, Page, SearchResult, SessionRef, abandoned_ranges, branch_window, clamp_window, cut_bytes, in_ranges,
+    Hit, Item, Page, SearchResult, SessionRef, abandoned_ranges, branch_window, clamp_window, cut_around, cut_bytes,
+    in_ranges,
     last_compaction)
 from .model import Role, Session, from_ms
 from .query import parse
@@ -43,8 +44,13 @@ from .sources import SOURCES
 
 
 DEDUP_SPARE = 5
+DEDUP_DEPTH = 4
+"""Sessions kept per rung: ``DEDUP_DEPTH`` times the rows fetched (copies are folded after)."""
 """Rows fetched beyond ``limit`` (at least; half the limit for larger ones) so that dropping
 duplicate rows (the same message in resumed or forked sessions) still fills the limit."""
+
+MATCH_SCAN = 64 * 1024
+"""Characters of a long hit message looked through for its first match (``_first_match``)."""
 
 SESSION_DOCS_KEPT = 2048
 """Session documents kept in memory per searcher (the rows of a few result pages)."""
@@ -69,6 +75,7 @@ class Engine:
         self._mask = redact  # masking for the call in progress (set under the lock)
         self._gate: tuple = (None, frozenset(), None)  # deadline, excluded sessions, time window
         self._m_filters: list = []  # the message filters of the search in progress
+        self._comp: Compiler | None = None  # the query compiler of the search in progress
         self._lock = threading.RLock()
         self._ix = None
         self._searcher = None
@@ -160,7 +167,9 @@ class Engine:
         self._mask = self.redact if redact is None else redact
 
     def _items(self, searcher, ref: SessionRef, indexes, hit_index: int | None,
-               max_bytes: int | None, redact: bool | None = None) -> list[Item]:
+               max_bytes: int | None, redact: bool | None = None, terms: list[str] | None = None) -> list[Item]:
+        """The messages ``indexes`` of a session, read from its transcript, each cut to
+        ``max_bytes``; the hit message (``hit_index``) around its first match of ``terms``."""
         src = SOURCES.get(ref.session.agent)
         mask = self._mask if redact is None else redact
         off = abandoned_ranges(ref.session)
@@ -179,7 +188,9 @@ class Engine:
             if mask:
                 text = redact_secrets(text)
             truncated = False
-            if max_bytes is not None:
+            if max_bytes is not None and i == hit_index and terms:
+                text, truncated = cut_around(text, max_bytes, _first_match(text, terms))
+            elif max_bytes is not None:
                 text, truncated = cut_bytes(text, max_bytes)
             items.append(Item(i, f["role"], f["label"], from_ms(f.get("ts")), text, truncated, i == hit_index,
                               abandoned=in_ranges(i, off), sidechain=bool(f.get("side"))))
@@ -296,7 +307,7 @@ class Engine:
             if by_id:
                 result.route, result.hits = "id", by_id
                 return result
-            comp = Compiler(pq, searcher)
+            comp = self._comp = Compiler(pq, searcher)
             if comp.empty:
                 if pq.has_filters and not (pq.words or pq.phrases or pq.excluded):
                     result.route = "recent"
@@ -435,7 +446,11 @@ class Engine:
         if clauses is None:
             return {}
         deadline, excluded, window = self._gate
-        top, partial = best_per_session(searcher, And([q, *clauses]), limit, self._keys, newest=sort == "newest",
+        # Every session's best is found anyway; more of them than the rows shown are returned so
+        # that copies of one message (resumed or forked sessions, folded into one row by _merge)
+        # cannot leave the page short.
+        top, partial = best_per_session(searcher, And([q, *clauses]), limit * DEDUP_DEPTH, self._keys,
+                                        newest=sort == "newest",
                                         deadline=deadline, excluded=excluded, window=window)
         result.partial = result.partial or partial
         out = {}
@@ -498,12 +513,13 @@ class Engine:
             kept.append(row)
         rows = kept
         hits = []
+        terms = self._comp.terms if self._comp is not None else []
         for score, _, ref, idx, m_score, s_score, matched, by_message, _cov, _key, others in rows:
             window = branch_window(idx, ref.session.message_count, before, after, abandoned_ranges(ref.session))
-            items = self._items(searcher, ref, window, idx, MAX_ITEM_BYTES)
+            items = self._items(searcher, ref, window, idx, MAX_ITEM_BYTES, terms=terms)
             hit_item = next((i for i in items if i.hit), None)
             hit = Hit(ref, score, idx, hit_item.role if hit_item else Role.USER.value, items,
-                      also_in_sessions=others)
+                      also_in_sessions=others, terms=list(terms))
             if explain:
                 hit.explain = {
                     "route": route, "message_score": round(m_score, 4), "session_score": round(s_score, 4),
@@ -552,7 +568,7 @@ class Engine:
                 return []
             rng = branch_window(hit.message_index, hit.session.message_count, before, after,
                                 abandoned_ranges(hit.session))
-            return self._items(searcher, hit.ref, rng, hit.message_index, MAX_ITEM_BYTES, redact)
+            return self._items(searcher, hit.ref, rng, hit.message_index, MAX_ITEM_BYTES, redact, hit.terms)
 
     def locate(self, ref: SessionRef, message_index: int) -> tuple[str, int] | None:
         """``(file, byte offset)`` where message ``message_index`` of ``ref``'s session starts (for
@@ -682,3 +698,16 @@ class Engine:
     def spans(text: str, terms: list[str]) -> list[tuple[int, int]]:
         """Character spans of ``text`` that match any of the analyzed query ``terms``."""
         return _spans(text, set(terms))
+
+
+def _first_match(text: str, terms: list[str]) -> int | None:
+    """Character offset of the first query term in ``text`` (its first 1 KB, then its first
+    :data:`MATCH_SCAN` characters: analysis is the cost), or None."""
+    wanted = set(terms)
+    for end in (1024, MATCH_SCAN):
+        found = _spans(text[:end], wanted)
+        if found:
+            return found[0][0]
+        if end >= len(text):
+            break
+    return None

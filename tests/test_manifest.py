@@ -7,6 +7,7 @@ import json
 
 from crabsearch.index import Indexer
 from crabsearch.index.manifest import Manifest
+from crabsearch.index.store import doc_total, open_index
 from crabsearch.search import Engine
 
 from builders import ClaudeSession, CodexSession
@@ -90,3 +91,16 @@ def test_a_lost_manifest_does_not_duplicate_documents(tmp_path):
     (tmp_path / "index" / "manifest.db").unlink()
     assert Indexer(tmp_path / "index", env={"HOME": str(home)}).refresh().files_read == 2
     assert Engine(tmp_path / "index").doc_count() == before
+
+
+def test_a_lost_manifest_does_not_leave_the_old_documents_on_disk(tmp_path):
+    """Trial finding: each manifest loss re-read every file and the index grew (the replaced
+    documents stayed in their segments as deleted ones). The first commit now drops them."""
+    home, _, _, _ = build(tmp_path)
+    index = tmp_path / "index"
+    ix = open_index(index, create=False)[0]
+    total = doc_total(ix)
+    for _ in range(3):
+        (index / "manifest.db").unlink()
+        assert Indexer(index, env={"HOME": str(home)}).refresh().files_read == 2
+        assert doc_total(open_index(index, create=False)[0]) == total  # deleted ones included

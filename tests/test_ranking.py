@@ -238,3 +238,32 @@ def test_filters_add_nothing_to_scores(tmp_path, filters):
     plain = {h.session.session_id: h.score for h in e.search("heron").hits}
     narrowed = {h.session.session_id: h.score for h in e.search(f"heron {filters}").hits}
     assert narrowed and all(narrowed[k] == pytest.approx(plain[k]) for k in narrowed)
+
+
+def test_sort_newest_prefers_the_later_of_messages_with_the_same_time(tmp_path):
+    home = tmp_path / "h"
+    s = ClaudeSession(home, "0003cccc-0000-4000-8000-000000000000").user("gannet first").assistant("gannet second")
+    s.lines[1]["timestamp"] = s.lines[0]["timestamp"]
+    e = build(tmp_path, s)
+    [hit] = e.search("gannet", sort="newest").hits
+    assert hit.message_index == 1
+
+
+def test_a_quoted_phrase_alone_is_the_phrase_route(corpus):
+    r = corpus.search('"drops nulls"')
+    assert r.route == "phrase" and len(r.hits) == 1
+
+
+def test_a_long_hit_message_is_cut_around_its_match(tmp_path):
+    """The window text of a hit deep in a long message shows the match (trial finding: the
+    first 1 KB was shown, without it)."""
+    home = tmp_path / "h"
+    long = " ".join(f"filler{n}" for n in range(900)) + " the albatross retry loop " + "tail " * 300
+    e = build(tmp_path, ClaudeSession(home, "0004dddd-0000-4000-8000-000000000000").user("hi").assistant(long))
+    [hit] = e.search("albatross").hits
+    assert "albatross" in hit.item.text and hit.item.text.startswith("… ") and hit.item.truncated
+    assert len(hit.item.text.encode()) <= 1024
+    [again] = [i for i in e.window(hit, 1, 1) if i.hit]  # widening the window keeps the cut
+    assert "albatross" in again.text
+    [short] = e.search("hi").hits
+    assert not short.item.text.startswith("…")

@@ -349,3 +349,20 @@ def test_claude_rewind_found_in_an_appended_read(tmp_path):
     path.write_text("".join(json.dumps(line) + "\n" for line in s.lines))
     more = src.read(path, first.end_offset, first.state)
     assert more.session.extra["off_branch"] == [[2, 4]]
+
+
+def test_many_copies_of_one_message_do_not_leave_the_page_short(tmp_path):
+    """25 resumed copies of one session, and 11 other sessions: the copies fold into one row and
+    the other sessions still fill the limit (trial finding: 6 rows of 12)."""
+    home = tmp_path / "home"
+    base = ClaudeSession(home, session_id="a0000000-0000-4000-8000-000000000000").user("the kestrel files are big")
+    base.write()
+    for n in range(25):
+        ClaudeSession(home, session_id=f"c{n:07d}-0000-4000-8000-000000000000").copy_of(base).write()
+    for n in range(11):
+        ClaudeSession(home, session_id=f"d{n:07d}-0000-4000-8000-000000000000").user(
+            f"kestrel notes, part {n}, a longer message about other things entirely").write()
+    engine = _index(tmp_path, home)
+    hits = engine.search("kestrel", limit=12).hits
+    assert len(hits) == 12 and len({h.session.session_id for h in hits}) == 12
+    assert sum(1 for h in hits if h.also_in) == 1

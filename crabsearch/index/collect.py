@@ -141,7 +141,9 @@ def best_per_session(searcher, query, limit: int, keys: SegmentKeys, *, newest: 
                 if not (excluded and k in excluded) and not (window and not in_window(updated[d], window)):
                     sc = updated[d] if newest else m.score()
                     b = best.get(k)
-                    if b is None or sc > b.score:
+                    # Newest first: of messages with the same time, the later one (documents
+                    # come in message order). By score: the first document keeps a tie.
+                    if b is None or sc > b.score or (newest and sc == b.score):
                         best[k] = Best(sc, offset + d, _terms(tms, d))
                 m.next()
     except OutOfTime:

@@ -231,8 +231,8 @@ class Compiler:
         ``any`` for session documents), over ``fields``."""
         fields = self.fields(fields)
         required = self.required(fields)
-        if not self.groups:
-            return [("all", self.finish(required, fields))]
+        if not self.groups:  # only quoted phrases and prefixes: "phrase" when it is phrases alone
+            return [("phrase" if self.phrases and not self.prefixes else "all", self.finish(required, fields))]
         out: list[tuple[str, Query]] = []
         if len(self.groups) == 1 and len(self.groups[0]) > 1 and self._known(self.groups[0][0]):
             # A lone identifier that the index knows whole (getUserById, src/auth/token-store.ts):

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Mapping
 
 from whoosh.index import LockError
+from whoosh.writing import CLEAR
 
 from ..model import Message, Role, Session, to_ms
 from ..sources import SOURCES, Source
@@ -257,6 +258,15 @@ class Indexer:
         done_bytes = pending_bytes = 0
         docs_at_commit = 0
         pending_entries: dict[str, dict] = {}
+        # A manifest lost or damaged while the index has documents: every file is read again, and
+        # the first commit drops all the old segments (Whoosh's CLEAR merge policy) so that the
+        # replaced documents do not stay on disk as deleted ones (the index grew with each loss).
+        clear_old = not manifest.files and self._index_has_docs
+
+        def commit(writer) -> None:
+            nonlocal clear_old
+            writer.commit(mergetype=CLEAR) if clear_old else writer.commit()
+            clear_old = False
 
         def tick(n: int, extra_bytes: int = 0) -> None:
             if progress:
@@ -275,14 +285,14 @@ class Indexer:
             if pending_bytes >= BATCH_BYTES or report.messages_added - docs_at_commit >= BATCH_DOCS:
                 # Commit in batches so results appear while a long build runs; the manifest
                 # moves forward only after the commit it describes.
-                writer.commit()
+                commit(writer)
                 self._save(manifest, pending_entries)
                 pending_entries, pending_bytes = {}, 0
                 docs_at_commit = report.messages_added
                 writer = self._writer(ix, report, t0)
                 if writer is None:
                     return report
-        writer.commit()
+        commit(writer)
         self._save(manifest, pending_entries)
         report.seconds = time.perf_counter() - t0
         return report
