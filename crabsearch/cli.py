@@ -97,9 +97,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _positive(value: str) -> int:
-    n = _nonneg(value)
-    if n == 0:
-        raise argparse.ArgumentTypeError("must be 1 or more")
+    try:
+        n = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {value!r}") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"must be 1 or more: {value}")
     return n
 
 
