@@ -188,8 +188,9 @@ class Engine:
             if mask:
                 text = redact_secrets(text)
             truncated = False
-            if max_bytes is not None and i == hit_index and terms:
-                text, truncated = cut_around(text, max_bytes, _first_match(text, terms))
+            if max_bytes is not None and i == hit_index and terms and len(text) > max_bytes // 4:
+                long = len(text.encode("utf-8", "replace")) > max_bytes
+                text, truncated = cut_around(text, max_bytes, _first_match(text, terms) if long else None)
             elif max_bytes is not None:
                 text, truncated = cut_bytes(text, max_bytes)
             items.append(Item(i, f["role"], f["label"], from_ms(f.get("ts")), text, truncated, i == hit_index,
@@ -701,13 +702,32 @@ class Engine:
 
 
 def _first_match(text: str, terms: list[str]) -> int | None:
-    """Character offset of the first query term in ``text`` (its first 1 KB, then its first
-    :data:`MATCH_SCAN` characters: analysis is the cost), or None."""
-    wanted = set(terms)
-    for end in (1024, MATCH_SCAN):
-        found = _spans(text[:end], wanted)
-        if found:
-            return found[0][0]
-        if end >= len(text):
-            break
-    return None
+    """Character offset of the first query term in ``text`` (its first :data:`MATCH_SCAN`
+    characters), or None: a case-folded substring search, where a word counts only when it is
+    not part of a longer word (``the`` in ``other``); a ``prefix*`` only needs its start to be a
+    word start; CJK terms (bigrams inside runs of CJK text) count anywhere. Offsets are those of
+    the case-folded text, which can differ by a few characters for rare scripts (it only places
+    a cut)."""
+    low = text[:MATCH_SCAN].lower()
+    best = None
+    for term in terms:
+        prefix = term.endswith("*")
+        needle = term.rstrip("*")
+        if not needle:
+            continue
+        anywhere = not needle.isascii() and any(_is_cjk(c) for c in needle)
+        pos = low.find(needle)
+        while pos != -1 and (best is None or pos < best):
+            before = low[pos - 1] if pos else " "
+            after = low[pos + len(needle)] if pos + len(needle) < len(low) else " "
+            if anywhere or (not before.isalnum() and (prefix or not after.isalnum())):
+                best = pos
+                break
+            pos = low.find(needle, pos + 1)
+    return best
+
+
+def _is_cjk(c: str) -> bool:
+    """True for a Han, kana or Hangul character (the analyzer indexes their runs as bigrams)."""
+    o = ord(c)
+    return 0x3040 <= o <= 0x30FF or 0x3400 <= o <= 0x9FFF or 0xAC00 <= o <= 0xD7AF or 0xF900 <= o <= 0xFAFF

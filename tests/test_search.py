@@ -211,3 +211,13 @@ def test_branch_window_follows_the_hits_own_branch():
     assert branch_window(7, 10, 4, 2, []) == [3, 4, 5, 6, 7, 8, 9]
     assert branch_window(12, 30, 20, 20, [(2, 6), (8, 9)]) == [0, 1, 6, 7, *range(9, 21)]
     assert len(branch_window(12, 30, 20, 20, [(2, 6)])) == MAX_WINDOW
+
+
+def test_first_match_places_the_cut_on_whole_words():
+    from crabsearch.search import _first_match
+
+    assert _first_match("another theme, then the end", ["the"]) == 20
+    assert _first_match("Rethink: The plan", ["the"]) == 9  # case-folded
+    assert _first_match("unauthorized, then auth works", ["auth*"]) == 19
+    assert _first_match("数据库连接池超时了", ["连接", "超时"]) == 3
+    assert _first_match("nothing here", ["walrus"]) is None
