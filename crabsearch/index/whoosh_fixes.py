@@ -172,16 +172,23 @@ _original_get_spans = SpanNear2.SpanNear2Matcher._get_spans
 def phrase_spans(self):
     """``SpanNear2Matcher._get_spans`` for an exact phrase (slop 1, ordered, mindist 1): the
     spans ``p .. p+n-1`` where word i of the phrase is at position ``p + i``; other span
-    queries go the original way."""
+    queries go the original way. The words are looked at rarest in the document first (by
+    their frequency in it, which needs no decoding), so a document where two rare words are not
+    adjacent is dropped before a common word's many positions are decoded."""
     if self.slop != 1 or not self.ordered or self.mindist != 1:
         return _original_get_spans(self)
     ms = self.ms
     try:
-        starts = set(ms[0].value_as("positions"))
-        for i in range(1, len(ms)):
+        order = sorted(range(len(ms)), key=lambda i: ms[i].weight())
+        starts = None
+        for i in order:
+            shifted = [p - i for p in ms[i].value_as("positions")]
+            if starts is None:
+                starts = set(shifted)
+            else:
+                starts.intersection_update(shifted)
             if not starts:
                 return []
-            starts.intersection_update([p - i for p in ms[i].value_as("positions")])
     except (AttributeError, KeyError, NotImplementedError):  # a sub-matcher without positions
         return _original_get_spans(self)
     last = len(ms) - 1
