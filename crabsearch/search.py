@@ -28,7 +28,7 @@ from whoosh.query import And, Or, Term
 from .index.analysis import spans as _spans
 from .index.collect import OutOfTime, SegmentKeys, best_per_session, each_match
 from .index.querying import (MESSAGE_FIELDS, SESSION_FIELDS, Compiler, covered, filters, in_window, passing,
-                              time_window)
+                              project_name, time_window)
 from .index.schema import WEIGHTS
 from .index.store import STAMP, open_index
 from .index.union import FlatOr
@@ -684,14 +684,23 @@ class Engine:
             if self._facets and self._facets[0] is searcher:  # same index generation
                 return self._facets[1]
             sessions = set(searcher.document_numbers(kind="s"))
+            # Project names are matched lowercased (``projname``) but shown as the folder is
+            # spelled (from the full paths in ``project``; the first spelling seen wins).
+            spelled: dict[str, str] = {}
+            for raw in searcher.lexicon("project"):
+                folder = project_name(raw.decode("utf-8", "replace"))
+                if folder:
+                    spelled.setdefault(folder, raw.decode("utf-8", "replace").rstrip("/\\").replace("\\", "/")
+                                       .rsplit("/", 1)[-1])
             out: dict[str, list[tuple[str, int]]] = {}
             for name, fieldname in (("agent", "agent"), ("project", "projname")):
                 counts = []
                 for term in searcher.lexicon(fieldname):
                     docs = set(searcher.postings(fieldname, term).all_ids()) & sessions
                     if docs:
-                        counts.append((term.decode("utf-8", "replace"), len(docs)))
-                out[name] = sorted(counts, key=lambda c: (-c[1], c[0]))
+                        text = term.decode("utf-8", "replace")
+                        counts.append((spelled.get(text, text) if name == "project" else text, len(docs)))
+                out[name] = sorted(counts, key=lambda c: (-c[1], c[0].lower()))
             self._facets = (searcher, out)
             return out
 

@@ -221,3 +221,18 @@ def test_first_match_places_the_cut_on_whole_words():
     assert _first_match("unauthorized, then auth works", ["auth*"]) == 19
     assert _first_match("数据库连接池超时了", ["连接", "超时"]) == 3
     assert _first_match("nothing here", ["walrus"]) is None
+
+
+def test_facets_count_sessions_and_spell_project_folders_as_they_are(tmp_path):
+    from crabsearch.index import Indexer
+
+    home = tmp_path / "home"
+    ClaudeSession(home, cwd="/home/dev/My_App").user("one").write()
+    ClaudeSession(home, cwd="/home/dev/My_App").user("two").write()
+    CodexSession(home, cwd="/srv/api").user("three").write()
+    Indexer(tmp_path / "index", env={"HOME": str(home)}).refresh()
+    engine = Engine(tmp_path / "index")
+    f = engine.facets()
+    assert f["project"] == [("My_App", 2), ("api", 1)]
+    assert f["agent"] == [("claude", 2), ("codex", 1)]
+    assert len(engine.search("one project:my_app").hits) == 1  # matched whatever the case
