@@ -350,6 +350,15 @@ class Engine:
                     break
             if result.route is None and multi and not result.partial:
                 repaired = comp.repaired_groups()
+                known = [g for g in repaired if comp.has_postings(g)]
+                if len(known) == 1:
+                    # Only one word is in the index at all ("error zqxjvbnwk"): "any" is that word
+                    # alone, found by the best-hit collector instead of gathering every match.
+                    result.route = "any"
+                    result.hits = self._any_one(searcher, comp, known[0], m_filters, s_filters, limit, fetch,
+                                                sort, before, after, explain, result)
+            if result.route is None and multi and not result.partial:
+                repaired = comp.repaired_groups()
                 if agg is None or repaired != comp.groups:  # "any" uses the repaired words too
                     agg = self._aggregate(searcher, comp, repaired, m_filters, s_filters, result)
                 full = {k: v for k, v in agg.items() if v[3] == len(comp.groups)}
@@ -440,6 +449,22 @@ class Engine:
                 entry[3] |= words
         return {key: (sum(group_best), best[0], sorted(matched), sum(covered(g, words) for g in groups))
                 for key, (group_best, best, matched, words, _) in per.items()}
+
+    def _any_one(self, searcher, comp, group, m_filters, s_filters, limit, fetch, sort, before, after,
+                 explain, result) -> list[Hit]:
+        """The ``any`` rung when a single word group has postings: the same rows as
+        :meth:`_aggregate` would give (a session's score is its best document's for that group,
+        message or title/summary; its hit is its best message), from two best-hit scans."""
+        found = self._run(searcher, comp.any_query(MESSAGE_FIELDS, [group]), m_filters, fetch, sort, result)
+        sessions = {} if s_filters is None else self._run(
+            searcher, comp.any_query(SESSION_FIELDS, [group]), s_filters, fetch, sort, result)
+        combined = {}
+        for key in set(found) | set(sessions):
+            m, s_ = found.get(key), sessions.get(key)
+            score = max(m[0] if m else 0.0, s_[0] if s_ else 0.0)
+            terms = sorted(set(m[2] if m else ()) | set(s_[2] if s_ else ()))
+            combined[key] = (score, m[1] if m else s_[1], terms, 1)
+        return self._merge(searcher, combined, {}, limit, sort, before, after, explain, "any", by_coverage=True)
 
     def _run(self, searcher, q, clauses, limit, sort, result) -> dict[str, tuple]:
         """Run one query, collapsed to the best document per session; returns

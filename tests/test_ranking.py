@@ -267,3 +267,14 @@ def test_a_long_hit_message_is_cut_around_its_match(tmp_path):
     assert "albatross" in again.text
     [short] = e.search("hi").hits
     assert not short.item.text.startswith("…")
+
+
+def test_any_with_one_known_word_ranks_like_that_word(corpus):
+    """A word with no postings anywhere (and no repair) beside a known one: the any rung is
+    the known word's best hits (one best-hit scan instead of gathering every match)."""
+    r = corpus.search("coalesce zzqqxxvv")
+    assert r.route == "any" and r.corrections == {}
+    assert sorted(ids(r)) == ["a1a1", "b2b2"]
+    assert all("coalesce" in h.item.text for h in r.hits)
+    newest = corpus.search("coalesce zzqqxxvv", sort="newest")
+    assert ids(newest) == ["a1a1", "b2b2"]

@@ -281,8 +281,12 @@ class Compiler:
     def all_known(self) -> bool:
         """True when every word group has postings somewhere (whole, or every part): otherwise no
         session can hold every word, and the session-wide rung is skipped."""
+        return all(self.has_postings(g) for g in self.groups)
+
+    def has_postings(self, group: list[str]) -> bool:
+        """True when a word group has postings somewhere (whole, or every part)."""
         known = self._known
-        return all(known(g[0]) or (len(g) > 1 and all(known(t) for t in g[1:])) for g in self.groups)
+        return known(group[0]) or (len(group) > 1 and all(known(t) for t in group[1:]))
 
     def _known(self, term: str) -> bool:
         """True when ``term`` has postings in some text field."""
