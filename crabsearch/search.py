@@ -167,15 +167,18 @@ class Engine:
         self._mask = self.redact if redact is None else redact
 
     def _items(self, searcher, ref: SessionRef, indexes, hit_index: int | None,
-               max_bytes: int | None, redact: bool | None = None, terms: list[str] | None = None) -> list[Item]:
+               max_bytes: int | None, redact: bool | None = None, terms: list[str] | None = None,
+               anchor: tuple[int, int] | None = None) -> list[Item]:
         """The messages ``indexes`` of a session, read from its transcript, each cut to
-        ``max_bytes``; the hit message (``hit_index``) around its first match of ``terms``."""
+        ``max_bytes``; the hit message (``hit_index``) around its first match of ``terms``.
+        ``anchor`` is ``(message index, document number)`` of one message when known (the hit)."""
         src = SOURCES.get(ref.session.agent)
         mask = self._mask if redact is None else redact
         off = abandoned_ranges(ref.session)
         items = []
+        guess = anchor
         for i in indexes:
-            f = searcher.document(mkey=f"{ref.fkey}:{i}")
+            f, guess = self._message_doc(searcher, ref.fkey, i, guess)
             if not f:
                 continue
             obj = self._record(src, ref.session.path, f["off"], f["len"]) if src else None
@@ -196,6 +199,24 @@ class Engine:
             items.append(Item(i, f["role"], f["label"], from_ms(f.get("ts")), text, truncated, i == hit_index,
                               abandoned=in_ranges(i, off), sidechain=bool(f.get("side"))))
         return items
+
+    @staticmethod
+    def _message_doc(searcher, fkey: str, index: int, guess: tuple[int, int] | None
+                     ) -> tuple[dict | None, tuple[int, int] | None]:
+        """The stored fields of message ``index`` of transcript ``fkey``, and ``(index, docnum)``
+        to guess the next one from. A transcript's messages are indexed one after another, so
+        message i+k is usually document d+k: that guess is checked (same transcript, same
+        index, not deleted) before falling back to a term lookup, which asks every segment."""
+        if guess is not None:
+            d = guess[1] + (index - guess[0])
+            if 0 <= d < searcher.doc_count_all() and not searcher.reader().is_deleted(d):
+                f = searcher.stored_fields(d)
+                if f.get("fkey") == fkey and f.get("idx") == index and f.get("role"):
+                    return f, (index, d)
+        d = searcher.document_number(mkey=f"{fkey}:{index}")
+        if d is None:
+            return None, guess
+        return searcher.stored_fields(d), (index, d)
 
     def _doc_text(self, session: Session, f: dict) -> str | None:
         """The full text of the message document ``f`` of ``session``, read from the transcript
@@ -525,14 +546,18 @@ class Engine:
                 continue  # the same message in another session: one row (_dedupe picks which)
             if key is not None:
                 seen[key] = len(rows)
-            rows.append([score, newest, ref, idx, m_score, s_score, matched, by_message, _cov, key, []])
+            rows.append([score, newest, ref, idx, m_score, s_score, matched, by_message, _cov, key, [],
+                         m_doc if by_message else None])
         shown: set[str] = set()
         kept = []
         for row in rows:
             if len(kept) >= limit:
                 break
             if row[9] is not None:
+                moved_from = row[2]
                 row[2], row[3], row[10] = self._dedupe(searcher, row[2], row[3], row[9])
+                if row[2] is not moved_from:
+                    row[11] = None  # the hit's document is another session's now
             if row[2].fkey in shown:
                 continue  # moved to a session that already has a row
             shown.add(row[2].fkey)
@@ -540,9 +565,10 @@ class Engine:
         rows = kept
         hits = []
         terms = self._comp.terms if self._comp is not None else []
-        for score, _, ref, idx, m_score, s_score, matched, by_message, _cov, _key, others in rows:
+        for score, _, ref, idx, m_score, s_score, matched, by_message, _cov, _key, others, doc in rows:
             window = branch_window(idx, ref.session.message_count, before, after, abandoned_ranges(ref.session))
-            items = self._items(searcher, ref, window, idx, MAX_ITEM_BYTES, terms=terms)
+            items = self._items(searcher, ref, window, idx, MAX_ITEM_BYTES, terms=terms,
+                                anchor=(idx, doc) if doc is not None else None)
             hit_item = next((i for i in items if i.hit), None)
             hit = Hit(ref, score, idx, hit_item.role if hit_item else Role.USER.value, items,
                       also_in_sessions=others, terms=list(terms))

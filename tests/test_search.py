@@ -236,3 +236,34 @@ def test_facets_count_sessions_and_spell_project_folders_as_they_are(tmp_path):
     assert f["project"] == [("My_App", 2), ("api", 1)]
     assert f["agent"] == [("claude", 2), ("codex", 1)]
     assert len(engine.search("one project:my_app").hits) == 1  # matched whatever the case
+
+
+def test_windows_read_the_right_messages_across_segments_and_rewrites(tmp_path):
+    """Window items are found by guessing the next document number (message i+1 is usually
+    document d+1) and checking the guess: across an append in another segment, and after a
+    rewrite left deleted documents behind, every item is still the right message."""
+    from crabsearch.index import Indexer
+
+    home = tmp_path / "home"
+    s = ClaudeSession(home)
+    for n in range(6):
+        s.user(f"message {n} pelican" if n == 4 else f"message {n}")
+    s.write()
+    other = ClaudeSession(home).user("unrelated pelican text")
+    other.write()
+    idx = Indexer(tmp_path / "index", env={"HOME": str(home)})
+    idx.refresh()
+    for n in range(6, 9):
+        s.user(f"message {n}")
+    s.write()  # appended: messages 6-8 go to a new segment
+    idx.refresh()
+    engine = Engine(tmp_path / "index")
+    [hit] = [h for h in engine.search("pelican", before=4, after=4).hits if h.session.session_id == s.session_id]
+    assert [(i.message_index, i.text) for i in hit.window] == [
+        (n, f"message {n}" + (" pelican" if n == 4 else "")) for n in range(0, 9)]
+    other.lines[0]["message"]["content"] = "rewritten, no bird"
+    other.write()
+    idx.refresh()
+    engine.reload()
+    [hit] = engine.search("pelican", before=4, after=4).hits
+    assert [i.message_index for i in hit.window] == list(range(0, 9)) and hit.item.message_index == 4
