@@ -498,18 +498,8 @@ def run(args) -> tuple[dict, Checks]:
         b.pop("report")
         report["build"] = b
 
-        # 3. refreshes
-        log(f"[3/7] refresh: no change, and 3 lines appended to one file (x{args.repeat})")
-        claude = sorted((s for s in meta["sessions"] if s["agent"] == "claude"), key=lambda s: s["bytes"])
-        target = Path(claude[len(claude) // 2]["path"]) if claude else None
-        report["refresh"] = bench_refresh(idx, home, args.repeat, target, check, "corpus")
-
-        # 4. queries
-        log(f"[4/7] query latency ({args.query_runs} warm runs per shape)")
-        spread = pick_spread_pair(idx, args.seed)
-        report["spread_pair"] = spread
-        queries = {**meta["queries"], **EXTRA_QUERIES, "spread": spread["query"]}
-        report["queries"] = bench_queries(idx, queries, args.query_runs, check)
+        # 3. refreshes, 4. queries
+        refreshes_and_queries(args, report, meta, home, idx, check)
 
         # 5. the big session
         log(f"[5/7] generating one {args.big_mb:g} MB session (+ a small probe session) in {bighome}")
@@ -580,6 +570,13 @@ def run_queries_only(args, report: dict, home: Path, idx: Path, check: Checks) -
                                             "images", "compactions", "by_agent")}
     report["corpus"]["gen_s"] = 0.0
     report["params"]["queries_only"] = True
+    refreshes_and_queries(args, report, meta, home, idx, check)
+    return report
+
+
+def refreshes_and_queries(args, report: dict, meta: dict, home: Path, idx: Path, check: Checks) -> None:
+    """Steps 3 and 4: no-change and append refreshes (on a mid-sized Claude Code file of the
+    corpus), then query latency for every shape; into ``report``."""
     log(f"[3/7] refresh: no change, and 3 lines appended to one file (x{args.repeat})")
     claude = sorted((s for s in meta["sessions"] if s["agent"] == "claude"), key=lambda s: s["bytes"])
     target = Path(claude[len(claude) // 2]["path"]) if claude else None
@@ -589,7 +586,6 @@ def run_queries_only(args, report: dict, home: Path, idx: Path, check: Checks) -
     report["spread_pair"] = spread
     queries = {**meta["queries"], **EXTRA_QUERIES, "spread": spread["query"]}
     report["queries"] = bench_queries(idx, queries, args.query_runs, check)
-    return report
 
 
 # ---------------------------------------------------------------------------------------------

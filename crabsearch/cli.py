@@ -97,22 +97,21 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _positive(value: str) -> int:
-    try:
-        n = int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {value!r}") from None
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"must be 1 or more: {value}")
-    return n
+    return _whole(value, 1)
 
 
 def _nonneg(value: str) -> int:
+    return _whole(value, 0)
+
+
+def _whole(value: str, least: int) -> int:
+    """``value`` as a whole number of at least ``least``; ``ArgumentTypeError`` otherwise."""
     try:
         n = int(value)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a whole number: {value!r}") from None
-    if n < 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or more: {value}")
+    if n < least:
+        raise argparse.ArgumentTypeError(f"must be {least} or more: {value}")
     return n
 
 

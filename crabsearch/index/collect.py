@@ -138,7 +138,7 @@ def best_per_session(searcher, query, limit: int, keys: SegmentKeys, *, newest: 
                 d = m.id()
                 clock.tick()
                 k = skeys[d]
-                if not (excluded and k in excluded) and not (window and not in_window(updated[d], window)):
+                if _kept(k, d, updated, excluded, window):
                     sc = updated[d] if newest else m.score()
                     b = best.get(k)
                     # Newest first: of messages with the same time, the later one (documents
@@ -162,12 +162,11 @@ def _best_by_term(plain, offset: int, skeys: list[str], updated, window, exclude
     acc, masks, stopped = scores(plain, clock.expired)
     for d, sc in acc.items():
         k = skeys[d]
-        if excluded and k in excluded or window and not in_window(updated[d], window):
+        if not _kept(k, d, updated, excluded, window):
             continue
         b = best.get(k)
         if b is None or sc > b.score or (sc == b.score and offset + d < b.docnum):
-            mask = masks[d]
-            best[k] = Best(sc, offset + d, tuple(names[i] for i in range(len(names)) if mask >> i & 1))
+            best[k] = Best(sc, offset + d, _named(names, masks[d]))
     if stopped:
         raise OutOfTime  # after keeping what was scored: a partial result still has hits
 
@@ -189,10 +188,9 @@ def each_match(searcher, query, keys: SegmentKeys, *, deadline: float | None = N
             names = [_decoded(leaf.term()) for leaf, _, _ in plain]
             acc, masks, stopped = scores(plain, clock.expired)
             for d in sorted(acc):
-                sc, mask = acc[d], masks[d]
                 k = skeys[d]
-                if not (excluded and k in excluded) and not (window and not in_window(updated[d], window)):
-                    yield k, sc, offset + d, tuple(names[i] for i in range(len(names)) if mask >> i & 1)
+                if _kept(k, d, updated, excluded, window):
+                    yield k, acc[d], offset + d, _named(names, masks[d])
             if stopped:
                 raise OutOfTime
             continue
@@ -201,9 +199,20 @@ def each_match(searcher, query, keys: SegmentKeys, *, deadline: float | None = N
             d = m.id()
             clock.tick()
             k = skeys[d]
-            if not (excluded and k in excluded) and not (window and not in_window(updated[d], window)):
+            if _kept(k, d, updated, excluded, window):
                 yield k, m.score(), offset + d, _terms(tms, d)
             m.next()
+
+
+def _kept(key: str, d: int, updated, excluded: frozenset[str], window) -> bool:
+    """True when document ``d`` of session ``key`` passes ``-word`` exclusion and the time
+    ``window`` (``updated``: the segment's times, needed only with a window)."""
+    return not (excluded and key in excluded) and not (window and not in_window(updated[d], window))
+
+
+def _named(names: list[tuple[str, str]], mask: int) -> tuple[tuple[str, str], ...]:
+    """The ``(field, text)`` pairs of ``names`` whose bit is set in ``mask`` (``union.scores``)."""
+    return tuple(name for i, name in enumerate(names) if mask >> i & 1)
 
 
 class _Clock:
