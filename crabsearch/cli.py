@@ -18,14 +18,13 @@ stderr, never a traceback.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import subprocess
 import sys
 from pathlib import Path
 
 from . import paths
-from .text import printable
+from .text import printable, terminal_json
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE = 0, 1, 2
 
@@ -128,8 +127,34 @@ def source_env(demo: bool) -> dict[str, str]:
     return env
 
 
+class _InertStream:
+    """A text stream that passes everything written through :func:`crabsearch.text.printable`
+    (tabs kept) before it reaches the real stream: transcript strings (labels, titles, paths,
+    ids) reach stdout and stderr in many lines, and one door means none is forgotten. JSON is
+    already written inert by :func:`crabsearch.text.terminal_json`, so it passes unchanged."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        return self._stream.write(printable(text, tabs=True))
+
+    def __getattr__(self, name):  # flush, fileno, isatty, encoding... of the real stream
+        return getattr(self._stream, name)
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of the ``crabsearch`` console script; returns the exit code."""
+    """Entry point of the ``crabsearch`` console script; returns the exit code. Everything
+    printed to stdout and stderr is made inert (:class:`_InertStream`) while it runs."""
+    out, err = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = _InertStream(out), _InertStream(err)
+    try:
+        return _main(argv)
+    finally:
+        sys.stdout, sys.stderr = out, err
+
+
+def _main(argv: list[str] | None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     try:
         args, extra = build_parser().parse_known_args(argv)
@@ -355,7 +380,7 @@ def run_resume(command: str) -> int:
 
 
 def _dump(obj) -> None:
-    sys.stdout.write(json.dumps(obj, ensure_ascii=False, indent=2) + "\n")
+    sys.stdout.write(terminal_json(obj) + "\n")
 
 
 def _warn(report) -> None:

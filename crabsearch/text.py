@@ -1,15 +1,26 @@
-"""Making transcript text safe to show in a terminal.
+"""Making transcript text safe to show in a terminal: the one sanitizer every door uses.
 
-Transcript text is data: it is never parsed as Rich/Textual markup (callers wrap it in
-``rich.text.Text``), and terminal control characters in it (ESC sequences, BEL, CR...) are
-replaced by visible symbols so they cannot move the cursor, change colours or retitle the window.
+Every string that comes from a transcript or a file name (message text, tool labels, titles,
+project paths, agent-supplied ids, file paths in warnings) is data that may be hostile: a tool
+name can hold ``ESC ]52;c;...BEL`` (writes the clipboard through tmux), ``ESC ]0;...`` (retitles
+the window) or ``ESC [2J`` (blanks the screen). Before any terminal output it goes through
+:func:`printable`, and JSON through :func:`terminal_json`; it is never parsed as Rich/Textual
+markup (callers wrap it in ``rich.text.Text``).
 """
 
 from __future__ import annotations
 
+import json
 import re
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+"""C0 controls but newline and tab, DEL, C1 controls (U+0080-U+009F: U+009B is an 8-bit CSI to
+some terminals) and the bidi overrides and isolates (U+202A-U+202E, U+2066-U+2069), which can
+make text read in another order than it is stored."""
+
+_JSON_UNSAFE = re.compile(r"[\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+"""What ``json.dumps(..., ensure_ascii=False)`` leaves raw but a terminal may act on (it already
+escapes C0 controls)."""
 
 
 def _visible(match: re.Match) -> str:
@@ -18,10 +29,30 @@ def _visible(match: re.Match) -> str:
         return chr(0x2400 + code)  # Unicode "control pictures": ESC -> U+241B
     if code == 0x7F:
         return "\u2421"
-    return "\ufffd"
+    return "\ufffd"  # C1 and bidi controls: the replacement character
 
 
-def printable(text: str) -> str:
-    """``text`` with C0/C1 control characters (except newline and tab) made visible; tabs become
-    four spaces."""
-    return _CONTROL.sub(_visible, text).replace("\t", "    ")
+def printable(text: str, *, tabs: bool = False) -> str:
+    """``text`` with every control character made visible and inert: C0 controls (except newline
+    and tab) as their Unicode control pictures (ESC -> ␛), DEL as ␡, C1 controls and bidi
+    overrides/isolates as U+FFFD; tabs become four spaces unless ``tabs`` (Markdown exports keep
+    them). Other characters are kept as they are (one for one), so ``printable`` never changes
+    what a search can match."""
+    if text.isprintable():  # the common case: no control character at all (fast path)
+        return text
+    text = _CONTROL.sub(_visible, text)
+    return text if tabs else text.replace("\t", "    ")
+
+
+def _escape(match: re.Match) -> str:
+    return f"\\u{ord(match.group()):04x}"
+
+
+def terminal_json(obj, *, indent: int | None = 2) -> str:
+    """``obj`` as JSON text (UTF-8 kept readable, ``ensure_ascii=False``) in which no character
+    can act on a terminal: C0 controls are escaped by ``json``, and DEL, C1 controls and bidi
+    overrides are escaped here as ``\\uXXXX``. ``json.loads`` gives back exactly ``obj``: the
+    data stays faithful, only its spelling changes. Raises ``TypeError`` for values JSON cannot
+    hold."""
+    out = json.dumps(obj, ensure_ascii=False, indent=indent)
+    return _JSON_UNSAFE.sub(_escape, out)

@@ -84,7 +84,7 @@ class CrabsearchApp(App[str | None]):
         """Textual's notify, with markup off: messages quote paths, config sections (``[keys]``)
         and transcript text, which must show as written."""
         kwargs.setdefault("markup", False)
-        super().notify(message, **kwargs)
+        super().notify(printable(message), **kwargs)
 
     def get_system_commands(self, screen):
         """Command palette (Ctrl+P) entries: every action of the screen in view, then Textual's

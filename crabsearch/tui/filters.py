@@ -220,7 +220,7 @@ class PickerScreen(ModalScreen[str | None]):
         options = self.query_one("#choices", OptionList)
         low = narrow.lower()
         shown = [(v, label) for v, label in self.choices if not low or low in label.lower() or low in v.lower()]
-        options.set_options([Option(Text(label), id=f"v:{v}") for v, label in shown])
+        options.set_options([Option(Text(printable(label)), id=f"v:{v}") for v, label in shown])
         if shown:
             at = next((i for i, (v, _) in enumerate(shown) if self.current and v == self.current), 0)
             options.highlighted = at if not low else 0

@@ -138,7 +138,7 @@ class StatusScreen(Panel):
     BINDINGS = [Binding("escape,q,f2", "app.pop_screen", "Close")]
 
     def body(self) -> Text:
-        return Text(self.app.status_text())
+        return Text(printable(self.app.status_text()))
 
 
 class ChoiceScreen(ModalScreen[str | None]):
@@ -157,9 +157,9 @@ class ChoiceScreen(ModalScreen[str | None]):
         t = Text()
         for key, what in self.choices:
             t.append(f"  {key}  ", style="bold cyan")
-            t.append(f"{what}\n")
+            t.append(f"{printable(what)}\n")
         if self.note:
-            t.append("\n" + self.note + "\n", style="dim")
+            t.append("\n" + printable(self.note) + "\n", style="dim")
         t.append("\nEsc: cancel", style="dim")
         with VerticalScroll(classes="panel"):
             yield Static(Text(self.title_text, style="bold"), classes="panel-title")

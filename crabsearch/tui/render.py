@@ -132,7 +132,7 @@ def item_lines(item: Item, terms: list[str], *, width: int = 160, lines: int = 1
     around the first match when ``lines == 1``); the hit is marked with ``▶``."""
     first = Text(no_wrap=True, overflow="ellipsis")
     first.append("▶ " if item.hit else "  ", style="bold cyan")
-    first.append(f"{item.label:<10}", style=ROLE_STYLES.get(item.role, ""))
+    first.append(f"{printable(item.label):<10}", style=ROLE_STYLES.get(item.role, ""))
     first.append(" ")
     if lines == 1:
         first.append_text(snippet(item.text, terms, width))

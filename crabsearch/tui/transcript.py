@@ -246,7 +246,7 @@ class TranscriptView(ScrollView, can_focus=True):
         at_cursor = item.message_index == self.cursor
         header.append(f"#{item.message_index + 1}", style="bold reverse" if at_cursor else "dim")
         header.append(" ")
-        header.append(item.label, style=ROLE_STYLES.get(item.role, ""))
+        header.append(printable(item.label), style=ROLE_STYLES.get(item.role, ""))
         if item.timestamp:
             header.append("  " + item.timestamp.strftime("%Y-%m-%d %H:%M:%S UTC"), style="dim")
         if item.abandoned:  # off the active branch (issue 5): still shown, marked

@@ -1,0 +1,191 @@
+"""Issue 16, defect 1: nothing a transcript or a file name holds reaches the terminal as a control
+sequence. Tool names, titles, project paths, agent-supplied ids and file names carry ESC sequences
+(OSC 52 writes the clipboard, OSC 0 retitles the window, ``ESC [2J`` blanks the screen), C1
+controls (U+009B is CSI) and bidi overrides; every door (plain CLI text, ``--json``, the app)
+shows them inert."""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import datetime, timezone
+
+import pytest
+
+from builders import NOW, ClaudeSession, CodexSession, settle
+from source_checks import run_cli
+
+from crabsearch.text import printable, terminal_json
+
+OSC52 = "\x1b]52;c;aGFja2Vk\x07"
+RETITLE = "\x1b]0;owned\x07"
+CLEAR = "\x1b[2J"
+C1_CSI = "\x9b31m"
+BIDI = "\u202egnp.exe\u202c\u2066x\u2069"
+HOSTILE = OSC52 + RETITLE + CLEAR + C1_CSI + BIDI
+
+FORBIDDEN = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+"""What must never reach a terminal (newline and tab are fine)."""
+FORBIDDEN_IN_JSON = re.compile(r"[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def _hostile_home(home):
+    (ClaudeSession(home, session_id="0badc0de-0000-4000-8000-000000000001",
+                   cwd="/home/dev/evil" + CLEAR + "\u202eproj", start=datetime(2026, 3, 19, 9, 0, tzinfo=timezone.utc))
+     .user("please run the canary step")
+     .assistant("Running the canary step now.")
+     .tool("canary" + HOSTILE, {"command": "echo hi"}, "canary output" + OSC52)
+     .assistant("The canary step passed.")
+     .title("canary title " + HOSTILE)
+     .write())
+    cx = CodexSession(home, session_id="019a0000-0bad-7000-8000-00000000c0de" + RETITLE,
+                      cwd="/srv/" + OSC52, start=datetime(2026, 3, 18, 9, 0, tzinfo=timezone.utc))
+    cx.user("canary from codex").tool("shell" + HOSTILE, {"command": ["ls"]}, "ok").assistant("canary done")
+    cx.write()
+    return home
+
+
+@pytest.fixture(scope="module")
+def hostile(tmp_path_factory):
+    from crabsearch.index import Indexer
+
+    root = tmp_path_factory.mktemp("hostile")
+    home = _hostile_home(root / "home")
+    index_dir = root / "index"
+    Indexer(index_dir, env={"HOME": str(home)}, home=home).refresh()
+    return home, index_dir
+
+
+def _cli(capsys, hostile, monkeypatch, *argv):
+    home, index_dir = hostile
+    monkeypatch.setenv("HOME", str(home))
+    for var in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "XDG_DATA_HOME", "XDG_CONFIG_HOME"):
+        monkeypatch.delenv(var, raising=False)
+    return run_cli(capsys, *argv, "--index-dir", str(index_dir))
+
+
+def test_printable_makes_every_control_inert():
+    shown = printable("a" + HOSTILE + "\tb\nc")
+    assert not FORBIDDEN.search(shown)
+    assert shown.endswith("    b\nc") and "\u241b]52;c;" in shown  # ESC shown as the ␛ symbol
+
+
+def test_terminal_json_escapes_c1_and_bidi_and_round_trips():
+    obj = {"label": "tool-call:" + HOSTILE, "text": "naïve café 日付"}
+    out = terminal_json(obj)
+    assert not FORBIDDEN_IN_JSON.search(out.replace("\n", ""))
+    assert json.loads(out) == obj
+    assert "naïve café 日付" in out  # only controls are escaped
+
+
+@pytest.mark.parametrize("argv", [
+    ("search", "canary"), ("search", "canary", "--no-redact"), ("search", "canary", "--explain"),
+    ("show", "0badc0de"), ("show", "019a0000-0bad"), ("status",), ("index",),
+    ("export", "0badc0de"), ("search", "agent:codex"),
+])
+def test_plain_output_has_no_control_sequences(capsys, hostile, monkeypatch, argv):
+    code, out, err = _cli(capsys, hostile, monkeypatch, *argv)
+    assert code == 0, err
+    assert "canary" in out or argv[0] in ("status", "index")
+    assert not FORBIDDEN.search(out), repr(FORBIDDEN.search(out))
+    assert not FORBIDDEN.search(err), repr(FORBIDDEN.search(err))
+
+
+def test_plain_show_still_names_the_tool(capsys, hostile, monkeypatch):
+    code, out, _ = _cli(capsys, hostile, monkeypatch, "show", "0badc0de")
+    assert code == 0
+    assert "tool-call:canary\u241b]52;c;aGFja2Vk\u2407" in out
+
+
+@pytest.mark.parametrize("argv", [("search", "canary", "--json", "--explain"), ("show", "0badc0de", "--json"),
+                                  ("status", "--json"), ("index", "--json"), ("show", "019a0000-0bad", "--json")])
+def test_json_output_escapes_controls_and_keeps_the_data(capsys, hostile, monkeypatch, argv):
+    code, out, err = _cli(capsys, hostile, monkeypatch, *argv)
+    assert code == 0, err
+    assert not FORBIDDEN_IN_JSON.search(out.replace("\n", "")), repr(FORBIDDEN_IN_JSON.search(out))
+    data = json.loads(out)
+    if argv[0] == "show" and argv[1] == "0badc0de":
+        labels = [m["label"] for m in data["messages"]]
+        assert "tool-call:canary" + HOSTILE in labels  # the JSON is faithful, only escaped
+
+
+def test_stderr_names_hostile_file_paths_inertly(capsys, tmp_path, monkeypatch):
+    from crabsearch.sources import SOURCES
+
+    home = tmp_path / "home"
+    bad = home / ".claude" / "projects" / ("-x" + RETITLE) / "0badc0de-0000-4000-8000-00000000beef.jsonl"
+    bad.parent.mkdir(parents=True)
+    bad.write_text('{"type":"user"}\n')
+
+    def unreadable(*args, **kwargs):
+        raise OSError(5, "Input/output error" + OSC52)
+
+    monkeypatch.setattr(SOURCES["claude"], "read", unreadable)
+    monkeypatch.setenv("HOME", str(home))
+    code, out, err = run_cli(capsys, "index", "--index-dir", str(tmp_path / "ix"))
+    assert code == 0
+    assert "-x\u241b]0;owned\u2407" in err  # the path is named, inert
+    assert not FORBIDDEN.search(out + err)
+
+
+# -- the app ---------------------------------------------------------------------------------
+
+
+def _screen_text(app) -> str:
+    return app.export_screenshot()
+
+
+async def test_app_shows_hostile_strings_inert_on_every_screen(hostile):
+    from crabsearch.tui.app import CrabsearchApp
+    from crabsearch.tui.screens import SessionScreen
+
+    home, index_dir = hostile
+    app = CrabsearchApp(index_dir, env={"HOME": str(home)}, now=NOW, index_on_start=False)
+    seen: list[str] = []
+
+    def check(where: str, shows: str | None = None) -> None:
+        svg = _screen_text(app)
+        found = FORBIDDEN.search(svg.replace("\n", ""))
+        assert not found, f"{where}: {found.group()!r} on screen"
+        if shows:  # the hostile string is on screen, made visible: ESC as ␛, BEL as ␇
+            assert shows in svg.replace("&#160;", " "), where
+        seen.append(svg)
+
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        check("recent sessions")
+        await pilot.press(*"canary")
+        await settle(pilot)
+        check("results", "canary title \u241b]52")
+        await pilot.press("down", "enter")
+        await settle(pilot)
+        check("expanded row", "\u241b]52;c;aGFja2Vk\u2407")
+        await pilot.press("x")
+        await pilot.pause()
+        check("explain")
+        await pilot.press("escape")
+        await pilot.press("c")
+        await pilot.pause()
+        check("copy menu")
+        await pilot.press("escape")
+        await pilot.press("r")
+        await pilot.pause()
+        check("resume dialog")
+        await pilot.press("escape")
+        await pilot.press("o")
+        await settle(pilot)
+        assert isinstance(app.screen, SessionScreen)
+        await pilot.press("t")  # tool calls in full
+        await pilot.pause()
+        check("session view", "tool-call:canary\u241b]52;c;aGFja2Vk\u2407")
+        await pilot.press("escape")
+        await settle(pilot)
+        await pilot.press("escape")
+        await pilot.press("f4")
+        await pilot.pause()
+        check("project picker")
+        await pilot.press("escape")
+        await pilot.press("f2")
+        await pilot.pause()
+        check("status")
+    assert any("canary" in s for s in seen)
