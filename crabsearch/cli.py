@@ -199,7 +199,7 @@ def _run(args) -> int:
             return run_resume(command)
         return EXIT_OK
     from .index import Indexer
-    from .search import Engine
+    from .search import Engine, IndexDamaged
 
     indexer = Indexer(index_dir, env=env, index_tool_output=tools, extra_dirs=extra)
     engine = Engine(index_dir, redact=not getattr(args, "no_redact", False), resume_flags=cfg.resume)
@@ -240,11 +240,24 @@ def _run(args) -> int:
                 if report.busy:
                     print("crabsearch: another crabsearch is updating the index; searching what is committed",
                           file=sys.stderr)
+        if not engine.exists and engine.damage:  # also with --no-refresh: nothing else can work
+            print(f"crabsearch: the index is damaged ({engine.damage}); rebuilding it now", file=sys.stderr)
+            indexer.refresh()
+            engine.reload()
         if not engine.exists:
             print(f"crabsearch: no index in {index_dir} yet; run `crabsearch index`", file=sys.stderr)
             return EXIT_ERROR
-        result = engine.search(" ".join(args.query), limit=args.limit, before=args.before,
-                               after=args.after, agent=args.agent, sort=args.sort, explain=args.explain)
+        def run_search():
+            return engine.search(" ".join(args.query), limit=args.limit, before=args.before,
+                                 after=args.after, agent=args.agent, sort=args.sort, explain=args.explain)
+
+        try:
+            result = run_search()
+        except IndexDamaged as exc:  # rebuild from the transcripts, then search once more
+            print(f"crabsearch: {exc}; rebuilding it now", file=sys.stderr)
+            indexer.refresh()
+            engine.reload()
+            result = run_search()
         if args.json:
             _dump(result.to_json())
         else:
@@ -341,14 +354,14 @@ def _export_done(missing: int) -> int:
 def write_atomically(target: Path, pieces) -> None:
     """Write the strings ``pieces`` (UTF-8) to a temporary file beside ``target``, then rename it
     over ``target`` (``os.replace``), so ``target`` is either the old file or the complete new
-    one. The new file gets the old file's permissions, or the umask's default for a new file.
+    one. The new file gets the old file's permissions, or 0600 for a new file.
     Raises OSError (the temporary file is removed)."""
     import tempfile
 
     try:
         mode = target.stat().st_mode & 0o7777
     except FileNotFoundError:
-        mode = 0o666 & ~_umask()
+        mode = paths.PRIVATE_FILE  # a new export holds transcript text: private, like the index
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
@@ -364,12 +377,6 @@ def write_atomically(target: Path, pieces) -> None:
         except OSError:
             pass
         raise
-
-
-def _umask() -> int:
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
 
 
 def run_resume(command: str) -> int:
@@ -395,7 +402,7 @@ def _print_report(report, index_dir: Path, sessions: int, as_json: bool) -> None
             "files_removed": report.files_removed, "sessions": sessions,
             "messages_added": report.messages_added, "skipped_lines": report.skipped_lines,
             "by_agent": report.by_agent, "errors": report.errors, "busy": report.busy,
-            "seconds": round(report.seconds, 3)}
+            "rebuilt": report.rebuilt, "seconds": round(report.seconds, 3)}
     if as_json:
         _dump(data)
         return

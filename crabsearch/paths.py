@@ -33,3 +33,56 @@ def index_dir(override: str | os.PathLike | None = None, *, demo: bool = False) 
 def demo_home() -> Path:
     """The bundled example home directory (Claude Code and Codex layouts) used by ``--demo``."""
     return Path(__file__).resolve().parent / "demo" / "home"
+
+
+PRIVATE_FILE = 0o600
+PRIVATE_DIR = 0o700
+
+
+def open_private(path: Path):
+    """``path`` opened for writing text (UTF-8), created or truncated with mode 0600 (an existing
+    file is made 0600 too; a symlink is refused): everything crabsearch writes holds words from
+    transcripts. Raises ``OSError``."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, PRIVATE_FILE)
+    try:
+        os.fchmod(fd, PRIVATE_FILE)
+    except OSError:
+        os.close(fd)
+        raise
+    return os.fdopen(fd, "w", encoding="utf-8")
+
+
+def write_private(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` through :func:`open_private` (mode 0600). Raises ``OSError``."""
+    with open_private(path) as fh:
+        fh.write(text)
+
+
+def make_private(directory: Path, owned_names) -> None:
+    """Make ``directory`` 0700 and the files in it that crabsearch wrote 0600 (``owned_names(name)``
+    says which: an index directory may be one the user made, 0755, with files of their own).
+    Whoever created it, only its owner can read the index. The directory itself is changed only
+    when every entry in it is crabsearch's (``--index-dir /tmp`` must not lock out other users).
+    Symlinks are never followed; errors are ignored (a read-only or foreign directory stays as
+    it is)."""
+    try:
+        entries = list(os.scandir(directory))
+    except OSError:
+        return
+    ours = True
+    for entry in entries:
+        if not owned_names(entry.name):
+            ours = False
+            continue
+        try:
+            if entry.is_file(follow_symlinks=False) and entry.stat(follow_symlinks=False).st_mode & 0o077:
+                os.chmod(entry.path, PRIVATE_FILE, follow_symlinks=False)
+        except (OSError, NotImplementedError):
+            pass
+    if ours:
+        try:
+            st = os.stat(directory)
+            if st.st_mode & 0o077 and st.st_uid == os.getuid():
+                os.chmod(directory, PRIVATE_DIR)
+        except OSError:
+            pass

@@ -18,6 +18,7 @@ Rules (issue "end to end"; the reference designs in ``shared/reference/seed-desi
 
 from __future__ import annotations
 
+import functools
 import threading
 import time
 from collections import OrderedDict
@@ -30,7 +31,7 @@ from .index.collect import OutOfTime, SegmentKeys, best_per_session, each_match
 from .index.querying import (MESSAGE_FIELDS, SESSION_FIELDS, Compiler, covered, filters, in_window, passing,
                               project_name, time_window)
 from .index.schema import WEIGHTS
-from .index.store import STAMP, open_index
+from .index.store import STAMP, IndexDamaged, is_damage, mark_damaged, open_index, seal_problem
 from .index.union import FlatOr
 from .hits import (  # re-exported: the engine's public names live here too  # noqa: F401
     DEFAULT_AFTER, DEFAULT_BEFORE, DEFAULT_LIMIT, MAX_ITEM_BYTES, MAX_WINDOW, UNAVAILABLE, AmbiguousSession,
@@ -55,9 +56,31 @@ MATCH_SCAN = 64 * 1024
 SESSION_DOCS_KEPT = 2048
 """Session documents kept in memory per searcher (the rows of a few result pages)."""
 
-__all__ = ["AmbiguousSession", "DEFAULT_AFTER", "DEFAULT_BEFORE", "DEFAULT_LIMIT", "Engine", "Hit", "Item",
+__all__ = ["AmbiguousSession", "IndexDamaged", "DEFAULT_AFTER", "DEFAULT_BEFORE", "DEFAULT_LIMIT", "Engine", "Hit", "Item",
            "MAX_ITEM_BYTES", "MAX_WINDOW", "Page", "SearchResult", "SessionRef", "UNAVAILABLE", "clamp_window",
            "cut_bytes"]
+
+
+def _guarded(method):
+    """Run an :class:`Engine` read; a failure that only damage explains (a segment that no longer
+    decodes or changed on disk: ``store.is_damage``) marks the index for a rebuild and raises
+    :class:`~crabsearch.index.store.IndexDamaged` with the cause, instead of the raw
+    ``zlib.error`` on every search from then on. Other errors pass through unchanged."""
+    @functools.wraps(method)
+    def run(self, *args, **kwargs):
+        try:
+            return method(self, *args, **kwargs)
+        except IndexDamaged:
+            raise
+        except Exception as exc:
+            if not is_damage(self.index_dir, exc):
+                raise
+            cause = f"{type(exc).__name__}: {exc}"[:200]
+            mark_damaged(self.index_dir, cause)
+            self.close()
+            raise IndexDamaged(f"the index is damaged ({cause}); it is rebuilt from the transcripts "
+                               "at the next refresh") from exc
+    return run
 
 
 class Engine:
@@ -295,6 +318,7 @@ class Engine:
 
     # -- public API ---------------------------------------------------------------------------
 
+    @_guarded
     def search(self, query: str, *, limit: int = DEFAULT_LIMIT, before: int = DEFAULT_BEFORE,
                after: int = DEFAULT_AFTER, agent: str | None = None, sort: str = "relevance",
                time_limit: float | None = None, explain: bool = False,
@@ -582,6 +606,7 @@ class Engine:
             hits.append(hit)
         return self._decorate(searcher, hits)
 
+    @_guarded
     def recent(self, *, limit: int = 50, agent: str | None = None, redact: bool | None = None) -> list[Hit]:
         """The most recently updated sessions (session documents only, newest first), each as a
         Hit whose window is just its first real user prompt."""
@@ -611,6 +636,7 @@ class Engine:
             hits.append(Hit(ref, 0.0, idx, items[0].role if items else Role.USER.value, items))
         return self._decorate(searcher, hits)
 
+    @_guarded
     def window(self, hit: Hit, before: int, after: int, *, redact: bool | None = None) -> list[Item]:
         """A new context window around ``hit`` (for widening or narrowing it in place)."""
         with self._lock:
@@ -622,6 +648,7 @@ class Engine:
                                 abandoned_ranges(hit.session))
             return self._items(searcher, hit.ref, rng, hit.message_index, MAX_ITEM_BYTES, redact, hit.terms)
 
+    @_guarded
     def locate(self, ref: SessionRef, message_index: int) -> tuple[str, int] | None:
         """``(file, byte offset)`` where message ``message_index`` of ``ref``'s session starts (for
         opening it in an editor), or None when the message is unknown or its source is not a
@@ -634,6 +661,7 @@ class Engine:
             return None
         return src.locate(ref.session.path, fields["off"])
 
+    @_guarded
     def matching_messages(self, ref: SessionRef, query: str, cap: int = 5000) -> list[int]:
         """Message indexes of ``ref``'s session that match any word of ``query`` (for jumping
         between hits in the session view), ascending; at most ``cap``."""
@@ -649,6 +677,7 @@ class Engine:
             docs = list(And([q, Term("fkey", ref.fkey), Term("kind", "m")]).docs(searcher))[:cap]
             return sorted(searcher.stored_fields(d)["idx"] for d in docs)
 
+    @_guarded
     def find_session(self, session_id: str) -> SessionRef | None:
         """The session with this id (exact, or a unique prefix of at least 4 characters); when
         several transcript files carry the same id, the most recently updated one.
@@ -673,6 +702,7 @@ class Engine:
             self._masking(None)
             return self._session_ref(best)
 
+    @_guarded
     def page(self, ref: SessionRef, offset: int = 0, limit: int = 50,
              max_bytes: int | None = None, *, redact: bool | None = None) -> Page:
         """Messages ``offset .. offset+limit`` of a session, read from its transcript by offset.
@@ -716,6 +746,12 @@ class Engine:
         with self._lock:
             return self._get_searcher() is not None
 
+    @property
+    def damage(self) -> str | None:
+        """Why the index must be rebuilt before it can be searched (a segment changed on disk, or
+        a search could not read one), or None."""
+        return seal_problem(self.index_dir)
+
     def doc_count(self) -> int:
         """Number of indexed sessions (0 when there is no index)."""
         with self._lock:
@@ -724,6 +760,7 @@ class Engine:
                 return 0
             return len(list(searcher.document_numbers(kind="s")))
 
+    @_guarded
     def facets(self) -> dict[str, list[tuple[str, int]]]:
         """What the filters can take: ``{"agent": [(name, sessions)], "project": [(last folder,
         sessions)]}``, most sessions first (for Tab completion and the filter pickers). Counts

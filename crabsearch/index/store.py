@@ -6,6 +6,8 @@ clearing crabsearch's own index directory (never anything else) and starting aga
 
 from __future__ import annotations
 
+import json
+import os
 import shutil
 import time
 from pathlib import Path
@@ -13,6 +15,7 @@ from pathlib import Path
 from whoosh import index as windex
 from whoosh.filedb.filestore import FileStorage
 
+from ..paths import make_private, write_private
 from . import whoosh_fixes
 
 from .schema import SCHEMA_VERSION, make_schema
@@ -22,6 +25,110 @@ whoosh_fixes.install()  # zero-copy segment reads, field lengths read once (see 
 STAMP = "crabsearch-version"
 LOCK_WAIT = 10.0  # seconds to wait for another process's write lock
 INDEX_NAME = "MAIN"
+SEAL = "crabsearch-seal"
+"""Size and mtime of every segment and table-of-contents file after the last commit: Whoosh
+keeps no checksums, and a file it wrote never changes, so one that did is damage."""
+DAMAGED = "crabsearch-damaged"
+"""Written by a reader that hit a read error in a segment: the next writer rebuilds."""
+SEALED_SUFFIXES = (".seg", ".toc")
+
+
+def owned(name: str) -> bool:
+    """True for the names crabsearch writes in an index directory (Whoosh's files, its lock, the
+    stamp, seal and damage marker, the manifest and its journal, the last-refresh time)."""
+    return (name.startswith(("MAIN", "_MAIN", "crabsearch-", "manifest", "last-refresh"))
+            or name.endswith((".seg", ".toc", ".pst", ".trm")))
+
+
+class IndexDamaged(RuntimeError):
+    """A read of the index failed in a way only damage explains (a segment that does not decode,
+    or that changed on disk). The index has been marked for a rebuild (:data:`DAMAGED`); the
+    message says what failed."""
+
+
+DAMAGE_ERRORS: tuple[type[BaseException], ...] = (UnicodeDecodeError, EOFError)
+"""Exception types that, raised while reading segments, mean damage (zlib and struct errors are
+added below; Whoosh raises a bare ``Exception("Block tag error ...")`` for a broken posting block,
+matched by message in :func:`is_damage`)."""
+try:
+    import struct
+    import zlib
+
+    DAMAGE_ERRORS += (zlib.error, struct.error)
+except ImportError:  # pragma: no cover
+    pass
+
+
+def is_damage(directory: Path, exc: BaseException) -> bool:
+    """Whether ``exc``, raised while searching the index in ``directory``, means the index is
+    damaged: its segment files changed since they were sealed, or the error is one that only
+    undecodable segment bytes raise (:data:`DAMAGE_ERRORS`, Whoosh's block tag error)."""
+    if seal_problem(directory):
+        return True
+    if isinstance(exc, DAMAGE_ERRORS):
+        return True
+    return type(exc) is Exception and "Block tag error" in str(exc)
+
+
+def mark_damaged(directory: Path, reason: str) -> None:
+    """Leave :data:`DAMAGED` (with ``reason``) in ``directory`` so that the next writer rebuilds
+    the index. Never raises (a reader may not be able to write there)."""
+    try:
+        write_private(Path(directory) / DAMAGED, reason)
+    except OSError:
+        pass
+
+
+def seal(directory: Path) -> None:
+    """After a commit: record size and mtime of every segment and table-of-contents file
+    (:data:`SEAL`, written atomically), and make every file crabsearch wrote private (0600, the
+    directory 0700). Call it while the files are as committed; errors are ignored (a later
+    commit seals again)."""
+    directory = Path(directory)
+    try:
+        from whoosh.index import TOC
+
+        toc = TOC.read(_storage(directory), INDEX_NAME)
+        names = [TOC._filename(INDEX_NAME, toc.generation)] + [
+            f"{seg.segment_id()}{ext}" for seg in toc.segments for ext in SEALED_SUFFIXES]
+        files = {}
+        for name in names:
+            try:  # only committed files: another process may be writing a new segment right now
+                st = os.stat(directory / name)
+            except FileNotFoundError:
+                continue
+            files[name] = [st.st_size, st.st_mtime_ns]
+        tmp = directory / f"{SEAL}.{os.getpid()}.tmp"
+        write_private(tmp, json.dumps(files))
+        os.replace(tmp, directory / SEAL)
+    except Exception:  # noqa: BLE001 - a seal is a check, never a reason to fail a commit
+        pass
+    make_private(directory, owned)
+
+
+def seal_problem(directory: Path) -> str | None:
+    """Why the index in ``directory`` is damaged, or None: a sealed file whose size or mtime
+    changed (a new file that is not sealed yet, or a sealed one that a merge removed, is fine), or
+    the :data:`DAMAGED` marker a reader left. Costs one small read and a stat per segment."""
+    directory = Path(directory)
+    try:
+        return "a search could not read it (" + (directory / DAMAGED).read_text()[:200] + ")"
+    except OSError:
+        pass
+    try:
+        files = json.loads((directory / SEAL).read_text())
+    except (OSError, ValueError):
+        return None  # never sealed (an index of an older version): nothing to compare
+    if not isinstance(files, dict):
+        return None
+    for name, sealed in files.items():
+        try:
+            st = os.stat(directory / name)
+        except OSError:
+            continue  # merged away since
+        if [st.st_size, st.st_mtime_ns] != sealed:
+            return f"{name} changed on disk"
+    return None
 
 
 class IndexError_(RuntimeError):
@@ -43,10 +150,13 @@ def open_index(directory: Path, *, create: bool = True, variant: str | None = No
     """
     directory = Path(directory)
     ix, problem = _try_open(directory, variant)
+    if ix is not None and create:
+        make_private(directory, owned)  # a directory made by someone else, or an older version
     if ix is not None or not create:
         return ix, problem
     try:
         directory.mkdir(parents=True, exist_ok=True, mode=0o700)  # transcripts' words: private
+        make_private(directory, owned)
         lock = FileStorage(str(directory)).lock(f"{INDEX_NAME}_WRITELOCK")
         deadline = time.monotonic() + LOCK_WAIT
         while not lock.acquire(blocking=False):
@@ -61,7 +171,8 @@ def open_index(directory: Path, *, create: bool = True, variant: str | None = No
             return ix, None
         _clear(directory)
         ix = _storage(directory).create_index(make_schema(), indexname=INDEX_NAME)
-        (directory / STAMP).write_text(f"{SCHEMA_VERSION}+{variant}" if variant else str(SCHEMA_VERSION))
+        write_private(directory / STAMP, f"{SCHEMA_VERSION}+{variant}" if variant else str(SCHEMA_VERSION))
+        seal(directory)
         return ix, problem or again
     except OSError as exc:
         raise IndexError_(f"cannot create the index in {directory}: {exc.strerror or exc}") from exc
@@ -77,6 +188,9 @@ def _try_open(directory: Path, variant: str | None):
             return None, None
     except Exception as exc:  # a table of contents that does not even parse
         return None, f"index was damaged ({type(exc).__name__}); rebuilding"
+    damage = seal_problem(directory)
+    if damage:
+        return None, f"index was damaged ({damage}); rebuilding"
     stamp = directory / STAMP
     found = stamp.read_text().strip() if stamp.exists() else ""
     version, _, found_variant = found.partition("+")
@@ -108,7 +222,7 @@ def _clear(directory: Path) -> None:
     for p in directory.iterdir():
         if p.name.endswith("WRITELOCK"):
             continue  # held by this process right now: deleting it would let another lock a new one
-        if p.name.startswith(("MAIN", "_MAIN", STAMP, "manifest")) or p.suffix in (".seg", ".toc", ".pst", ".trm"):
+        if owned(p.name) and p.name != "last-refresh":
             if p.is_dir():
                 shutil.rmtree(p, ignore_errors=True)
             else:

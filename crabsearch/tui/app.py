@@ -241,7 +241,7 @@ class CrabsearchApp(App[str | None]):
             tmp = path.with_name(f".{path.name}.tmp")
             missing = 0
             try:
-                with open(tmp, "w", encoding="utf-8") as fh:
+                with paths.open_private(tmp) as fh:  # transcript text: readable by its owner only
                     pieces = (session_markdown(self.engine, hit.ref, redact=redact) if items is None
                               else [window_markdown(hit, items)])
                     for piece in pieces:
@@ -269,8 +269,8 @@ class CrabsearchApp(App[str | None]):
         self.copy_to_clipboard(text)
         saved = ""
         try:
-            self.copy_file.parent.mkdir(parents=True, exist_ok=True)
-            self.copy_file.write_text(text, "utf-8")
+            self.copy_file.parent.mkdir(parents=True, exist_ok=True, mode=paths.PRIVATE_DIR)
+            paths.write_private(self.copy_file, text)
             saved = f" If your terminal ignores OSC 52, it is also in {short_path(str(self.copy_file), self.home)}"
         except OSError:
             pass

@@ -12,7 +12,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import Footer, Input, ProgressBar, Static
 
-from ..search import Hit, SearchResult
+from ..search import Hit, IndexDamaged, SearchResult
 from ..text import printable
 from .filters import DATE_CHOICES, FilterChips, PickerScreen, QueryInput, filters, remove_token, set_filter
 from .messages import IndexDone, IndexProgress, SearchDone
@@ -146,6 +146,9 @@ class SearchScreen(Screen):
             else:
                 result = SearchResult(query="", hits=engine.recent(limit=self.limit, redact=not self.reveal))
             error = None
+        except IndexDamaged as exc:  # rebuilt from the transcripts; the query runs again after
+            result, error = SearchResult(query=text, hits=[]), str(exc)
+            self.app.call_from_thread(self.start_indexing)
         except Exception as exc:  # shown in the status line, never a silent blank screen
             result, error = SearchResult(query=text, hits=[]), f"search failed: {type(exc).__name__}: {exc}"
         self.post_message(SearchDone(generation, result, error))

@@ -1,0 +1,176 @@
+"""Issue 16, defects 8 and 10: a damaged segment is rebuilt, and everything crabsearch writes is
+private to the user, whoever made the index directory."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import stat
+
+import pytest
+
+from builders import ClaudeSession
+from source_checks import run_cli
+
+from crabsearch.cli import write_atomically
+from crabsearch.index import Indexer
+from crabsearch.index.store import DAMAGED, SEAL, IndexDamaged, seal_problem
+from crabsearch.paths import write_private
+from crabsearch.search import Engine
+
+
+def _home(tmp_path):
+    home = tmp_path / "home"
+    for i in range(12):
+        (ClaudeSession(home, cwd=f"/home/dev/p{i}")
+         .user(f"the cron job number {i} fails with a timeout")
+         .assistant(f"I raised the timeout of job {i} and added a retry with backoff").write())
+    return home
+
+
+def _index(home, index_dir):
+    return Indexer(index_dir, env={"HOME": str(home)}, home=home).refresh()
+
+
+def _mode(p) -> int:
+    return stat.S_IMODE(os.lstat(p).st_mode)
+
+
+# -- defect 10: permissions ------------------------------------------------------------------
+
+
+def test_a_pre_existing_open_index_dir_becomes_private(tmp_path):
+    home = _home(tmp_path)
+    ix = tmp_path / "ix"
+    ix.mkdir(mode=0o755)
+    os.chmod(ix, 0o755)
+    _index(home, ix)
+    assert _mode(ix) == 0o700
+    names = sorted(p.name for p in ix.iterdir())
+    assert "MAIN_WRITELOCK" in names and "manifest.db" in names and SEAL in names
+    for p in ix.iterdir():
+        assert _mode(p) & 0o077 == 0, (p.name, oct(_mode(p)))
+
+
+def test_an_index_made_world_readable_is_made_private_again(tmp_path):
+    home = _home(tmp_path)
+    ix = tmp_path / "ix"
+    _index(home, ix)
+    os.chmod(ix, 0o755)
+    for p in ix.iterdir():
+        os.chmod(p, 0o644)
+    (ClaudeSession(home).user("one more cron question").write())
+    _index(home, ix)
+    assert _mode(ix) == 0o700
+    assert all(_mode(p) & 0o077 == 0 for p in ix.iterdir())
+
+
+def test_a_shared_directory_keeps_its_mode_and_other_files(tmp_path):
+    home = _home(tmp_path)
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    os.chmod(shared, 0o755)
+    (shared / "notes.txt").write_text("mine")
+    os.chmod(shared / "notes.txt", 0o644)
+    _index(home, shared)
+    assert _mode(shared) == 0o755  # not crabsearch's alone: other users keep their access
+    assert _mode(shared / "notes.txt") == 0o644
+    assert all(_mode(p) & 0o077 == 0 for p in shared.iterdir() if p.name != "notes.txt")
+
+
+def test_written_files_are_private(tmp_path):
+    old = tmp_path / "old.txt"
+    old.write_text("x")
+    os.chmod(old, 0o644)
+    write_private(old, "secret words")
+    assert _mode(old) == 0o600 and old.read_text() == "secret words"
+    new = tmp_path / "export.md"
+    write_atomically(new, ["# a session\n"])
+    assert _mode(new) == 0o600
+    os.chmod(new, 0o640)  # an existing file keeps the mode its owner gave it
+    write_atomically(new, ["# again\n"])
+    assert _mode(new) == 0o640
+
+
+def test_app_copy_file_is_private(tmp_path, monkeypatch):
+    from crabsearch.tui.app import CrabsearchApp
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    app = CrabsearchApp(tmp_path / "ix", env={"HOME": str(tmp_path)}, index_on_start=False)
+    app.copy_file = tmp_path / "cache" / "crabsearch" / "last-copy.txt"
+    app.copy_to_clipboard = lambda text: None
+    app.notify = lambda *a, **k: None
+    app.copy_text("sk-live key words", "hit")
+    assert _mode(app.copy_file) == 0o600
+    assert _mode(app.copy_file.parent) == 0o700
+
+
+# -- defect 8: damage ------------------------------------------------------------------------
+
+
+def _scribble(seg, seed: int, keep_mtime: bool, whole: bool = False) -> None:
+    st = os.stat(seg)
+    data = bytearray(seg.read_bytes())
+    rnd = random.Random(seed)
+    if whole:
+        lo = len(data) // 5
+        data[lo:len(data) - 64] = rnd.randbytes(len(data) - 64 - lo)
+    else:
+        for _ in range(64):
+            at = rnd.randrange(max(1, len(data) - 64))
+            data[at:at + 64] = rnd.randbytes(64)
+    seg.write_bytes(bytes(data))
+    if keep_mtime:
+        os.utime(seg, ns=(st.st_atime_ns, st.st_mtime_ns))
+
+
+def test_overwritten_segment_is_rebuilt_by_the_next_index(tmp_path, capsys, monkeypatch):
+    home = _home(tmp_path)
+    ix = tmp_path / "ix"
+    _index(home, ix)
+    for seg in ix.glob("*.seg"):
+        _scribble(seg, 1, keep_mtime=False)
+    assert "changed on disk" in (seal_problem(ix) or "")
+    monkeypatch.setenv("HOME", str(home))
+    code, out, err = run_cli(capsys, "index", "--index-dir", str(ix), "--json")
+    assert code == 0, err
+    report = json.loads(out)
+    assert "damaged" in report["rebuilt"] and report["messages_added"] == 24
+    assert seal_problem(ix) is None
+    code, out, err = run_cli(capsys, "search", "backoff", "--json", "--index-dir", str(ix))
+    assert code == 0 and len(json.loads(out)["hits"]) == 12
+
+
+def test_a_read_error_in_a_segment_marks_damage_and_search_rebuilds(tmp_path, capsys, monkeypatch):
+    import shutil
+
+    home = _home(tmp_path)
+    pristine = tmp_path / "pristine"
+    _index(home, pristine)
+    ix = tmp_path / "ix"
+    for seed in range(40):  # damage that size and mtime do not show: most seeds break a read
+        shutil.rmtree(ix, ignore_errors=True)
+        shutil.copytree(pristine, ix)
+        for seg in ix.glob("*.seg"):
+            _scribble(seg, seed, keep_mtime=True)
+        assert seal_problem(ix) is None
+        engine = Engine(ix)
+        try:
+            for q in ("backoff", "timeout", "cron job", "retry*", '"job 3"', "agent:claude"):
+                for hit in engine.search(q).hits:
+                    engine.window(hit, 4, 4)
+        except IndexDamaged as exc:  # never the raw zlib.error / UnicodeDecodeError
+            assert "damaged" in str(exc)
+            break
+        finally:
+            engine.close()
+    else:
+        pytest.fail("no seed damaged a segment read")
+    assert (ix / DAMAGED).exists()
+    monkeypatch.setenv("HOME", str(home))
+    code, out, err = run_cli(capsys, "search", "backoff", "--json", "--no-refresh", "--index-dir", str(ix))
+    assert code == 0, err
+    assert "rebuilding" in err
+    assert len(json.loads(out)["hits"]) == 12
+    assert not (ix / DAMAGED).exists()
