@@ -4,6 +4,13 @@ Masking rules: crabsearch issue 3, *Privacy* ("Mask keeps the first 6 and last 4
 (``***`` if short)"); the key prefixes are as published by each vendor (OpenAI/Anthropic ``sk-``,
 GitHub ``ghp_``/``gho_``/``ghu_``/``ghs_``/``ghr_``/``github_pat_``, Slack ``xox?-``, AWS
 ``AKIA``/``ASIA``, Google ``AIza``, GitLab ``glpat-``, Hugging Face ``hf_``, JWT ``eyJ``).
+The kinds added by crabsearch issue 16 (defect 7) follow the published scanner rules named with
+each below: gitleaks ``config/gitleaks.toml`` (github.com/gitleaks/gitleaks, commit b58d3f1, by
+rule id), Yelp detect-secrets ``detect_secrets/plugins/*.py`` (github.com/Yelp/detect-secrets,
+commit 5e14193, by detector class) and, for the Google kinds neither has, Nosey Parker
+``crates/noseyparker/data/default/builtin/rules/*.yml`` (github.com/praetorian-inc/noseyparker,
+commit 2e6e7f3, by rule id). Where a rule leans on an entropy threshold or a keyword near the
+secret, a cheaper test stands in for it, stated with the kind.
 
 Public API:
 
@@ -12,6 +19,8 @@ Public API:
   non-overlapping (for tests and highlighting).
 * :func:`mask` -- one secret masked: ``first 6 + "***" + last 4``, or just ``***`` when the secret
   is shorter than 14 characters (``mask("sk-live-FAKEFAKEFAKE1234567890") == "sk-liv***7890"``).
+* :data:`RULES_VERSION` -- bumped when what is masked changes (an index built under older rules
+  holds, and finds, what they did not mask).
 
 What counts as a secret (the span that is masked is in brackets):
 
@@ -46,6 +55,54 @@ What counts as a secret (the span that is masked is in brackets):
   JSON-escaped newlines (a literal ``\\n``) are understood.
 * URL credentials ``scheme://user:[password]@host``: only the password.
 
+Issue 16 kinds (vendor keys keep 6 + 4 characters, values follow the value rule):
+
+* Stripe ``[sk_live_...]``, ``[rk_live_...]``, and the ``_test_`` and ``_prod_`` variants
+  (gitleaks ``stripe-access-token``: 10+ letters/digits; detect-secrets ``StripeDetector`` has
+  ``live`` only). Test keys are masked too: they still open the account's test-mode data and a
+  pasted one is as findable as a live one. In place of the entropy test, the key must hold an
+  uppercase letter or a digit and must not run on into ``_``: ``sk_test_connectionpooling``,
+  ``sk_live_mode``, ``task_test_...`` stay.
+* npm ``[npm_...]`` + exactly 36 letters/digits (gitleaks ``npm-access-token``), with an uppercase
+  letter or digit; the legacy ``.npmrc`` ``_authToken=<uuid>`` (detect-secrets ``NpmDetector``)
+  is an assignment.
+* SendGrid ``[SG.<22>.<43>]`` (detect-secrets ``SendGridDetector``; gitleaks
+  ``sendgrid-api-token``: 66 characters after ``SG.``).
+* Slack webhooks ``https://hooks.slack.com/services/[T.../B.../<secret>]`` (also ``workflows/``
+  and ``triggers/``; detect-secrets ``SlackDetector``, gitleaks ``slack-webhook-url``): the path is
+  masked, the host stays. The last segment must be 8+ characters and not one repeated character
+  (Slack's documented ``XXXXXXXX...`` example stays).
+* Google OAuth client secrets ``[GOCSPX-...]`` + exactly 28 (Nosey Parker ``np.google.2``) and
+  access tokens ``[ya29.<20+>]`` (``np.google.4``, with dots inside for service-account tokens
+  ``ya29.c.``; a final dot is the sentence's; an uppercase letter or digit is needed).
+* Telegram bot tokens ``[<5-16 digits>:A<34>]`` (gitleaks ``telegram-bot-api-token`` without its
+  ``telegr`` keyword; detect-secrets ``TelegramBotTokenDetector``): the digits must start a word
+  or follow ``bot`` (``api.telegram.org/bot<token>/``), so ``clm12345:Agency...`` stays.
+* Twilio API keys ``[SK<32 hex>]`` (gitleaks ``twilio-api-key``, detect-secrets
+  ``TwilioKeyDetector``), a whole word, with a digit and a hex letter. Account SIDs ``AC...`` are
+  identifiers, not secrets.
+* AWS secret access keys (40 base-64 characters): after a label with spaces,
+  ``AWS Secret Access Key [None]: [...]`` (``aws configure``) or ``secret access key: [...]``
+  (Nosey Parker ``np.aws.2``; ``aws_secret_access_key=`` and ``"SecretAccessKey":`` are
+  assignments already), and the first such value within 80 characters after an ``AKIA``/``ASIA``
+  id on its line (a credentials CSV row, ``client("AKIA...", "...")``; detect-secrets
+  ``AWSKeyDetector.get_secret_access_keys`` pairs them the same way). In place of gitleaks'
+  entropy test the value must hold an uppercase letter, a lowercase one and a digit, so a git
+  SHA-1 next to a key id stays.
+* ``curl -u user:[password]`` / ``--user``/``--user=`` (quoted too; gitleaks ``curl-auth-user``):
+  only the password, only inside a ``curl`` command (``curl`` earlier on the line or on lines it
+  continues with ``\\``, not after ``&&``/``||``/``|``), so ``docker run -u 1000:1000`` stays; the
+  allowlist of that rule is kept (``$VAR``, ``<...>``, ``[...]``, ``{{...}}``, ``pass``,
+  ``password``, ``pwd``, ``test``, ``token``, ``changeme``, ``changeit``).
+* Prose: ``password is [X]``, ``password was: [X]`` (``passwd`` too). Neither scanner has this
+  (both need an assignment operator). A quoted X is masked unless it is a placeholder or a
+  constant; an unquoted one only when it looks like a password -- 4+ characters with a digit, a
+  symbol or a lower-to-upper case change (``hunter2``, ``Tr0ub4dor&3``), all digits only from 6
+  -- so "the password is stored hashed", "is 8-64 characters", "is SHA256-hashed", "is None"
+  stay, and so does "the password is swordfish" (a plain word is indistinguishable from prose).
+  ``password: X`` is the assignment rule: ``password: hunter2`` is masked, ``password: str`` and
+  ``password: swordfish`` are not.
+
 Already-masked text is left as it is (anything containing or touching ``***``), so
 ``redact(redact(x)) == redact(x)``.
 
@@ -55,20 +112,34 @@ Limits: a quoted assignment value is looked at up to 256 characters, an unquoted
 Speed: one compiled regex. Every branch of it starts with a literal character, and a rare one
 (``password`` is entered at its ``w``, ``eyJ`` at ``J``; the characters before are checked by a
 lookbehind), so ``re``'s first-character skip does the pre-check in C: most positions are never
-entered, and a text with no secret costs one ``search`` and returns the same object. A separate
-substring pre-check (``any(marker in text ...)`` over the ~30 markers, case variants included)
-was measured at ~1.4 ms per 100 KB, *slower* than the whole scan, so there is none. Measured
-(Python 3.11, this machine): ~0.9 ms per 100 KB of message text from ``bench/gen.py``
-transcripts (20 MB), ~0.8 ms per 100 KB of code, ~0.6 ms of English prose, ~1.1 ms with a
-secret every 2 KB; a 300-character context window ~2.5 us. Adversarial inputs stay linear (the
-work per candidate is bounded): ``"key=" * 25000`` takes ~70 ms for its 100 KB.
+entered, and a text with no secret costs one ``search`` and returns the same object. The branches
+are grouped by that character (``k(?:...|...)``) and a literal that follows it is matched before
+the lookbehinds, so an entered position costs one comparison per branch that cannot match there;
+this paid for the issue 16 branches. ``curl -u`` is not a branch of its own (entering at every
+``u`` cost ~15 %, and even ``"curl" in text`` costs ~1 ms per MB): a ``curl`` branch at ``c``
+finds the command and a second regex reads the 2 KB after it. A separate substring pre-check
+(``any(marker in text ...)`` over the ~30 markers, case variants included) was measured at
+~1.4 ms per 100 KB, *slower* than the whole scan, so there is none. Measured (Python 3.11, this
+machine): ~0.9 ms per 100 KB of message text from ``bench/gen.py`` transcripts (20 MB), ~0.8 ms
+per 100 KB of code, ~0.6 ms of English prose, ~1.1 ms with a secret every 2 KB; a 300-character
+context window ~2.5 us. Issue 16 measured against the code before it on the same data (best of 7,
+interleaved, on a busier machine: ~1.5 ms per 100 KB for both): 1.01x on 10.8 MB of
+``bench/gen.py`` message text, 1.03x on 19.5 MB of Python, 1.03x on 32 MB of documentation text
+(``.rst``/``.md``/``.txt``); 1.25x with a secret every 2 KB (more kinds found, more masked).
+Adversarial inputs stay linear (the work per candidate is bounded): ``"key=" * 25000`` takes
+~70 ms for its 100 KB, ``"curl -u a:" * 10000`` ~90 ms.
 """
 
 from __future__ import annotations
 
+import bisect
 import re
 
-__all__ = ["find_secrets", "mask", "redact"]
+__all__ = ["RULES_VERSION", "find_secrets", "mask", "redact"]
+
+RULES_VERSION = 2
+"""1: issue 3's kinds; 2: issue 16's (Stripe, npm, SendGrid, Slack webhooks, Google OAuth, Telegram,
+Twilio, AWS secret keys, curl -u, "password is X")."""
 
 MASK = "***"
 _KEEP_HEAD = 6
@@ -102,15 +173,33 @@ _BACK: dict[str, int] = {}  # branch -> characters of its marker before the matc
 
 
 def _branch(tag: str, head: str, anchor: str, rest: str, before: str | None = _WORDCH,
-            back: int | None = None) -> str:
-    """``head`` + ``anchor`` + ``rest``, matched from ``anchor`` on (``head``: a fixed-width regex,
-    ``back`` characters, default ``len(head)``); ``before``: characters that may not precede
-    ``head``."""
-    marker = head + re.escape(anchor)
+            back: int | None = None) -> tuple[str, str]:
+    """``(anchor, body)``: ``head`` + ``anchor`` + ``rest``, matched from ``anchor`` on (``head``: a
+    fixed-width regex, ``back`` characters, default ``len(head)``); ``before``: characters that may
+    not precede ``head``. A literal character that starts ``rest`` is matched before the
+    lookbehinds, so sre skips the branch with one comparison where it is absent."""
+    lit = _LITERAL_START.match(rest)
+    lit = lit.group() if lit else ""
+    rest = rest[len(lit):]
+    marker = head + re.escape(anchor) + lit
     look = (f"(?<={marker})" if head else "") + (f"(?<![{before}]{marker})" if before else "")
     _BACK[tag] = len(head) if back is None else back
-    rest = rest.replace("(?P<", f"(?P<{tag}__")
-    return f"{re.escape(anchor)}{look}{rest}(?P<{tag}>)"
+    rest = rest.replace("(?P<", f"(?P<{tag}__").replace("(?P=", f"(?P={tag}__")
+    return anchor, f"{lit}{look}{rest}(?P<{tag}>)"
+
+
+_LITERAL_START = re.compile(r"(?:\\[.\-]|[A-Za-z0-9_:/\-])(?![{*+?])")
+
+
+def _compile(branches: list[tuple[str, str]]) -> re.Pattern:
+    """One regex: the branches grouped by anchor (``k(?:<sk->|<sk_live_>|...)``), so that at a
+    position sre compares the character with each anchor once, not with every branch."""
+    groups: dict[str, list[str]] = {}
+    for anchor, body in branches:
+        groups.setdefault(anchor, []).append(body)
+    return re.compile("|".join(
+        re.escape(anchor) + (bodies[0] if len(bodies) == 1 else f"(?:{'|'.join(bodies)})")
+        for anchor, bodies in groups.items()))
 
 
 # An assignment: the name ends with the keyword and a separator follows. The value is quoted
@@ -155,10 +244,38 @@ _BRANCHES = [
     _branch("k_google", "", "A", rf"Iza[{_WORDCH}]{{35}}(?![{_WORDCH}])"),
     _branch("k_hf", "h", "f", r"_[A-Za-z0-9]{30,}"),
     _branch("k_jwt", "ey", "J", rf"[{_WORDCH}]{{8,}}\.[{_WORDCH}]{{8,}}\.[{_WORDCH}]*"),
+    _branch("k_stripe", "[sr]", "k", r"_(?:live|test|prod)_[A-Za-z0-9]{10,}+(?![A-Za-z0-9_])",
+            back=1),
+    _branch("k_npm", "npm", "_", r"[A-Za-z0-9]{36}(?![A-Za-z0-9_])"),
+    _branch("k_sendgrid", "S", "G", r"\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43}(?![A-Za-z0-9_\-])"),
+    _branch("k_gocspx", "GOCSP", "X", r"-[A-Za-z0-9_\-]{28}(?![A-Za-z0-9_\-])"),
+    _branch("k_ya29", "", "y", r"a29\.[A-Za-z0-9_.\-]{20,4096}+"),
+    _branch("k_twilio", "S", "K", r"[0-9a-fA-F]{32}(?![A-Za-z0-9_])", before="A-Za-z0-9_"),
+    _branch("k_slackhook", r"hooks\.slac", "k",
+            r"\.com/(?:services|workflows|triggers)/"
+            r"(?P<path>[A-Za-z0-9_+]{1,64}+(?:/[A-Za-z0-9_+]{1,64}+){2,4}+)(?![A-Za-z0-9_+/])",
+            before=None, back=10),
+    # the bot id's digits (5-16) are counted back from the colon by _candidate
+    _branch("k_telegram", "[0-9]", ":", r"A[A-Za-z0-9_\-]{34}(?![A-Za-z0-9_\-])", before=None),
+    _branch("curl", "", "c", r"url(?![A-Za-z0-9_])", before="A-Za-z0-9_"),  # see _CURL_USER_RE
     _branch("url", "[A-Za-z0-9]", ":",
             r"""//(?P<user>[^\s:/@?#"'<>\[\]]{0,256}+):(?P<pw>[^\s/@?#"'<>]{1,256}+)@""",
             before=None, back=0),
 ]
+# "... secret access key [None]: <40 characters>" (aws configure's prompt, prose): the label has a
+# space, so the assignment branches (a name of word characters) do not see it.
+_BRANCHES += [_branch(f"awslabel_{c}", "(?i:access ke|secret ke)", c,
+                      r"(?:[ \t]*+\[[^\]\n]{0,40}+\])?(?:[ \t]*+[:=]|[ \t]++(?i:is):?)[ \t]*+"
+                      r"""(?:\\?["'`])?(?P<v>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])""",
+                      before="A-Za-z0-9_", back=9)
+              for c in "yY"]
+# "the password is X" / "password was: X" in prose
+_BRANCHES += [_branch(f"prose_{c}", "(?i:pass)", c,
+                      r"""(?i:(?:or)?d)[ \t]++(?i:is|was)(?:[ \t]*+:)?[ \t]++(?:"""
+                      r"""(?P<q>[\"'`])(?P<qv>[^"'`\n]{1,64}?)(?P=q)|"""
+                      r"""(?P<uv>[^\s"'`,;<>()\[\]{}]{1,128}+))""",
+                      before=None, back=4)
+              for c in "wW"]
 # Authorization in any case (after a "-" too: Proxy-Authorization), Bearer in any case, and the
 # assignment keywords in any case (the anchor in lower or upper case).
 _BRANCHES += [_branch(f"auth_{c}", "(?i:authori)", c, _AUTH_TAIL, before="A-Za-z0-9_", back=7)
@@ -168,7 +285,17 @@ _BRANCHES += [_branch(f"assign_{kw}_{c}", f"(?i:{head})", c, f"(?i:{rest})" + _A
                       before=None, back=len(head))
               for kw, (head, anchor, rest) in _KEYWORDS.items() for c in (anchor, anchor.upper())]
 
-_SECRET_RE = re.compile("|".join(_BRANCHES))
+_SECRET_RE = _compile(_BRANCHES)
+
+# curl -u / --user user:password: a regex of its own, run after each "curl" the big regex finds
+# (entering it at every "u" would cost ~15 %); _candidate checks the command.
+_CURL_USER_RE = _compile([_branch(
+    "curlu", "[ \t\\-]-", "u",
+    r"""(?:ser)?(?:=|[ \t]++)(?:\\?"(?P<u1>[^":\n]{0,128}+):(?P<p1>[^"\n]{1,256}+)"|"""
+    r"""\\?'(?P<u2>[^':\n]{0,128}+):(?P<p2>[^'\n]{1,256}+)'|"""
+    r"""(?P<u3>[^\s:"'`;|&<>()]{0,128}+):(?P<p3>[^\s"'`;|&<>()]{1,256}+)"""
+    r"""(?=[\s;|&<>)]|\Z))""",
+    before=None, back=2)])
 
 # --- deciding on a candidate ----------------------------------------------------------------------
 
@@ -248,10 +375,56 @@ def _candidate(text: str, m: re.Match) -> tuple[int, int, str] | None:
         return start, m.end(), f"{begin} {MASK}"
     if tag.startswith("k_"):
         start, end = m.start() - _BACK[tag], m.end()
-        if tag == "k_sk" and not _UPPER_OR_DIGIT.search(text, start + 3, end):
-            return None  # sk-some-long-kebab-case-name
-        if tag == "k_slack" and not _DIGIT.search(text, start, end):
+        if tag == "k_telegram":
+            digits = _DIGITS_BEFORE.search(text, max(0, m.start() - 17), m.start())
+            start = digits.start()
+            if not 5 <= len(digits.group()) <= 16 or (
+                    start and _WORD_BEFORE.match(text, start - 1)
+                    and not text.endswith("bot", 0, start)):  # api.telegram.org/bot<token>/
+                return None
+        elif tag == "k_slackhook":
+            start, end = m.span("k_slackhook__path")
+            last = text[text.rfind("/", start, end) + 1:end]
+            if len(last) < 8 or _placeholder(last):
+                return None  # .../T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX (Slack's docs)
+        elif tag == "k_ya29":
+            end = start + len(text[start:end].rstrip("."))
+        check = _KEY_CHECKS.get(tag)
+        if check is not None:
+            skip, *needed = check
+            if not all(p.search(text, start + skip, end) for p in needed):
+                return None  # sk-some-long-kebab-case-name, sk_test_connectionpooling
+    elif tag == "curlu":
+        for i in "123":
+            start, end = m.span(f"curlu__p{i}")
+            if start >= 0:
+                user = m.group(f"curlu__u{i}")
+                break
+        value = text[start:end]
+        # unquoted: not the end of a sentence ("curl -u user:password."); quoted: the backslash
+        # of a JSON-escaped closing quote (-u \\"user:password\\")
+        value = value.rstrip(".,:;") if i == "3" else value.removesuffix("\\")
+        end = start + len(value)
+        if (not value or _placeholder(value) or value.startswith("[")
+                or value.lower() in _CURL_NOT_PASSWORDS
+                or (value.isdigit() and user.isdigit())  # docker -u 1000:1000 after a curl
+                or not _in_curl_command(text, m.start())):
             return None
+    elif tag.startswith("awslabel_"):
+        start, end = m.span(f"{tag}__v")
+        if not _mixed_base64(text, start, end):
+            return None
+    elif tag.startswith("prose_"):
+        start, end = m.span(f"{tag}__qv")
+        if start >= 0:
+            if not _value_ok(text[start:end], True):
+                return None
+        else:
+            start, end = m.span(f"{tag}__uv")
+            value = text[start:end].rstrip(".,:;")
+            end = start + len(value)
+            if not _prose_password(value):
+                return None
     elif tag == "url":
         start, end = m.span("url__pw")
         if _placeholder(text[start:end]):
@@ -288,14 +461,103 @@ def _candidate(text: str, m: re.Match) -> tuple[int, int, str] | None:
 _PEM_BEGIN = re.compile(r"-----BEGIN " + _PEM_LABEL)
 _PEM_B64_RE = re.compile(_PEM_B64)
 _DIGIT = re.compile(r"[0-9]")
+_UPPER = re.compile(r"[A-Z]")
+_LOWER = re.compile(r"[a-z]")
+_HEX_LETTER = re.compile(r"[a-fA-F]")
+# A vendor key's body (after ``skip`` characters of prefix) must hold each of these: random keys
+# do (a 24-character base-62 key has no uppercase letter nor digit with probability ~1e-9), names
+# built from words do not.
+_KEY_CHECKS = {
+    "k_sk": (3, _UPPER_OR_DIGIT),
+    "k_slack": (0, _DIGIT),
+    "k_stripe": (8, _UPPER_OR_DIGIT),
+    "k_npm": (4, _UPPER_OR_DIGIT),
+    "k_ya29": (5, _UPPER_OR_DIGIT),
+    "k_twilio": (2, _DIGIT, _HEX_LETTER),
+}
+_DIGITS_BEFORE = re.compile(r"[0-9]+\Z")
+_WORD_BEFORE = re.compile(r"[A-Za-z0-9_]")
+# gitleaks curl-auth-user allowlist: passwords that are placeholders in docs and examples
+_CURL_NOT_PASSWORDS = frozenset("pass password pwd test token changeme changeit".split())
+_CURL = re.compile(r"curl(?![A-Za-z0-9_])")
+_SPACE = re.compile(r"\s")
+_COMMAND_SEPARATOR = re.compile(r"&&|\|\||\s\|\s")
+_B64_40 = re.compile(r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
+_NUMBERISH = re.compile(r"[0-9][0-9.,:/\-]*")
+_PASSWORDY = re.compile(r"[0-9!@#$%^&*+=?~|\\/]|[a-z][A-Z]")
+_HYPHEN_WORD_END = re.compile(r"-[a-z]{3,}\Z")
+
+
+def _in_curl_command(text: str, pos: int) -> bool:
+    """Whether ``pos`` is in a ``curl`` command: ``curl`` earlier on its line or on the lines it
+    continues (``\\`` at their end), at most 1 KB back, with no ``&&``/``||``/`` | `` between."""
+    lo = max(0, pos - 1024)
+    start = text.rfind("\n", lo, pos) + 1
+    while start >= 2 and start > lo and text[start - 2] == "\\":
+        start = text.rfind("\n", lo, start - 1) + 1
+    start = max(start, lo)
+    curl = text.rfind("curl", start, pos)
+    while curl >= 0 and ((curl and _WORD_BEFORE.match(text, curl - 1))
+                         or not _CURL.match(text, curl)):  # libcurl, curly
+        curl = text.rfind("curl", start, curl)
+    return curl >= 0 and not _COMMAND_SEPARATOR.search(text, curl + 4, pos)
+
+
+def _mixed_base64(text: str, start: int, end: int) -> bool:
+    """An AWS secret access key's shape: an uppercase letter, a lowercase one and a digit (a random
+    40-character base-64 string lacks one with probability ~1e-3; a SHA-1 has no uppercase)."""
+    return bool(_UPPER.search(text, start, end) and _LOWER.search(text, start, end)
+                and _DIGIT.search(text, start, end))
+
+
+def _aws_secret_after(text: str, end: int) -> tuple[int, int] | None:
+    """The span of an AWS secret access key later on the line of an access key id that ends at
+    ``end`` (within 80 characters: ``AKIA..., <secret>`` in a credentials CSV, ``Key("AKIA...",
+    "<secret>")``), or None."""
+    limit = text.find("\n", end, end + 121)
+    limit = end + 121 if limit < 0 else limit
+    for m in _B64_40.finditer(text, end, min(limit, len(text))):
+        if m.start() - end > 80:
+            break
+        if m.end() < len(text) and text[m.end()] in _B64_CHARS:
+            continue  # cut by the window: longer than 40
+        if _mixed_base64(text, m.start(), m.end()):
+            return m.span()
+    return None
+
+
+_B64_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789/+=")
+
+
+def _prose_password(value: str) -> bool:
+    """An unquoted word after "password is" that looks like a password, not like the prose that
+    usually follows (is stored, is required, is 8 characters, is SHA256-hashed): 4+ characters
+    with a digit, a symbol or a lower-to-upper case change, and not a number shorter than 6
+    digits or a range, nor a word ending in ``-hashed``-like suffix."""
+    if (len(value) < 4 or not _value_ok(value) or _HYPHEN_WORD_END.search(value)
+            or "://" in value):  # "the password is https://vault/..." points to it
+        return False
+    if _NUMBERISH.fullmatch(value):
+        return value.isdigit() and len(value) >= 6
+    return bool(_PASSWORDY.search(value))
 
 
 def _scan(text: str) -> list[tuple[int, int, str]]:
     """``(start, end, replacement)`` of every secret, in order."""
     found: list[tuple[int, int, str]] = []
+    extra: list[tuple[int, int, str]] = []  # found by a second look: merged at the end
     search = _SECRET_RE.search
     pos = done = 0
+    curl_done = 0
     while (m := search(text, pos)) is not None:
+        if m.lastgroup == "curl":  # look for -u user:password in the 2 KB after it (to a blank)
+            pos = m.end()
+            if pos > curl_done:
+                ws = _SPACE.search(text, pos + 2048)
+                curl_done = ws.start() if ws else len(text)
+                extra += filter(None, (_candidate(text, c) for c in
+                                       _CURL_USER_RE.finditer(text, m.start(), curl_done)))
+            continue
         hit = _candidate(text, m)
         if hit is None or hit[1] <= done:
             pos = m.start() + 1  # look again inside a rejected match: a value may hold a key
@@ -305,6 +567,16 @@ def _scan(text: str) -> list[tuple[int, int, str]]:
             start, replacement = done, mask(text[done:end])
         found.append((start, end, replacement))
         pos = done = max(end, m.start() + 1)
+        if m.lastgroup == "k_aws" and (span := _aws_secret_after(text, end)) is not None:
+            extra.append((*span, mask(text[span[0]:span[1]])))
+    if extra:  # kept unless they overlap a secret already found (a key in a curl password)
+        starts = [start for start, _, _ in found]
+        for hit in sorted(extra):
+            start, end = hit[0], hit[1]
+            i = bisect.bisect_right(starts, start)
+            if (i == 0 or found[i - 1][1] <= start) and (i == len(found) or end <= found[i][0]):
+                found.insert(i, hit)
+                starts.insert(i, start)
     return found
 
 

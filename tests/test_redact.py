@@ -9,6 +9,8 @@ import pytest
 
 from crabsearch.redact import find_secrets, mask, redact
 
+from secret_samples import ALSO_MASKED, AWS_KEY_ID, NOT_SECRETS, SECRET_SAMPLES, masked
+
 # Fake secrets of the real shapes (none of these is a live credential).
 SK = "sk-live-FAKEFAKEFAKE1234567890"
 SK_PROJ = "sk-proj-Abc123def456GHI789jkl012mno345"
@@ -216,6 +218,163 @@ def test_no_secret_returns_the_same_object():
     assert redact(text) is text
 
 
+# --- issue 16: the kinds that were never masked ---------------------------------------------------
+
+
+@pytest.mark.parametrize("kind,text,raw", SECRET_SAMPLES, ids=[k for k, _, _ in SECRET_SAMPLES])
+def test_secret_sample_masked(kind, text, raw):
+    assert text.count(raw) == 1
+    pieces = masked_pieces(text)
+    assert raw in pieces
+    assert sorted(pieces) == sorted([raw] + ([ALSO_MASKED[kind]] if kind in ALSO_MASKED else []))
+    out = redact(text)
+    assert raw not in out
+    expected = text.replace(raw, masked(kind, raw))
+    if kind in ALSO_MASKED:
+        expected = expected.replace(ALSO_MASKED[kind], mask(ALSO_MASKED[kind]))
+    assert out == expected
+    assert redact(out) == out  # idempotent
+
+
+@pytest.mark.parametrize("text", NOT_SECRETS)
+def test_lookalikes_left_alone(text):
+    assert find_secrets(text) == []
+    assert redact(text) is text
+
+
+def test_stripe_keys():
+    live = "sk" "_live_4eC39HqLyjWDarjtT1zdp7dc"
+    assert redact(f"key {live}.") == "key sk_liv***p7dc."
+    for prefix in ["sk" "_live_", "rk" "_live_", "sk" "_test_", "rk" "_test_", "sk" "_prod_"]:
+        assert masked_pieces(f"x {prefix}51HxQmTKz9vWbR2c y") == [f"{prefix}51HxQmTKz9vWbR2c"]
+    # gitleaks stripe-access-token: 10+ characters; a word run into the key is not a key
+    assert find_secrets("sk" "_live_Ab12") == []
+    assert find_secrets("sk" "_live_4eC39HqLyjWDarjtT1zdp7dc_extra") == []
+
+
+def test_npm_token_exact_length_and_npmrc():
+    tok = "np" "m_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    assert redact(tok) == "npm_a1***q7R8"
+    assert find_secrets(tok + "9") == []  # 37 characters
+    assert find_secrets(tok[:-1]) == []  # 35
+    # .npmrc with a legacy (UUID) token: the _authToken assignment
+    npmrc = "//registry.npmjs.org/:_authToken=3f1c2a9e-5b7d-4e8f-9a0b-1c2d3e4f5a6b"
+    assert masked_pieces(npmrc) == ["3f1c2a9e-5b7d-4e8f-9a0b-1c2d3e4f5a6b"]
+    assert redact(f"//registry.npmjs.org/:_authToken={tok}") == (
+        "//registry.npmjs.org/:_authToken=npm_a1***q7R8")
+
+
+def test_sendgrid_needs_both_parts():
+    key = "S" "G.ngeVfQFYQlKU0ufo8x5d1A.TwL2iGABf9DHoTf-09kqeF8tAmbihYzrnopKc-1s5cr"
+    assert redact(f"SENDGRID_KEY {key}") == "SENDGRID_KEY SG.nge***s5cr"
+    assert find_secrets(key[:-1]) == []
+    assert find_secrets(key.replace(".Tw", "Tw")) == []
+
+
+def test_slack_webhook_masks_the_path_only():
+    url = "https://hooks.slack" ".com/services/T0AB12CDE/B0FG34HIJ/aBcD1234eFgH5678iJkL9012"
+    assert redact(f"webhook: {url}") == (
+        "webhook: https://hooks.slack.com/services/T0AB12***9012")
+    # without a scheme, workflow and trigger webhooks
+    path = "T0AB12CDE/B0FG34HIJ/aBcD1234eFgH5678iJkL9012"
+    assert masked_pieces(f"hooks.slack.com/services/{path}") == [path]
+    for path in ["workflows/T0AB12CDE/A0FG34HIJ/123456789012345678/aBcD1234eFgH5678iJkL9012",
+                 "triggers/T0AB12CDE/1234567890123/0123456789abcdef0123456789abcdef"]:
+        kind, rest = path.split("/", 1)
+        assert masked_pieces(f"https://hooks.slack" f".com/{path}") == [rest]
+    # the URL must carry the secret segment
+    assert find_secrets("https://hooks.slack" ".com/services/T0AB12CDE/B0FG34HIJ") == []
+
+
+def test_google_oauth_secret_and_access_token():
+    secret = "GOCSPX" "-PUiAMWsxZUxAS-wpWpIgb6j6arTB"
+    assert redact(f'"{secret}"') == '"GOCSPX***arTB"'
+    assert find_secrets(secret + "x") == []  # noseyparker np.google.2: exactly 28 after GOCSPX-
+    # service-account tokens have dots inside; a sentence's final dot is not part of the token
+    sa = "ya" "29.c.b0Aaek7Xyz12-abcDEFghiJKLmnoPQRstuVWX"
+    assert redact(f"token {sa}.") == "token ya29.c***uVWX."
+    assert find_secrets("ya" "29.short") == []
+    assert find_secrets("ya" "29.abcdefghijklmnopqrstuvwxyz") == []  # no digit nor capital: a word
+
+
+def test_telegram_bot_token():
+    tok = "123456789" ":AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw0"
+    assert redact(f"TELEGRAM_BOT_TOKEN {tok}") == "TELEGRAM_BOT_TOKEN 123456***saw0"
+    assert masked_pieces(f"https://api.telegram.org/bot{tok}/sendMessage") == [tok]
+    assert masked_pieces(f"12345:{tok.split(':')[1]}") == [f"12345:{tok.split(':')[1]}"]
+    # gitleaks telegram-bot-api-token: 5-16 digits, A + 34 characters, nothing run into it
+    assert find_secrets("1234:" + tok.split(":")[1]) == []
+    assert find_secrets("12345678901234567:" + tok.split(":")[1]) == []
+    assert find_secrets(tok + "x") == []
+    assert find_secrets("x" + tok) == []
+
+
+def test_twilio_api_key():
+    key = "SK" "0f9e8d7c6b5a40312f9e8d7c6b5a4031"
+    assert redact(f"TWILIO_KEY_SID={key}") == "TWILIO_KEY_SID=SK0f9e***4031"
+    assert find_secrets(key + "0") == []  # 33 hex
+    assert find_secrets(key[:-1]) == []
+
+
+def test_aws_secret_next_to_the_key_id():
+    secret = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+    # boto3.client("s3", "<id>", "<secret>"), a credentials CSV row, a space
+    for sep in ['", "', ",", " "]:
+        text = f'{AWS_KEY_ID}{sep}{secret}'
+        assert masked_pieces(text) == [AWS_KEY_ID, secret], sep
+        assert redact(text) == f"{mask(AWS_KEY_ID)}{sep}{mask(secret)}"
+    # on the next line: only with a label (aws configure, ~/.aws/credentials)
+    assert masked_pieces(f"{AWS_KEY_ID}\n{secret}") == [AWS_KEY_ID]
+    assert redact(f"AWS Access Key ID [None]: {AWS_KEY_ID}\n"
+                  f"AWS Secret Access Key [None]: {secret}\n"
+                  "Default region name [None]: us-east-1") == (
+        f"AWS Access Key ID [None]: {mask(AWS_KEY_ID)}\n"
+        "AWS Secret Access Key [None]: wJalrX***EKEY\n"
+        "Default region name [None]: us-east-1")
+    assert masked_pieces(f"Secret access key: {secret}") == [secret]
+    assert masked_pieces(f'"SecretAccessKey": "{secret}"') == [secret]
+    # a 40-character hex digest next to a key id is not a secret (no capital letter)
+    sha = "3f786850e387550fdab836ed7e6dc881de23001b"
+    assert masked_pieces(f"{AWS_KEY_ID} commit {sha}") == [AWS_KEY_ID]
+    # nor a longer base64 run, nor one too far away
+    assert masked_pieces(f"{AWS_KEY_ID} {secret}Ab") == [AWS_KEY_ID]
+    assert masked_pieces(f"{AWS_KEY_ID} {'word ' * 20}{secret}") == [AWS_KEY_ID]
+
+
+def test_curl_user_password():
+    assert redact("curl -u admin:s3cret https://x") == "curl -u admin:*** https://x"
+    assert redact("curl --user=admin:pw12 -X GET x") == "curl --user=admin:*** -X GET x"
+    assert redact('curl -u "admin:pa ss 1" https://x') == 'curl -u "admin:***" https://x'
+    assert redact('curl -u ":d2LkV78zLx!t" https://x') == 'curl -u ":***" https://x'
+    # JSON-escaped quotes (a raw tool input)
+    assert (redact('{"command": "curl -u \\"admin:s3cret\\" https://x"}')
+            == '{"command": "curl -u \\"admin:***\\" https://x"}')
+    # continued lines (real or JSON-escaped newlines), and the end of a sentence
+    assert redact("curl https://x \\\n  -u bob:hunter2z") == "curl https://x \\\n  -u bob:***"
+    assert redact("curl https://x \\\\\\n  -u bob:hunter2z") == "curl https://x \\\\\\n  -u bob:***"
+    assert redact("Try curl -u bob:hunter2z.") == "Try curl -u bob:***."
+    # a shell operator ends the password
+    assert redact("curl -u bob:hunter2z|jq .") == "curl -u bob:***|jq ."
+    assert redact("curl -u bob:hunter2z; echo done") == "curl -u bob:***; echo done"
+    # another command's -u (a line not continued, after && or |) is not curl's
+    assert find_secrets("curl https://x\ndocker run -u bob:hunter2z img") == []
+    assert find_secrets("curl https://x && docker run -u bob:hunter2z img") == []
+    assert find_secrets("curl https://x | sudo -u bob:hunter2z tee") == []
+    assert find_secrets("libcurl -u bob:hunter2z; curly -u bob:hunter2z") == []
+    # -u uid:gid after a curl on the same line (a ; does not end the search: headers hold them)
+    assert find_secrets("curl https://x; docker run -u 1000:1000 img") == []
+
+
+def test_prose_password():
+    assert redact("the password is hunter2.") == "the password is ***."
+    assert redact("Password was: Tr0ub4dor&3") == "Password was: ***"
+    assert redact("the db passwd is `s3cr3t!`") == "the db passwd is `***`"
+    assert redact("root password is 20240117") == "root password is ***"
+    assert redact("The password is 'swordfish'") == "The password is '***'"
+    # an unquoted plain word reads as prose: left alone
+    assert find_secrets("The password is swordfish") == []
+
+
 # --- several secrets, spans, idempotence -------------------------------------------------------
 
 
@@ -286,7 +445,12 @@ def test_speed_and_no_pathological_backtracking():
     assert (time.perf_counter() - start) / 10 < 0.05  # ~1 ms here; generous for slow CI
     for bad in ["key=" * 25_000, "password: " * 10_000, "-----BEGIN PRIVATE KEY-----\n" * 4_000,
                 "Authorization: " * 7_000, "a://b:" * 20_000, "sk-" * 30_000,
-                'password="' * 10_000, "Bearer " * 15_000]:
+                'password="' * 10_000, "Bearer " * 15_000,
+                "curl -u a:" * 10_000, "curl " * 20_000, "curl -u " * 12_000, "ya29." * 20_000,
+                "123456:A" * 12_000, "hooks.slack.com/services/T/B/" * 3_000,
+                "password is " * 8_000, 'password is "' * 7_000, "access key: " * 8_000,
+                "AKIAIOSFODNN7EXAMPLE " * 5_000, "sk_live_" * 12_000, "SK" * 50_000,
+                "npm_" * 25_000, "SG." * 30_000, "GOCSPX-" * 14_000]:
         start = time.perf_counter()
         redact(bad)
         assert time.perf_counter() - start < 1.0, bad[:20]

@@ -1,0 +1,126 @@
+"""Secret samples for the masking tests, shared by every channel that shows or stores text.
+
+``SECRET_SAMPLES``: ``(kind, text, raw_secret)`` -- ``text`` holds ``raw_secret`` exactly once and
+``crabsearch.redact.find_secrets(text)`` finds exactly it (other secrets in a text are listed in
+``ALSO_MASKED``); no masked output, JSON, export or index may contain ``raw_secret``.
+``masked(kind, raw_secret)`` is what ``redact`` puts in its place.
+
+``NOT_SECRETS``: texts with nothing to mask (lookalikes of the kinds above); ``redact`` returns them
+unchanged.
+
+Every secret here is fake. Each vendor-prefixed one is split across two adjacent string literals
+(``"sk" "_live_..."``) so that secret scanners (GitHub push protection, gitleaks) do not flag this
+file; the strings are whole at run time.
+"""
+
+from __future__ import annotations
+
+from crabsearch.redact import MASK, mask
+
+AWS_KEY_ID = "AKIA" "I44QH8DHBEXAMPLE"
+
+# Built from pieces so that the source does not hold the whole strings (see above).
+_SK_PROJ = "sk" "-proj-Abc123def456GHI789jkl012mno345"
+_GHP = "gh" "p_1234567890abcdefghijABCDEFGHIJ123456"
+_XOXB = "xo" "xb-1234567890-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx"
+_AKIA_DOCS = "AKIA" "IOSFODNN7EXAMPLE"
+_STRIPE_LIVE = "sk" "_live_51HxQmTKz9vWbR2cJ8nLpY4eD6fG0aS3u"
+_STRIPE_RESTRICTED = "rk" "_live_51HxQmTKz9vWbR2cJ8nLpY4eD6fG0aS3u"
+_STRIPE_TEST = "sk" "_test_4eC39HqLyjWDarjtT1zdp7dc"
+_NPM = "np" "m_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+_SENDGRID = "S" "G.ngeVfQFYQlKU0ufo8x5d1A.TwL2iGABf9DHoTf-09kqeF8tAmbihYzrnopKc-1s5cr"
+_SLACK_HOOK_PATH = "T0AB12CDE/B0FG34HIJ/aBcD1234eFgH5678iJkL9012"
+_GOCSPX = "GOCSPX" "-PUiAMWsxZUxAS-wpWpIgb6j6arTB"
+_YA29 = "ya" "29.a0AfH6SMBx3kzAbc_defGhIjKlMnOpQrStUv-wx9"
+_TELEGRAM = "123456789" ":AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw0"
+_TWILIO = "SK" "0f9e8d7c6b5a40312f9e8d7c6b5a4031"
+_AWS_SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+_AWS_SECRET_2 = "je7MtGbClwBF/2Zp9Utk/h3yCo8nvbEXAMPLEKEY"
+
+SECRET_SAMPLES: list[tuple[str, str, str]] = [
+    # --- kinds masked before issue 16 ------------------------------------------------------------
+    ("openai", f"export OPENAI_API_KEY={_SK_PROJ}", _SK_PROJ),
+    ("github", f"git remote set-url origin https://x:{_GHP}@github.com/o/r", _GHP),
+    ("slack_token", f"SLACK_BOT_TOKEN is {_XOXB}", _XOXB),
+    ("aws_key_id", f"the key id {_AKIA_DOCS} is in ~/.aws", _AKIA_DOCS),
+    ("bearer", "curl -H 'Authorization: Bearer 8f3kq0zmXcV7pL2wT9rB' https://api.example.com",
+     "8f3kq0zmXcV7pL2wT9rB"),
+    ("env_password", "export DB_PASSWORD='hunter2blue'", "hunter2blue"),
+    ("url_password", "postgres://admin:s3cretPgPw@db.example.com:5432/app", "s3cretPgPw"),
+    # --- issue 16 ---------------------------------------------------------------------------------
+    ("stripe_live", f"charge with {_STRIPE_LIVE} and retry", _STRIPE_LIVE),
+    ("stripe_restricted", f"STRIPE_RESTRICTED={_STRIPE_RESTRICTED}", _STRIPE_RESTRICTED),
+    ("stripe_test", f"curl https://api.stripe.com/v1/charges -u {_STRIPE_TEST}:", _STRIPE_TEST),
+    ("npm", f"Publish token: {_NPM} (automation)", _NPM),
+    ("sendgrid", f'sg = SendGridAPIClient("{_SENDGRID}")', _SENDGRID),
+    ("slack_webhook", f"post to https://hooks.slack.com/services/{_SLACK_HOOK_PATH} now",
+     _SLACK_HOOK_PATH),
+    ("google_oauth_secret", f"OAuth client 1234-abc.apps.googleusercontent.com, secret {_GOCSPX}",
+     _GOCSPX),
+    ("google_access_token", f"gcloud auth print-access-token gave {_YA29}", _YA29),
+    ("telegram", f"curl https://api.telegram.org/bot{_TELEGRAM}/getMe", _TELEGRAM),
+    ("twilio", f"Twilio API key {_TWILIO} (secret in the vault)", _TWILIO),
+    ("aws_secret_next_to_id", f"bob,,{AWS_KEY_ID},{_AWS_SECRET_2},https://console", _AWS_SECRET_2),
+    ("aws_secret_prompt", f"AWS Secret Access Key [None]: {_AWS_SECRET}", _AWS_SECRET),
+    ("aws_secret_assignment", f"aws_secret_access_key = {_AWS_SECRET}", _AWS_SECRET),
+    ("curl_user", "curl -s --user developer:yqDVtkqPECriaLRi https://localhost:9200/_cat",
+     "yqDVtkqPECriaLRi"),
+    ("curl_user_continued",
+     "curl -X POST https://infinispan:11222/rest \\\n  -d 'world' \\\n  -u 'developer:Pq7mZx2Lr9'",
+     "Pq7mZx2Lr9"),
+    ("prose_password", "The admin password is Zq9vKp2Lm. Change it later.", "Zq9vKp2Lm"),
+    ("prose_password_quoted", 'my wifi password was "correct horse battery"',
+     "correct horse battery"),
+    ("prose_password_colon", "Password: h4ckm3Now", "h4ckm3Now"),
+]
+
+# Kinds whose text holds a second secret, and that secret.
+ALSO_MASKED = {"aws_secret_next_to_id": AWS_KEY_ID}
+
+# Kinds masked as a value (``***`` under 24 characters); the others keep 6 + 4 characters.
+VALUE_KINDS = frozenset({"bearer", "env_password", "url_password", "curl_user",
+                         "curl_user_continued", "prose_password", "prose_password_quoted",
+                         "prose_password_colon"})
+
+
+def masked(kind: str, raw: str) -> str:
+    """What ``redact`` shows in place of ``raw``."""
+    return MASK if kind in VALUE_KINDS and len(raw) < 24 else mask(raw)
+
+
+NOT_SECRETS: list[str] = [
+    # passwords in code and prose
+    "def connect(host: str, user: str, password: str = None) -> Conn:",
+    "The password is stored hashed with bcrypt; the password is required.",
+    "The password is 8-64 characters, the password is 12 characters, the password is SHA256-hashed",
+    "If the password is incorrect, the password was changed or the password is expired: retry",
+    "password is None, password was `str`, password is ${DB_PASSWORD}, password is not None",
+    "the password is os.environ['DB_PASSWORD'], the password is https://vault.example.com/db",
+    # sk_/rk_ in identifiers
+    "sk" "_test_connectionpooling = True; def sk" "_live_mode(): return is_live",
+    "task" "_test_4eC39HqLyjWDarjtT1zdp7dc, mask" "_live_Abc123456789, de" "sk_prod_settings",
+    "sk" "_live_ (your live secret key) and rk" "_test_xxxxxxxxxxxxxxxxxxxxxxxx",
+    # npm
+    "npm_config_registry=https://registry.npmjs.org and NPM_TOKEN=${NPM_TOKEN}",
+    # SendGrid
+    "S" "G.com, S" "G.foo.bar and SendGrid keys start with S" "G.",
+    # Slack webhooks: Slack's documentation example and a placeholder
+    "https://hooks.slack" ".com/services/T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX",
+    "set SLACK_WEBHOOK to https://hooks.slack" ".com/services/YOUR/WEBHOOK/URL",
+    # Google
+    "Google client secrets start with GOCSPX" "- and access tokens with ya" "29. (short-lived)",
+    # Telegram-like: times, ports, digests, an XML type
+    "12:34:56, localhost:8080, 1700000000:Done, sha256:9f86d081884c7d659a2feaa0c55ad015",
+    '<xsd:element type="clm12345:AgencyIdentificationCodeContentType"/>',
+    # Twilio-like
+    "SKU 12345, TASK" "0f9e8d7c6b5a40312f9e8d7c6b5a4031",
+    "SK" "abcdefabcdefabcdefabcdefabcdefab (no digit), SK" "0f9e8d7c6b5a40312f9e8d7c6b5a40312",
+    # -u that is not curl's, and curl -u without a password
+    "docker run -u 1000:1000 img; git push -u origin main:main; docker exec -u root:wheel c",
+    "curl x && docker run -u 1000:1000 img",
+    "curl -u user:password https://x; curl -u $USER:$PASS https://x; curl -u myuser https://x",
+    'curl -u "${U}:${P}" https://x; curl --user <user:password> https://x; curl -u test:test x',
+    # AWS: a git SHA next to a key-id-like word, and the label in prose
+    "the secret access key is stored in ~/.aws/credentials (aws configure)",
+    "AWS_ACCESS_KEY_ID and commit 3f786850e387550fdab836ed7e6dc881de23001b",
+]
