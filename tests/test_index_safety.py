@@ -23,7 +23,7 @@ from crabsearch.search import Engine
 def _home(tmp_path):
     home = tmp_path / "home"
     for i in range(12):
-        (ClaudeSession(home, cwd=f"/home/dev/p{i}")
+        (ClaudeSession(home, session_id=f"5afe{i:04d}-0000-4000-8000-000000000000", cwd=f"/home/dev/p{i}")
          .user(f"the cron job number {i} fails with a timeout")
          .assistant(f"I raised the timeout of job {i} and added a retry with backoff").write())
     return home
@@ -174,3 +174,18 @@ def test_a_read_error_in_a_segment_marks_damage_and_search_rebuilds(tmp_path, ca
     assert "rebuilding" in err
     assert len(json.loads(out)["hits"]) == 12
     assert not (ix / DAMAGED).exists()
+
+
+def test_a_failure_that_damage_does_not_explain_is_not_called_damage(tmp_path, monkeypatch):
+    home = _home(tmp_path)
+    ix = tmp_path / "ix"
+    _index(home, ix)
+    engine = Engine(ix)
+
+    def bug(*args, **kwargs):
+        raise UnicodeDecodeError("utf-8", b"\xff", 0, 1, "a bug, not damage")
+
+    monkeypatch.setattr(engine, "_decorate", bug)
+    with pytest.raises(UnicodeDecodeError):
+        engine.search("backoff")
+    assert not (ix / DAMAGED).exists()  # every sealed file still matches its checksum

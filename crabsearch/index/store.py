@@ -9,7 +9,9 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import struct
 import time
+import zlib
 from pathlib import Path
 
 from whoosh import index as windex
@@ -18,7 +20,12 @@ from whoosh.filedb.filestore import FileStorage
 from ..paths import make_private, write_private
 from . import whoosh_fixes
 
+from ..redact import RULES_VERSION
 from .schema import SCHEMA_VERSION, make_schema
+
+INDEX_VERSION = f"{SCHEMA_VERSION}.r{RULES_VERSION}"
+"""The stamp's version: the schema's and the masking rules' (an index built under older rules
+holds, and finds, secrets they did not mask): a change of either rebuilds."""
 
 whoosh_fixes.install()  # zero-copy segment reads, field lengths read once (see whoosh_fixes)
 
@@ -46,28 +53,22 @@ class IndexDamaged(RuntimeError):
     message says what failed."""
 
 
-DAMAGE_ERRORS: tuple[type[BaseException], ...] = (UnicodeDecodeError, EOFError)
-"""Exception types that, raised while reading segments, mean damage (zlib and struct errors are
-added below; Whoosh raises a bare ``Exception("Block tag error ...")`` for a broken posting block,
-matched by message in :func:`is_damage`)."""
-try:
-    import struct
-    import zlib
-
-    DAMAGE_ERRORS += (zlib.error, struct.error)
-except ImportError:  # pragma: no cover
-    pass
+DAMAGE_ERRORS: tuple[type[BaseException], ...] = (UnicodeDecodeError, EOFError, zlib.error, struct.error)
+"""Exception types that only undecodable bytes raise, for an index sealed before checksums were
+kept (Whoosh raises a bare ``Exception("Block tag error ...")`` for a broken posting block too)."""
 
 
 def is_damage(directory: Path, exc: BaseException) -> bool:
-    """Whether ``exc``, raised while searching the index in ``directory``, means the index is
-    damaged: its segment files changed since they were sealed, or the error is one that only
-    undecodable segment bytes raise (:data:`DAMAGE_ERRORS`, Whoosh's block tag error)."""
-    if seal_problem(directory):
+    """Whether ``exc``, raised while searching the index in ``directory``, is explained by
+    damage: a sealed file whose size, mtime or CRC-32 no longer match (:func:`seal_problem`, then
+    :func:`checksum_problem`, which reads the whole index: only on this failure path). An index
+    sealed without checksums falls back to the error type (:data:`DAMAGE_ERRORS`). A failure that
+    damage does not explain is a bug, and is raised as it is."""
+    if seal_problem(directory) or checksum_problem(directory):
         return True
-    if isinstance(exc, DAMAGE_ERRORS):
-        return True
-    return type(exc) is Exception and "Block tag error" in str(exc)
+    if _sealed(directory) and all(len(v) == 3 for v in _sealed(directory).values()):
+        return False
+    return isinstance(exc, DAMAGE_ERRORS) or (type(exc) is Exception and "Block tag error" in str(exc))
 
 
 def mark_damaged(directory: Path, reason: str) -> None:
@@ -80,14 +81,16 @@ def mark_damaged(directory: Path, reason: str) -> None:
 
 
 def seal(directory: Path) -> None:
-    """After a commit: record size and mtime of every segment and table-of-contents file
-    (:data:`SEAL`, written atomically), and make every file crabsearch wrote private (0600, the
-    directory 0700). Call it while the files are as committed; errors are ignored (a later
-    commit seals again)."""
+    """After a commit: record size, mtime and CRC-32 of every committed segment and
+    table-of-contents file (:data:`SEAL`, written atomically; a file sealed before with the same
+    size and mtime keeps its checksum, so only new segments are read), and make every file
+    crabsearch wrote private (0600, the directory 0700). Errors are ignored (a later commit seals
+    again)."""
     directory = Path(directory)
     try:
         from whoosh.index import TOC
 
+        old = _sealed(directory)
         toc = TOC.read(_storage(directory), INDEX_NAME)
         names = [TOC._filename(INDEX_NAME, toc.generation)] + [
             f"{seg.segment_id()}{ext}" for seg in toc.segments for ext in SEALED_SUFFIXES]
@@ -95,15 +98,51 @@ def seal(directory: Path) -> None:
         for name in names:
             try:  # only committed files: another process may be writing a new segment right now
                 st = os.stat(directory / name)
+                kept = old.get(name)
+                if kept and len(kept) == 3 and kept[:2] == [st.st_size, st.st_mtime_ns]:
+                    files[name] = kept
+                else:
+                    files[name] = [st.st_size, st.st_mtime_ns, _crc(directory / name)]
             except FileNotFoundError:
                 continue
-            files[name] = [st.st_size, st.st_mtime_ns]
         tmp = directory / f"{SEAL}.{os.getpid()}.tmp"
         write_private(tmp, json.dumps(files))
         os.replace(tmp, directory / SEAL)
     except Exception:  # noqa: BLE001 - a seal is a check, never a reason to fail a commit
         pass
     make_private(directory, owned)
+
+
+def _crc(path: Path) -> int:
+    crc = 0
+    with open(path, "rb") as fh:
+        while chunk := fh.read(1 << 20):
+            crc = zlib.crc32(chunk, crc)
+    return crc
+
+
+def _sealed(directory: Path) -> dict:
+    """The seal: file name -> ``[size, mtime_ns, crc32]`` (``[size, mtime_ns]`` from before
+    checksums were kept); empty when there is none or it does not parse."""
+    try:
+        files = json.loads((Path(directory) / SEAL).read_text())
+    except (OSError, ValueError):
+        return {}
+    return files if isinstance(files, dict) else {}
+
+
+def checksum_problem(directory: Path) -> str | None:
+    """The first sealed file whose CRC-32 no longer matches (damage that kept size and mtime), or
+    None. Reads every sealed file: about a second per GB, so only when a search has failed."""
+    for name, sealed in _sealed(directory).items():
+        if not isinstance(sealed, list) or len(sealed) != 3:
+            continue
+        try:
+            if _crc(Path(directory) / name) != sealed[2]:
+                return f"{name} does not match its checksum"
+        except OSError:
+            continue
+    return None
 
 
 def seal_problem(directory: Path) -> str | None:
@@ -115,24 +154,14 @@ def seal_problem(directory: Path) -> str | None:
         return "a search could not read it (" + (directory / DAMAGED).read_text()[:200] + ")"
     except OSError:
         pass
-    try:
-        files = json.loads((directory / SEAL).read_text())
-    except (OSError, ValueError):
-        return None  # never sealed (an index of an older version): nothing to compare
-    if not isinstance(files, dict):
-        return None
-    for name, sealed in files.items():
+    for name, sealed in _sealed(directory).items():
         try:
             st = os.stat(directory / name)
         except OSError:
             continue  # merged away since
-        if [st.st_size, st.st_mtime_ns] != sealed:
+        if not isinstance(sealed, list) or [st.st_size, st.st_mtime_ns] != sealed[:2]:
             return f"{name} changed on disk"
     return None
-
-
-class IndexError_(RuntimeError):
-    """The index directory cannot be created or opened (message says why)."""
 
 
 def open_index(directory: Path, *, create: bool = True, variant: str | None = None):
@@ -171,7 +200,7 @@ def open_index(directory: Path, *, create: bool = True, variant: str | None = No
             return ix, None
         _clear(directory)
         ix = _storage(directory).create_index(make_schema(), indexname=INDEX_NAME)
-        write_private(directory / STAMP, f"{SCHEMA_VERSION}+{variant}" if variant else str(SCHEMA_VERSION))
+        write_private(directory / STAMP, f"{INDEX_VERSION}+{variant}" if variant else INDEX_VERSION)
         seal(directory)
         return ix, problem or again
     except OSError as exc:
@@ -194,8 +223,8 @@ def _try_open(directory: Path, variant: str | None):
     stamp = directory / STAMP
     found = stamp.read_text().strip() if stamp.exists() else ""
     version, _, found_variant = found.partition("+")
-    if version != str(SCHEMA_VERSION):
-        return None, f"index format changed ({version or 'unknown'} -> {SCHEMA_VERSION}); rebuilding"
+    if version != INDEX_VERSION:
+        return None, f"index format changed ({version or 'unknown'} -> {INDEX_VERSION}); rebuilding"
     if variant is not None and found_variant != variant:
         return None, "tool output indexing " + ("switched on" if variant else "switched off") + "; rebuilding"
     try:
