@@ -3,7 +3,8 @@
 Rules (from ``shared/reference/formats.md`` section 0):
 
 * Lines are split on ``\\n`` only (a ``\\r`` or U+2028 inside a line is data).
-* A broken line, or one that is not a JSON object, is skipped and counted, never fatal.
+* A broken line, or one that is not a JSON object, is skipped and counted (with its byte offset,
+  :class:`LineStats`), never fatal; so is a record a reader cannot handle (``sources/base.py``).
 * A last line without ``\\n`` that does not parse is *pending*: not yielded, and ``end_offset`` stays
   before it (the agent may still be writing it). One that parses is yielded with
   ``complete=False``; ``end_offset`` still stays before it, so it is read again when the file grows.
@@ -35,7 +36,7 @@ except ImportError:  # pragma: no cover - platforms without an orjson wheel
     def _loads(raw: bytes):
         return json.loads(raw)
 
-    _DecodeErrors = (ValueError, UnicodeDecodeError)
+    _DecodeErrors = (ValueError, UnicodeDecodeError, RecursionError)
 
 import json as _json
 
@@ -52,7 +53,8 @@ def loads(raw: bytes):
     """Parse one JSON document from bytes, replacing bad UTF-8 and lone surrogates with U+FFFD.
 
     A leading UTF-8 byte order mark is ignored. Raises ``ValueError`` when the bytes are not JSON
-    (also for nesting too deep to parse).
+    (also for nesting too deep to parse: deeper than :data:`MAX_DEPTH`, or than Python's own
+    parser reaches); never ``RecursionError``.
     """
     if raw.startswith(BOM):
         raw = raw[len(BOM):]
@@ -71,16 +73,46 @@ def loads(raw: bytes):
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
+MAX_DEPTH = 1024
+"""JSON values nested deeper than this are broken lines (orjson's own limit, so a line reads the
+same with or without a lone surrogate in it)."""
+
 
 def scrub(obj):
-    """Replace lone surrogates in every string of a parsed JSON value with U+FFFD."""
-    if isinstance(obj, str):
-        return _SURROGATE.sub("\ufffd", obj) if _has_surrogate(obj) else obj
-    if isinstance(obj, list):
-        return [scrub(v) for v in obj]
-    if isinstance(obj, dict):
-        return {scrub(k): scrub(v) for k, v in obj.items()}
-    return obj
+    """Replace lone surrogates in every string of a parsed JSON value with U+FFFD.
+
+    Walks the value with an explicit stack (never a ``RecursionError``). Raises ``ValueError``
+    when it is nested deeper than :data:`MAX_DEPTH`: the caller skips the line as broken JSON.
+    """
+    if not isinstance(obj, (list, dict)):
+        return _scrub_str(obj) if isinstance(obj, str) else obj
+    root: list = [obj]
+    # (container to fill, its source items, depth); a filled list or dict replaces its source
+    stack: list = [(root, 0, obj, 1)]
+    while stack:
+        parent, slot, src, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise ValueError("JSON nested too deeply")
+        if isinstance(src, list):
+            out: list | dict = list(src)
+            items = enumerate(src)
+        else:
+            out = {}
+            items = ((_scrub_str(k) if isinstance(k, str) else k, v) for k, v in src.items())
+        for k, v in items:
+            if isinstance(v, str):
+                out[k] = _scrub_str(v)
+            elif isinstance(v, (list, dict)):
+                out[k] = None  # keeps the key's place; filled when its value is scrubbed
+                stack.append((out, k, v, depth + 1))
+            else:
+                out[k] = v
+        parent[slot] = out
+    return root[0]
+
+
+def _scrub_str(s: str) -> str:
+    return _SURROGATE.sub("\ufffd", s) if _has_surrogate(s) else s
 
 
 def _has_surrogate(s: str) -> bool:
@@ -101,10 +133,17 @@ class Record:
     complete: bool = True
 
 
+PLACES_KEPT = 5
+"""Skipped records whose place and reason a scan keeps (the first ones), for ``crabsearch status``."""
+
+
 @dataclass
 class LineStats:
     """What a scan saw. ``end_offset`` is the byte offset after the last complete line read;
-    ``skipped`` counts broken, non-object and oversized lines; ``pending`` is True when the file
+    ``skipped`` counts broken, non-object and oversized lines, and records a reader could not
+    handle; ``reasons`` counts them by reason; ``places`` keeps the first :data:`PLACES_KEPT` as
+    ``(where, reason)``: ``where`` is the byte offset of the line in the file, a string naming the
+    place in a unit that is not lines (``row 12``), or None; ``pending`` is True when the file
     ends in an unterminated line that does not parse yet."""
 
     end_offset: int = 0
@@ -112,18 +151,23 @@ class LineStats:
     oversized: int = 0
     pending: bool = False
     reasons: dict[str, int] = field(default_factory=dict)
+    places: list[tuple[int | str | None, str]] = field(default_factory=list)
 
-    def skip(self, reason: str) -> None:
-        """Count one skipped line under ``reason``."""
+    def skip(self, reason: str, where: int | str | None = None, detail: str | None = None) -> None:
+        """Count one skipped line or record under ``reason``; its place is ``where`` (a byte
+        offset of a line, or a description) and ``detail`` (default ``reason``) says why there."""
         self.skipped += 1
         self.reasons[reason] = self.reasons.get(reason, 0) + 1
+        if len(self.places) < PLACES_KEPT:
+            self.places.append((where, detail or reason))
 
 
 def iter_records(path: str, start: int = 0, stats: LineStats | None = None,
                  max_line: int = MAX_LINE) -> Iterator[Record]:
     """Yield the JSON-object lines of ``path`` from byte ``start``, streaming in 1 MiB chunks.
 
-    ``stats`` (updated in place) receives ``end_offset``, skip counts and the pending flag.
+    ``stats`` (updated in place) receives ``end_offset``, skip counts (with the byte offsets of the
+    first lines skipped) and the pending flag; a bad line is skipped, never fatal.
     Memory stays bounded by ``max_line`` + one chunk whatever the file size.
     Raises ``OSError`` when the file cannot be opened.
     """
@@ -157,7 +201,7 @@ def iter_records(path: str, start: int = 0, stats: LineStats | None = None,
                 line_len = nl - lo
                 if line_len > max_line:
                     stats.oversized += 1
-                    stats.skip("oversized line")
+                    stats.skip("oversized line", pos + lo)
                 else:
                     rec = _parse(buf, lo, nl, pos + lo, stats, True)
                     if rec is not None:
@@ -168,7 +212,7 @@ def iter_records(path: str, start: int = 0, stats: LineStats | None = None,
             pos += lo
             if len(buf) > max_line:
                 stats.oversized += 1
-                stats.skip("oversized line")
+                stats.skip("oversized line", pos)
                 pos += len(buf)
                 buf = b""
                 dropping = True
@@ -192,11 +236,11 @@ def _parse(buf: bytes, lo: int, hi: int, offset: int, stats: LineStats, complete
         obj = loads(raw)
     except ValueError:
         if complete:
-            stats.skip("broken JSON")
+            stats.skip("broken JSON", offset)
         return None
     if not isinstance(obj, dict):
         if complete:  # an unterminated `42` may be the start of a longer line: pending, not counted
-            stats.skip("not a JSON object")
+            stats.skip("not a JSON object", offset)
         return None
     return Record(obj, offset, hi - lo, complete)
 

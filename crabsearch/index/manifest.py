@@ -3,9 +3,11 @@
 For each transcript path (a *unit*: see ``sources/base.py``) it keeps
 ``{"agent", "fkey", "size", "mtime_ns", "offset", "head", ...}``: its size and mtime when last
 read, the offset after the last complete record, a fingerprint of its first bytes (to tell an
-append from a rewrite), plus ``messages``, ``skipped`` and ``reasons`` (skipped lines by reason)
-for ``crabsearch status``; and, stored apart, the source's resume ``state``. Files that could not
-be read are kept under ``errors`` (named once, listed by ``crabsearch status``).
+append from a rewrite), plus ``messages``, ``skipped``, ``reasons`` (skipped lines by reason) and
+``places`` (the first few skipped lines or records as ``[where, reason]``, ``where`` a byte
+offset or a description such as ``row 12``) for ``crabsearch status``; and, stored apart, the
+source's resume ``state``. Files that could not be read are kept under ``errors`` (named once,
+listed by ``crabsearch status``).
 
 Storage: ``manifest.db``, an SQLite database (the standard library's ``sqlite3``). A refresh
 reads every entry but only the states of the files that grew, and writes only the entries that
@@ -38,7 +40,9 @@ def file_key(path: str) -> str:
     return hashlib.sha1(path.encode("utf-8", "surrogateescape")).hexdigest()[:16]
 
 
-def _dumps(value) -> bytes:
+def dumps(value) -> bytes:
+    """The bytes an entry or state is stored as (JSON). Raises ``TypeError``, ``ValueError`` or
+    ``RecursionError`` for a value that is not JSON or is nested too deeply to store."""
     try:
         if _orjson is not None:
             return _orjson.dumps(value)
@@ -48,7 +52,7 @@ def _dumps(value) -> bytes:
 
 
 def _loads(blob: bytes):
-    """Exact inverse of :func:`_dumps`: lone surrogates (from file names that are not UTF-8)
+    """Exact inverse of :func:`dumps`: lone surrogates (from file names that are not UTF-8)
     survive, where ``jsonl.loads`` replaces them as it must for transcript text."""
     blob = bytes(blob)
     if b"\\ud" in blob:
@@ -173,7 +177,7 @@ class Manifest:
         # Replaced, migrated or new: every entry; otherwise only what changed.
         whole = migrate or self._replace
         paths = list(self.files) if whole else list(changed)
-        rows = [(_key(p), _dumps(self.files[p]), _dumps(self._states.get(p))) for p in paths]
+        rows = [(_key(p), dumps(self.files[p]), dumps(self._states.get(p))) for p in paths]
         try:
             with closing(sqlite3.connect(self.path, timeout=10)) as con, con:
                 con.executescript(_SCHEMA)
@@ -183,7 +187,7 @@ class Manifest:
                 con.executemany("DELETE FROM files WHERE path = ?", [(_key(p),) for p in self._removed])
                 con.execute("DELETE FROM errors")
                 con.executemany("INSERT INTO errors (path, entry) VALUES (?, ?)",
-                                [(_key(p), _dumps(e)) for p, e in self.errors.items()])
+                                [(_key(p), dumps(e)) for p, e in self.errors.items()])
         except sqlite3.Error as exc:
             raise OSError(f"cannot write the manifest {self.path}: {exc}") from exc
         self._removed.clear()

@@ -6,10 +6,11 @@ directories; nothing is indexed or written.
 
 from __future__ import annotations
 
-import json
+import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from ..jsonl import loads
 from ..text import printable
 from .manifest import Manifest
 from .store import STAMP
@@ -34,7 +35,14 @@ class AgentStatus:
 
 @dataclass
 class Status:
-    """The whole report (``to_json`` gives the ``crabsearch status --json`` object)."""
+    """The whole report (``to_json`` gives the ``crabsearch status --json`` object).
+
+    ``skipped_files``: ``{"path", "skipped", "reasons": {reason: count}, "places": [...]}`` for the
+    files with skipped lines or records (a record a reader cannot handle is skipped and counted,
+    never fatal); ``places`` are the first few of them, each ``{"at", "line", "offset",
+    "reason"}``: ``line`` (1-based) and ``offset`` (bytes) for a line of the file, else None and
+    ``at`` naming the place (``row 12``, ``message 3``). ``unreadable_files``: ``{"path",
+    "error"}`` for files that could not be read at all."""
 
     index_dir: str
     index_bytes: int
@@ -68,6 +76,7 @@ class Status:
             for f in self.skipped_files:
                 why = ", ".join(f"{n} {r}" for r, n in f["reasons"].items())
                 lines.append(f"  {f['skipped']:>5}  {f['path']}  ({why})")
+                lines += [f"         {p['at']}: {p['reason']}" for p in f.get("places", [])]
         if self.unreadable_files:
             lines += ["", "unreadable files (skipped):"]
             lines += [f"  {f['path']}: {f['error']}" for f in self.unreadable_files]
@@ -100,9 +109,12 @@ def collect(indexer: Indexer, *, top: int = 20) -> Status:
         a.sessions += 1 if e.get("session", bool(e.get("messages"))) else 0  # a titled, emptied session counts
         a.skipped_lines += e.get("skipped", 0)
         if e.get("skipped"):
-            status.skipped_files.append({"path": path, "skipped": e["skipped"], "reasons": e.get("reasons", {})})
+            status.skipped_files.append({"path": path, "skipped": e["skipped"], "reasons": e.get("reasons", {}),
+                                         "places": e.get("places") or []})
     status.skipped_files.sort(key=lambda f: -f["skipped"])
     del status.skipped_files[top:]
+    for f in status.skipped_files:
+        f["places"] = places(f["path"], f["places"])
     status.agents = list(by_agent.values())
     status.unreadable_files = [{"path": p, "error": e.get("error")} for p, e in sorted(manifest.errors.items())]
     status.warnings = retention_warnings(indexer)
@@ -121,7 +133,7 @@ def retention_warnings(indexer: Indexer) -> list[str]:
             continue
         days, where = CLAUDE_DEFAULT_RETENTION_DAYS, "the default"
         try:
-            value = json.loads((root / "settings.json").read_text("utf-8")).get("cleanupPeriodDays")
+            value = loads((root / "settings.json").read_bytes()).get("cleanupPeriodDays")
             if value is not None:
                 days, where = int(value), f"cleanupPeriodDays in {root / 'settings.json'}"
         except (OSError, ValueError, TypeError, AttributeError):
@@ -129,6 +141,48 @@ def retention_warnings(indexer: Indexer) -> list[str]:
         out.append(f"Claude Code deletes transcripts older than {days} days ({where}); crabsearch drops "
                    "a session from the index when its transcript is deleted. Set a larger "
                    f"cleanupPeriodDays in {root / 'settings.json'} to keep more history.")
+    return out
+
+
+def places(path: str, stored: list) -> list[dict]:
+    """The stored ``[where, reason]`` places of a file's skipped lines as status items
+    ``{"at", "line", "offset", "reason"}``: a byte offset becomes its 1-based line number, counted
+    in the file as it is now (``line ?`` when the file is gone or shorter); other places are
+    shown as stored (``file`` when the whole unit is meant)."""
+    out = []
+    items = [tuple(p) for p in stored if isinstance(p, (list, tuple)) and len(p) == 2]
+    offsets = sorted({w for w, _ in items if isinstance(w, int) and not isinstance(w, bool)})
+    numbers = line_numbers(path, offsets) if offsets else {}
+    for where, reason in items:
+        if isinstance(where, int) and not isinstance(where, bool):
+            line = numbers.get(where)
+            out.append({"at": f"line {line if line else '?'}", "line": line, "offset": where,
+                        "reason": str(reason)})
+        else:
+            out.append({"at": str(where) if where is not None else "file", "line": None, "offset": None,
+                        "reason": str(reason)})
+    return out
+
+
+def line_numbers(path: str, offsets: list[int]) -> dict[int, int]:
+    """``{offset: 1-based line number}`` for the ascending byte ``offsets`` of ``path``, by
+    counting newlines up to each (offsets past the end, or a file that cannot be read, get none)."""
+    out: dict[int, int] = {}
+    if not os.path.isfile(path):
+        return out
+    try:
+        with open(path, "rb") as fh:
+            pos, newlines = 0, 0
+            for off in offsets:
+                while pos < off:
+                    chunk = fh.read(min(1 << 20, off - pos))
+                    if not chunk:
+                        return out
+                    newlines += chunk.count(b"\n")
+                    pos += len(chunk)
+                out[off] = newlines + 1
+    except OSError:
+        pass
     return out
 
 

@@ -27,8 +27,9 @@ from whoosh.writing import CLEAR
 from ..model import Message, Role, Session, to_ms
 from ..sources import SOURCES, Source
 from ..redact import redact
-from ..sources.base import TOOL_TEXT_CAP
-from .manifest import Manifest, file_key
+from ..jsonl import PLACES_KEPT
+from ..sources.base import REASON_CAP, TOOL_TEXT_CAP
+from .manifest import Manifest, dumps, file_key
 from .querying import hour_key, project_name
 from .store import doc_total, open_index
 
@@ -227,7 +228,9 @@ class Indexer:
                 cancelled: Callable[[], bool] | None = None) -> RefreshReport:
         """Bring the index up to date; returns a :class:`RefreshReport`.
 
-        Never raises for a bad transcript (it is named in ``errors``). Raises
+        Never raises for a bad transcript: a record a reader cannot handle is skipped and counted,
+        and a file that fails in any other way is named in ``errors`` while the other files are
+        still indexed. Raises
         ``store.IndexError_`` or ``OSError`` when the index directory cannot be created or
         written. When another process holds the writer lock for more than ``LOCK_WAIT``
         seconds, returns with ``busy=True`` having written nothing.
@@ -341,8 +344,8 @@ class Indexer:
         for src, path in files:
             try:
                 size, mtime_ns, ctime_ns = src.stat(path)
-            except OSError:
-                continue  # vanished between discovery and stat
+            except Exception:  # noqa: BLE001 - vanished between discovery and stat (or unreadable)
+                continue
             found.add(path)
             report.files_seen += 1
             report.by_agent[src.agent] = report.by_agent.get(src.agent, 0) + 1
@@ -358,7 +361,7 @@ class Indexer:
             if old and size >= old["size"] and old["offset"] <= size:
                 try:
                     same_head = src.fingerprint(path, old["size"]) == old["head"]
-                except OSError:
+                except Exception:  # noqa: BLE001 - unreadable head: read it again from the start
                     same_head = False
                 if same_head and old.get("agent") == src.agent:
                     job.start, job.state = old["offset"], manifest.state(path)
@@ -370,59 +373,110 @@ class Indexer:
 
     def _index_file(self, writer, job: _Job, report: RefreshReport,
                     progress: Callable[[float], None]) -> dict | None:
+        """Read one unit and add its documents; its manifest entry, or None when it was not read.
+
+        Nothing one file holds stops the others: any exception while reading it or making its
+        documents (not only ``OSError``) is that file's error, one line in ``report.errors`` and
+        remembered in the manifest's errors (so it is named once, and read again only when it
+        changes). Every document is made before the first is added, so a failure while reading
+        or making them adds nothing half-done and leaves the file's earlier documents in place.
+        """
         path = Path(job.path)
         fkey = file_key(job.path)
+        tick_failed: list[Exception] = []
+
+        def tick(frac: float) -> None:  # a failing progress display is not this file's error
+            try:
+                progress(frac)
+            except Exception as exc:  # noqa: BLE001 - raised again once the file is done
+                tick_failed.append(exc)
+
         try:
             read = job.source.read(path, job.start, job.state)
             head = job.source.fingerprint(job.path, job.size)
+            skey = f"{read.session.agent}:{read.session.session_id}"
+            count = len(read.messages)
+            acting = acting_flags(read.messages)
+            docs = []
+            for i, m in enumerate(read.messages):
+                docs.append(message_doc(fkey, skey, read.session, m, acting=acting[i],
+                                        tool_output=self.index_tool_output))
+                if i % 2000 == 1999:
+                    tick(i / count / 2)
+            empty = read.session.message_count == 0 and not read.session.title
+            session = None if empty else session_doc(fkey, read.session)
+            entry = self._entry(job, read, fkey, head)
+            dumps(entry["state"])  # the state must be storable (it goes into the manifest)
         except FileNotFoundError:
             return None  # deleted between discovery and reading: the next refresh removes it
-        except OSError as exc:
-            message = exc.strerror or str(exc)
-            known = self._manifest_errors.get(job.path)
-            if not known or known.get("error") != message or known.get("mtime_ns") != job.mtime_ns:
-                report.errors.append(f"{job.path}: {message}")  # named once, not at every refresh
-            try:
-                ctime = job.source.stat(job.path)[2]
-            except OSError:
-                ctime = None
-            self._manifest_errors[job.path] = {"error": message, "size": job.size, "mtime_ns": job.mtime_ns,
-                                               "ctime_ns": ctime}
+        except Exception as exc:  # noqa: BLE001 - the rule: one file's failure is that file's error
+            self._file_error(job, report, exc)
             return None
         self._manifest_errors.pop(job.path, None)
-        if job.start == 0 and (not job.fresh or self._index_has_docs):
-            writer.delete_by_term("fkey", fkey)
-        skey = f"{read.session.agent}:{read.session.session_id}"
-        add = writer.add_document if job.start == 0 else writer.update_document
-        count = len(read.messages)
-        acting = acting_flags(read.messages)
-        for i, m in enumerate(read.messages):
-            add(**message_doc(fkey, skey, read.session, m, acting=acting[i], tool_output=self.index_tool_output))
-            if i % 2000 == 1999:
-                progress(i / count)
-        if read.session.message_count == 0 and not read.session.title:
-            # Nothing to show (an empty file, or one holding only other sessions' summary lines).
-            if job.start:
-                writer.delete_by_term("mkey", f"{fkey}:s")
-        elif job.start == 0:
-            writer.add_document(**session_doc(fkey, read.session))
-        else:
-            writer.update_document(**session_doc(fkey, read.session))
+        try:
+            if job.start == 0 and (not job.fresh or self._index_has_docs):
+                writer.delete_by_term("fkey", fkey)
+            add = writer.add_document if job.start == 0 else writer.update_document
+            for i, doc in enumerate(docs):
+                add(**doc)
+                if i % 2000 == 1999:
+                    tick(0.5 + i / count / 2)
+            if session is None:
+                # Nothing to show (an empty file, or one holding only other sessions' summary lines).
+                if job.start:
+                    writer.delete_by_term("mkey", f"{fkey}:s")
+            elif job.start == 0:
+                writer.add_document(**session)
+            else:
+                writer.update_document(**session)
+        except Exception as exc:  # noqa: BLE001 - a document the index rejects: this file's error
+            self._file_error(job, report, exc)
+            return None
+        if tick_failed:
+            raise tick_failed[0]
         report.files_read += 1
         report.sessions_changed += 1
         report.messages_added += len(read.messages)
         report.skipped_lines += read.stats.skipped
         report.bytes_read += max(0, read.end_offset - job.start) if job.todo_bytes else 0
+        return entry
+
+    @staticmethod
+    def _entry(job: _Job, read, fkey: str, head: str) -> dict:
+        """The manifest entry of a unit just read: skip counts by reason and the first skipped
+        places (``[where, reason]``, :data:`PLACES_KEPT`) added to the earlier ones when it was
+        read from an offset."""
         old = job.previous or {}
         reasons = dict(old.get("reasons") or {}) if job.start else {}
         for why, n in read.stats.reasons.items():
             reasons[why] = reasons.get(why, 0) + n
+        places = [list(p) for p in (old.get("places") or [])] if job.start else []
+        places += [[where, why] for where, why in read.stats.places]
         return {"agent": job.source.agent, "fkey": fkey, "size": job.size, "mtime_ns": job.mtime_ns,
                 "bytes": job.size if job.in_bytes else 0,
                 "offset": read.end_offset, "head": head, "state": read.state,
                 "session_id": read.session.session_id, "messages": read.session.message_count,
                 "session": bool(read.session.message_count or read.session.title),
-                "skipped": sum(reasons.values()), "reasons": reasons}
+                "skipped": sum(reasons.values()), "reasons": reasons, "places": places[:PLACES_KEPT]}
+
+    def _file_error(self, job: _Job, report: RefreshReport, exc: Exception) -> None:
+        """Name a unit that could not be read or indexed in ``report.errors`` (once: not again
+        while it stays unchanged and fails the same way) and remember it in the manifest's
+        errors, so it is read again only when it changes."""
+        if isinstance(exc, OSError):
+            message = exc.strerror or str(exc)
+        else:
+            text = " ".join(str(exc).split())[:REASON_CAP]
+            message = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+        known = self._manifest_errors.get(job.path)
+        if not known or known.get("error") != message or known.get("mtime_ns") != job.mtime_ns:
+            report.errors.append(f"{job.path}: {message}")  # named once, not at every refresh
+        try:
+            ctime = job.source.stat(job.path)[2]
+        except Exception:  # noqa: BLE001 - gone or unreadable: retried when it is seen again
+            ctime = None
+        self._manifest_errors[job.path] = {"error": message, "size": job.size, "mtime_ns": job.mtime_ns,
+                                           "ctime_ns": ctime}
 
     def _save(self, manifest: Manifest, entries: dict[str, dict]) -> None:
         manifest.errors = {p: e for p, e in self._manifest_errors.items()

@@ -174,7 +174,8 @@ class AiderSource(Source):
 
     def read(self, path: Path, start: int = 0, state: dict | None = None) -> FileRead:
         """Parse the member's byte range from ``start`` (relative to the member). Raises
-        ``OSError`` (``FileNotFoundError`` when the file or the member is gone)."""
+        ``OSError`` (``FileNotFoundError`` when the file or the member is gone); a parser failure
+        is counted, never fatal (:func:`~crabsearch.sources.mdblocks.read_blocks`)."""
         container, off, end, st, last = _locate(str(path))
         state, start = fresh_state(self, path, state, start)
         state["ctx"]["updated"] = st.st_mtime_ns // 1_000_000 if last else None

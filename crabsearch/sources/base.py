@@ -5,6 +5,10 @@ it named ``SOURCE``; ``crabsearch.sources`` collects every module's ``SOURCE`` i
 files and turn bytes into :class:`~crabsearch.model.Session` and
 :class:`~crabsearch.model.Message`.
 
+The rule every reader keeps: a record that a reader cannot handle, for any reason, is skipped and
+counted (:meth:`Source.take`, ``FileRead.stats``), never fatal; nothing one record holds stops the
+others from being read.
+
 Incremental reading: :meth:`Source.read` takes the byte offset to start from and the ``state``
 dict it returned last time (JSON-safe), and returns a :class:`FileRead` whose ``state`` resumes
 exactly after the last complete line. A parsed but unterminated last line is yielded, but the
@@ -24,7 +28,7 @@ import shlex
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Iterable, Iterator, Mapping
+from typing import Callable, Iterable, Iterator, Mapping
 
 from ..jsonl import LineStats, Record, iter_records, read_record
 from ..model import Message, Session
@@ -146,8 +150,9 @@ class Source:
     def read(self, path: Path, start: int = 0, state: dict | None = None) -> FileRead:
         """Read ``path`` from byte ``start`` with the ``state`` a previous read returned.
 
-        Raises ``OSError`` when the file cannot be opened; bad lines are skipped and counted in
-        ``FileRead.stats``.
+        Raises ``OSError`` when the file cannot be opened. Bad lines, and records the reader
+        cannot handle (:meth:`process` raising anything), are skipped and counted in
+        ``FileRead.stats`` with the byte offset of their line.
         """
         if state is None or start == 0:
             start, state = 0, self.new_state(path)
@@ -161,18 +166,38 @@ class Source:
             if not rec.complete:
                 # Snapshot before the unterminated tail: it is re-read when the file grows.
                 committed = copy.deepcopy(state)
-                self._seal(committed, copy.deepcopy(session))
-            before = len(messages)
-            self.process(rec, state, session, messages)
-            self.number(messages[before:], state)
-        self._seal(state, session)
+                self._seal(committed, copy.deepcopy(session), LineStats())  # counted below if it fails
+            # an unterminated record that fails is counted when it is complete
+            self.take(rec, state, session, messages, stats if rec.complete else LineStats(), rec.offset)
+        self._seal(state, session, stats)
         return FileRead(session, messages, stats.end_offset, committed or state, stats)
+
+    def take(self, rec: Record, state: dict, session: Session, out: list[Message], stats: LineStats,
+             where: int | str | None = None,
+             handle: Callable[[Record, dict, Session, list[Message]], None] | None = None) -> bool:
+        """One record through ``handle`` (default :meth:`process`), then :meth:`number` for the
+        messages it appended; every read loop goes through here.
+
+        A record that the reader cannot handle, for any reason (``handle`` raises any
+        ``Exception``), is skipped and counted: the messages it had appended are dropped and
+        ``stats`` counts it under ``reader error (<exception type>)`` at ``where`` (the byte offset
+        of its line, or a description such as ``row 12``). Returns False for such a record.
+        """
+        before = len(out)
+        try:
+            (handle or self.process)(rec, state, session, out)
+        except Exception as exc:  # noqa: BLE001 - the rule: any failure skips this record only
+            del out[before:]
+            stats.skip(*failure(exc, where))
+            return False
+        self.number(out[before:], state)
+        return True
 
     @staticmethod
     def number(new: list[Message], state: dict) -> None:
         """Give messages just made their ``message_index`` (``state["next_index"]`` on) and cut
         their text to what is indexed (TEXT_CAP; TOOL_TEXT_CAP for tool payloads): the full
-        text is read back from the transcript for display. For sources with their own read loop."""
+        text is read back from the transcript for display. :meth:`take` calls it."""
         for m in new:
             m.message_index = state["next_index"]
             state["next_index"] += 1
@@ -180,10 +205,31 @@ class Source:
             if len(m.text) > cap:
                 m.text = m.text[:cap]
 
-    def _seal(self, state: dict, session: Session) -> None:
+    def _seal(self, state: dict, session: Session, stats: LineStats | None = None) -> None:
+        """Set the message count, derive the session fields (:meth:`finish`) and store the session
+        in ``state``. A ``finish`` that raises is counted in ``stats`` (the session keeps the
+        fields it had), never fatal."""
         session.message_count = state["next_index"]
-        self.finish(state, session)
+        try:
+            self.finish(state, session)
+        except Exception as exc:  # noqa: BLE001 - see take()
+            if stats is not None:
+                stats.skip(*failure(exc, None, "session fields"))
         state["session"] = session.to_state()
+
+
+REASON_CAP = 200
+"""Characters of an exception's message kept as the reason a record was skipped."""
+
+
+def failure(exc: BaseException, where: int | str | None = None,
+            what: str = "reader error") -> tuple[str, int | str | None, str]:
+    """``(reason, where, detail)`` for :meth:`LineStats.skip` of a record a reader could not
+    handle: the reason names the exception type only (``reader error (TypeError)``, so the
+    per-file reason counts stay few), the detail adds its message (cut to :data:`REASON_CAP`)."""
+    name = type(exc).__name__
+    message = " ".join(str(exc).split())[:REASON_CAP]
+    return f"{what} ({name})", where, f"{what} ({name}: {message})" if message else f"{what} ({name})"
 
 
 # -- helpers shared by sources ---------------------------------------------------------------
@@ -243,11 +289,24 @@ def string(value) -> str:
     return value if isinstance(value, str) else ""
 
 
+UNPRINTABLE = "[value too deeply nested or not JSON]"
+"""What :func:`dump_text` gives for a value it cannot write as JSON."""
+
+
 def dump_text(value) -> str:
-    """A tool argument or output as text: strings as they are, other JSON compactly, None as ``""``."""
+    """A tool argument or output as text: strings as they are, other JSON compactly, None as ``""``.
+
+    Never raises: a value nested too deeply to write (or not JSON at all) is the short
+    :data:`UNPRINTABLE` placeholder, so the record's other messages are still read.
+    """
     if value is None:
         return ""
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    if isinstance(value, str):
+        return value
+    try:
+        return json.dumps(value, ensure_ascii=False)
+    except (RecursionError, ValueError, TypeError):
+        return UNPRINTABLE
 
 
 def first_line(text: str, limit: int = 80) -> str:

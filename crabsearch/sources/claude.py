@@ -33,14 +33,13 @@ and 7.3 (role mapping). Decisions the spec leaves open:
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import zlib
 from pathlib import Path
 from typing import Iterator, Mapping
 
-from ..jsonl import Record
+from ..jsonl import Record, loads
 from ..model import (LABEL_ASSISTANT, LABEL_SUMMARY, LABEL_SYSTEM, LABEL_THINKING, LABEL_USER,
                      Message, Role, Session, tool_call_label)
 from .base import Source, cd_and, parse_ts, dump_text, string, walk_files
@@ -110,7 +109,7 @@ class ClaudeSource(Source):
                 last = len(parts) - 1 - parts[::-1].index("subagents")
                 state["parent_dir"] = parts[last - 1]
             try:
-                meta = json.loads(path.with_name(path.stem + ".meta.json").read_text("utf-8"))
+                meta = loads(path.with_name(path.stem + ".meta.json").read_bytes())
                 if isinstance(meta, dict) and isinstance(meta.get("agentType"), str):
                     state["agent_type"] = meta["agentType"]
             except (OSError, ValueError):
@@ -120,7 +119,7 @@ class ClaudeSource(Source):
     def process(self, rec: Record, state: dict, session: Session, out: list[Message]) -> None:
         """One line: metadata (ids, cwd, branch, titles, summaries) and its messages."""
         obj = rec.obj
-        kind = obj.get("type")
+        kind = string(obj.get("type"))  # any other value is an unknown type
         _note_envelope(obj, state, session)
         if kind == "summary":
             _summary_line(obj, state)

@@ -48,8 +48,7 @@ from typing import Iterator, Mapping
 from ..jsonl import LineStats, Record, read_whole
 from ..model import (LABEL_ASSISTANT, LABEL_SYSTEM, LABEL_THINKING, LABEL_USER, Message, Role, Session,
                      tool_call_label, tool_result_label)
-from .base import (TEXT_CAP, TOOL_TEXT_CAP, FileRead, Source, cd_and, dump_text, first_line, parse_ts,
-                   string, walk_files)
+from .base import FileRead, Source, cd_and, dump_text, first_line, parse_ts, string, walk_files
 from .pieces import Piece, emit, piece_text
 
 EXTENSIONS = {"saoudrizwan.claude-dev": "Cline", "rooveterinaryinc.roo-cline": "Roo Code",
@@ -106,7 +105,8 @@ class ClineSource(Source):
 
     def read(self, path: Path, start: int = 0, state: dict | None = None) -> FileRead:
         """The whole file, always from 0 (``start``/``state`` ignored: the file is rewritten).
-        Raises ``OSError`` when it cannot be read; a broken file or entry is skipped and counted."""
+        Raises ``OSError`` when it cannot be read; a broken file, and an entry that is not an object
+        or that the reader cannot handle (:meth:`Source.take`), is skipped and counted."""
         path = Path(path)
         data, size = read_whole(str(path))
         stats = LineStats(end_offset=size)
@@ -124,24 +124,11 @@ class ClineSource(Source):
         messages: list[Message] = []
         for n, m in enumerate(msgs or []):
             if not isinstance(m, dict):
-                stats.skip("not a JSON object")
+                stats.skip("not a JSON object", f"message {n}")
                 continue
-            before = len(messages)
-            ts = parse_ts(m.get("ts"))
-            session.touch(ts)
-            emit(pieces_of(m), Record(m, n, 1), state, messages, ts)
-            for msg in messages[before:]:
-                msg.text = msg.text[:TOOL_TEXT_CAP if msg.is_tool_payload else TEXT_CAP]
-            state["next_index"] += len(messages) - before
-            if "cwd" not in state and m.get("role") == "user":
-                found = _CWD.search(_raw_text(m))
-                state["cwd"] = found.group(1) if found else None
-        session.project = meta.get("cwd") or state.get("cwd")
-        session.title = meta.get("title") or state.get("first_prompt") or None
-        session.anchor_index = state.get("anchor", 0)
+            self.take(Record(m, n, 1), state, session, messages, stats, f"message {n}", _take)
+        self.take(Record(meta, 0, 0), state, session, [], stats, "session fields", _fields)
         session.message_count = state["next_index"]
-        session.touch(_id_time(sid))
-        session.touch(parse_ts(meta.get("ts")))
         if session.updated is None:
             session.touch(parse_ts(os.stat(path).st_mtime))
         state.pop("pending", None)
@@ -166,6 +153,28 @@ class ClineSource(Source):
         if session.extra.get("app") != "Cline CLI":
             return None
         return cd_and(session.project, ["cline", "--id", session.session_id])
+
+
+def _fields(rec: Record, state: dict, session: Session, out: list[Message]) -> None:
+    """The session fields from the task's metadata ``rec.obj`` (title, cwd, time) and the
+    messages read."""
+    meta = rec.obj
+    session.project = meta.get("cwd") or state.get("cwd")
+    session.title = meta.get("title") or state.get("first_prompt") or None
+    session.anchor_index = state.get("anchor", 0)
+    session.touch(_id_time(session.session_id))
+    session.touch(parse_ts(meta.get("ts")))
+
+
+def _take(rec: Record, state: dict, session: Session, out: list[Message]) -> None:
+    """One entry of the messages array: its messages, its time, and the first user entry's cwd."""
+    m = rec.obj
+    ts = parse_ts(m.get("ts"))
+    session.touch(ts)
+    emit(pieces_of(m), rec, state, out, ts)
+    if "cwd" not in state and m.get("role") == "user":
+        found = _CWD.search(_raw_text(m))
+        state["cwd"] = found.group(1) if found else None
 
 
 # -- files -------------------------------------------------------------------------------------

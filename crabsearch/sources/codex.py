@@ -19,13 +19,12 @@ Decisions the spec leaves open:
 
 from __future__ import annotations
 
-import json
 import re
 import shlex
 from pathlib import Path
 from typing import Iterator, Mapping
 
-from ..jsonl import Record, iter_records
+from ..jsonl import Record, iter_records, loads
 from ..model import (LABEL_ASSISTANT, LABEL_SUMMARY, LABEL_THINKING, LABEL_USER, Message, Role,
                      Session, tool_call_label)
 from .base import Source, cd_and, env_dir, parse_ts, dump_text, string, walk_files
@@ -187,7 +186,7 @@ def pieces_of(obj: dict) -> list[Piece]:
         if kind == "compacted" and string(payload.get("message")).strip():
             return [Piece(Role.SUMMARY, LABEL_SUMMARY, payload["message"])]
         return []
-    if "payload" not in obj and obj.get("type") in _BARE_ITEMS:
+    if "payload" not in obj and string(obj.get("type")) in _BARE_ITEMS:
         return _item(obj, bare=True)
     return []
 
@@ -225,7 +224,7 @@ def _item(p: dict, bare: bool) -> list[Piece]:
         action = p.get("action") if isinstance(p.get("action"), dict) else {}
         command = action.get("command")
         if kind == "local_shell_call" and isinstance(command, list):
-            text = shlex.join(str(c) for c in command)
+            text = shlex.join(c if isinstance(c, str) else dump_text(c) for c in command)
         else:
             raw = next((p[k] for k in ("arguments", "input", "action") if p.get(k) is not None), None)
             text = dump_text(raw)
@@ -275,7 +274,7 @@ def _output_text(output) -> str:
     if isinstance(output, str):
         if output.lstrip().startswith('{"output"'):
             try:
-                inner = json.loads(output)
+                inner = loads(output.encode("utf-8", "surrogatepass"))
             except ValueError:
                 return output
             if isinstance(inner, dict) and isinstance(inner.get("output"), str):

@@ -38,7 +38,7 @@ import os
 import re
 import struct
 from pathlib import Path
-from typing import Iterable, Iterator, Mapping
+from typing import Iterator, Mapping
 
 from ..jsonl import LineStats, Record, loads
 from ..model import (LABEL_ASSISTANT, LABEL_SUMMARY, LABEL_SYSTEM, LABEL_THINKING, LABEL_USER,
@@ -159,7 +159,8 @@ class CrabtalkSource(Source):
 
     def read(self, path: Path, start: int = 0, state: dict | None = None) -> FileRead:
         """Read one unit from ``start`` (a byte offset, a step number or a msg idx, see the module
-        docstring). Raises ``OSError`` when it cannot be read; bad records are counted."""
+        docstring). Raises ``OSError`` when it cannot be read; a broken record, or one the reader
+        cannot handle (:meth:`Source.take`), is skipped and counted."""
         kind = _kind(str(path))
         if kind == "jsonl":
             return super().read(path, start, state)
@@ -172,12 +173,15 @@ class CrabtalkSource(Source):
         stats = LineStats(end_offset=start)
         reader = self._read_steps if kind == "steps" else self._read_store
         meta, records = reader(str(path), start, stats)
+        messages: list[Message] = []
         if isinstance(meta, dict):
-            _apply_meta(meta, state, session)
+            self.take(Record(meta, 0, 0), state, session, messages, stats, "meta",
+                      lambda rec, state, session, out: _apply_meta(rec.obj, state, session))
         elif meta is not None:
-            stats.skip("broken meta")
-        messages = self._number(records, state, session)
-        self._seal(state, session)
+            stats.skip("broken meta", "meta")
+        for where, rec in records:
+            self.take(rec, state, session, messages, stats, where)
+        self._seal(state, session, stats)
         return FileRead(session, messages, stats.end_offset, state, stats)
 
     def _read_steps(self, path: str, start: int, stats: LineStats):
@@ -197,9 +201,9 @@ class CrabtalkSource(Source):
                 if i == len(steps) - 1:
                     stats.pending = True  # the last step may still be being written
                     break
-                stats.skip("broken step")
+                stats.skip("broken step", f"step {n}")
             else:
-                records.append(Record(obj, n, len(raw)))
+                records.append((f"step {n}", Record(obj, n, len(raw))))
             stats.end_offset = n + 1
         return meta, records
 
@@ -219,22 +223,13 @@ class CrabtalkSource(Source):
                 off, length = info["msgs"][idx]
                 obj = _json(os.pread(fd, length, off))
                 if isinstance(obj, dict):
-                    records.append(Record(obj, off, length))
+                    records.append((f"message {idx}", Record(obj, off, length)))
                 else:
-                    stats.skip("broken message value")
+                    stats.skip("broken message value", f"message {idx}")
                 stats.end_offset = idx + 1
         finally:
             os.close(fd)
         return meta, records
-
-    def _number(self, records: Iterable[Record], state: dict, session: Session) -> list[Message]:
-        """The shared read loop's numbering and text caps, for records not read from JSONL."""
-        messages: list[Message] = []
-        for rec in records:
-            before = len(messages)
-            self.process(rec, state, session, messages)
-            self.number(messages[before:], state)
-        return messages
 
     def process(self, rec: Record, state: dict, session: Session, out: list[Message]) -> None:
         """A message (bare OpenAI line or ``{"message": ...}`` entry), a compact marker (summary
@@ -375,7 +370,7 @@ def pieces_of(obj: dict) -> list[Piece]:
 
 
 def _message(m: dict) -> list[Piece]:
-    role, content = m.get("role"), m.get("content")
+    role, content = string(m.get("role")), m.get("content")
     if role == "tool":  # OpenAI tool result
         name = string(m.get("name")) or None
         return [Piece(Role.TOOL, tool_result_label(name) if name else None, _text(content), name,

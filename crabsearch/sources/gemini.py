@@ -49,8 +49,7 @@ from typing import Iterator, Mapping
 from ..jsonl import LineStats, Record, iter_records, read_whole
 from ..model import (LABEL_ASSISTANT, LABEL_THINKING, LABEL_USER, Message, Role, Session,
                      tool_call_label, tool_result_label)
-from .base import (TEXT_CAP, TOOL_TEXT_CAP, FileRead, Source, cd_and, dump_text, parse_ts, string,
-                   walk_files)
+from .base import FileRead, Source, cd_and, dump_text, parse_ts, string, walk_files
 from .pieces import Piece, emit, piece_text
 
 SEEN_CAP = 256
@@ -172,7 +171,8 @@ class GeminiSource(Source):
 
     def read(self, path: Path, start: int = 0, state: dict | None = None) -> FileRead:
         """``.jsonl``: the shared incremental loop. ``.json``: the whole file, always from 0
-        (``start``/``state`` ignored). Raises ``OSError`` when the file cannot be read."""
+        (``start``/``state`` ignored). Raises ``OSError`` when the file cannot be read; a broken
+        line or message, or one the reader cannot handle, is skipped and counted."""
         if Path(path).suffix != ".json":
             return super().read(path, start, state)
         return self._read_json(Path(path))
@@ -204,25 +204,29 @@ class GeminiSource(Source):
         elif not isinstance(data, dict):
             stats.skip("not a JSON object")
         elif not (string(data.get("sessionId")) and _twin_ids(path).get(data["sessionId"])):
-            _meta(data, state, session)
-            session.touch(parse_ts(data.get("startTime") or data.get("start_time")))
-            session.touch(parse_ts(data.get("lastUpdated")))
+            self.take(Record(data, 0, 0), state, session, messages, stats, "chat metadata", _json_meta)
             for n, m in enumerate(_json_messages(data)):
                 if not isinstance(m, dict):
-                    stats.skip("not a JSON object")
+                    stats.skip("not a JSON object", f"message {n}")
                     continue
-                before = len(messages)
-                ts = parse_ts(m.get("timestamp", m.get("ts")))
-                session.touch(ts)
-                emit(_message(m), Record(m, n, 1), state, messages, ts)
-                for msg in messages[before:]:
-                    cap = TOOL_TEXT_CAP if msg.is_tool_payload else TEXT_CAP
-                    msg.text = msg.text[:cap]
-                state["next_index"] += len(messages) - before
-        session.message_count = state["next_index"]
-        self.finish(state, session)
-        state["session"] = session.to_state()
+                self.take(Record(m, n, 1), state, session, messages, stats, f"message {n}", _json_message)
+        self._seal(state, session, stats)
         return FileRead(session, messages, size, state, stats)
+
+
+def _json_meta(rec: Record, state: dict, session: Session, out: list[Message]) -> None:
+    """A whole-file chat's own fields: session id, summary, directories, start and update times."""
+    data = rec.obj
+    _meta(data, state, session)
+    session.touch(parse_ts(data.get("startTime") or data.get("start_time")))
+    session.touch(parse_ts(data.get("lastUpdated")))
+
+
+def _json_message(rec: Record, state: dict, session: Session, out: list[Message]) -> None:
+    """One message of a whole-file chat (``offset`` = its position, ``length`` 1)."""
+    ts = parse_ts(rec.obj.get("timestamp", rec.obj.get("ts")))
+    session.touch(ts)
+    emit(_message(rec.obj), rec, state, out, ts)
 
 
 def _json_messages(data) -> list:

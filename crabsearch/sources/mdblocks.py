@@ -16,7 +16,7 @@ from typing import Callable, Iterator, NamedTuple
 
 from ..jsonl import LineStats
 from ..model import Message, Role, Session
-from .base import TEXT_CAP, TOOL_TEXT_CAP, FileRead, Source, first_line
+from .base import TEXT_CAP, TOOL_TEXT_CAP, FileRead, Source, failure, first_line
 
 
 class Block(NamedTuple):
@@ -69,14 +69,29 @@ def read_blocks(source: Source, path: Path, base: int, start: int, state: dict,
     last message comes again with the same ``message_index`` when the file grows.
     ``state`` comes from :func:`fresh_state`; ``source.finish(state, session)`` derives the
     session fields; ``state["ctx"]`` is what ``parse`` keeps between reads.
+
+    A parser that fails (raises anything) ends the read there, never fatally: the failure is
+    counted in ``stats`` (at the byte after the last block read), the blocks read so far are
+    kept and the read commits up to the last resume point, as for a growing last message.
     """
     session = Session.from_state(state["session"])
     messages: list[Message] = []
     committed = (copy.deepcopy(state), session.to_state(), start)
-    for item in parse(data, base + start, state["ctx"]):
+    items = parse(data, base + start, state["ctx"])
+    at = base + start
+    while True:
+        try:
+            item = next(items, None)
+        except Exception as exc:  # noqa: BLE001 - the rule: a record a reader cannot handle is skipped
+            stats.skip(*failure(exc, f"byte {at}"))
+            break
+        if item is None:
+            break
         if isinstance(item, int):
             committed = (copy.deepcopy(state), session.to_state(), item - base)
+            at = item
             continue
+        at = item.end
         cap = TOOL_TEXT_CAP if item.role is Role.TOOL or item.label.startswith("tool-call:") else TEXT_CAP
         i = state["next_index"]
         messages.append(Message(i, item.role, item.label, item.text[:cap], item.start,
@@ -85,18 +100,12 @@ def read_blocks(source: Source, path: Path, base: int, start: int, state: dict,
             state["anchor"], state["first_prompt"] = i, first_line(item.text, 80)
         session.touch(item.ts)
         state["next_index"] = i + 1
-    _seal(source, state, session)
+    source._seal(state, session, stats)
     snap, snap_session, offset = committed
-    if offset == start and not messages and data.endswith(b"\n"):
+    if offset == start and not messages and data.endswith(b"\n") and not stats.skipped:
         snap, offset = state, start + len(data)  # only blank lines (or a header): all committed
     elif snap is not state:
         snap_session = Session.from_state(snap_session)
-        _seal(source, snap, snap_session)
+        source._seal(snap, snap_session)
     stats.end_offset = offset
     return FileRead(session, messages, offset, snap, stats)
-
-
-def _seal(source: Source, state: dict, session: Session) -> None:
-    session.message_count = state["next_index"]
-    source.finish(state, session)
-    state["session"] = session.to_state()

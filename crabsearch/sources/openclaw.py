@@ -33,7 +33,6 @@ reset archives cannot be resumed (None).
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import sqlite3
 from pathlib import Path
@@ -41,7 +40,7 @@ from typing import Iterator, Mapping
 
 from ..jsonl import LineStats, Record, loads
 from ..model import Session
-from .base import (MEMBER_SEP, TEXT_CAP, TOOL_TEXT_CAP, FileRead, cd_and, env_dir, member_path,
+from .base import (MEMBER_SEP, FileRead, cd_and, env_dir, member_path,
                    split_member, string, walk_files)
 from .pi import V3Source
 
@@ -129,7 +128,8 @@ class OpenClawSource(V3Source):
     def read(self, path, start: int = 0, state: dict | None = None) -> FileRead:
         """JSONL files: the shared read loop. A store member: its rows after the stored rowid;
         broken rows (bad JSON, undecodable ``event_zstd``) and database errors are skipped and
-        counted. Raises ``OSError`` when the database cannot be opened."""
+        counted, and so are rows the reader cannot handle (:meth:`Source.take`). Raises
+        ``OSError`` when the database cannot be opened."""
         if not _is_member(str(path)):
             return super().read(path, start, state)
         db, sid = split_member(str(path))
@@ -148,22 +148,17 @@ class OpenClawSource(V3Source):
                     text = _event_text(row)
                     obj = _parse(text) if text is not None else None
                     if obj is None:
-                        stats.skip("undecodable event_zstd" if text is None else "broken JSON")
+                        stats.skip("undecodable event_zstd" if text is None else "broken JSON", f"row {row['rowid']}")
                         continue
-                    before = len(messages)
-                    self.process(Record(obj, row["rowid"], len(text)), state, session, messages)
-                    for m in messages[before:]:
-                        m.message_index = state["next_index"]
-                        state["next_index"] += 1
-                        cap = TOOL_TEXT_CAP if m.is_tool_payload else TEXT_CAP
-                        m.text = m.text[:cap]
+                    self.take(Record(obj, row["rowid"], len(text)), state, session, messages, stats,
+                              f"row {row['rowid']}")
                 if len(rows) < ROWS:
                     break
             state["meta"] = _store_meta(db, sid)
         except sqlite3.DatabaseError:  # corrupt, locked, missing table: keep what was read
             stats.skip("database error")
         stats.end_offset = done
-        self._seal(state, session)
+        self._seal(state, session, stats)
         return FileRead(session, messages, done, state, stats)
 
     # -- session fields ------------------------------------------------------------------------
@@ -324,7 +319,7 @@ def _json_store_meta(path: Path, sid: str) -> dict:
         if hit and hit[0] == (st.st_mtime_ns, st.st_size):
             store = hit[1]
         else:
-            store = json.loads(path.read_bytes())
+            store = loads(path.read_bytes())
             store = store if isinstance(store, dict) else {}
             _JSON_STORES[str(path)] = ((st.st_mtime_ns, st.st_size), store)
     except (OSError, ValueError):

@@ -145,8 +145,9 @@ class OpencodeSource(Source):
 
     def read(self, path: Path, start: int = 0, state: dict | None = None) -> FileRead:
         """Read a session (see the module docstring for offsets). Raises ``OSError`` when the
-        database or session file cannot be opened; broken rows and files, and database errors
-        (locked, corrupt, missing table), are skipped and counted in ``FileRead.stats``."""
+        database or session file cannot be opened; broken rows and files, database errors
+        (locked, corrupt, missing table) and records the reader cannot handle
+        (:meth:`Source.take`) are skipped and counted in ``FileRead.stats``."""
         member = _member(str(path))
         if state is None or start == 0:
             start, sid = 0, member[1] if member else path.stem
@@ -162,19 +163,18 @@ class OpencodeSource(Source):
         else:
             records, meta = _db_records(*member, start, stats)
         session = Session.from_state(state["session"])
-        _meta(meta, state, session)
         messages: list[Message] = []
+        self.take(Record(meta, 0, 0), state, session, messages, stats, "session",
+                  lambda rec, state, session, out: _meta(rec.obj, state, session))
         committed = None
-        for rec, settled in records:
+        for rec, settled, where in records:
             if not settled and committed is None:
                 committed = (copy.deepcopy(state), stats.end_offset)
                 self._seal(committed[0], copy.deepcopy(session))
-            before = len(messages)
-            self._take(rec, state, session, messages)
-            self.number(messages[before:], state)
+            self.take(rec, state, session, messages, stats, where, self._take)
             if member is not None and committed is None:
                 stats.end_offset = rec.offset
-        self._seal(state, session)
+        self._seal(state, session, stats)
         if committed:
             return FileRead(session, messages, committed[1], committed[0], stats)
         return FileRead(session, messages, stats.end_offset if member else 0, state, stats)
@@ -373,7 +373,8 @@ def _cols(con: sqlite3.Connection, table: str) -> set[str]:
 
 
 def _db_records(db: str, sid: str, start: int, stats: LineStats):
-    """(records with their settled flag, session row as a dict) of parts after rowid ``start``."""
+    """(records with their settled flag and place, session row as a dict) of parts after rowid
+    ``start``."""
     os.stat(db)  # a missing database is an OSError, not a counted error
     meta, records = {}, []
     try:
@@ -389,10 +390,10 @@ def _db_records(db: str, sid: str, start: int, stats: LineStats):
     for rowid, pdata, mdata in rows:
         info, part = _json(mdata), _json(pdata)
         if info is None or part is None:
-            stats.skip("broken JSON")
-            records.append((Record({"info": {}, "part": None}, rowid, 0), True))
+            stats.skip("broken JSON", f"part row {rowid}")
+            records.append((Record({"info": {}, "part": None}, rowid, 0), True, f"part row {rowid}"))
             continue
-        records.append((Record({"info": info, "part": part}, rowid, 0), _settled(info, part)))
+        records.append((Record({"info": info, "part": part}, rowid, 0), _settled(info, part), f"part row {rowid}"))
     return records, meta
 
 
@@ -435,27 +436,28 @@ def _legacy_stat(path: Path) -> tuple[int, int, int]:
 
 
 def _legacy_records(path: Path, stats: LineStats):
-    """(records, session JSON) of a whole legacy session. Raises ``OSError`` for the session file."""
+    """(records with their settled flag and place, session JSON) of a whole legacy session.
+    Raises ``OSError`` for the session file."""
     meta = _json(path.read_bytes())
     if meta is None:
-        stats.skip("broken JSON")
+        stats.skip("broken JSON", str(path))
         return [], {}
     msg_dir, part_dir = _legacy_dirs(path)
     records = []
     for i, mf in enumerate(_json_files(msg_dir / (string(meta.get("id")) or path.stem))):
         info = _read_json(mf)
         if info is None:
-            stats.skip("broken JSON")
+            stats.skip("broken JSON", str(mf))
             continue
         parts = _json_files(part_dir / (string(info.get("id")) or mf.stem))
         if not parts:
-            records.append((Record({"info": info, "part": None}, i, 0), True))
+            records.append((Record({"info": info, "part": None}, i, 0), True, str(mf)))
         for j, pf in enumerate(parts):
             part = _read_json(pf)
             if part is None:
-                stats.skip("broken JSON")
+                stats.skip("broken JSON", str(pf))
                 continue
-            records.append((Record({"info": info, "part": part}, i, j + 1), True))
+            records.append((Record({"info": info, "part": part}, i, j + 1), True, str(pf)))
     return records, meta
 
 

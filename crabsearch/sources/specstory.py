@@ -75,7 +75,8 @@ class SpecStorySource(Source):
                     yield p
 
     def read(self, path: Path, start: int = 0, state: dict | None = None) -> FileRead:
-        """Parse the file from ``start`` (a turn marker). Raises ``OSError``."""
+        """Parse the file from ``start`` (a turn marker). Raises ``OSError``; a parser failure is
+        counted, never fatal (:func:`~crabsearch.sources.mdblocks.read_blocks`)."""
         state, start = fresh_state(self, path, state, start)
         with open(path, "rb") as fh:
             fh.seek(start)
