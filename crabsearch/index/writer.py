@@ -25,13 +25,14 @@ from whoosh.index import LockError
 from whoosh.writing import CLEAR
 
 from ..model import Message, Role, Session, to_ms
+from ..paths import make_private, write_private
 from ..sources import SOURCES, Source
 from ..redact import redact
 from ..jsonl import PLACES_KEPT
 from ..sources.base import REASON_CAP, TOOL_TEXT_CAP
 from .manifest import Manifest, dumps, file_key
 from .querying import hour_key, project_name
-from .store import doc_total, open_index
+from .store import doc_total, open_index, owned, seal
 
 BATCH_DOCS = 20_000
 BATCH_BYTES = 64 * 1024 * 1024
@@ -239,7 +240,7 @@ class Indexer:
         report = RefreshReport()
         ix, report.rebuilt = open_index(self.index_dir, variant="tools" if self.index_tool_output else "")
         try:  # the time of the last refresh, for `crabsearch status` (a tiny file: cheap to touch)
-            (self.index_dir / LAST_REFRESH).write_text(datetime.now(timezone.utc).isoformat(timespec="seconds"))
+            write_private(self.index_dir / LAST_REFRESH, datetime.now(timezone.utc).isoformat(timespec="seconds"))
         except OSError:
             pass
         files = self.discover()  # walked once; planned again under the lock against a fresh manifest
@@ -270,6 +271,7 @@ class Indexer:
             nonlocal clear_old
             writer.commit(mergetype=CLEAR) if clear_old else writer.commit()
             clear_old = False
+            seal(self.index_dir)  # segment sizes and mtimes (damage check), private file modes
 
         def tick(n: int, extra_bytes: int = 0) -> None:
             if progress:
@@ -482,3 +484,4 @@ class Indexer:
         manifest.errors = {p: e for p, e in self._manifest_errors.items()
                            if p not in manifest.files and p not in entries}
         manifest.save(entries)
+        make_private(self.index_dir, owned)  # manifest.db, when this save created it
