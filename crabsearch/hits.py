@@ -120,6 +120,11 @@ class Hit:
     terms: list[str] = field(default_factory=list)
     """The query's terms (``SearchResult.terms``): a new window (``Engine.window``) cuts a long
     hit message around its first match with them, as the search did."""
+    route: str | None = None
+    """The rung of the ladder that found this row (``phrase``, ``all``, ``session``, ``repair``,
+    ``any``; ``id``, ``recent``): a rung that finds fewer sessions than the limit is followed by
+    the next rungs' sessions, so the rows of one result can come from several rungs, higher rungs
+    first (issue 11)."""
 
     @property
     def also_in(self) -> int:
@@ -142,7 +147,7 @@ class Hit:
         d.update(score=round(self.score, 4), message_index=self.message_index, role=self.role,
                  window=[i.to_json() for i in self.window], resume_command=self.ref.resume_command,
                  parent_title=self.parent_title, also_in=self.also_in, also_in_sessions=list(self.also_in_sessions),
-                 branch=self.branch, before_compaction=self.before_compaction)
+                 branch=self.branch, before_compaction=self.before_compaction, route=self.route)
         if self.explain is not None:
             d["explain"] = self.explain
         return d

@@ -31,7 +31,8 @@ from .index.collect import OutOfTime, SegmentKeys, best_per_session, each_match
 from .index.querying import (MESSAGE_FIELDS, SESSION_FIELDS, Compiler, covered, filters, in_window, passing,
                               project_name, time_window)
 from .index.schema import WEIGHTS
-from .index.store import STAMP, IndexDamaged, is_damage, mark_damaged, open_index, seal_problem
+from .index.store import (IndexDamaged, current_dir, is_damage, mark_damaged, open_index, seal_problem,
+                          variant_of)
 from .index.union import FlatOr
 from .hits import (  # re-exported: the engine's public names live here too  # noqa: F401
     DEFAULT_AFTER, DEFAULT_BEFORE, DEFAULT_LIMIT, MAX_ITEM_BYTES, MAX_WINDOW, UNAVAILABLE, AmbiguousSession,
@@ -110,6 +111,10 @@ class Engine:
     # -- plumbing -----------------------------------------------------------------------------
 
     def _get_searcher(self):
+        if self._ix is not None and Path(self._ix.storage.folder) != current_dir(self.index_dir):
+            # A rebuild swapped in a new generation (or the index was deleted): reopen.
+            self.close()
+            self._records.clear()
         if self._searcher is None:
             if self._ix is None:
                 self._ix, _ = open_index(self.index_dir, create=False)
@@ -182,7 +187,7 @@ class Engine:
     def _has_tool_output(self) -> bool:
         """True when this index holds tool output (its stamp says ``+tools``)."""
         try:
-            return (self.index_dir / STAMP).read_text().strip().endswith("+tools")
+            return variant_of(self.index_dir) == "tools"
         except OSError:
             return False
 
@@ -373,45 +378,59 @@ class Engine:
                           self._excluded_sessions(searcher, comp), time_window(pq))
             s_rungs = dict(comp.rungs(SESSION_FIELDS))
             multi = len(comp.groups) > 1
+            rows: list[tuple] = []  # ranked rows of every rung used, in ladder order
+            listed: set[str] = set()
+
+            def take(route: str, found: dict, sessions: dict | None = None, by_coverage: bool = False) -> None:
+                """Add a rung's sessions not listed by a higher rung, ranked within the rung."""
+                found = {k: v for k, v in found.items() if k not in listed}
+                sessions = {k: v for k, v in (sessions or {}).items() if k not in listed}
+                if not found and not sessions:
+                    return
+                ranked = self._rank(searcher, found, sessions, sort, route, by_coverage)
+                rows.extend(ranked)
+                listed.update(r[-1] for r in ranked)
+                if result.route is None:
+                    result.route = route
+
+            def done() -> bool:
+                """Out of time (what was found is the answer), or enough sessions for the page."""
+                return result.partial or len(listed) >= fetch
+
             agg = None
+            session_done = False
             for route, mq in comp.rungs(MESSAGE_FIELDS):
-                if result.partial:
-                    break  # out of time: what was found so far is the answer
+                if done():
+                    break
                 if route == "repair" and multi and comp.all_known():
                     # Before repairing spelling: every word somewhere in the session.
                     agg = self._aggregate(searcher, comp, comp.groups, m_filters, s_filters, result)
-                    full = {k: v for k, v in agg.items() if v[3] == len(comp.groups)}
-                    if full:
-                        result.route = "session"
-                        result.hits = self._merge(searcher, full, {}, limit, sort, before, after, explain, "session")
+                    take("session", {k: v for k, v in agg.items() if v[3] == len(comp.groups)})
+                    session_done = True
+                    if done():
                         break
                 found = self._run(searcher, mq, m_filters, fetch, sort, result)
                 sq = s_rungs.get(route)
                 sessions = {} if sq is None or s_filters is None else self._run(
                     searcher, sq, s_filters, fetch, sort, result)
-                if found or sessions:
-                    result.route = route
-                    result.hits = self._merge(searcher, found, sessions, limit, sort, before, after, explain, route)
-                    break
-            if result.route is None and multi and not result.partial:
+                take(route, found, sessions)
+            if multi and not done():
                 repaired = comp.repaired_groups()
                 known = [g for g in repaired if comp.has_postings(g)]
                 if len(known) == 1:
                     # Only one word is in the index at all ("error zqxjvbnwk"): "any" is that word
                     # alone, found by the best-hit collector instead of gathering every match.
-                    result.route = "any"
-                    result.hits = self._any_one(searcher, comp, known[0], m_filters, s_filters, limit, fetch,
-                                                sort, before, after, explain, result)
-            if result.route is None and multi and not result.partial:
-                repaired = comp.repaired_groups()
-                if agg is None or repaired != comp.groups:  # "any" uses the repaired words too
-                    agg = self._aggregate(searcher, comp, repaired, m_filters, s_filters, result)
-                full = {k: v for k, v in agg.items() if v[3] == len(comp.groups)}
-                if full or agg:
-                    result.route = "session" if full else "any"
-                    result.hits = self._merge(searcher, full or agg, {}, limit, sort, before, after, explain,
-                                              result.route, by_coverage=not full)
-            used = result.route in ("repair", "any")
+                    take("any", self._any_one(searcher, comp, known[0], m_filters, s_filters, fetch, sort, result),
+                         by_coverage=True)
+                else:
+                    if agg is None or repaired != comp.groups:  # "any" uses the repaired words too
+                        agg = self._aggregate(searcher, comp, repaired, m_filters, s_filters, result)
+                    if not session_done:
+                        take("session", {k: v for k, v in agg.items() if v[3] == len(comp.groups)})
+                    if not done():
+                        take("any", agg, by_coverage=True)
+            result.hits = self._hits(searcher, rows, limit, before, after, explain)
+            used = any(h.route in ("repair", "any") for h in result.hits)
             result.corrections = dict(comp.corrections) if used else {}
             result.terms = comp.terms if used else [t for t in comp.terms if t not in comp.corrections.values()]
             if pq.in_tools and not self._has_tool_output():
@@ -432,7 +451,7 @@ class Engine:
             ref = self._session_ref(f)
             idx = ref.session.anchor_index
             items = self._items(searcher, ref, range(idx, idx + 1), idx, MAX_ITEM_BYTES)
-            hits.append(Hit(ref, 0.0, idx, items[0].role if items else Role.USER.value, items))
+            hits.append(Hit(ref, 0.0, idx, items[0].role if items else Role.USER.value, items, route="id"))
         return self._decorate(searcher, hits)
 
     def _excluded_sessions(self, searcher, comp) -> frozenset[str]:
@@ -495,9 +514,8 @@ class Engine:
         return {key: (sum(group_best), best[0], sorted(matched), sum(covered(g, words) for g in groups))
                 for key, (group_best, best, matched, words, _) in per.items()}
 
-    def _any_one(self, searcher, comp, group, m_filters, s_filters, limit, fetch, sort, before, after,
-                 explain, result) -> list[Hit]:
-        """The ``any`` rung when a single word group has postings: the same rows as
+    def _any_one(self, searcher, comp, group, m_filters, s_filters, fetch, sort, result) -> dict[str, tuple]:
+        """The ``any`` rung when a single word group has postings: the same entries as
         :meth:`_aggregate` would give (a session's score is its best document's for that group,
         message or title/summary; its hit is its best message), from two best-hit scans."""
         found = self._run(searcher, comp.any_query(MESSAGE_FIELDS, [group]), m_filters, fetch, sort, result)
@@ -509,7 +527,7 @@ class Engine:
             score = max(m[0] if m else 0.0, s_[0] if s_ else 0.0)
             terms = sorted(set(m[2] if m else ()) | set(s_[2] if s_ else ()))
             combined[key] = (score, m[1] if m else s_[1], terms, 1)
-        return self._merge(searcher, combined, {}, limit, sort, before, after, explain, "any", by_coverage=True)
+        return combined
 
     def _run(self, searcher, q, clauses, limit, sort, result) -> dict[str, tuple]:
         """Run one query, collapsed to the best document per session; returns
@@ -530,11 +548,13 @@ class Engine:
             out[skey] = (score, best.docnum, best.terms)
         return out
 
-    def _merge(self, searcher, found, sessions, limit, sort, before, after, explain, route,
-               by_coverage: bool = False) -> list[Hit]:
-        """Hits from per-session best message entries (``found``) and title/summary entries
-        (``sessions``), ``{skey: (score, document number, matched pairs[, groups covered])}``: a
-        session's score is the sum of both; ``by_coverage`` ranks by groups covered first."""
+    def _rank(self, searcher, found, sessions, sort, route, by_coverage: bool = False) -> list[tuple]:
+        """One rung's rows, best first, from per-session best message entries (``found``) and
+        title/summary entries (``sessions``), ``{skey: (score, document number, matched pairs[,
+        groups covered])}``: a session's score is the sum of both; ``by_coverage`` ranks by
+        groups covered first; ``sort="newest"`` by the best document's time. Each row is
+        ``(score, newest, covered, message doc, session doc, message score, session score,
+        matched, route, skey)``."""
         prelim = []
         for skey in set(found) | set(sessions):
             m_score, m_doc, m_terms, *m_cov = found.get(skey, (0.0, None, []))
@@ -543,15 +563,20 @@ class Engine:
             # else its session's; a session document's: the session's), from the column cache.
             newest = self._keys.updated_of(searcher, m_doc if m_doc is not None else s_doc)
             prelim.append((m_score + s_score, newest, m_cov[0] if m_cov else 0, m_doc, s_doc,
-                           m_score, s_score, list(m_terms) + list(s_terms)))
+                           m_score, s_score, list(m_terms) + list(s_terms), route, skey))
         if sort == "newest":
             prelim.sort(key=lambda r: (-r[1], -r[0]))
         else:
             prelim.sort(key=lambda r: (-r[2] if by_coverage else 0, -round(r[0], 6), -r[1]))
+        return prelim
+
+    def _hits(self, searcher, prelim, limit, before, after, explain) -> list[Hit]:
+        """Hits for ranked rows (:meth:`_rank`, rungs in ladder order): each session once, a
+        message that several sessions copy shown once (``_dedupe``), with context windows."""
         rows = []
         seen: dict[tuple, int] = {}  # (agent, uid, ts) of a hit message -> its row
         fetch = limit + max(DEDUP_SPARE, limit // 2)
-        for score, newest, _cov, m_doc, s_doc, m_score, s_score, matched in prelim:
+        for score, newest, _cov, m_doc, s_doc, m_score, s_score, matched, route, _skey in prelim:
             if len(rows) >= fetch:
                 break  # stored fields and session documents are read for the rows (and a few spare) only
             m_fields = None if m_doc is None else searcher.stored_fields(m_doc)
@@ -571,7 +596,7 @@ class Engine:
             if key is not None:
                 seen[key] = len(rows)
             rows.append([score, newest, ref, idx, m_score, s_score, matched, by_message, _cov, key, [],
-                         m_doc if by_message else None])
+                         m_doc if by_message else None, route])
         shown: set[str] = set()
         kept = []
         for row in rows:
@@ -589,13 +614,13 @@ class Engine:
         rows = kept
         hits = []
         terms = self._comp.terms if self._comp is not None else []
-        for score, _, ref, idx, m_score, s_score, matched, by_message, _cov, _key, others, doc in rows:
+        for score, _, ref, idx, m_score, s_score, matched, by_message, _cov, _key, others, doc, route in rows:
             window = branch_window(idx, ref.session.message_count, before, after, abandoned_ranges(ref.session))
             items = self._items(searcher, ref, window, idx, MAX_ITEM_BYTES, terms=terms,
                                 anchor=(idx, doc) if doc is not None else None)
             hit_item = next((i for i in items if i.hit), None)
             hit = Hit(ref, score, idx, hit_item.role if hit_item else Role.USER.value, items,
-                      also_in_sessions=others, terms=list(terms))
+                      also_in_sessions=others, terms=list(terms), route=route)
             if explain:
                 hit.explain = {
                     "route": route, "message_score": round(m_score, 4), "session_score": round(s_score, 4),
@@ -633,7 +658,7 @@ class Engine:
                 continue
             idx = ref.session.anchor_index
             items = self._items(searcher, ref, range(idx, idx + 1), idx, MAX_ITEM_BYTES)
-            hits.append(Hit(ref, 0.0, idx, items[0].role if items else Role.USER.value, items))
+            hits.append(Hit(ref, 0.0, idx, items[0].role if items else Role.USER.value, items, route="recent"))
         return self._decorate(searcher, hits)
 
     @_guarded

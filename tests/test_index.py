@@ -8,6 +8,7 @@ import os
 import pytest
 
 from crabsearch.index import Indexer
+from crabsearch.index.layout import where
 from crabsearch.index.store import STAMP
 from crabsearch.search import Engine
 
@@ -134,7 +135,7 @@ def test_schema_version_mismatch_rebuilds(tmp_path):
     ClaudeSession(home).user("the ocelot").write()
     idx = make_indexer(home, tmp_path)
     idx.refresh()
-    (tmp_path / "index" / STAMP).write_text("0")
+    (where(tmp_path / "index") / STAMP).write_text("0")
     report = idx.refresh()
     assert report.rebuilt and "rebuilding" in report.rebuilt
     assert report.files_read == 1
@@ -261,7 +262,7 @@ def test_a_damaged_index_is_rebuilt(tmp_path, damage):
     idx = make_indexer(home, tmp_path)
     idx.refresh()
     pattern = "*.seg" if damage == "segments" else "_MAIN_*.toc"
-    files = list((tmp_path / "index").glob(pattern))
+    files = list(where(tmp_path / "index").glob(pattern))
     assert files
     for f in files:
         f.write_bytes(b"\x00garbage" * 10)

@@ -7,6 +7,7 @@ import json
 import os
 import random
 import stat
+from pathlib import Path
 
 import pytest
 
@@ -15,6 +16,7 @@ from source_checks import run_cli
 
 from crabsearch.cli import write_atomically
 from crabsearch.index import Indexer
+from crabsearch.index.layout import where
 from crabsearch.index.store import DAMAGED, SEAL, IndexDamaged, seal_problem
 from crabsearch.paths import write_private
 from crabsearch.search import Engine
@@ -40,6 +42,11 @@ def _mode(p) -> int:
 # -- defect 10: permissions ------------------------------------------------------------------
 
 
+def _walk(d):
+    for top, dirs, files in os.walk(d):
+        yield from (Path(top) / n for n in dirs + files)
+
+
 def test_a_pre_existing_open_index_dir_becomes_private(tmp_path):
     home = _home(tmp_path)
     ix = tmp_path / "ix"
@@ -47,10 +54,11 @@ def test_a_pre_existing_open_index_dir_becomes_private(tmp_path):
     os.chmod(ix, 0o755)
     _index(home, ix)
     assert _mode(ix) == 0o700
-    names = sorted(p.name for p in ix.iterdir())
+    names = sorted(p.name for p in _walk(ix))
     assert "MAIN_WRITELOCK" in names and "manifest.db" in names and SEAL in names
-    for p in ix.iterdir():
-        assert _mode(p) & 0o077 == 0, (p.name, oct(_mode(p)))
+    for p in _walk(ix):
+        if not p.is_symlink():
+            assert _mode(p) & 0o077 == 0, (p.name, oct(_mode(p)))
 
 
 def test_an_index_made_world_readable_is_made_private_again(tmp_path):
@@ -58,12 +66,13 @@ def test_an_index_made_world_readable_is_made_private_again(tmp_path):
     ix = tmp_path / "ix"
     _index(home, ix)
     os.chmod(ix, 0o755)
-    for p in ix.iterdir():
-        os.chmod(p, 0o644)
+    for p in _walk(ix):
+        if not p.is_symlink():
+            os.chmod(p, 0o755 if p.is_dir() else 0o644)
     (ClaudeSession(home).user("one more cron question").write())
     _index(home, ix)
     assert _mode(ix) == 0o700
-    assert all(_mode(p) & 0o077 == 0 for p in ix.iterdir())
+    assert all(_mode(p) & 0o077 == 0 for p in _walk(ix) if not p.is_symlink())
 
 
 def test_a_shared_directory_keeps_its_mode_and_other_files(tmp_path):
@@ -76,7 +85,7 @@ def test_a_shared_directory_keeps_its_mode_and_other_files(tmp_path):
     _index(home, shared)
     assert _mode(shared) == 0o755  # not crabsearch's alone: other users keep their access
     assert _mode(shared / "notes.txt") == 0o644
-    assert all(_mode(p) & 0o077 == 0 for p in shared.iterdir() if p.name != "notes.txt")
+    assert all(_mode(p) & 0o077 == 0 for p in _walk(shared) if p.name != "notes.txt" and not p.is_symlink())
 
 
 def test_written_files_are_private(tmp_path):
@@ -129,7 +138,7 @@ def test_overwritten_segment_is_rebuilt_by_the_next_index(tmp_path, capsys, monk
     home = _home(tmp_path)
     ix = tmp_path / "ix"
     _index(home, ix)
-    for seg in ix.glob("*.seg"):
+    for seg in where(ix).glob("*.seg"):
         _scribble(seg, 1, keep_mtime=False)
     assert "changed on disk" in (seal_problem(ix) or "")
     monkeypatch.setenv("HOME", str(home))
@@ -151,8 +160,8 @@ def test_a_read_error_in_a_segment_marks_damage_and_search_rebuilds(tmp_path, ca
     ix = tmp_path / "ix"
     for seed in range(40):  # damage that size and mtime do not show: most seeds break a read
         shutil.rmtree(ix, ignore_errors=True)
-        shutil.copytree(pristine, ix)
-        for seg in ix.glob("*.seg"):
+        shutil.copytree(pristine, ix, symlinks=True)
+        for seg in where(ix).glob("*.seg"):
             _scribble(seg, seed, keep_mtime=True)
         assert seal_problem(ix) is None
         engine = Engine(ix)
@@ -167,13 +176,13 @@ def test_a_read_error_in_a_segment_marks_damage_and_search_rebuilds(tmp_path, ca
             engine.close()
     else:
         pytest.fail("no seed damaged a segment read")
-    assert (ix / DAMAGED).exists()
+    assert (where(ix) / DAMAGED).exists()
     monkeypatch.setenv("HOME", str(home))
     code, out, err = run_cli(capsys, "search", "backoff", "--json", "--no-refresh", "--index-dir", str(ix))
     assert code == 0, err
     assert "rebuilding" in err
     assert len(json.loads(out)["hits"]) == 12
-    assert not (ix / DAMAGED).exists()
+    assert not (where(ix) / DAMAGED).exists()
 
 
 def test_a_failure_that_damage_does_not_explain_is_not_called_damage(tmp_path, monkeypatch):
@@ -188,4 +197,4 @@ def test_a_failure_that_damage_does_not_explain_is_not_called_damage(tmp_path, m
     monkeypatch.setattr(engine, "_decorate", bug)
     with pytest.raises(UnicodeDecodeError):
         engine.search("backoff")
-    assert not (ix / DAMAGED).exists()  # every sealed file still matches its checksum
+    assert not (where(ix) / DAMAGED).exists()  # every sealed file still matches its checksum

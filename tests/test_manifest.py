@@ -7,6 +7,7 @@ import json
 
 from crabsearch.index import Indexer
 from crabsearch.index.manifest import Manifest
+from crabsearch.index.layout import where
 from crabsearch.index.store import doc_total, open_index
 from crabsearch.search import Engine
 
@@ -30,7 +31,7 @@ def test_entries_load_without_states_and_states_come_on_demand(tmp_path):
     assert set(m.files) == {str(a.path), str(b.path)}
     assert all("state" not in e and e["offset"] == e["size"] for e in m.files.values())
     assert isinstance(m.state(str(a.path)), dict) and m.state("/no/such/file") is None
-    assert not (tmp_path / "index" / "manifest.json").exists()
+    assert not (where(tmp_path / "index") / "manifest.json").exists()
 
 
 def test_save_writes_changes_and_removals_only(tmp_path):
@@ -57,28 +58,10 @@ def test_paths_that_are_not_utf8_round_trip(tmp_path):
     assert list(m.files) == [odd] and m.state(odd) == {"p": odd}
 
 
-def test_a_json_manifest_of_an_older_version_is_moved_over_and_appends_stay_incremental(tmp_path):
-    home, idx, a, _ = build(tmp_path)
-    index = tmp_path / "index"
-    old = Manifest.load(index)
-    legacy = {"files": {p: {**e, "state": old.state(p)} for p, e in old.files.items()}, "errors": {}}
-    (index / "manifest.json").write_text(json.dumps(legacy))
-    (index / "manifest.db").unlink()
-    a.user("appended after the upgrade: pelican").write()
-    rep = Indexer(index, env={"HOME": str(home)}).refresh()
-    assert rep.files_read == 1 and rep.messages_added == 1 and rep.bytes_read < 2000  # read from the offset
-    assert not (index / "manifest.json").exists()
-    m = Manifest.load(index)
-    assert set(m.files) == set(old.files) and m.state(str(a.path))
-    hits = Engine(index).search("pelican").hits
-    assert len(hits) == 1 and hits[0].session.message_count == 3
-    assert Indexer(index, env={"HOME": str(home)}).refresh().files_read == 0
-
-
 def test_an_unreadable_manifest_is_empty_and_the_index_is_rebuilt(tmp_path):
     home, _, _, _ = build(tmp_path)
     before = Engine(tmp_path / "index").doc_count()
-    (tmp_path / "index" / "manifest.db").write_bytes(b"not a database at all")
+    (where(tmp_path / "index") / "manifest.db").write_bytes(b"not a database at all")
     assert Manifest.load(tmp_path / "index").files == {}
     rep = Indexer(tmp_path / "index", env={"HOME": str(home)}).refresh()
     assert rep.files_read == 2
@@ -88,7 +71,7 @@ def test_an_unreadable_manifest_is_empty_and_the_index_is_rebuilt(tmp_path):
 def test_a_lost_manifest_does_not_duplicate_documents(tmp_path):
     home, _, _, _ = build(tmp_path)
     before = Engine(tmp_path / "index").doc_count()
-    (tmp_path / "index" / "manifest.db").unlink()
+    (where(tmp_path / "index") / "manifest.db").unlink()
     assert Indexer(tmp_path / "index", env={"HOME": str(home)}).refresh().files_read == 2
     assert Engine(tmp_path / "index").doc_count() == before
 
@@ -101,6 +84,6 @@ def test_a_lost_manifest_does_not_leave_the_old_documents_on_disk(tmp_path):
     ix = open_index(index, create=False)[0]
     total = doc_total(ix)
     for _ in range(3):
-        (index / "manifest.db").unlink()
+        (where(index) / "manifest.db").unlink()
         assert Indexer(index, env={"HOME": str(home)}).refresh().files_read == 2
         assert doc_total(open_index(index, create=False)[0]) == total  # deleted ones included

@@ -13,8 +13,9 @@ Storage: ``manifest.db``, an SQLite database (the standard library's ``sqlite3``
 reads every entry but only the states of the files that grew, and writes only the entries that
 changed, in one transaction after the index commit it describes (so the manifest never runs
 ahead of the index). It replaced one JSON file, which at 7,500 transcripts was 19 MB, parsed and
-rewritten whole on every refresh (0.3 s each way); a ``manifest.json`` left by
-an older version is read once and moved over. A missing or unreadable manifest is empty: the
+rewritten whole on every refresh (0.3 s each way). Each index generation (``layout.py``) has
+its own manifest, written under the writers' lock right after the commit it describes; an index
+of an older layout is rebuilt, manifest included. A missing or unreadable manifest is empty: the
 index is then rebuilt from the transcripts, which is always possible.
 """
 
@@ -28,6 +29,7 @@ from contextlib import closing
 from pathlib import Path
 
 from ..jsonl import loads
+from .layout import where
 
 try:
     import orjson as _orjson
@@ -80,14 +82,13 @@ class Manifest:
     "ctime_ns"}``. Load with :meth:`load`; record changes with :meth:`save`."""
 
     NAME = "manifest.db"
-    LEGACY = "manifest.json"
 
     def __init__(self, directory: Path, files: dict[str, dict] | None = None,
                  errors: dict[str, dict] | None = None, states: dict[str, object] | None = None,
                  *, replace: bool = False):
         """``replace``: the first :meth:`save` replaces whatever manifest is on disk (a new
         manifest for an index that was lost or rebuilt) instead of updating it."""
-        self.directory = Path(directory)
+        self.directory = where(directory)  # an index root means its current generation
         self.files: dict[str, dict] = files or {}
         self.errors: dict[str, dict] = errors or {}
         self._states: dict[str, object] = states or {}  # states not in the database yet (migration)
@@ -112,10 +113,10 @@ class Manifest:
     def load(cls, directory: Path) -> "Manifest":
         """Read every entry (not the states) from ``directory``; empty when there is no manifest
         or it cannot be read."""
-        directory = Path(directory)
+        directory = where(directory)
         db = directory / cls.NAME
         if not db.exists():
-            return cls._load_legacy(directory)
+            return cls(directory)
         try:
             with closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=10)) as con:
                 files = {_path(k): _loads(e) for k, e in con.execute("SELECT path, entry FROM files")}
@@ -125,20 +126,6 @@ class Manifest:
             out._discard = True
             return out
         return cls(directory, files, errors)
-
-    @classmethod
-    def _load_legacy(cls, directory: Path) -> "Manifest":
-        """A ``manifest.json`` of an older crabsearch: every entry, its state kept aside until
-        the first :meth:`save` writes the database (and removes the JSON file)."""
-        try:
-            data = loads((directory / cls.LEGACY).read_bytes())
-        except (OSError, ValueError):
-            return cls(directory)
-        if not isinstance(data, dict):
-            return cls(directory)
-        files = data.get("files") or {}
-        states = {p: e.pop("state", None) for p, e in files.items()}
-        return cls(directory, files, data.get("errors") or {}, states)
 
     def state(self, path: str):
         """The stored source state of ``path`` (None when there is none or it cannot be read)."""
@@ -166,16 +153,14 @@ class Manifest:
             self._states[path] = entry.pop("state", None)
             self.files[path] = entry
             self._removed.discard(path)
-        legacy = self.directory / self.LEGACY
         if self._discard:
             try:
                 os.remove(self.path)
             except OSError:
                 pass
             self._discard = False
-        migrate = legacy.exists() or not self.path.exists()
-        # Replaced, migrated or new: every entry; otherwise only what changed.
-        whole = migrate or self._replace
+        # Replaced or new: every entry; otherwise only what changed.
+        whole = not self.path.exists() or self._replace
         paths = list(self.files) if whole else list(changed)
         rows = [(_key(p), dumps(self.files[p]), dumps(self._states.get(p))) for p in paths]
         try:
@@ -193,8 +178,3 @@ class Manifest:
         self._removed.clear()
         self._states.clear()  # in the database now
         self._replace = False
-        if migrate:
-            try:
-                os.remove(legacy)
-            except OSError:
-                pass

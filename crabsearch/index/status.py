@@ -13,7 +13,7 @@ from pathlib import Path
 from ..jsonl import loads
 from ..text import printable
 from .manifest import Manifest
-from .store import STAMP
+from .layout import STAMP, where
 from .writer import LAST_REFRESH, Indexer
 
 CLAUDE_DEFAULT_RETENTION_DAYS = 30
@@ -91,7 +91,7 @@ def collect(indexer: Indexer, *, top: int = 20) -> Status:
     d = indexer.index_dir
     manifest = Manifest.load(d)
     status = Status(
-        index_dir=str(d), index_bytes=_dir_bytes(d), index_version=_read(d / STAMP),
+        index_dir=str(d), index_bytes=_dir_bytes(d), index_version=_read(where(d) / STAMP),
         last_refresh=_read(d / LAST_REFRESH),
         transcript_bytes=sum(e.get("bytes", e.get("size", 0)) for e in manifest.files.values()))
     by_agent: dict[str, AgentStatus] = {}
@@ -187,10 +187,19 @@ def line_numbers(path: str, offsets: list[int]) -> dict[int, int]:
 
 
 def _dir_bytes(d: Path) -> int:
+    """Bytes of the files in ``d`` and its generations (a rebuild in progress counts too)."""
+    total = 0
     try:
-        return sum(p.stat().st_size for p in d.iterdir() if p.is_file())
+        for p in d.iterdir():
+            if p.is_symlink():
+                continue
+            if p.is_file():
+                total += p.stat().st_size
+            elif p.is_dir():
+                total += _dir_bytes(p)
     except OSError:
-        return 0
+        pass
+    return total
 
 
 def _read(p: Path) -> str | None:

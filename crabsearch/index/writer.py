@@ -32,12 +32,11 @@ from ..jsonl import PLACES_KEPT
 from ..sources.base import REASON_CAP, TOOL_TEXT_CAP
 from .manifest import Manifest, dumps, file_key
 from .querying import hour_key, project_name
-from .store import doc_total, open_index, owned, seal
+from .layout import LAST_REFRESH, owned, where
+from .store import LOCK_WAIT, doc_total, open_for_writing, open_index, seal, swap, write_lock
 
 BATCH_DOCS = 20_000
 BATCH_BYTES = 64 * 1024 * 1024
-LOCK_WAIT = 10.0  # seconds a second writer waits for the lock before reporting "busy"
-LAST_REFRESH = "last-refresh"
 
 
 @dataclass
@@ -190,6 +189,7 @@ class Indexer:
                  home: Path | None = None, sources: Iterable[Source] | None = None,
                  index_tool_output: bool = False, extra_dirs: Mapping[str, list[str]] | None = None):
         self.index_dir = Path(index_dir)
+        self._gen = self.index_dir  # the generation being planned or written (set by refresh)
         self.extra_dirs = dict(extra_dirs or {})
         """Config ``[sources]``: agent -> more directories laid out like its ``env_var`` target."""
         self.index_tool_output = index_tool_output
@@ -231,28 +231,47 @@ class Indexer:
 
         Never raises for a bad transcript: a record a reader cannot handle is skipped and counted,
         and a file that fails in any other way is named in ``errors`` while the other files are
-        still indexed. Raises
-        ``store.IndexError_`` or ``OSError`` when the index directory cannot be created or
-        written. When another process holds the writer lock for more than ``LOCK_WAIT``
-        seconds, returns with ``busy=True`` having written nothing.
+        still indexed. Raises ``store.IndexError_`` or ``OSError`` when the index directory
+        cannot be created or written.
+
+        A refresh with nothing to do finds so without any lock (a stat per transcript). Anything
+        else happens under the writers' lock (``store.write_lock``), planning included, so the
+        segments and the manifest that describes them move together; when another process holds
+        it for more than ``LOCK_WAIT`` seconds, returns with ``busy=True`` having written nothing.
         """
         t0 = time.perf_counter()
         report = RefreshReport()
-        ix, report.rebuilt = open_index(self.index_dir, variant="tools" if self.index_tool_output else "")
-        try:  # the time of the last refresh, for `crabsearch status` (a tiny file: cheap to touch)
-            write_private(self.index_dir / LAST_REFRESH, datetime.now(timezone.utc).isoformat(timespec="seconds"))
-        except OSError:
-            pass
-        files = self.discover()  # walked once; planned again under the lock against a fresh manifest
-        jobs, removed, manifest = self._plan(ix, report, files)
-        if not jobs and not removed:
-            report.seconds = time.perf_counter() - t0
-            return report
-        writer = self._writer(ix, report, t0)
+        variant = "tools" if self.index_tool_output else ""
+        files = self.discover()
+        ix, problem = open_index(self.index_dir, create=False, variant=variant)
+        if ix is not None and problem is None:
+            self._gen = where(self.index_dir)
+            jobs, removed, _ = self._plan(ix, report, files)
+            if not jobs and not removed:
+                self._touch_last_refresh()
+                report.seconds = time.perf_counter() - t0
+                return report
+        with write_lock(self.index_dir, LOCK_WAIT) as held:
+            if not held:
+                report.busy = True
+                report.seconds = time.perf_counter() - t0
+                return report
+            self._refresh_locked(report, files, variant, progress, cancelled)
+        self._touch_last_refresh()
+        report.seconds = time.perf_counter() - t0
+        return report
+
+    def _refresh_locked(self, report: RefreshReport, files: list[tuple[Source, str]], variant: str,
+                        progress: Callable[[Progress], None] | None,
+                        cancelled: Callable[[], bool] | None) -> None:
+        """The writing part of :meth:`refresh`, under the writers' lock: plan against the
+        manifest as it is now, read what changed, commit in batches, each commit followed by the
+        manifest save that describes it; swap a rebuilt generation in when it is complete."""
+        opened = open_for_writing(self.index_dir, variant)
+        ix, self._gen, report.rebuilt = opened.ix, opened.directory, opened.rebuilt
+        writer = self._writer(ix, report)
         if writer is None:
-            return report
-        # Plan again under the lock: another crabsearch may have indexed these files while this
-        # one waited (planning before the lock indexed them twice).
+            return
         jobs, removed, manifest = self._plan(ix, report, files)
         for path in removed:
             writer.delete_by_term("fkey", manifest.files[path]["fkey"])
@@ -271,7 +290,7 @@ class Indexer:
             nonlocal clear_old
             writer.commit(mergetype=CLEAR) if clear_old else writer.commit()
             clear_old = False
-            seal(self.index_dir)  # segment sizes and mtimes (damage check), private file modes
+            seal(self._gen)  # segment sizes, mtimes, checksums (damage check), private file modes
 
         def tick(n: int, extra_bytes: int = 0) -> None:
             if progress:
@@ -294,51 +313,58 @@ class Indexer:
                 self._save(manifest, pending_entries)
                 pending_entries, pending_bytes = {}, 0
                 docs_at_commit = report.messages_added
-                writer = self._writer(ix, report, t0)
+                writer = self._writer(ix, report)
                 if writer is None:
-                    return report
+                    return
         commit(writer)
         self._save(manifest, pending_entries)
-        report.seconds = time.perf_counter() - t0
-        return report
+        if opened.swap_pending and not (cancelled and cancelled()):
+            swap(self.index_dir, self._gen)  # complete: searches switch to it in one rename
+
+    def _touch_last_refresh(self) -> None:
+        """The time of the last refresh, for ``crabsearch status`` (a tiny file: cheap)."""
+        try:
+            write_private(self.index_dir / LAST_REFRESH, datetime.now(timezone.utc).isoformat(timespec="seconds"))
+        except OSError:
+            pass
 
     # -- internals ----------------------------------------------------------------------------
 
     @staticmethod
-    def _writer(ix, report: RefreshReport, t0: float):
-        """A writer, waiting up to ``LOCK_WAIT`` for another process's lock; None (and
-        ``report.busy``) when it stays taken."""
+    def _writer(ix, report: RefreshReport):
+        """A Whoosh writer (its own lock is free under the writers' lock, unless an older
+        crabsearch holds it: then waiting up to ``LOCK_WAIT``); None and ``report.busy`` when it
+        stays taken."""
         try:
             return ix.writer(timeout=LOCK_WAIT, delay=0.25)
         except LockError:
             report.busy = True
-            report.seconds = time.perf_counter() - t0
             return None
 
     def _load_manifest(self) -> Manifest:
         """The manifest, read once per change of its file: a refresh plans twice (before and
         under the writer lock)."""
         try:
-            st = os.stat(self.index_dir / Manifest.NAME)
-            key = (st.st_mtime_ns, st.st_size, st.st_ino)
+            st = os.stat(self._gen / Manifest.NAME)
+            key = (str(self._gen), st.st_mtime_ns, st.st_size, st.st_ino)
         except OSError:
             key = None
         cached = getattr(self, "_manifest_cache", None)
         if key is None or not cached or cached[0] != key:
-            cached = (key, Manifest.load(self.index_dir))
+            cached = (key, Manifest.load(self._gen))
             self._manifest_cache = cached if key is not None else None
         return cached[1].copy()  # refresh adds and deletes entries
 
     def _plan(self, ix, report: RefreshReport,
               files: list[tuple[Source, str]]) -> tuple[list[_Job], list[str], Manifest]:
-        manifest = self._load_manifest() if not report.rebuilt else Manifest(self.index_dir, replace=True)
+        manifest = self._load_manifest() if not report.rebuilt else Manifest(self._gen, replace=True)
         # A file the manifest does not know may still have documents in the index (a manifest
         # lost or damaged, or a crash between an index commit and the manifest save): its
         # documents are then replaced, not added twice.
         self._index_has_docs = doc_total(ix) > 0
         if manifest.files and not self._index_has_docs:
             # index lost: the manifest must not claim anything
-            manifest = Manifest(self.index_dir, replace=True)
+            manifest = Manifest(self._gen, replace=True)
         report.files_seen, report.by_agent = 0, {}
         self._manifest_errors = dict(manifest.errors)
         jobs: list[_Job] = []
@@ -484,4 +510,4 @@ class Indexer:
         manifest.errors = {p: e for p, e in self._manifest_errors.items()
                            if p not in manifest.files and p not in entries}
         manifest.save(entries)
-        make_private(self.index_dir, owned)  # manifest.db, when this save created it
+        make_private(self._gen, owned)  # manifest.db, when this save created it
