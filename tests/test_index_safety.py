@@ -198,3 +198,46 @@ def test_a_failure_that_damage_does_not_explain_is_not_called_damage(tmp_path, m
     with pytest.raises(UnicodeDecodeError):
         engine.search("backoff")
     assert not (where(ix) / DAMAGED).exists()  # every sealed file still matches its checksum
+
+
+# -- defect 4: a rebuild swaps in a complete index --------------------------------------------
+
+
+def test_a_variant_switch_builds_a_new_generation_and_swaps_it_in_when_complete(tmp_path, monkeypatch):
+    from crabsearch.index import store
+    from crabsearch.index.layout import current_dir
+
+    home = _home(tmp_path)
+    ix = tmp_path / "ix"
+    _index(home, ix)
+    old = current_dir(ix)
+    engine = Engine(ix)
+    assert len(engine.search("backoff").hits) == 12
+    seen_during_build = []
+    tools = Indexer(ix, env={"HOME": str(home)}, home=home, index_tool_output=True)
+    # while the new generation is being written, searches still see the old, complete one
+    report = tools.refresh(progress=lambda p: seen_during_build.append(
+        (current_dir(ix), len(Engine(ix).search("backoff").hits))))
+    assert "switched on" in report.rebuilt
+    assert seen_during_build and all(gen == old and n == 12 for gen, n in seen_during_build)
+    new = current_dir(ix)
+    assert new != old and (old / store.RETIRED).exists()  # kept a while for searches that opened it
+    assert len(engine.search("backoff").hits) == 12  # the running engine moved to the new generation
+    monkeypatch.setattr(store, "GRACE", 0.0)
+    ClaudeSession(home).user("a new backoff question").write()
+    tools.refresh()
+    assert not old.exists() and current_dir(ix) == new
+
+
+def test_deleting_the_index_while_an_engine_runs_finds_nothing_then_the_rebuilt_one(tmp_path):
+    import shutil
+
+    home = _home(tmp_path)
+    ix = tmp_path / "ix"
+    _index(home, ix)
+    engine = Engine(ix)
+    assert len(engine.recent()) == 12
+    shutil.rmtree(ix)
+    assert engine.recent() == [] and engine.search("backoff").hits == []
+    _index(home, ix)
+    assert len(engine.search("backoff").hits) == 12

@@ -46,6 +46,10 @@ whoosh_fixes.install()  # zero-copy segment reads, field lengths read once (see 
 
 LOCK_WAIT = 10.0  # seconds to wait for another process's write lock
 WRITE_LOCK = "crabsearch-write.lock"
+RETIRED = "crabsearch-retired"
+"""Left in a generation when a swap replaced it; it is removed :data:`GRACE` seconds later, so a
+search that had just opened it still finds its files."""
+GRACE = 60.0
 
 
 class IndexError_(RuntimeError):
@@ -134,10 +138,16 @@ def swap(root: Path, gen: Path) -> None:
     has the old files open keeps reading them: POSIX unlink). The caller holds the write lock.
     Raises ``OSError``."""
     root = Path(root)
+    old = current_dir(root)
     tmp = root / f".{CURRENT}.{os.getpid()}"
     tmp.unlink(missing_ok=True)
     os.symlink(Path(gen).name, tmp)
     os.replace(tmp, root / CURRENT)
+    if old is not None and old.name != Path(gen).name:
+        try:
+            write_private(old / RETIRED, str(time.time()))
+        except OSError:
+            pass
     _drop_generations(root, keep={Path(gen).name})
     _clear_legacy(root)
 
@@ -154,12 +164,15 @@ def open_index(root: Path, *, create: bool = True, variant: str | None = None):
     when the directory cannot be written or the lock stays taken for ``LOCK_WAIT`` seconds.
     """
     root = Path(root)
-    gen = current_dir(root)
-    if gen is not None:
+    for _ in range(3):  # a swap between reading the link and opening: read the link again
+        gen = current_dir(root)
+        if gen is None:
+            ix, problem = None, ("index format changed (an index from before generations); rebuilding"
+                                 if is_legacy(root) else None)
+            break
         ix, problem, _ = _try_open(gen, variant)
-    else:
-        ix, problem = None, ("index format changed (an index from before generations); rebuilding"
-                             if is_legacy(root) else None)
+        if ix is not None or current_dir(root) == gen:
+            break
     if ix is not None or not create:
         return ix, problem
     with write_lock(root) as held:
@@ -217,10 +230,18 @@ def doc_total(ix) -> int:
 
 
 def _drop_generations(root: Path, keep: set[str]) -> None:
-    """Remove every generation of ``root`` not named in ``keep`` (left by a rebuild, or by a
-    writer killed while building one). The caller holds the write lock."""
+    """Remove the generations of ``root`` not named in ``keep``: one a writer was killed while
+    building (never current), at once; one a swap replaced, :data:`GRACE` seconds after the swap
+    (a search may have opened it just before). The caller holds the write lock."""
+    now = time.time()
     for p in Path(root).iterdir():
-        if p.name.startswith(GEN_PREFIX) and p.name not in keep and p.is_dir() and not p.is_symlink():
+        if not p.name.startswith(GEN_PREFIX) or p.name in keep or p.is_symlink() or not p.is_dir():
+            continue
+        try:
+            retired = float((p / RETIRED).read_text())
+        except (OSError, ValueError):
+            retired = None
+        if retired is None or now - retired > GRACE:
             shutil.rmtree(p, ignore_errors=True)
 
 
