@@ -21,7 +21,8 @@ from __future__ import annotations
 import functools
 import threading
 import time
-from collections import OrderedDict
+from collections import OrderedDict, deque
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from whoosh.query import And, Or, Term
@@ -405,7 +406,7 @@ class Engine:
                 if route == "repair" and multi and comp.all_known():
                     # Before repairing spelling: every word somewhere in the session.
                     agg = self._aggregate(searcher, comp, comp.groups, m_filters, s_filters, result)
-                    take("session", {k: v for k, v in agg.items() if v[3] == len(comp.groups)})
+                    take("session", _session_entries(agg, len(comp.groups)))
                     session_done = True
                     if done():
                         break
@@ -426,9 +427,9 @@ class Engine:
                     if agg is None or repaired != comp.groups:  # "any" uses the repaired words too
                         agg = self._aggregate(searcher, comp, repaired, m_filters, s_filters, result)
                     if not session_done:
-                        take("session", {k: v for k, v in agg.items() if v[3] == len(comp.groups)})
+                        take("session", _session_entries(agg, len(comp.groups)))
                     if not done():
-                        take("any", agg, by_coverage=True)
+                        take("any", _any_entries(agg), by_coverage=True)
             result.hits = self._hits(searcher, rows, limit, before, after, explain)
             used = any(h.route in ("repair", "any") for h in result.hits)
             result.corrections = dict(comp.corrections) if used else {}
@@ -462,14 +463,11 @@ class Engine:
         return frozenset(self._keys.key_of(searcher, d) for d in q.docs(searcher))
 
     def _aggregate(self, searcher, comp, groups, m_filters, s_filters, result,
-                   cap: int = 100_000) -> dict[str, tuple]:
+                   cap: int = 100_000) -> dict[str, "_Gathered"]:
         """Sessions matching any word group, with every matching document taken into account:
-        ``{skey: (score, document number of the best message, matched pairs, groups covered)}``.
-
-        A session's score is the sum over word groups of its best score for that group, and a
-        group counts as covered when the session's documents together hold it (words spread over
-        several messages of one session count, unlike the per-message ``all`` rung). Scans at most
-        ``cap`` matching documents (then ``partial``)."""
+        ``{skey: _Gathered}`` (see :func:`_any_entries` and :func:`_session_entries` for how the
+        ``any`` and ``session`` rungs rank them). Scans at most ``cap`` matching documents (then
+        ``partial``)."""
         parts = [And([comp.any_query(MESSAGE_FIELDS, groups), *m_filters])]
         if s_filters is not None:
             parts.append(And([comp.any_query(SESSION_FIELDS, groups), *s_filters]))
@@ -485,34 +483,38 @@ class Engine:
         except OutOfTime:
             result.partial = True
         matches.sort(key=lambda m: -m[1])  # best first (stable: document order breaks ties)
-        per: dict[str, list] = {}
+        per: dict[str, _Gathered] = {}
         kinds: dict[tuple, tuple] = {}  # matched terms -> what they mean (a few dozen kinds)
-        for key, score, docnum, terms in matches:
+        for key, score, docnum, terms, idx in matches:
             kind = kinds.get(terms)
             if kind is None:
                 matched = frozenset((f, t) for f, t in terms if f in WEIGHTS)
                 words = frozenset(t for _, t in matched)
-                kind = kinds[terms] = (
-                    matched, words, [gi for gi, g in enumerate(groups) if covered(g, words)],
-                    all(f in SESSION_FIELDS for f, _ in matched))
-            matched, words, cover, session_doc = kind
-            entry = per.get(key)
-            if entry is None:
-                entry = per[key] = [[0.0] * len(groups), None, set(), set(), set()]
-            best_by_group = entry[0]
+                cover = [gi for gi, g in enumerate(groups) if covered(g, words)]
+                kind = kinds[terms] = (matched, words, cover, sum(1 << gi for gi in cover),
+                                       all(f in SESSION_FIELDS for f, _ in matched))
+            matched, words, cover, mask, session_doc = kind
+            g = per.get(key)
+            if g is None:
+                g = per[key] = _Gathered([0.0] * len(groups))
             for gi in cover:
-                if score > best_by_group[gi]:
-                    best_by_group[gi] = score
+                if score > g.by_group[gi]:
+                    g.by_group[gi] = score
             # The best message (message fields never occur on a session document); the session
             # document (title, summary) only when no message of the session matched.
-            if entry[1] is None or (entry[1][1] and not session_doc):
-                entry[1] = (docnum, session_doc)
-            if terms not in entry[4]:
-                entry[4].add(terms)
-                entry[2] |= matched
-                entry[3] |= words
-        return {key: (sum(group_best), best[0], sorted(matched), sum(covered(g, words) for g in groups))
-                for key, (group_best, best, matched, words, _) in per.items()}
+            if g.best is None or (g.best[1] and not session_doc):
+                g.best = (docnum, session_doc)
+            if session_doc:
+                g.s_mask, g.s_score, g.s_doc = g.s_mask | mask, max(g.s_score, score), docnum
+            elif mask:
+                g.messages.append((idx, mask, score, docnum))
+            if terms not in g.kinds:
+                g.kinds.add(terms)
+                g.matched |= matched
+                g.words |= words
+        for g in per.values():
+            g.covered = sum(covered(grp, g.words) for grp in groups)
+        return per
 
     def _any_one(self, searcher, comp, group, m_filters, s_filters, fetch, sort, result) -> dict[str, tuple]:
         """The ``any`` rung when a single word group has postings: the same entries as
@@ -821,6 +823,107 @@ class Engine:
     def spans(text: str, terms: list[str]) -> list[tuple[int, int]]:
         """Character spans of ``text`` that match any of the analyzed query ``terms``."""
         return _spans(text, set(terms))
+
+
+PROXIMITY_SPAN = 4
+"""Messages over which a session-wide match loses half its score: a window of the session's
+messages holding every query word scores ``1 / (1 + (span - 1) / PROXIMITY_SPAN)`` of its
+words' scores, ``span`` counting the messages from the first to the last of the window (2 for two
+adjacent messages)."""
+
+
+@dataclass(slots=True)
+class _Gathered:
+    """What :meth:`Engine._aggregate` gathered of one session: ``by_group``, the best score of a
+    document holding each word group; ``best``, ``(document number, is the session document)``
+    of the best match; ``matched`` ``(field, term)`` pairs and ``words``; ``messages``, the
+    matching messages as ``(message index, bit mask of the groups they hold, score, document
+    number)``; ``s_mask``, ``s_score``, ``s_doc`` the same for the session document (title and
+    summary); ``covered``, the number of groups the session holds somewhere."""
+
+    by_group: list[float]
+    best: tuple[int, bool] | None = None
+    matched: set = field(default_factory=set)
+    words: set = field(default_factory=set)
+    kinds: set = field(default_factory=set)
+    messages: list = field(default_factory=list)
+    s_mask: int = 0
+    s_score: float = 0.0
+    s_doc: int | None = None
+    covered: int = 0
+
+
+def _any_entries(gathered: dict[str, _Gathered]) -> dict[str, tuple]:
+    """The ``any`` rung's entries ``{skey: (score, document, matched pairs, groups covered)}``: a
+    session's score is the sum over word groups of its best score for that group; the rung ranks
+    by groups covered first (``_rank(by_coverage=True)``)."""
+    return {k: (sum(g.by_group), g.best[0], sorted(g.matched), g.covered) for k, g in gathered.items()}
+
+
+def _session_entries(gathered: dict[str, _Gathered], n_groups: int) -> dict[str, tuple]:
+    """The ``session`` rung's entries: the sessions holding every word group, spread over their
+    messages (and title or summary), scored by proximity (issue 11, problem 2): the best window
+    of consecutive messages that holds the groups the title and summary do not
+    (:func:`best_window`), its words' scores times :data:`PROXIMITY_SPAN`'s decay, plus the title
+    and summary score. Only the window counts, so a long session's many mentions do not add
+    up; its hit is the window's best message."""
+    out = {}
+    full = (1 << n_groups) - 1
+    for k, g in gathered.items():
+        if g.covered != n_groups:
+            continue
+        need = full & ~g.s_mask
+        found = best_window(sorted(g.messages), need) if need else None
+        if found is None:
+            out[k] = (g.s_score, g.best[0], sorted(g.matched), n_groups)
+        else:
+            value, _span, doc = found
+            out[k] = (value + g.s_score, doc, sorted(g.matched), n_groups)
+    return out
+
+
+def best_window(messages: list[tuple[int, int, float, int]], need: int) -> tuple[float, int, int] | None:
+    """The best window of a session's matching ``messages`` (``(message index, group bit mask,
+    score, document number)``, sorted by message index) that holds every group of the bit mask
+    ``need``: ``(value, span, document number of its best message)``, None when no window holds
+    them all.
+
+    A window's value is the sum, over the needed groups, of the best score of a window message
+    holding the group, times ``1 / (1 + (span - 1) / PROXIMITY_SPAN)``; ``span`` counts the
+    messages from the window's first to its last. Windows are the shortest ones ending at each
+    message (two pointers, one pass); each group's best score in the window is kept in a
+    monotonic queue."""
+    bits = [b for b in range(need.bit_length()) if need >> b & 1]
+    count = dict.fromkeys(bits, 0)
+    queues = {b: deque() for b in bits}  # window positions holding b, scores decreasing
+    missing, left, out = len(bits), 0, None
+    for right, (_idx, mask, score, _doc) in enumerate(messages):
+        for b in bits:
+            if mask >> b & 1:
+                missing -= count[b] == 0
+                count[b] += 1
+                q = queues[b]
+                while q and messages[q[-1]][2] <= score:
+                    q.pop()
+                q.append(right)
+        if missing:
+            continue
+        while True:  # drop messages from the left while the window still holds every group
+            lmask = messages[left][1]
+            if any(lmask >> b & 1 and count[b] == 1 for b in bits):
+                break
+            for b in bits:
+                if lmask >> b & 1:
+                    count[b] -= 1
+                    if queues[b][0] == left:
+                        queues[b].popleft()
+            left += 1
+        span = messages[right][0] - messages[left][0] + 1
+        value = sum(messages[queues[b][0]][2] for b in bits) / (1 + (span - 1) / PROXIMITY_SPAN)
+        if out is None or value > out[0]:
+            top = max((queues[b][0] for b in bits), key=lambda p: messages[p][2])
+            out = (value, span, messages[top][3])
+    return out
 
 
 def _first_match(text: str, terms: list[str]) -> int | None:

@@ -99,11 +99,11 @@ def test_each_match_sees_every_document_once_and_skips_excluded(searcher):
     keys = SegmentKeys()
     q = field_or(FlatOr, "walrus")
     all_docs = sorted(q.docs(searcher))
-    got = [(d, k) for k, _, d, _ in each_match(searcher, q, keys)]
+    got = [(d, k) for k, _, d, _, _ in each_match(searcher, q, keys)]
     assert [d for d, _ in got] == all_docs
     assert all(searcher.stored_fields(d)["skey"] == k for d, k in got)
     gone = got[0][1]
-    rest = [d for _, _, d, _ in each_match(searcher, q, keys, excluded=frozenset([gone]))]
+    rest = [d for _, _, d, _, _ in each_match(searcher, q, keys, excluded=frozenset([gone]))]
     assert rest == [d for d, k in got if k != gone] and len(rest) < len(got)
     top, _ = best_per_session(searcher, q, 10, keys, excluded=frozenset([gone]))
     assert gone not in {k for k, _ in top} and top

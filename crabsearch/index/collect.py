@@ -54,6 +54,7 @@ class SegmentKeys:
     def __init__(self) -> None:
         self._keys: dict[str, list[str]] = {}
         self._updated: dict[str, array] = {}
+        self._indexes: dict[str, array] = {}
 
     @staticmethod
     def _segment_id(sub) -> str | None:
@@ -83,6 +84,22 @@ class SegmentKeys:
             out = self._updated[sid] = array("q", sub.reader().column_reader("updated"))
         return out
 
+    def indexes(self, sub) -> array:
+        """The message index (``idx``) per document number of the leaf searcher ``sub`` (a
+        session document's: its anchor message; -1 when unset). A segment written without the
+        ``idx`` column gives each document's number instead (a transcript's messages are
+        written one after another, so their distances are the same)."""
+        sid = self._segment_id(sub)
+        out = self._indexes.get(sid)
+        if out is None:
+            reader = sub.reader()
+            if reader.has_column("idx"):
+                out = array("i", reader.column_reader("idx"))
+            else:
+                out = array("i", range(reader.doc_count_all()))
+            self._indexes[sid] = out
+        return out
+
     def key_of(self, searcher, docnum: int) -> str:
         """The session key of global document ``docnum`` of ``searcher``."""
         sub, d = _leaf(searcher, docnum)
@@ -96,7 +113,7 @@ class SegmentKeys:
     def keep_only(self, searcher) -> None:
         """Forget the segments that ``searcher`` no longer has (after a merge or a rebuild)."""
         live = {self._segment_id(sub) for sub, _ in searcher.leaf_searchers()}
-        for cache in (self._keys, self._updated):
+        for cache in (self._keys, self._updated, self._indexes):
             for sid in [s for s in cache if s not in live]:
                 del cache[sid]
 
@@ -173,15 +190,17 @@ def _best_by_term(plain, offset: int, skeys: list[str], updated, window, exclude
 
 def each_match(searcher, query, keys: SegmentKeys, *, deadline: float | None = None,
                excluded: frozenset[str] = frozenset(), window: tuple[int | None, int | None] | None = None):
-    """Every document matching ``query``, in document order, as ``(skey, score, docnum, terms)``
-    (BM25F score, global document number, a tuple of the matched ``(field, text)`` pairs), except those of the
-    sessions whose key is in ``excluded`` and those outside the time ``window``.
+    """Every document matching ``query``, in document order, as ``(skey, score, docnum, terms,
+    idx)`` (BM25F score, global document number, a tuple of the matched ``(field, text)`` pairs,
+    the document's message index from :meth:`SegmentKeys.indexes`), except those of the sessions
+    whose key is in ``excluded`` and those outside the time ``window``.
 
     Raises :class:`OutOfTime` once ``deadline`` (``time.monotonic()`` seconds) has passed.
     """
     clock = _Clock(deadline)
     for sub, offset, m in _segments(searcher, query):
         skeys = keys.keys(sub)
+        idxs = keys.indexes(sub)
         updated = keys.updated(sub) if window else None
         plain = isinstance(m, FlatUnionMatcher) and m.plain_postings()
         if plain:  # words in several fields: term at a time (union.scores), yielded in order
@@ -190,7 +209,7 @@ def each_match(searcher, query, keys: SegmentKeys, *, deadline: float | None = N
             for d in sorted(acc):
                 k = skeys[d]
                 if _kept(k, d, updated, excluded, window):
-                    yield k, acc[d], offset + d, _named(names, masks[d])
+                    yield k, acc[d], offset + d, _named(names, masks[d]), idxs[d]
             if stopped:
                 raise OutOfTime
             continue
@@ -200,7 +219,7 @@ def each_match(searcher, query, keys: SegmentKeys, *, deadline: float | None = N
             clock.tick()
             k = skeys[d]
             if _kept(k, d, updated, excluded, window):
-                yield k, m.score(), offset + d, _terms(tms, d)
+                yield k, m.score(), offset + d, _terms(tms, d), idxs[d]
             m.next()
 
 

@@ -22,8 +22,9 @@ from whoosh.fields import COLUMN, ID, STORED, TEXT, Schema
 
 from .analysis import text_analyzer
 
-SCHEMA_VERSION = 9
-"""Bump when the schema or the analyzer changes: an index with another stamp is rebuilt."""
+SCHEMA_VERSION = 10
+"""Bump when the schema or the analyzer changes: an index with another stamp is rebuilt.
+10: the message index ``idx`` is also a column (proximity of a session's matches, issue 11)."""
 
 WEIGHTS: dict[str, float] = {
     "user": 1.5,         # what the user said counts most
@@ -40,6 +41,22 @@ WEIGHTS: dict[str, float] = {
 TEXT_FIELDS = tuple(WEIGHTS)
 
 
+class StoredIndex(STORED):
+    """A stored whole number that is also a per-document numeric column (not indexed): the
+    message index ``idx``, read from the column for every match of a query (where the search
+    measures how close together a session's matches are) without loading stored fields."""
+
+    column_type = columns.NumericColumn("i", default=-1)
+
+    def to_column_value(self, value):
+        """The column holds the number itself (-1 when it is not a whole number)."""
+        return value if isinstance(value, int) else -1
+
+    def from_column_value(self, value):
+        """The number as stored (no translation)."""
+        return value
+
+
 def make_schema() -> Schema:
     """Build the schema (see the module docstring for the reasoning)."""
     ana = text_analyzer()
@@ -52,7 +69,7 @@ def make_schema() -> Schema:
         session_id=ID(),  # session documents only, for `show SESSION_ID`
         role=ID(stored=True),
         label=STORED(),
-        idx=STORED(),
+        idx=StoredIndex(),  # message index (session documents: the anchor message); also a column
         off=STORED(),
         len=STORED(),
         part=STORED(),
