@@ -135,7 +135,7 @@ from __future__ import annotations
 import bisect
 import re
 
-__all__ = ["RULES_VERSION", "find_secrets", "mask", "redact"]
+__all__ = ["RULES_VERSION", "find_secrets", "mask", "redact", "redact_value"]
 
 RULES_VERSION = 2
 """1: issue 3's kinds; 2: issue 16's (Stripe, npm, SendGrid, Slack webhooks, Google OAuth, Telegram,
@@ -606,3 +606,19 @@ def redact(text: str) -> str:
         pos = end
     parts.append(text[pos:])
     return "".join(parts)
+
+
+def redact_value(value, _depth: int = 0):
+    """A JSON-like ``value`` (dicts, lists, strings, numbers) with every string in it passed
+    through :func:`redact`; dict keys are kept. For state that is stored (a reader's resume state
+    in the manifest): everything crabsearch stores is masked, like everything it indexes. Values
+    nested deeper than 64 levels are returned as they are (reader states are shallow)."""
+    if isinstance(value, str):
+        return redact(value)
+    if _depth > 64:
+        return value
+    if isinstance(value, dict):
+        return {k: redact_value(v, _depth + 1) for k, v in value.items()}
+    if isinstance(value, list):
+        return [redact_value(v, _depth + 1) for v in value]
+    return value

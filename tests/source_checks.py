@@ -9,7 +9,7 @@ from pathlib import Path
 from crabsearch.jsonl import read_record
 from crabsearch.model import Message
 from crabsearch.sources import Source
-from crabsearch.sources.base import TEXT_CAP, TOOL_TEXT_CAP
+from crabsearch.sources.base import READ_MARGIN, TEXT_CAP, TOOL_TEXT_CAP
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 HOME = FIXTURES / "home"
@@ -29,7 +29,7 @@ def assert_read_back(src: Source, path: Path, messages: list[Message]) -> None:
         obj = read_record(str(path), m.offset, m.length)
         assert obj is not None, m
         full = src.message_text(obj, m.part, m.label)
-        cap = TOOL_TEXT_CAP if m.is_tool_payload else TEXT_CAP
+        cap = (TOOL_TEXT_CAP if m.is_tool_payload else TEXT_CAP) + READ_MARGIN
         assert full == m.text or (len(m.text) == cap and full.startswith(m.text)), m
 
 

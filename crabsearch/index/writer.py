@@ -27,9 +27,9 @@ from whoosh.writing import CLEAR
 from ..model import Message, Role, Session, to_ms
 from ..paths import make_private, write_private
 from ..sources import SOURCES, Source
-from ..redact import redact
+from ..redact import redact, redact_value
 from ..jsonl import PLACES_KEPT
-from ..sources.base import REASON_CAP, TOOL_TEXT_CAP
+from ..sources.base import REASON_CAP, TEXT_CAP, TOOL_TEXT_CAP
 from .manifest import Manifest, dumps, file_key
 from .querying import hour_key, project_name
 from .layout import LAST_REFRESH, owned, where
@@ -100,16 +100,16 @@ def index_text_fields(m: Message, *, acting: bool = False, tool_output: bool = F
     in ``tool_output``; compaction summaries -> ``compaction``; thinking and system -> nothing.
     """
     if m.role is Role.USER:
-        return {"user": redact(m.text)}
+        return {"user": redact(m.text)[:TEXT_CAP]}
     if m.role is Role.SUMMARY:
-        return {"compaction": redact(m.text)}
+        return {"compaction": redact(m.text)[:TEXT_CAP]}
     if m.is_tool_payload:
         out = {"tool": m.tool_name} if m.tool_name else {}
         if tool_output and m.role is Role.TOOL and m.text:
-            out["tool_output"] = redact(m.text[:TOOL_TEXT_CAP])
+            out["tool_output"] = redact(m.text)[:TOOL_TEXT_CAP]
         return out
     if m.role is Role.ASSISTANT and not m.is_thinking:
-        return {"acting" if acting else "assistant": redact(m.text)}
+        return {"acting" if acting else "assistant": redact(m.text)[:TEXT_CAP]}
     return {}
 
 
@@ -482,7 +482,7 @@ class Indexer:
         places += [[where, why] for where, why in read.stats.places]
         return {"agent": job.source.agent, "fkey": fkey, "size": job.size, "mtime_ns": job.mtime_ns,
                 "bytes": job.size if job.in_bytes else 0,
-                "offset": read.end_offset, "head": head, "state": read.state,
+                "offset": read.end_offset, "head": head, "state": redact_value(read.state),
                 "session_id": read.session.session_id, "messages": read.session.message_count,
                 "session": bool(read.session.message_count or read.session.title),
                 "skipped": sum(reasons.values()), "reasons": reasons, "places": places[:PLACES_KEPT]}

@@ -32,12 +32,16 @@ from typing import Callable, Iterable, Iterator, Mapping
 
 from ..jsonl import LineStats, Record, iter_records, read_record
 from ..model import Message, Session
+from ..redact import redact
 
 
 TEXT_CAP = 64 * 1024
 """Characters of a message's text kept for indexing (display re-reads the record from the file)."""
 TOOL_TEXT_CAP = 3072
 """Characters kept of a tool call's arguments or a tool result (never indexed by default)."""
+READ_MARGIN = 4096
+"""Characters a reader keeps beyond those caps, so that secrets are masked before the text is
+cut to them (a PEM block or key cut at the cap is no longer recognisable as one)."""
 HEAD_BYTES = 4096
 """Bytes of a file's head hashed to tell an appended file from a rewritten one."""
 MEMBER_SEP = "#"
@@ -196,12 +200,13 @@ class Source:
     @staticmethod
     def number(new: list[Message], state: dict) -> None:
         """Give messages just made their ``message_index`` (``state["next_index"]`` on) and cut
-        their text to what is indexed (TEXT_CAP; TOOL_TEXT_CAP for tool payloads): the full
-        text is read back from the transcript for display. :meth:`take` calls it."""
+        their text to what is indexed plus :data:`READ_MARGIN` (TEXT_CAP; TOOL_TEXT_CAP for tool
+        payloads; the indexer masks, then cuts to the cap): the full text is read back from the
+        transcript for display. :meth:`take` calls it."""
         for m in new:
             m.message_index = state["next_index"]
             state["next_index"] += 1
-            cap = TOOL_TEXT_CAP if m.is_tool_payload else TEXT_CAP
+            cap = (TOOL_TEXT_CAP if m.is_tool_payload else TEXT_CAP) + READ_MARGIN
             if len(m.text) > cap:
                 m.text = m.text[:cap]
 
@@ -215,6 +220,10 @@ class Source:
         except Exception as exc:  # noqa: BLE001 - see take()
             if stats is not None:
                 stats.skip(*failure(exc, None, "session fields"))
+        if session.title:
+            session.title = redact(session.title)
+        if session.summary:
+            session.summary = redact(session.summary)
         state["session"] = session.to_state()
 
 
@@ -315,8 +324,16 @@ def first_line(text: str, limit: int = 80) -> str:
     for line in text.splitlines():
         line = " ".join(line.split())
         if line:
+            line = redact(line)
             return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
     return ""
+
+
+def capped(text: str, limit: int) -> str:
+    """``text`` with secrets masked, then cut to ``limit`` characters: for titles and summaries,
+    which are stored (manifest, session documents). Masking comes first: a cut JWT or PEM block
+    is no longer recognisable as one."""
+    return redact(text)[:limit]
 
 
 def cd_and(cwd: str | None, argv: Iterable[str]) -> str:

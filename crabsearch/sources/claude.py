@@ -42,7 +42,7 @@ from typing import Iterator, Mapping
 from ..jsonl import Record, loads
 from ..model import (LABEL_ASSISTANT, LABEL_SUMMARY, LABEL_SYSTEM, LABEL_THINKING, LABEL_USER,
                      Message, Role, Session, tool_call_label)
-from .base import Source, cd_and, parse_ts, dump_text, string, walk_files
+from .base import capped, Source, cd_and, parse_ts, dump_text, string, walk_files
 from .pieces import Piece, emit, note_compaction, piece_text
 
 UUID_WINDOW = 64
@@ -127,7 +127,7 @@ class ClaudeSource(Source):
             key = "customTitle" if kind == "custom-title" else "aiTitle"
             title = string(obj.get(key)).strip()
             if title:
-                state[key] = title[:TITLE_CAP]
+                state[key] = capped(title, TITLE_CAP)
         if kind not in _CONVERSATION:
             _chain(obj, state, state["next_index"])
             return
@@ -140,7 +140,7 @@ class ClaudeSource(Source):
             note_compaction(session, state["next_index"])  # formats.md 1.4
         for p in pieces:
             if p.role is Role.SUMMARY:
-                session.summary = p.text[:SUMMARY_CAP]
+                session.summary = capped(p.text, SUMMARY_CAP)
                 state["compacted"] = True
         skip = _repeats(obj, pieces, state) if kind == "assistant" else ()
         side = obj.get("isSidechain") is True and not state.get("sub")
@@ -395,10 +395,10 @@ def _summary_line(obj: dict, state: dict) -> None:
         return  # no leafUuid: cannot tell which session it describes (formats.md 1.3)
     h = _hash(leaf)
     if h in state.get("uuids", ()):
-        state["summary_title"] = text[:TITLE_CAP]
+        state["summary_title"] = capped(text, TITLE_CAP)
         return
     pending = state.setdefault("summaries", [])
-    pending.append([h, text[:TITLE_CAP]])
+    pending.append([h, capped(text, TITLE_CAP)])
     del pending[:-PENDING_SUMMARIES]
 
 

@@ -27,7 +27,8 @@ from typing import Iterator, Mapping
 from ..jsonl import Record, iter_records, loads
 from ..model import (LABEL_ASSISTANT, LABEL_SUMMARY, LABEL_THINKING, LABEL_USER, Message, Role,
                      Session, tool_call_label)
-from .base import Source, cd_and, env_dir, parse_ts, dump_text, string, walk_files
+from ..redact import redact
+from .base import capped, Source, cd_and, env_dir, parse_ts, dump_text, string, walk_files
 from .pieces import Piece, emit, note_compaction, piece_text
 
 SUMMARY_CAP = 8192
@@ -100,11 +101,11 @@ class CodexSource(Source):
         skip = []
         for i, p in enumerate(pieces):
             if p.role is Role.SUMMARY:
-                session.summary = p.text[:SUMMARY_CAP]
+                session.summary = capped(p.text, SUMMARY_CAP)
             elif p.role is Role.USER and p.prompt:
                 # One prompt is written twice (response_item, then event_msg); some builds write
                 # only one of them. Yield whichever comes first, skip its twin.
-                text = " ".join(p.text.split())
+                text = redact(" ".join(p.text.split()))  # kept in the state: stored masked
                 last_kind, last = state.get("last_prompt") or ("", "")
                 if last and last_kind != kind and (text == last or text in last or last in text):
                     skip.append(i)

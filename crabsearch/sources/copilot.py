@@ -30,7 +30,7 @@ from typing import Iterator, Mapping
 from ..jsonl import Record
 from ..model import (LABEL_ASSISTANT, LABEL_SUMMARY, LABEL_SYSTEM, LABEL_THINKING, LABEL_USER, Message,
                      Role, Session, tool_call_label)
-from .base import FileRead, Source, cd_and, dump_text, env_dir, parse_ts, string, walk_files
+from .base import capped, FileRead, Source, cd_and, dump_text, env_dir, parse_ts, string, walk_files
 from .pieces import Piece, emit, piece_text, remember_call
 
 WORKSPACE_KEYS = ("summary", "cwd", "branch")
@@ -90,7 +90,7 @@ class CopilotSource(Source):
             return
         pieces = pieces_of(obj)
         if kind == "session.compaction_complete" and pieces:
-            state["summary"] = pieces[0].text[:SUMMARY_CAP]
+            state["summary"] = capped(pieces[0].text, SUMMARY_CAP)
         emit(pieces, rec, state, out, ts)
 
     def finish(self, state: dict, session: Session) -> None:

@@ -43,7 +43,7 @@ from typing import Iterator, Mapping
 from ..jsonl import LineStats, Record, loads
 from ..model import (LABEL_ASSISTANT, LABEL_SUMMARY, LABEL_SYSTEM, LABEL_THINKING, LABEL_USER,
                      Message, Role, Session, tool_call_label, tool_result_label)
-from .base import (FileRead, Source, dump_text, env_dir, parse_ts,
+from .base import (capped, FileRead, Source, dump_text, env_dir, parse_ts,
                    split_member, string, walk_files, member_path)
 from .pieces import Piece, emit, piece_text
 
@@ -240,7 +240,7 @@ class CrabtalkSource(Source):
         elif "compact" in obj or "archive_name" in obj:
             session.touch(parse_ts(obj.get("archived_at")))
             if string(obj.get("compact")).strip():
-                state["compact"] = obj["compact"].strip()[:SUMMARY_CAP]
+                state["compact"] = capped(obj["compact"].strip(), SUMMARY_CAP)
             emit(pieces_of(obj), rec, state, out, parse_ts(obj.get("archived_at")))
         elif "event" in obj:
             session.touch(parse_ts(obj.get("ts")))
@@ -441,7 +441,7 @@ def _apply_meta(meta: dict, state: dict, session: Session) -> None:
     if "title" in meta:
         state["title"] = string(meta.get("title")).strip() or None
     if "summary" in meta:
-        state["summary"] = string(meta.get("summary")).strip()[:SUMMARY_CAP] or None
+        state["summary"] = capped(string(meta.get("summary")).strip(), SUMMARY_CAP) or None
     session.touch(parse_ts(meta.get("created_at")))
     session.touch(parse_ts(meta.get("updated_at")))
     if string(meta.get("root")):

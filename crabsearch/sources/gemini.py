@@ -49,7 +49,7 @@ from typing import Iterator, Mapping
 from ..jsonl import LineStats, Record, iter_records, read_whole
 from ..model import (LABEL_ASSISTANT, LABEL_THINKING, LABEL_USER, Message, Role, Session,
                      tool_call_label, tool_result_label)
-from .base import FileRead, Source, cd_and, dump_text, parse_ts, string, walk_files
+from .base import capped, FileRead, Source, cd_and, dump_text, parse_ts, string, walk_files
 from .pieces import Piece, emit, piece_text
 
 SEEN_CAP = 256
@@ -155,7 +155,7 @@ class GeminiSource(Source):
         session.parent_session_id = state.get("parent")
         session.title = (state.get("summary") or state.get("first_prompt") or state.get("rewound_prompt")
                          or None)
-        session.summary = (state.get("summary") or "")[:SUMMARY_CAP] or None
+        session.summary = capped(state.get("summary") or "", SUMMARY_CAP) or None
         session.anchor_index = state.get("anchor", 0)
         if state.get("rewound"):
             session.extra["rewound"] = [list(r) for r in state["rewound"]]

@@ -16,7 +16,7 @@ from typing import Callable, Iterator, NamedTuple
 
 from ..jsonl import LineStats
 from ..model import Message, Role, Session
-from .base import TEXT_CAP, TOOL_TEXT_CAP, FileRead, Source, failure, first_line
+from .base import READ_MARGIN, TEXT_CAP, TOOL_TEXT_CAP, FileRead, Source, failure, first_line
 
 
 class Block(NamedTuple):
@@ -92,7 +92,7 @@ def read_blocks(source: Source, path: Path, base: int, start: int, state: dict,
             at = item
             continue
         at = item.end
-        cap = TOOL_TEXT_CAP if item.role is Role.TOOL or item.label.startswith("tool-call:") else TEXT_CAP
+        cap = (TOOL_TEXT_CAP if item.role is Role.TOOL or item.label.startswith("tool-call:") else TEXT_CAP) + READ_MARGIN
         i = state["next_index"]
         messages.append(Message(i, item.role, item.label, item.text[:cap], item.start,
                                 item.end - item.start, 0, item.tool, item.ts))

@@ -48,7 +48,7 @@ from typing import Iterator, Mapping
 from ..jsonl import LineStats, Record, loads
 from ..model import (LABEL_ASSISTANT, LABEL_SUMMARY, LABEL_SYSTEM, LABEL_THINKING, LABEL_USER, Message,
                      Role, Session, tool_call_label, tool_result_label)
-from .base import (FileRead, Source, cd_and, dump_text, head_fingerprint,
+from .base import (capped, FileRead, Source, cd_and, dump_text, head_fingerprint,
                    member_path, parse_ts, split_member, string, walk_files)
 from .pieces import Piece, emit, piece_text
 
@@ -184,7 +184,7 @@ class OpencodeSource(Source):
         pieces = pieces_of(rec.obj)
         if info.get("role") == "assistant" and info.get("summary") is True or (part or {}).get("type") == "compaction":
             text = "\n".join(p.text for p in pieces if p.role is Role.SUMMARY)
-            state["summary"] = text[:SUMMARY_CAP] if text else state.get("summary")
+            state["summary"] = capped(text, SUMMARY_CAP) if text else state.get("summary")
         cwd = string((info.get("path") or {}).get("cwd")) if isinstance(info.get("path"), dict) else ""
         if cwd and not state.get("cwd"):
             state["cwd"] = cwd

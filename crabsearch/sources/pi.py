@@ -42,7 +42,7 @@ from typing import Iterator, Mapping
 from ..jsonl import Record
 from ..model import (LABEL_ASSISTANT, LABEL_SUMMARY, LABEL_SYSTEM, LABEL_THINKING, LABEL_USER,
                      Message, Role, Session, tool_call_label, tool_result_label)
-from .base import Source, cd_and, dump_text, first_line, parse_ts, string, walk_files
+from .base import capped, Source, cd_and, dump_text, first_line, parse_ts, string, walk_files
 from .pieces import Piece, emit, note_compaction, piece_text
 
 SUMMARY_CAP = 8192
@@ -123,7 +123,7 @@ class V3Source(Source):
             if p.role is Role.SUMMARY and kind in ("compaction", "branch_summary"):
                 sums = state["sums"]
                 sums.pop(eid, None)
-                sums[eid] = p.text[:SUMMARY_CAP]
+                sums[eid] = capped(p.text, SUMMARY_CAP)
                 while len(sums) > SUMMARIES_KEPT:
                     del sums[next(iter(sums))]
 
