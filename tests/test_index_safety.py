@@ -241,3 +241,68 @@ def test_deleting_the_index_while_an_engine_runs_finds_nothing_then_the_rebuilt_
     assert engine.recent() == [] and engine.search("backoff").hits == []
     _index(home, ix)
     assert len(engine.search("backoff").hits) == 12
+
+
+# -- defect 9: leftovers ---------------------------------------------------------------------
+
+
+def _top(index_dir, queries):
+    engine = Engine(index_dir)
+    return {q: [(h.session.session_id, round(h.score, 6)) for h in engine.search(q, limit=20).hits]
+            for q in queries}
+
+
+def test_a_crash_between_commit_and_manifest_leaves_no_deleted_documents_that_change_scores(tmp_path, monkeypatch):
+    from crabsearch.index.writer import Indexer as _Indexer
+
+    home = _home(tmp_path)
+    ix = tmp_path / "ix"
+    _index(home, ix)
+    for i in range(12, 20):  # a second batch, whose manifest save is lost in a crash
+        (ClaudeSession(home, session_id=f"5afe{i:04d}-0000-4000-8000-000000000000", cwd=f"/home/dev/p{i}")
+         .user(f"the cron job number {i} fails with a timeout after the deploy")
+         .assistant(f"the deploy left job {i} without its retry").write())
+    real_save = _Indexer._save
+
+    def crash(self, manifest, entries):
+        raise KeyboardInterrupt("killed after the commit, before the manifest save")
+
+    monkeypatch.setattr(_Indexer, "_save", crash)
+    with pytest.raises(KeyboardInterrupt):
+        _index(home, ix)
+    monkeypatch.setattr(_Indexer, "_save", real_save)
+    _index(home, ix)  # reads the second batch again: its first documents are replaced
+    clean = tmp_path / "clean"
+    _index(home, clean)
+    queries = ["cron", "timeout", "deploy retry", "job", "backoff", "the cron job", "fails", "retry", "number",
+               "raised"]
+    assert _top(ix, queries) == _top(clean, queries)
+    from crabsearch.index.store import open_index
+
+    index, _ = open_index(ix, create=False)
+    with index.reader() as reader:
+        assert reader.doc_count() == reader.doc_count_all()  # deleted documents were purged
+
+
+def test_a_full_disk_at_commit_leaves_no_half_written_segment(tmp_path, monkeypatch):
+    import errno
+
+    from whoosh.index import TOC
+
+    home = _home(tmp_path)
+    ix = tmp_path / "ix"
+    _index(home, ix)
+    before = sorted(p.name for p in where(ix).iterdir())
+    (ClaudeSession(home).user("a new question about the cron timeout " * 50).write())
+
+    def full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(TOC, "write", full)
+    with pytest.raises(OSError):
+        _index(home, ix)
+    monkeypatch.undo()
+    after = sorted(p.name for p in where(ix).iterdir())
+    assert [n for n in after if n not in before] == []  # the new segment is gone
+    report = _index(home, ix)
+    assert report.files_read == 1 and len(Engine(ix).search("backoff").hits) == 12

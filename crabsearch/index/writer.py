@@ -33,7 +33,8 @@ from ..sources.base import REASON_CAP, TEXT_CAP, TOOL_TEXT_CAP
 from .manifest import Manifest, dumps, file_key
 from .querying import hour_key, project_name
 from .layout import LAST_REFRESH, owned, where
-from .store import LOCK_WAIT, doc_total, open_for_writing, open_index, seal, swap, write_lock
+from .store import (LOCK_WAIT, doc_total, merge_policy, open_for_writing, open_index, remove_unfinished, seal, swap,
+                    write_lock)
 
 BATCH_DOCS = 20_000
 BATCH_BYTES = 64 * 1024 * 1024
@@ -269,6 +270,21 @@ class Indexer:
         manifest save that describes it; swap a rebuilt generation in when it is complete."""
         opened = open_for_writing(self.index_dir, variant)
         ix, self._gen, report.rebuilt = opened.ix, opened.directory, opened.rebuilt
+        remove_unfinished(ix)  # what a writer killed earlier left half-written
+        self._open_writer = None
+        try:
+            self._write(ix, opened, report, files, progress, cancelled)
+        except BaseException:  # a full disk, a kill: nothing half-written stays behind
+            if self._open_writer is not None:
+                try:
+                    self._open_writer.cancel()
+                except Exception:  # noqa: BLE001 - the original error is what matters
+                    pass
+            remove_unfinished(ix)
+            raise
+
+    def _write(self, ix, opened, report: RefreshReport, files: list[tuple[Source, str]],
+               progress: Callable[[Progress], None] | None, cancelled: Callable[[], bool] | None) -> None:
         writer = self._writer(ix, report)
         if writer is None:
             return
@@ -288,7 +304,8 @@ class Indexer:
 
         def commit(writer) -> None:
             nonlocal clear_old
-            writer.commit(mergetype=CLEAR) if clear_old else writer.commit()
+            writer.commit(mergetype=CLEAR if clear_old else merge_policy)
+            self._open_writer = None
             clear_old = False
             seal(self._gen)  # segment sizes, mtimes, checksums (damage check), private file modes
 
@@ -330,16 +347,16 @@ class Indexer:
 
     # -- internals ----------------------------------------------------------------------------
 
-    @staticmethod
-    def _writer(ix, report: RefreshReport):
+    def _writer(self, ix, report: RefreshReport):
         """A Whoosh writer (its own lock is free under the writers' lock, unless an older
         crabsearch holds it: then waiting up to ``LOCK_WAIT``); None and ``report.busy`` when it
         stays taken."""
         try:
-            return ix.writer(timeout=LOCK_WAIT, delay=0.25)
+            self._open_writer = ix.writer(timeout=LOCK_WAIT, delay=0.25)
         except LockError:
             report.busy = True
-            return None
+            self._open_writer = None
+        return self._open_writer
 
     def _load_manifest(self) -> Manifest:
         """The manifest, read once per change of its file: a refresh plans twice (before and
