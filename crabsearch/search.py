@@ -382,10 +382,29 @@ class Engine:
             rows: list[tuple] = []  # ranked rows of every rung used, in ladder order
             listed: set[str] = set()
 
-            def take(route: str, found: dict, sessions: dict | None = None, by_coverage: bool = False) -> None:
-                """Add a rung's sessions not listed by a higher rung, ranked within the rung."""
+            titles: dict[tuple, dict] = {}
+
+            def title_scores(groups) -> dict[str, tuple]:
+                """Each session's title and summary score for any of the word groups: every word
+                they hold counts, on every rung (issue 11, problem 3)."""
+                if s_filters is None or sort == "newest":
+                    return {}
+                key = tuple(map(tuple, groups))
+                if key not in titles:  # one scan of the session documents (one per session)
+                    titles[key] = self._run(searcher, comp.any_query(SESSION_FIELDS, groups), s_filters,
+                                            searcher.doc_count_all(), sort, result, depth=1)
+                return titles[key]
+
+            def take(route: str, found: dict, sessions: dict | None = None, by_coverage: bool = False,
+                     groups=None) -> None:
+                """Add a rung's sessions not listed by a higher rung, ranked within the rung: its
+                message entries ``found``, its title/summary entries ``sessions`` (a title or
+                summary holding the rung's words), and every session's title and summary score
+                for the words they hold."""
                 found = {k: v for k, v in found.items() if k not in listed}
                 sessions = {k: v for k, v in (sessions or {}).items() if k not in listed}
+                partial = title_scores(comp.groups if groups is None else groups)
+                sessions.update((k, partial[k]) for k in set(found) | set(sessions) if k in partial)
                 if not found and not sessions:
                     return
                 ranked = self._rank(searcher, found, sessions, sort, route, by_coverage)
@@ -414,7 +433,7 @@ class Engine:
                 sq = s_rungs.get(route)
                 sessions = {} if sq is None or s_filters is None else self._run(
                     searcher, sq, s_filters, fetch, sort, result)
-                take(route, found, sessions)
+                take(route, found, sessions, groups=comp.repaired_groups() if route == "repair" else None)
             if multi and not done():
                 repaired = comp.repaired_groups()
                 known = [g for g in repaired if comp.has_postings(g)]
@@ -422,14 +441,14 @@ class Engine:
                     # Only one word is in the index at all ("error zqxjvbnwk"): "any" is that word
                     # alone, found by the best-hit collector instead of gathering every match.
                     take("any", self._any_one(searcher, comp, known[0], m_filters, s_filters, fetch, sort, result),
-                         by_coverage=True)
+                         by_coverage=True, groups=[known[0]])
                 else:
                     if agg is None or repaired != comp.groups:  # "any" uses the repaired words too
                         agg = self._aggregate(searcher, comp, repaired, m_filters, s_filters, result)
                     if not session_done:
-                        take("session", _session_entries(agg, len(comp.groups)))
+                        take("session", _session_entries(agg, len(comp.groups)), groups=repaired)
                     if not done():
-                        take("any", _any_entries(agg), by_coverage=True)
+                        take("any", _any_entries(agg), by_coverage=True, groups=repaired)
             result.hits = self._hits(searcher, rows, limit, before, after, explain)
             used = any(h.route in ("repair", "any") for h in result.hits)
             result.corrections = dict(comp.corrections) if used else {}
@@ -497,9 +516,10 @@ class Engine:
             g = per.get(key)
             if g is None:
                 g = per[key] = _Gathered([0.0] * len(groups))
-            for gi in cover:
-                if score > g.by_group[gi]:
-                    g.by_group[gi] = score
+            if not session_doc:  # the title and summary score is added per word by the rung
+                for gi in cover:
+                    if score > g.by_group[gi]:
+                        g.by_group[gi] = score
             # The best message (message fields never occur on a session document); the session
             # document (title, summary) only when no message of the session matched.
             if g.best is None or (g.best[1] and not session_doc):
@@ -526,21 +546,21 @@ class Engine:
         combined = {}
         for key in set(found) | set(sessions):
             m, s_ = found.get(key), sessions.get(key)
-            score = max(m[0] if m else 0.0, s_[0] if s_ else 0.0)
-            terms = sorted(set(m[2] if m else ()) | set(s_[2] if s_ else ()))
-            combined[key] = (score, m[1] if m else s_[1], terms, 1)
+            # The title and summary score is added by the rung (``take``); a session found by
+            # its title alone is anchored on its first prompt.
+            combined[key] = (m[0], m[1], m[2], 1) if m else (0.0, s_[1], [], 1)
         return combined
 
-    def _run(self, searcher, q, clauses, limit, sort, result) -> dict[str, tuple]:
-        """Run one query, collapsed to the best document per session; returns
-        ``{skey: (score, document number, matched (field, term) pairs)}``."""
+    def _run(self, searcher, q, clauses, limit, sort, result, depth: int = DEDUP_DEPTH) -> dict[str, tuple]:
+        """Run one query, collapsed to the best document per session; returns the ``limit *
+        depth`` best sessions as ``{skey: (score, document number, matched (field, term) pairs)}``."""
         if clauses is None:
             return {}
         deadline, excluded, window = self._gate
         # Every session's best is found anyway; more of them than the rows shown are returned so
         # that copies of one message (resumed or forked sessions, folded into one row by _merge)
         # cannot leave the page short.
-        top, partial = best_per_session(searcher, And([q, *clauses]), limit * DEDUP_DEPTH, self._keys,
+        top, partial = best_per_session(searcher, And([q, *clauses]), limit * depth, self._keys,
                                         newest=sort == "newest",
                                         deadline=deadline, excluded=excluded, window=window)
         result.partial = result.partial or partial
@@ -855,8 +875,9 @@ class _Gathered:
 
 def _any_entries(gathered: dict[str, _Gathered]) -> dict[str, tuple]:
     """The ``any`` rung's entries ``{skey: (score, document, matched pairs, groups covered)}``: a
-    session's score is the sum over word groups of its best score for that group; the rung ranks
-    by groups covered first (``_rank(by_coverage=True)``)."""
+    session's score is the sum over word groups of the best score of a message holding the group
+    (its title and summary score is added by the rung); the rung ranks by groups covered first
+    (``_rank(by_coverage=True)``)."""
     return {k: (sum(g.by_group), g.best[0], sorted(g.matched), g.covered) for k, g in gathered.items()}
 
 
@@ -864,9 +885,9 @@ def _session_entries(gathered: dict[str, _Gathered], n_groups: int) -> dict[str,
     """The ``session`` rung's entries: the sessions holding every word group, spread over their
     messages (and title or summary), scored by proximity (issue 11, problem 2): the best window
     of consecutive messages that holds the groups the title and summary do not
-    (:func:`best_window`), its words' scores times :data:`PROXIMITY_SPAN`'s decay, plus the title
-    and summary score. Only the window counts, so a long session's many mentions do not add
-    up; its hit is the window's best message."""
+    (:func:`best_window`): its words' scores times :data:`PROXIMITY_SPAN`'s decay (the title and
+    summary score is added by the rung). Only the window counts, so a long session's many
+    mentions do not add up; its hit is the window's best message."""
     out = {}
     full = (1 << n_groups) - 1
     for k, g in gathered.items():
@@ -875,10 +896,10 @@ def _session_entries(gathered: dict[str, _Gathered], n_groups: int) -> dict[str,
         need = full & ~g.s_mask
         found = best_window(sorted(g.messages), need) if need else None
         if found is None:
-            out[k] = (g.s_score, g.best[0], sorted(g.matched), n_groups)
+            out[k] = (0.0, g.best[0], sorted(g.matched), n_groups)
         else:
             value, _span, doc = found
-            out[k] = (value + g.s_score, doc, sorted(g.matched), n_groups)
+            out[k] = (value, doc, sorted(g.matched), n_groups)
     return out
 
 

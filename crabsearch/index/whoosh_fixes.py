@@ -1,4 +1,4 @@
-"""Six fixes to the pinned whoosh-reloaded 2.7.5 (no longer maintained), measured on the
+"""Seven fixes to the pinned whoosh-reloaded 2.7.5 (no longer maintained), measured on the
 bench corpora; :func:`install` puts them in place (``crabsearch.index.store`` calls it).
 
 1. **Zero-copy segments.** Whoosh reads segments through mmap but wraps each mapped sub-file in
@@ -24,6 +24,14 @@ bench corpora; :func:`install` puts them in place (``crabsearch.index.store`` ca
 6. **Skipping inside a posting block by bisection.** ``W3LeafMatcher.skip_to`` stepped through
    a block one posting at a time (up to 128 ``next()`` calls) to reach a document; an ``And``
    of a common and a rarer word (``the database``, a phrase's words) skips that way all along.
+7. **Average field length over the documents that have the field.** BM25F normalizes a
+   field's length by the field's average length, which Whoosh took over *every* document of
+   the index. crabsearch's fields are sparse (a message has one role field; only the session
+   documents, one per session, have a title or a summary), so a title of six words looked fifty
+   times longer than average and scored almost nothing (issue 11: a title holding the query's
+   words added next to nothing), and every message field looked several times longer than it
+   is. The average is now the field's total length over the documents with a non-zero length
+   for it (counted once per searcher from the cached length columns), as BM25F defines it.
 """
 
 from __future__ import annotations
@@ -32,6 +40,7 @@ from bisect import bisect_left
 
 import whoosh.filedb.compound as _compound
 from whoosh import scoring as _scoring
+from whoosh import searching as _searching
 from whoosh.query.spans import Span, SpanNear2
 from whoosh.codec import whoosh3 as _w3
 from whoosh.matching.mcore import ReadTooFar
@@ -195,6 +204,31 @@ def phrase_spans(self):
     return [Span(p, p + last) for p in sorted(starts)]
 
 
+def avg_field_length(self, fieldname: str, default=None):
+    """``Searcher.avg_field_length`` over the documents that have the field (a non-zero length
+    byte), counted once per top-level searcher; Whoosh's (over every document) when a segment's
+    length column cannot be read this way."""
+    if self.has_parent():
+        return self.get_parent().avg_field_length(fieldname, default)
+    if not self.schema[fieldname].scorable:
+        return default
+    cache = self.__dict__.setdefault("_crab_avgfl", {})
+    if fieldname not in cache:
+        with_field = 0
+        for leaf, _ in self.reader().leaf_readers():
+            perdoc = getattr(leaf, "_perdoc", None)
+            table = length_table(perdoc, fieldname) if isinstance(perdoc, _w3.W3PerDocReader) else None
+            if table is None:
+                if leaf.doc_count_all() and leaf.field_length(fieldname):
+                    with_field = None  # a segment we cannot count: Whoosh's own average
+                    break
+                continue
+            with_field += len(table) - table.count(0)
+        total = self.field_length(fieldname)
+        cache[fieldname] = total / (with_field or 1) if with_field is not None else total / (self._doccount or 1)
+    return cache[fieldname]
+
+
 def leaf_skip_to(self, targetid: int) -> None:
     """``W3LeafMatcher.skip_to``: whole blocks skipped by their highest id as before, then a
     bisection in the block's ids instead of one ``next()`` per posting. Raises ``ReadTooFar``
@@ -222,3 +256,4 @@ def install() -> None:
     _scoring.BM25FScorer.score = bm25f_score
     SpanNear2.SpanNear2Matcher._get_spans = phrase_spans
     _w3.W3LeafMatcher.skip_to = leaf_skip_to
+    _searching.Searcher.avg_field_length = avg_field_length
