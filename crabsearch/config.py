@@ -32,6 +32,8 @@ from pathlib import Path
 
 import platformdirs
 
+from .files import read_text
+
 
 KEY_ACTIONS = ("open", "expand", "widen", "narrow", "explain", "resume", "fork", "copy", "export", "editor",
                "sort", "reveal", "pick-agent", "pick-project", "pick-date", "find", "find-next",
@@ -68,7 +70,7 @@ def load(path: Path | None = None) -> Config:
     path = path or config_path()
     cfg = Config(path=path)
     try:
-        data = tomllib.loads(path.read_text("utf-8"))
+        data = tomllib.loads(read_text(path, "utf-8"))
     except FileNotFoundError:
         return cfg
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:

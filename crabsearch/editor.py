@@ -11,6 +11,8 @@ import os
 import shlex
 from collections.abc import Mapping
 
+from .files import open_file
+
 CHUNK = 1 << 20
 """Bytes read at a time while counting newlines (1 MiB)."""
 
@@ -38,7 +40,7 @@ def line_of_offset(path: str | os.PathLike, offset: int) -> int:
         raise ValueError(f"negative offset: {offset}")
     newlines = 0
     left = offset
-    with open(path, "rb") as f:
+    with open_file(path) as f:
         while left > 0:
             chunk = f.read(min(CHUNK, left))
             if not chunk:

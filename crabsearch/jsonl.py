@@ -12,7 +12,9 @@ Rules (from ``shared/reference/formats.md`` section 0):
 * Bad UTF-8 and lone surrogates become U+FFFD.
 * A UTF-8 byte order mark at the start of a line (an editor or ``Out-File`` on Windows wrote the
   file) is ignored; offsets and lengths still cover the whole line, BOM included.
-* Files are opened read-only; nothing here writes.
+* Files are opened read-only, and only regular files (``crabsearch.files``: a FIFO or a device
+  put in a transcript's place is refused with an ``OSError``, never read or waited on); nothing
+  here writes.
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ import re
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Iterator
+
+from .files import open_file, read_at, read_file
 
 try:  # orjson is 3-4x faster than json on transcript lines (engineering.md 6.2)
     import orjson
@@ -169,12 +173,13 @@ def iter_records(path: str, start: int = 0, stats: LineStats | None = None,
     ``stats`` (updated in place) receives ``end_offset``, skip counts (with the byte offsets of the
     first lines skipped) and the pending flag; a bad line is skipped, never fatal.
     Memory stays bounded by ``max_line`` + one chunk whatever the file size.
-    Raises ``OSError`` when the file cannot be opened.
+    Raises ``OSError`` when the file cannot be opened (``files.NotRegularFile`` when it is not a
+    regular file).
     """
     if stats is None:
         stats = LineStats()
     stats.end_offset = start
-    with open(path, "rb") as fh:
+    with open_file(path) as fh:
         fh.seek(start)
         pos = start  # file offset of buf[0]
         buf = b""
@@ -249,13 +254,10 @@ def read_record(path: str, offset: int, length: int) -> dict | None:
     """Read and parse the single record at ``offset`` (``length`` bytes) with one ``pread``.
 
     Returns None when the bytes there are no longer a JSON object (the file was rewritten since it
-    was indexed). Raises ``OSError`` when the file cannot be read.
+    was indexed). Raises ``OSError`` when the file cannot be read (``files.NotRegularFile`` when
+    it is not a regular file).
     """
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        raw = os.pread(fd, length, offset)
-    finally:
-        os.close(fd)
+    raw = read_at(path, offset, length)
     try:
         obj = loads(raw)
     except ValueError:
@@ -272,14 +274,14 @@ _WHOLE: "OrderedDict[tuple[str, int, int], object]" = OrderedDict()
 def read_whole(path: str) -> tuple[object, int]:
     """``(parsed JSON value, or None when the file is not JSON; its size in bytes)`` of a whole
     JSON file (Gemini's legacy chats, Cline tasks), from a small LRU keyed by
-    ``(path, mtime_ns, size)`` so a rewritten file is parsed again. Raises ``OSError``."""
+    ``(path, mtime_ns, size)`` so a rewritten file is parsed again. Raises ``OSError``
+    (``files.NotRegularFile`` when it is not a regular file)."""
     st = os.stat(path)
     key = (path, st.st_mtime_ns, st.st_size)
     if key in _WHOLE:
         _WHOLE.move_to_end(key)
         return _WHOLE[key], st.st_size
-    with open(path, "rb") as fh:
-        raw = fh.read()
+    raw = read_file(path)
     try:
         data = loads(raw)
     except ValueError:

@@ -10,6 +10,7 @@ import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from ..files import open_file, read_file, read_text
 from ..jsonl import loads
 from ..text import printable
 from .manifest import Manifest
@@ -133,7 +134,7 @@ def retention_warnings(indexer: Indexer) -> list[str]:
             continue
         days, where = CLAUDE_DEFAULT_RETENTION_DAYS, "the default"
         try:
-            value = loads((root / "settings.json").read_bytes()).get("cleanupPeriodDays")
+            value = loads(read_file(root / "settings.json")).get("cleanupPeriodDays")
             if value is not None:
                 days, where = int(value), f"cleanupPeriodDays in {root / 'settings.json'}"
         except (OSError, ValueError, TypeError, AttributeError):
@@ -171,7 +172,7 @@ def line_numbers(path: str, offsets: list[int]) -> dict[int, int]:
     if not os.path.isfile(path):
         return out
     try:
-        with open(path, "rb") as fh:
+        with open_file(path) as fh:
             pos, newlines = 0, 0
             for off in offsets:
                 while pos < off:
@@ -204,7 +205,7 @@ def _dir_bytes(d: Path) -> int:
 
 def _read(p: Path) -> str | None:
     try:
-        return p.read_text("utf-8").strip() or None
+        return read_text(p, "utf-8").strip() or None
     except OSError:
         return None
 

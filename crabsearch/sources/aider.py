@@ -36,6 +36,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Iterable, Iterator, Mapping
 
+from ..files import open_file, read_text
 from ..jsonl import LineStats
 from ..model import LABEL_ASSISTANT, LABEL_THINKING, LABEL_USER, Role, Session, tool_result_label
 from .base import HEAD_BYTES, FileRead, Source, cd_and, member_path, split_member
@@ -76,7 +77,7 @@ def listed_dirs(env: Mapping[str, str], home: Path, env_var: str, table: str) ->
     raises."""
     names = [p for p in env.get(env_var, "").split(os.pathsep) if p.strip()]
     try:
-        data = tomllib.loads(config_file(env, home).read_text("utf-8"))
+        data = tomllib.loads(read_text(config_file(env, home), "utf-8"))
         dirs = data.get(table, {}).get("dirs", []) if isinstance(data.get(table), dict) else []
         names += [d for d in dirs if isinstance(d, str) and d.strip()] if isinstance(dirs, list) else []
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
@@ -308,7 +309,7 @@ def _members(path: str) -> tuple[os.stat_result, list[int]]:
         return st, hit[2]
     starts: list[int] = []
     needle = b"\n" + HEADER
-    with open(path, "rb") as fh:
+    with open_file(path) as fh:
         head = fh.read(65536)
         fh.seek(0)
         pos, tail = 0, b"\n"  # a header on the very first line counts too

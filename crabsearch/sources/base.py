@@ -30,6 +30,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable, Iterable, Iterator, Mapping
 
+from ..files import read_file
 from ..jsonl import LineStats, Record, iter_records, read_record
 from ..model import Message, Session
 from ..redact import redact
@@ -245,9 +246,9 @@ def failure(exc: BaseException, where: int | str | None = None,
 
 
 def head_fingerprint(path: str | os.PathLike, size: int) -> str:
-    """SHA-1 (hex) of the first ``min(size, HEAD_BYTES)`` bytes of a file. Raises ``OSError``."""
-    with open(path, "rb") as fh:
-        return hashlib.sha1(fh.read(min(size, HEAD_BYTES))).hexdigest()
+    """SHA-1 (hex) of the first ``min(size, HEAD_BYTES)`` bytes of a file. Raises ``OSError``
+    (``files.NotRegularFile`` when it is not a regular file)."""
+    return hashlib.sha1(read_file(path, min(size, HEAD_BYTES))).hexdigest()
 
 
 def member_path(container: str | os.PathLike, member: str) -> str:

@@ -39,6 +39,7 @@ import zlib
 from pathlib import Path
 from typing import Iterator, Mapping
 
+from ..files import read_file
 from ..jsonl import Record, loads
 from ..model import (LABEL_ASSISTANT, LABEL_SUMMARY, LABEL_SYSTEM, LABEL_THINKING, LABEL_USER,
                      Message, Role, Session, tool_call_label)
@@ -109,7 +110,7 @@ class ClaudeSource(Source):
                 last = len(parts) - 1 - parts[::-1].index("subagents")
                 state["parent_dir"] = parts[last - 1]
             try:
-                meta = loads(path.with_name(path.stem + ".meta.json").read_bytes())
+                meta = loads(read_file(path.with_name(path.stem + ".meta.json")))
                 if isinstance(meta, dict) and isinstance(meta.get("agentType"), str):
                     state["agent_type"] = meta["agentType"]
             except (OSError, ValueError):

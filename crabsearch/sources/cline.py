@@ -45,6 +45,7 @@ import re
 from pathlib import Path
 from typing import Iterator, Mapping
 
+from ..files import read_file
 from ..jsonl import LineStats, Record, read_whole
 from ..model import (LABEL_ASSISTANT, LABEL_SYSTEM, LABEL_THINKING, LABEL_USER, Message, Role, Session,
                      tool_call_label, tool_result_label)
@@ -137,8 +138,7 @@ class ClineSource(Source):
 
     def fingerprint(self, path: str, size: int) -> str:
         """SHA-1 of the whole file: a rewrite is never taken for an append. Raises ``OSError``."""
-        with open(path, "rb") as fh:
-            return hashlib.sha1(fh.read()).hexdigest()
+        return hashlib.sha1(read_file(path)).hexdigest()
 
     def load(self, path: str, offset: int, length: int) -> object | None:
         """Message number ``offset`` of the (cached) parsed file, or None. Raises ``OSError``."""

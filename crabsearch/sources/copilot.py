@@ -27,6 +27,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Iterator, Mapping
 
+from ..files import read_text
 from ..jsonl import Record
 from ..model import (LABEL_ASSISTANT, LABEL_SUMMARY, LABEL_SYSTEM, LABEL_THINKING, LABEL_USER, Message,
                      Role, Session, tool_call_label)
@@ -159,7 +160,7 @@ def _workspace(events: Path) -> dict[str, str]:
     if events.name != "events.jsonl":
         return {}
     try:
-        text = (events.parent / "workspace.yaml").read_text("utf-8", errors="replace")
+        text = read_text(events.parent / "workspace.yaml", "utf-8", errors="replace")
     except OSError:
         return {}
     out: dict[str, str] = {}

@@ -40,6 +40,7 @@ import struct
 from pathlib import Path
 from typing import Iterator, Mapping
 
+from ..files import NotRegularFile, open_file, open_fd, read_at, read_file
 from ..jsonl import LineStats, Record, loads
 from ..model import (LABEL_ASSISTANT, LABEL_SUMMARY, LABEL_SYSTEM, LABEL_THINKING, LABEL_USER,
                      Message, Role, Session, tool_call_label, tool_result_label)
@@ -132,14 +133,13 @@ class CrabtalkSource(Source):
             steps = _steps(path)
             if steps:
                 h.update(steps[0][1].encode())
-                with open(os.path.join(path, steps[0][1]), "rb") as fh:
-                    h.update(fh.read())
+                h.update(read_file(os.path.join(path, steps[0][1])))
             return h.hexdigest()
         container, handle = split_member(path)
         msgs = self._store(container)["sessions"].get(handle, {}).get("msgs") or {}
         if msgs:
             first = min(msgs)
-            h.update(str(first).encode() + b"\0" + _pread(container, *msgs[first]))
+            h.update(str(first).encode() + b"\0" + read_at(container, *msgs[first]))
         return h.hexdigest()
 
     def load(self, path: str, offset: int, length: int) -> object | None:
@@ -149,9 +149,9 @@ class CrabtalkSource(Source):
         if kind == "jsonl":
             return super().load(path, offset, length)
         if kind == "steps":
-            raw = Path(path, f"step-{offset:06d}").read_bytes()
+            raw = read_file(Path(path, f"step-{offset:06d}"))
         else:
-            raw = _pread(split_member(path)[0], offset, length)
+            raw = read_at(split_member(path)[0], offset, length)
         obj = _json(raw) if len(raw) == length else None
         return obj if isinstance(obj, dict) else None
 
@@ -186,16 +186,23 @@ class CrabtalkSource(Source):
 
     def _read_steps(self, path: str, start: int, stats: LineStats):
         try:
-            meta = _json(Path(path, "meta").read_bytes())
+            meta = _json(read_file(Path(path, "meta")))
         except FileNotFoundError:
+            meta = None
+        except NotRegularFile:
+            stats.skip("not a regular file", "meta")
             meta = None
         steps = [(n, name) for n, name in _steps(path) if n >= start]
         records = []
         for i, (n, name) in enumerate(steps):
             try:
-                raw = Path(path, name).read_bytes()
+                raw = read_file(Path(path, name))
             except FileNotFoundError:
                 continue  # removed by a rewind since the listing
+            except NotRegularFile:
+                stats.skip("not a regular file", f"step {n}")
+                stats.end_offset = n + 1
+                continue
             obj = _json(raw)
             if not isinstance(obj, dict):
                 if i == len(steps) - 1:
@@ -215,7 +222,7 @@ class CrabtalkSource(Source):
             for reason, n in store["issues"].items():  # store-wide problems, counted once
                 for _ in range(n):
                     stats.skip(reason)
-        fd = os.open(container, os.O_RDONLY)
+        fd = open_fd(container)
         try:
             meta = _json(os.pread(fd, info["meta"][1], info["meta"][0])) if info["meta"] else None
             records = []
@@ -263,7 +270,7 @@ class CrabtalkSource(Source):
     def _store(self, path: str) -> dict:
         """The replayed store ``{"sessions": {handle: {"meta": (off, len) | None, "msgs": {idx:
         (off, len)}}}, "issues": {reason: count}, "ctime_ns"}``, cached per (size, mtime, inode)."""
-        with open(path, "rb") as fh:
+        with open_file(path) as fh:
             st = os.fstat(fh.fileno())
             key = (st.st_size, st.st_mtime_ns, st.st_ino)
             hit = self._stores.get(path)
@@ -448,14 +455,6 @@ def _apply_meta(meta: dict, state: dict, session: Session) -> None:
         session.project = meta["root"]
     if string(meta.get("created_by")):
         session.extra["sender"] = meta["created_by"]
-
-
-def _pread(path: str, offset: int, length: int) -> bytes:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        return os.pread(fd, length, offset)
-    finally:
-        os.close(fd)
 
 
 def _json(raw: bytes | None):

@@ -46,6 +46,7 @@ import os
 from pathlib import Path
 from typing import Iterator, Mapping
 
+from ..files import read_file
 from ..jsonl import LineStats, Record, iter_records, read_whole
 from ..model import (LABEL_ASSISTANT, LABEL_THINKING, LABEL_USER, Message, Role, Session,
                      tool_call_label, tool_result_label)
@@ -182,8 +183,7 @@ class GeminiSource(Source):
         ``.jsonl``: the default head hash. Raises ``OSError``."""
         if Path(path).suffix != ".json":
             return super().fingerprint(path, size)
-        with open(path, "rb") as fh:
-            return hashlib.sha1(fh.read()).hexdigest()
+        return hashlib.sha1(read_file(path)).hexdigest()
 
     def load(self, path: str, offset: int, length: int) -> object | None:
         """``.json``: message number ``offset`` of the (cached) parsed file, or None.

@@ -14,6 +14,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Callable, Iterator, NamedTuple
 
+from ..files import read_at
 from ..jsonl import LineStats
 from ..model import Message, Role, Session
 from .base import READ_MARGIN, TEXT_CAP, TOOL_TEXT_CAP, FileRead, Source, failure, first_line
@@ -44,10 +45,9 @@ def lines_of(data: bytes, base: int) -> Iterator[tuple[int, int, str]]:
 
 
 def read_bytes(path: str, start: int, length: int) -> bytes:
-    """``length`` bytes of ``path`` from ``start`` (fewer at the end). Raises ``OSError``."""
-    with open(path, "rb") as fh:
-        fh.seek(start)
-        return fh.read(max(0, length))
+    """``length`` bytes of ``path`` from ``start`` (fewer at the end). Raises ``OSError``
+    (``files.NotRegularFile`` when it is not a regular file)."""
+    return read_at(path, start, max(0, length))
 
 
 def fresh_state(source: Source, path: Path, state: dict | None, start: int) -> tuple[dict, int]:

@@ -14,8 +14,9 @@ then per agent ``agents/<agentId>/``:
   ``created_at``, ``session_windows.updated_at`` and ``session_nodes.updated_at`` (ms, with the
   last rowid in the sub-millisecond digits so that any new row changes it), and a message's
   offset is the rowid of its row. ``event_zstd`` rows are read when the ``zstandard`` module is installed,
-  else skipped and counted. The database is opened read-only (``mode=ro``), queried in slices of
-  :data:`ROWS` rows (no lock is held between slices), and closed after each call.
+  else skipped and counted. The database is opened through :func:`crabsearch.agentdb.connect`
+  (immutable, or a private copy while its WAL holds commits: nothing is ever written beside it),
+  queried in slices of :data:`ROWS` rows, and closed after each call.
 * **Each session once:** a JSONL file (live or reset archive) whose session id (the file name up
   to ``.jsonl``) the agent's SQLite store also holds is not discovered: ``openclaw doctor
   --session-sqlite import`` copies the JSONL into the store and OpenClaw writes only there
@@ -38,6 +39,8 @@ import sqlite3
 from pathlib import Path
 from typing import Iterator, Mapping
 
+from .. import agentdb
+from ..files import read_file
 from ..jsonl import LineStats, Record, loads
 from ..model import Session
 from .base import (MEMBER_SEP, FileRead, cd_and, env_dir, member_path,
@@ -201,11 +204,13 @@ def _is_member(path: str) -> bool:
 
 
 def _connect(db: str) -> sqlite3.Connection:
-    """A read-only connection; raises ``FileNotFoundError``/``OSError`` when it cannot be opened."""
-    if not os.path.isfile(db):
+    """A read-only connection that writes nothing beside the store (:func:`agentdb.connect`);
+    raises ``FileNotFoundError``/``OSError`` when it cannot be opened (``files.NotRegularFile``
+    when it is not a regular file)."""
+    if not os.path.lexists(db):
         raise FileNotFoundError(db)
     try:
-        con = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=2.0)
+        con = agentdb.connect(db, timeout=2.0)
     except sqlite3.Error as exc:
         raise OSError(f"cannot open {db}: {exc}") from exc
     con.row_factory = sqlite3.Row
@@ -319,7 +324,7 @@ def _json_store_meta(path: Path, sid: str) -> dict:
         if hit and hit[0] == (st.st_mtime_ns, st.st_size):
             store = hit[1]
         else:
-            store = loads(path.read_bytes())
+            store = loads(read_file(path))
             store = store if isinstance(store, dict) else {}
             _JSON_STORES[str(path)] = ((st.st_mtime_ns, st.st_size), store)
     except (OSError, ValueError):

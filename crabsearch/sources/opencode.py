@@ -6,8 +6,9 @@ Rules come from ``shared/reference/formats.md`` section 6 and opencode's ``sessi
 
 * **SQLite** ``opencode.db`` (newer builds): tables ``session``, ``message(session_id, data)`` and
   ``part(message_id, data)``, ``data`` being the JSON of the message / part without its ids. One
-  unit per session, ``member_path(db, session_id)``. Opened read-only (``mode=ro``), one short
-  connection per call. "size" is the session's largest part ``rowid``, "offset" the rowid read up
+  unit per session, ``member_path(db, session_id)``. Opened through :func:`crabsearch.agentdb.connect`
+  (immutable, or a private copy while the WAL holds commits: nothing is written beside the
+  database), one short connection per call. "size" is the session's largest part ``rowid``, "offset" the rowid read up
   to: new rows are read incrementally, in rowid (insertion) order. Parts of an assistant message
   that is still running (no ``time.completed``) are yielded but not committed, so they come again
   (same message indexes) when they change, like an unterminated JSONL line. The fingerprint counts
@@ -45,6 +46,8 @@ import sqlite3
 from pathlib import Path
 from typing import Iterator, Mapping
 
+from .. import agentdb
+from ..files import read_file
 from ..jsonl import LineStats, Record, loads
 from ..model import (LABEL_ASSISTANT, LABEL_SUMMARY, LABEL_SYSTEM, LABEL_THINKING, LABEL_USER, Message,
                      Role, Session, tool_call_label, tool_result_label)
@@ -83,7 +86,7 @@ class OpencodeSource(Source):
                         in_db = {r[0] for r in con.execute("SELECT id FROM session")
                                  if isinstance(r[0], str) and r[0] and "/" not in r[0]}
                     yield from (Path(member_path(db, sid)) for sid in sorted(in_db))
-                except sqlite3.Error:
+                except (sqlite3.Error, OSError):
                     yield db
             for path in walk_files(root / "storage" / "session", "*/*.json"):
                 if path.stem not in in_db:
@@ -137,7 +140,7 @@ class OpencodeSource(Source):
             with _connect(member[0]) as con:
                 row = con.execute("SELECT p.data, m.data FROM part p JOIN message m ON m.id = p.message_id "
                                   "WHERE p.rowid = ?", (offset,)).fetchone()
-        except sqlite3.Error:
+        except (sqlite3.Error, OSError):
             return None
         return {"info": _json(row[1]), "part": _json(row[0])} if row else None
 
@@ -311,10 +314,10 @@ def _member(path: str) -> tuple[str, str] | None:
 
 
 def _connect(db: str) -> sqlite3.Connection:
-    """A read-only connection (never creates or writes the database). Raises ``sqlite3.Error``."""
-    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=1.0)
-    con.execute("PRAGMA query_only = 1")
-    return _Closing(con)
+    """A read-only connection that writes nothing beside the database (:func:`agentdb.connect`).
+    Raises ``sqlite3.Error``, or ``OSError`` when the file cannot be opened or is not a regular
+    file."""
+    return _Closing(agentdb.connect(db, timeout=1.0))
 
 
 class _Closing:
@@ -415,7 +418,7 @@ def _json_files(d: Path) -> list[Path]:
 
 def _read_json(path: Path) -> dict | None:
     try:
-        return _json(path.read_bytes())
+        return _json(read_file(path))
     except OSError:
         return None
 
@@ -438,7 +441,7 @@ def _legacy_stat(path: Path) -> tuple[int, int, int]:
 def _legacy_records(path: Path, stats: LineStats):
     """(records with their settled flag and place, session JSON) of a whole legacy session.
     Raises ``OSError`` for the session file."""
-    meta = _json(path.read_bytes())
+    meta = _json(read_file(path))
     if meta is None:
         stats.skip("broken JSON", str(path))
         return [], {}

@@ -31,6 +31,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Iterator, Mapping
 
+from ..files import open_file, read_at
 from ..jsonl import LineStats
 from ..model import (LABEL_ASSISTANT, LABEL_SUMMARY, LABEL_THINKING, LABEL_USER, Role, Session,
                      tool_call_label, tool_result_label)
@@ -78,7 +79,7 @@ class SpecStorySource(Source):
         """Parse the file from ``start`` (a turn marker). Raises ``OSError``; a parser failure is
         counted, never fatal (:func:`~crabsearch.sources.mdblocks.read_blocks`)."""
         state, start = fresh_state(self, path, state, start)
-        with open(path, "rb") as fh:
+        with open_file(path) as fh:
             fh.seek(start)
             data = fh.read()
         return read_blocks(self, path, 0, start, state, _parse, data, LineStats())
@@ -99,9 +100,7 @@ class SpecStorySource(Source):
 
     def load(self, path: str, offset: int, length: int) -> str:
         """The raw Markdown of one message (its byte range). Raises ``OSError``."""
-        with open(path, "rb") as fh:
-            fh.seek(offset)
-            return fh.read(length).decode("utf-8", "replace")
+        return read_at(path, offset, max(0, length)).decode("utf-8", "replace")
 
     def message_text(self, obj, part: int, label: str) -> str:
         return _text(str(obj), label)
