@@ -450,6 +450,8 @@ class Engine:
                     if not done():
                         take("any", _any_entries(agg), by_coverage=True, groups=repaired)
             result.hits = self._hits(searcher, rows, limit, before, after, explain)
+            for word in comp.unmatched():  # an identifier found nowhere, whole or in a row
+                result.notes.append(f"nothing matched {word} (whole, or its parts in a row)")
             used = any(h.route in ("repair", "any") for h in result.hits)
             result.corrections = dict(comp.corrections) if used else {}
             result.terms = comp.terms if used else [t for t in comp.terms if t not in comp.corrections.values()]

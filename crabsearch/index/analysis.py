@@ -449,6 +449,37 @@ def groups(text: str) -> list[list[str]]:
     return out
 
 
+def group_leaves(text: str) -> list[tuple[list[str], list[str]]]:
+    """:func:`groups` with each group's leaves along the positions (duplicates kept), for a
+    phrase of an identifier's parts: ``group_leaves("foo.foo getUserById")`` is
+    ``[(["foo.foo", "foo"], ["foo", "foo"]), (["getuserbyid", "get", "user", "by", "id"],
+    ["get", "user", "by", "id"])]``; a plain word's leaves are ``[word]``. Identical groups
+    once (the first)."""
+    out: list[tuple[list[str], list[str]]] = []
+    seen: set[tuple[str, ...]] = set()
+    cur: list[str] | None = None
+    leaves: list[str] = []
+
+    def close():
+        if cur is not None:
+            key = tuple(cur)
+            if key not in seen:
+                seen.add(key)
+                out.append((cur, leaves or [cur[0]]))
+
+    for tok in text_analyzer()(text):
+        kind = tok.kind
+        if kind == WORD or kind == WHOLE:
+            close()
+            cur, leaves = [tok.text], []
+        elif kind == LEAF and cur is not None:
+            leaves.append(tok.text)
+            if tok.text not in cur:
+                cur.append(tok.text)
+    close()
+    return out
+
+
 def phrase_terms(text: str) -> list[str]:
     """The terms of ``text`` along the positions (plain words, CJK bigrams and the leaves of
     compounds, duplicates kept): the words for a Whoosh ``Phrase`` query.

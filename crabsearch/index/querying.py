@@ -26,7 +26,7 @@ from whoosh.query import And, Or, Phrase, Prefix, Query, Term, TermRange
 from whoosh.query.wrappers import WrappingQuery
 
 from ..query import ParsedQuery
-from .analysis import groups, phrase_terms
+from .analysis import group_leaves, phrase_terms
 from .schema import WEIGHTS
 from .union import FlatOr
 
@@ -169,7 +169,13 @@ class Compiler:
     def __init__(self, pq: ParsedQuery, searcher):
         self.pq = pq
         self.searcher = searcher
-        all_groups = _dedupe_groups(g for w in pq.words for g in groups(w))
+        self._leaves: dict[tuple[str, ...], list[str]] = {}  # group -> its parts in order
+        self._spelled: dict[tuple[str, ...], str] = {}  # group -> the word as typed
+        for w in pq.words:
+            for g, leaves in group_leaves(w):
+                self._leaves.setdefault(tuple(g), leaves)
+                self._spelled.setdefault(tuple(g), w)
+        all_groups = _dedupe_groups([list(g) for g in self._leaves])
         content = [g for g in all_groups if not (len(g) == 1 and g[0] in STOPWORDS)]
         self.groups = content or all_groups
         self.phrase_words = phrase_terms(" ".join(pq.words))
@@ -179,6 +185,7 @@ class Compiler:
         self.corrections: dict[str, str] = {}
         self._closest_cache: dict[str, str | None] = {}
         self._prefix_cache: dict[tuple, Query] = {}
+        self._postings_cache: dict[tuple[str, ...], bool] = {}
 
     @property
     def terms(self) -> list[str]:
@@ -198,11 +205,20 @@ class Compiler:
         return TOOL_FIELDS if self.pq.in_tools else fields
 
     def group_query(self, group: list[str], fields) -> Query:
-        """One word group: the whole form, or every part of it (in one document)."""
+        """One word group: the whole form, or its parts adjacent and in order (issue 11,
+        problem 4: ``getUserById`` is ``getuserbyid`` or the phrase ``get user by id``, never
+        ``get``, ``user``, ``by`` and ``id`` anywhere in a message). A field without positions
+        (tool names) has the whole form only."""
         whole = _any_field(group[0], fields)
         if len(group) == 1:
             return whole
-        return FlatOr([whole, And([_any_field(t, fields) for t in group[1:]])])
+        parts = self.leaves(group)
+        in_order = _phrase(parts, fields) if len(parts) > 1 else _any_field(parts[0], fields)
+        return FlatOr([whole, in_order])
+
+    def leaves(self, group: list[str]) -> list[str]:
+        """A group's parts along the positions, duplicates kept (``foo.foo``: ``foo foo``)."""
+        return self._leaves.get(tuple(group)) or group[1:] or group[:1]
 
     def required(self, fields) -> list[Query]:
         """Quoted phrases and prefixes: required on every rung."""
@@ -284,9 +300,28 @@ class Compiler:
         return all(self.has_postings(g) for g in self.groups)
 
     def has_postings(self, group: list[str]) -> bool:
-        """True when a word group has postings somewhere (whole, or every part)."""
+        """True when a word group occurs somewhere: its whole form, or its parts adjacent and in
+        order (one phrase lookup, remembered; only when every part is known)."""
         known = self._known
-        return known(group[0]) or (len(group) > 1 and all(known(t) for t in group[1:]))
+        if known(group[0]):
+            return True
+        if len(group) == 1 or not all(known(t) for t in group[1:]):
+            return False
+        key = tuple(group)
+        if key not in self._postings_cache:
+            parts = self.leaves(group)
+            q = _phrase(parts, tuple(PHRASE_FIELDS)) if len(parts) > 1 else _any_field(parts[0], tuple(WEIGHTS))
+            self._postings_cache[key] = next(iter(q.docs(self.searcher)), None) is not None
+        return self._postings_cache[key]
+
+    def unmatched(self) -> list[str]:
+        """The identifiers of the query, as typed, that occur nowhere (whole, or their parts in
+        a row) and have no spelling repair: the search says that nothing matched them."""
+        out = []
+        for g in self.groups:
+            if len(g) > 1 and g[0] not in self.corrections and not self.has_postings(g):
+                out.append(self._spelled.get(tuple(g), g[0]))
+        return out
 
     def _known(self, term: str) -> bool:
         """True when ``term`` has postings in some text field."""
