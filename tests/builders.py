@@ -126,6 +126,27 @@ class ClaudeSession:
         self.lines.append({"type": "custom-title", "customTitle": text, "sessionId": self.session_id})
         return self
 
+    def queued(self, prompt, mode: str = "prompt", **attachment) -> "ClaudeSession":
+        """A prompt typed while the agent was busy: a ``queue-operation`` enqueue line, then the
+        ``attachment`` line ``queued_command`` that carries it (no ``user`` line), as Claude Code
+        2.x writes them (agentsview issue 401 / PR 406). ``prompt`` is a string or a list of
+        content blocks."""
+        self.t += timedelta(seconds=5)
+        self.lines.append({"type": "queue-operation", "operation": "enqueue",
+                           "content": prompt if isinstance(prompt, str) else "", "sessionId": self.session_id,
+                           "timestamp": _ts(self.t)})
+        d = self._base("attachment")
+        d["attachment"] = {"type": "queued_command", "prompt": prompt, "commandMode": mode,
+                           "timestamp": d["timestamp"], **attachment}
+        self.lines.append(d)
+        return self
+
+    def last_prompt(self, text: str) -> "ClaudeSession":
+        """A ``last-prompt`` line naming the active leaf (``leafUuid``: the latest line)."""
+        self.lines.append({"type": "last-prompt", "lastPrompt": text, "leafUuid": self.parent,
+                           "sessionId": self.session_id})
+        return self
+
     def write(self) -> Path:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.path.write_text("".join(json.dumps(d, ensure_ascii=False) + "\n" for d in self.lines), "utf-8")

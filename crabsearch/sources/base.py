@@ -403,3 +403,36 @@ def env_dir(env: Mapping[str, str], name: str, default: Path) -> Path:
     """The directory named by env var ``name`` (``~`` expanded) or ``default``."""
     value = env.get(name)
     return Path(os.path.expanduser(value)) if value else default
+
+
+# -- drift: record kinds a reader does not know (issue 14, "Drift shows itself") ---------------
+
+UNKNOWN_KEY = "unknown_kinds"
+"""Where a reader counts the record kinds it does not know, in the file's state (the manifest
+stores it; ``crabsearch status`` adds the counts up per agent and kind)."""
+UNKNOWN_KINDS_KEPT = 16
+"""Distinct unknown kinds counted per file; more are counted under :data:`OTHER_KINDS`."""
+OTHER_KINDS = "(other kinds)"
+KIND_CHARS = 64
+"""Characters of a kind name kept (a hostile file could name a kind with a megabyte)."""
+
+
+def note_unknown(state: dict, kind) -> None:
+    """Count one record of a kind this reader does not know in ``state[UNKNOWN_KEY]``
+    (``{kind: count}``). A future agent version's new record kind is then listed by ``crabsearch
+    status`` the day it appears, instead of being dropped without a word. The name is cut to
+    :data:`KIND_CHARS` characters with control characters replaced; a record with no kind at all is
+    counted as ``(none)``, one whose kind is not a string or number as ``(list)``, ``(dict)``...;
+    past :data:`UNKNOWN_KINDS_KEPT` distinct kinds, the rest are counted together. The counts live
+    in the state, so an appended read adds to them and a full re-read starts again from zero."""
+    if isinstance(kind, str) and kind:
+        name = kind
+    elif isinstance(kind, (int, float)) and not isinstance(kind, bool):
+        name = str(kind)
+    else:
+        name = "(none)" if kind is None or kind == "" else f"({type(kind).__name__})"
+    name = "".join(c if c.isprintable() else "?" for c in name[:KIND_CHARS])
+    counts = state.setdefault(UNKNOWN_KEY, {})
+    if name not in counts and len(counts) >= UNKNOWN_KINDS_KEPT:
+        name = OTHER_KINDS
+    counts[name] = counts.get(name, 0) + 1
