@@ -13,7 +13,8 @@ from whoosh.query import Phrase, Term
 
 from crabsearch.index import Indexer
 from crabsearch.index.analysis import (
-    CJKBigramTokenizer, CompoundTokenizer, groups, phrase_terms, spans, terms, text_analyzer)
+    CJKBigramTokenizer, CompoundTokenizer, folded_contexts, group_leaves, groups, phrase_terms, spans, terms,
+    text_analyzer)
 from crabsearch.search import Engine
 
 from builders import ClaudeSession
@@ -173,7 +174,7 @@ def test_plain_word_yields_just_itself(word):
     ("(see src/x.py), ok: done", ["see", "src/x.py", "src", "x.py", "x", "py", "ok", "done"]),
     ("a - b", ["a", "b"]),
     ("ab+ cd@ ef#", ["ab", "cd", "ef#", "ef"]),
-    ("it's don't", ["it", "s", "don", "t"]),
+    ("it's don't", ["it", "dont"]),  # an apostrophe inside keeps the word whole (issue 11)
 ])
 def test_trailing_punctuation_not_glued(text, expected):
     assert terms(text) == expected
@@ -374,3 +375,30 @@ def test_long_compound_is_data():
     path = "/".join(["segment"] * 40) + "/getUserById.ts"
     assert phrase_terms(path)[-2:] == ["getuserbyid", "ts"]
     assert [t.pos for t in text_analyzer()(path, positions=True)] == list(range(42))
+
+
+def test_sharp_s_and_ligatures_fold_to_their_letters():
+    assert terms("Straße STRASSE Æsir œuvre ﬁle") == ["strasse", "aesir", "oeuvre", "file"]
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("isn't", ["isnt"]), ("isn’t", ["isnt"]), ("O'Reilly", ["oreilly"]), ("the user's file", ["the", "user", "file"]),
+    ("users' files", ["users", "files"]), ("'quoted'", ["quoted"]), ("d['key']", ["d", "key"]),
+])
+def test_an_apostrophe_inside_a_word_keeps_it_whole(text, expected):
+    assert terms(text) == expected
+
+
+def test_an_apostrophe_word_is_highlighted_whole():
+    text = "no, this isn't it"
+    assert [text[a:b] for a, b in spans(text, {"isnt"})] == ["isn't"]
+
+
+def test_folded_contexts_name_the_folded_letters_with_their_neighbours():
+    assert folded_contexts("über Straße münchn plain") == {"uber": ["ub"], "strasse": ["asse"], "munchn": ["mun"]}
+
+
+def test_group_leaves_keep_the_parts_in_order():
+    assert group_leaves("foo.foo getUserById x") == [
+        (["foo.foo", "foo"], ["foo", "foo"]), (["getuserbyid", "get", "user", "by", "id"], ["get", "user", "by", "id"]),
+        (["x"], ["x"])]

@@ -1,7 +1,9 @@
 """The analyzer used at index time and query time (the same pipeline both ways).
 
-``CompoundTokenizer | LowercaseFilter | CharsetFilter(accent_map)``: tokens are lowercased and
-accent-folded (``café`` and ``cafe`` match). The tokenizer never fails on any input.
+``CompoundTokenizer | LowercaseFilter | CharsetFilter(FOLD_MAP)``: tokens are lowercased and
+accent-folded (``café`` and ``cafe`` match; ``ß`` is ``ss``, ``æ`` is ``ae``: :data:`FOLD_MAP`).
+A word with an apostrophe inside stays one word (``isn't`` is ``isnt``, ``user's`` is ``user``).
+The tokenizer never fails on any input.
 
 Compounds: identifiers match whole and in parts
 -----------------------------------------------
@@ -154,15 +156,23 @@ _ALNUM = rf"[^\W_{CJK_CHARS}]"      # a letter or digit that is not CJK
 _WORD = rf"[^\W{CJK_CHARS}]"        # ... or an underscore
 _CONNECTOR = r"[\-./:@+#]"          # ``_`` is a word character, so it is in _WORD
 
+_APOSTROPHES = "'\u2019"
+"""An apostrophe inside a word (ASCII ``'`` and the typographic ``’``) keeps the word whole."""
+
 TOKEN_PATTERN = (
     rf"([{CJK_CHARS}]+)"
     rf"|((?:[a-z0-9]++|[A-Z][a-z0-9]*+|[A-Z0-9]++)"
-    rf"(?!{_WORD}|{_CONNECTOR}+{_WORD}|\+\+|#))"
+    rf"(?!{_WORD}|{_CONNECTOR}+{_WORD}|\+\+|#|[{_APOSTROPHES}]{_ALNUM}))"
+    rf"|({_ALNUM}+(?:[{_APOSTROPHES}]{_ALNUM}+)+)"
     rf"|(#?_*{_ALNUM}{_WORD}*(?:{_CONNECTOR}+{_WORD}+)*(?:\+\+|#)?)"
 )
 """Group 1: a run of CJK characters (bigrammed); group 2: an ASCII word that is certainly a
-plain word (lower case, capitalized or upper case; the fast path); group 3: any other compound
-(see the module docs; it may still turn out to be a plain word, ``naïve``)."""
+plain word (lower case, capitalized or upper case; the fast path); group 3: letters and digits
+with apostrophes inside (``isn't``, ``O'Reilly``, ``user's``: one word, see
+:func:`_apostrophe_word`); group 4: any other compound (see the module docs; it may still turn
+out to be a plain word, ``naïve``)."""
+
+CJK_GROUP, PLAIN_GROUP, APOSTROPHE_GROUP, COMPOUND_GROUP = 1, 2, 3, 4
 
 _TOKEN_RE = re.compile(TOKEN_PATTERN)
 
@@ -325,7 +335,7 @@ class CompoundTokenizer(Tokenizer):
         pos = start_pos
         for match in _TOKEN_RE.finditer(value):
             group = match.lastindex
-            if group == 1 and match.end() - match.start() > 1:  # CJK bigrams
+            if group == CJK_GROUP and match.end() - match.start() > 1:  # CJK bigrams
                 run = match.group(1)
                 base = match.start()
                 for i in range(len(run) - 1):
@@ -344,9 +354,12 @@ class CompoundTokenizer(Tokenizer):
                         t.endchar = start_char + e
                     yield t
                 continue
-            # A plain word (group 2: the fast path), an isolated CJK character or a compound.
+            # A plain word (the fast path), a word with apostrophes, an isolated CJK character or
+            # a compound.
             t.text = word = match.group(group)
-            if group == 3 and len(word) > MAX_COMPOUND:
+            if group == APOSTROPHE_GROUP:
+                t.text = word = _apostrophe_word(word)
+            if group == COMPOUND_GROUP and len(word) > MAX_COMPOUND:
                 base = match.start()
                 for m in _ALNUM_RUN_RE.finditer(word):
                     t.text = m.group()
@@ -364,7 +377,7 @@ class CompoundTokenizer(Tokenizer):
                         t.endchar = start_char + e
                     yield t
                 continue
-            if group == 3 and not (word.islower() and word.isalnum()):
+            if group == COMPOUND_GROUP and not (word.islower() and word.isalnum()):
                 pieces, leaves = _split(word)
             else:
                 pieces = None
@@ -404,10 +417,65 @@ CJKBigramTokenizer = CompoundTokenizer
 """The former name (kept so older code and pickles that name it still load)."""
 
 
+def _apostrophe_word(word: str) -> str:
+    """A word with apostrophes inside, as one term: a final ``'s`` (English possessive, as
+    Lucene's ``EnglishPossessiveFilter``) is dropped (``user's`` -> ``user``), other apostrophes
+    are removed (``isn't`` -> ``isnt``, ``O'Reilly`` -> ``OReilly``), so the word matches the
+    same word typed without them (issue 11, problem 5: ``isn't`` was ``isn`` and ``t``)."""
+    if len(word) > 2 and word[-2] in _APOSTROPHES and word[-1] in "sS":
+        word = word[:-2]
+    return word.replace("'", "").replace("\u2019", "")
+
+
+FOLD_MAP: dict[int, str] = {
+    **accent_map,
+    ord("ß"): "ss", ord("ẞ"): "ss",  # Straße = Strasse (accent_map had ß -> s: "strase")
+    ord("æ"): "ae", ord("Æ"): "ae", ord("œ"): "oe", ord("Œ"): "oe",
+    ord("ĳ"): "ij", ord("Ĳ"): "ij", ord("þ"): "th", ord("Þ"): "th",
+    ord("ﬀ"): "ff", ord("ﬁ"): "fi", ord("ﬂ"): "fl", ord("ﬃ"): "ffi", ord("ﬄ"): "ffl", ord("ﬅ"): "st", ord("ﬆ"): "st",
+}
+"""Character folding after lowercasing: Whoosh's ``accent_map`` (accents removed: ``café`` =
+``cafe``), with letters that stand for two (``ß`` = ``ss``, ``æ`` = ``ae``, ``œ`` = ``oe``, the
+typographic ligatures) spelled out, as German and English writers type them without the key."""
+
+
+def fold(text: str) -> str:
+    """``text`` folded as the analyzer folds a token's characters (after lowercasing)."""
+    return text.translate(FOLD_MAP)
+
+
 @lru_cache(maxsize=1)
 def text_analyzer():
-    """The shared analyzer: ``CompoundTokenizer | LowercaseFilter | CharsetFilter(accent_map)``."""
-    return CompoundTokenizer() | LowercaseFilter() | CharsetFilter(accent_map)
+    """The shared analyzer: ``CompoundTokenizer | LowercaseFilter | CharsetFilter(FOLD_MAP)``."""
+    return CompoundTokenizer() | LowercaseFilter() | CharsetFilter(FOLD_MAP)
+
+
+def folded_contexts(text: str) -> dict[str, list[str]]:
+    """For each word of ``text`` that folding changed (``über``, ``Straße``): its folded form
+    -> the folded letters with their neighbours (``über``: ``["ub"]``; ``münchn``: ``["mun"]``).
+    Spelling repair keeps these (a repair that replaces a folded letter's neighbourhood crosses
+    into an unrelated word: ``über`` -> ``user``; issue 11, problem 5)."""
+    out: dict[str, list[str]] = {}
+    raw = CompoundTokenizer() | LowercaseFilter()
+    for tok in raw(text):
+        if tok.kind not in (WORD, WHOLE) or tok.text == fold(tok.text):
+            continue
+        folded, changed = "", []
+        for c in tok.text:
+            f = fold(c)
+            if f != c:
+                changed.extend(range(len(folded), len(folded) + len(f)))
+            folded += f
+        contexts, start = [], None
+        for i in range(len(folded) + 1):
+            inside = i in changed
+            if inside and start is None:
+                start = i
+            elif not inside and start is not None:
+                contexts.append(folded[max(0, start - 1):i + 1])
+                start = None
+        out.setdefault(folded, contexts)
+    return out
 
 
 def terms(text: str) -> list[str]:

@@ -26,7 +26,7 @@ from whoosh.query import And, Or, Phrase, Prefix, Query, Term, TermRange
 from whoosh.query.wrappers import WrappingQuery
 
 from ..query import ParsedQuery
-from .analysis import group_leaves, phrase_terms
+from .analysis import folded_contexts, group_leaves, phrase_terms
 from .schema import WEIGHTS
 from .union import FlatOr
 
@@ -171,10 +171,13 @@ class Compiler:
         self.searcher = searcher
         self._leaves: dict[tuple[str, ...], list[str]] = {}  # group -> its parts in order
         self._spelled: dict[tuple[str, ...], str] = {}  # group -> the word as typed
+        self._folded: dict[str, list[str]] = {}  # folded word -> its folded letters in context
         for w in pq.words:
             for g, leaves in group_leaves(w):
                 self._leaves.setdefault(tuple(g), leaves)
                 self._spelled.setdefault(tuple(g), w)
+            for word, contexts in folded_contexts(w).items():
+                self._folded.setdefault(word, contexts)
         all_groups = _dedupe_groups([list(g) for g in self._leaves])
         content = [g for g in all_groups if not (len(g) == 1 and g[0] in STOPWORDS)]
         self.groups = content or all_groups
@@ -333,8 +336,12 @@ class Compiler:
         Candidates are within Damerau-Levenshtein distance 2 and share the first letter (most
         misspellings keep it); nearest first, then most frequent. Words that also share the
         second letter are looked at first: a candidate among them at distance 1 is taken without
-        scanning every word of the first letter (2 to 10x fewer terms to read)."""
+        scanning every word of the first letter (2 to 10x fewer terms to read). A word typed
+        with letters that folding changed (``über``, ``Straße``) is repaired only to a word that
+        keeps each of them with its neighbours (``analysis.folded_contexts``): ``über`` is
+        never ``user`` (issue 11, problem 5: no repair is better than a wrong one)."""
         s = self.searcher
+        keep = self._folded.get(word, ())
         # Message fields only: a title made from the first prompt would count that prompt twice.
         fields = ("user", "assistant", "acting", "compaction")
         if len(word) < 4 or any(s.doc_frequency(f, word) for f in (*fields, "title")):
@@ -346,7 +353,7 @@ class Compiler:
                 if abs(len(cand) - len(word)) > 2:
                     continue
                 dist = distance(word, cand, limit=2)
-                if dist > 2:
+                if dist > 2 or not all(c in cand for c in keep):
                     continue
                 freq = sum(s.doc_frequency(g, cand) for g in fields)
                 if freq < MIN_REPAIR_FREQ:

@@ -22,9 +22,11 @@ from whoosh.fields import COLUMN, ID, STORED, TEXT, Schema
 
 from .analysis import text_analyzer
 
-SCHEMA_VERSION = 10
+SCHEMA_VERSION = 11
 """Bump when the schema or the analyzer changes: an index with another stamp is rebuilt.
-10: the message index ``idx`` is also a column (proximity of a session's matches, issue 11)."""
+10: the message index ``idx`` is also a column (proximity of a session's matches, issue 11).
+11: ``ß`` folds to ``ss`` (and ``æ``, ``œ``, ligatures to their letters); a word with an
+apostrophe inside is one term (``isn't`` -> ``isnt``, ``user's`` -> ``user``)."""
 
 WEIGHTS: dict[str, float] = {
     "user": 1.5,         # what the user said counts most
