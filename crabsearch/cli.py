@@ -259,7 +259,10 @@ def _run(args) -> int:
             engine.reload()
             result = run_search()
         if args.json:
-            _dump(result.to_json())
+            d = result.to_json()
+            for hit, hd in zip(result.hits, d["hits"]):
+                hd["archived"] = hit.session.archived
+            _dump(d)
         else:
             _print_hits(result)
         return EXIT_OK
@@ -276,7 +279,9 @@ def _run(args) -> int:
             return EXIT_USAGE
         page = engine.page(ref, args.offset, args.limit)
         if args.json:
-            _dump(page.to_json())
+            d = page.to_json()
+            d["session"]["archived"] = ref.session.archived
+            _dump(d)
         else:
             _print_page(page)
         return EXIT_OK
@@ -431,7 +436,8 @@ def _print_hits(result) -> None:
     for n, hit in enumerate(result.hits, 1):
         s = hit.session
         when = s.updated.strftime("%Y-%m-%d %H:%M") if s.updated else "?"
-        print(f"{n}. {printable(s.title or '(untitled)')}  [{s.agent}] {printable(s.project or '')}  {when}")
+        print(f"{n}. {printable(s.title or '(untitled)')}  [{s.agent}] {printable(s.project or '')}  {when}"
+              + ("  (archived)" if s.archived else ""))
         item = hit.item
         if item is not None:
             text = " ".join(item.text.split())
@@ -453,7 +459,8 @@ def _print_page(page) -> None:
     s = page.ref.session
     shown = (f"messages {page.offset + 1}-{page.offset + len(page.messages)} of {page.total}"
              if page.messages else f"no messages shown ({page.total} in the session)")
-    print(f"{printable(s.title or '(untitled)')}  [{s.agent}] {printable(s.project or '')}  {shown}")
+    print(f"{printable(s.title or '(untitled)')}  [{s.agent}] {printable(s.project or '')}  {shown}"
+          + ("  (archived)" if s.archived else ""))
     if page.ref.resume_command:
         print(f"resume: {printable(page.ref.resume_command)}")
     for m in page.messages:

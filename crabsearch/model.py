@@ -94,7 +94,9 @@ class Session:
     ``project`` is the working directory; ``started``/``updated`` are timezone-aware UTC or None;
     ``message_count`` counts every message the source yields (all roles). ``parent_session_id`` is
     set on subagent sessions. ``anchor_index`` is the message a row shows when only the title or
-    summary matched: the first real user prompt (0 when there is none).
+    summary matched: the first real user prompt (0 when there is none). ``archived`` is True for a
+    session its agent archived (Codex ``archived_sessions/``, opencode ``time_archived``, OpenClaw
+    transcript archives): still searchable, marked in rows and JSON (issue 14).
     """
 
     agent: str
@@ -110,6 +112,7 @@ class Session:
     parent_session_id: str | None = None
     anchor_index: int = 0
     extra: dict = field(default_factory=dict)
+    archived: bool = False
 
     def touch(self, ts: datetime | None) -> None:
         """Widen ``started``/``updated`` to include ``ts`` (ignored when None)."""

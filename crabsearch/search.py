@@ -454,6 +454,8 @@ class Engine:
                 result.notes.append(f"nothing matched {word} (whole, or its parts in a row)")
             used = any(h.route in ("repair", "any") for h in result.hits)
             result.corrections = dict(comp.corrections) if used else {}
+            for word in sorted(comp.rare) if used else ():  # the route hint says so (issue 11, problem 6)
+                result.notes.append(f"{word} → {comp.corrections[word]}: a word found in one message only")
             result.terms = comp.terms if used else [t for t in comp.terms if t not in comp.corrections.values()]
             if pq.in_tools and not self._has_tool_output():
                 result.notes.append("tool output is not indexed: set index_tool_output = true in config.toml "

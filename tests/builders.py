@@ -220,6 +220,32 @@ class CodexSession:
                                                       "output": output}))
         return self
 
+    def rolled_back(self, num_turns: int) -> "CodexSession":
+        """``/undo``-style rollback: ``event_msg`` ``thread_rolled_back`` (openai/codex
+        ``ThreadRolledBackEvent``), dropping the last ``num_turns`` user turns."""
+        self.lines.append(self._env("event_msg", {"type": "thread_rolled_back", "num_turns": num_turns}))
+        return self
+
+    def spawned_by(self, parent: "CodexSession", agent_role: str = "explorer") -> "CodexSession":
+        """Make this rollout a subagent of ``parent`` as Codex writes one: its ``session_meta``
+        names the parent (``source.subagent.thread_spawn.parent_thread_id``) and
+        ``subagent_history_start_ordinal``; the parent's ``session_meta`` and conversation follow,
+        copied; every line carries its ``ordinal`` (paginated history mode)."""
+        meta = self.lines[0]
+        copied = [dict(d) for d in parent.lines]
+        meta["payload"].update(source={"subagent": {"thread_spawn": {
+            "parent_thread_id": parent.session_id, "depth": 1, "agent_path": f"/root/{agent_role}",
+            "agent_nickname": None, "agent_role": agent_role}}},
+            subagent_history_start_ordinal=1 + len(copied))
+        self.lines = [meta] + copied + self.lines[1:]
+        return self
+
+    def with_ordinals(self) -> "CodexSession":
+        """Number every line (``ordinal``, from 0), as paginated rollouts do."""
+        for n, d in enumerate(self.lines):
+            d["ordinal"] = n
+        return self
+
     def write(self) -> Path:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.path.write_text("".join(json.dumps(d, ensure_ascii=False) + "\n" for d in self.lines), "utf-8")

@@ -11,7 +11,7 @@ import pytest
 
 from crabsearch.sources import SOURCES
 
-from builders import ClaudeSession
+from builders import ClaudeSession, CodexSession
 from source_checks import assert_incremental, assert_read_back, cli_ok
 
 
@@ -138,3 +138,148 @@ def test_claude_2_roots_that_are_not_rewinds(home):
         d["parentUuid"] = None
     old.lines[1]["parentUuid"] = old.lines[0]["uuid"]
     assert "off_branch" not in SOURCES["claude"].read(old.write()).session.extra
+
+
+# -- Codex CLI -----------------------------------------------------------------------------------
+
+
+CODEX = "019b0000-0000-7000-8000-000000000003"
+
+
+def test_codex_3_rolled_back_turns_are_an_abandoned_branch(home, capsys, tmp_path):
+    """Rule 3. ``event_msg`` ``thread_rolled_back`` drops the last N user turns from the active
+    history (openai/codex ``core/src/codex/rollout_reconstruction.rs``,
+    ``drop_last_n_user_turns``, 023cedaa25c0): they become an abandoned branch; a later rollback
+    counts only the turns that survived the earlier one."""
+    s = (CodexSession(home, session_id=CODEX).user("profile the heron importer").assistant("Profiled it.")
+         .user("cache the heron lookups in redis").assistant("Cached in redis.")
+         .user("and add a kingfisher metric").assistant("Metric added.")
+         .rolled_back(2)
+         .user("cache the heron lookups in memory instead").assistant("Cached in an LRU.")
+         .rolled_back(1).user("no cache at all").assistant("Removed."))
+    path = s.write()
+    read = SOURCES["codex"].read(path)
+    assert [m.text for m in read.messages][:2] == ["profile the heron importer", "Profiled it."]
+    assert read.session.extra["off_branch"] == [[2, 8]]
+    assert_incremental(SOURCES["codex"], path.read_bytes(), tmp_path / path.name)
+    assert agree(capsys, "kingfisher", CODEX, "kingfisher metric")["branch"] == "abandoned"
+    assert agree(capsys, "redis", CODEX, "heron lookups in redis")["branch"] == "abandoned"
+    assert agree(capsys, "profile", CODEX, "profile the heron importer")["branch"] == "active"
+    assert search(capsys, "removed")[0]["branch"] == "active"
+
+
+def _zst(data: bytes) -> bytes:
+    import zstandard
+
+    return zstandard.ZstdCompressor().compress(data)
+
+
+def test_codex_4_compressed_archive_is_read_and_marked_archived(home, capsys):
+    """Rule 4. Codex keeps archived rollouts as ``archived_sessions/rollout-*.jsonl.zst``
+    (openai/codex ``rollout/src/compression.rs``, 005c818463ca): read through ``zstandard``,
+    searchable, shown and exported, and marked archived (JSON ``archived: true``, the row, the
+    CLI text, the export header)."""
+    s = CodexSession(home, session_id=CODEX).user("tune the capybara rate limiter").assistant("Tuned.")
+    plain = s.write()
+    archived = home / ".codex" / "archived_sessions" / (plain.name + ".zst")
+    archived.parent.mkdir(parents=True)
+    archived.write_bytes(_zst(plain.read_bytes()))
+    plain.unlink()
+    hit = agree(capsys, "capybara", CODEX, "capybara rate limiter")
+    assert hit["archived"] is True and hit["path"] == str(archived)
+    assert show(capsys, CODEX)["session"]["archived"] is True
+    assert "Archived" in export(capsys, CODEX)
+    assert "(archived)" in cli_ok(capsys, "search", "capybara")
+    assert "archived" in row_text(home, "capybara")
+
+
+def row_text(home, query: str) -> str:
+    """The app's result row (header, structure line, snippet) of the first hit, as plain text."""
+    import os
+    from datetime import datetime, timezone
+
+    from rich.console import Console
+
+    from crabsearch.search import Engine
+    from crabsearch.tui.render import result_prompt
+
+    result = Engine(os.environ["CRABSEARCH_INDEX_DIR"]).search(query)
+    console = Console(width=160, record=True)
+    console.print(result_prompt(result.hits[0], result.terms, datetime(2026, 4, 1, tzinfo=timezone.utc), str(home)))
+    return console.export_text()
+
+
+def test_codex_4_plain_to_compressed_keeps_one_session(home, capsys):
+    """A rollout moved to ``archived_sessions/`` and compressed there (the ``.jsonl`` deleted)
+    is the same one session before, during and after; a plain file beside its compressed copy is
+    the one read (``should_skip_compressed_sibling``)."""
+    s = CodexSession(home, session_id=CODEX).user("migrate the ibis schema").assistant("Migrated.")
+    plain = s.write()
+    [hit] = search(capsys, "ibis")
+    assert hit["archived"] is False and hit["path"] == str(plain)
+    archive = home / ".codex" / "archived_sessions"
+    archive.mkdir(parents=True)
+    (archive / plain.name).write_bytes(plain.read_bytes())  # moved: both exist for a moment
+    (archive / (plain.name + ".zst")).write_bytes(_zst(plain.read_bytes()))
+    [hit] = search(capsys, "ibis")
+    assert hit["path"] == str(plain)
+    plain.unlink()
+    [hit] = search(capsys, "ibis")
+    assert hit["path"] == str(archive / plain.name) and hit["archived"] is True
+    (archive / plain.name).unlink()
+    [hit] = search(capsys, "ibis")
+    assert hit["path"] == str(archive / (plain.name + ".zst")) and hit["archived"] is True
+    assert [m["text"] for m in show(capsys, CODEX)["messages"]] == ["migrate the ibis schema", "Migrated."]
+
+
+def test_codex_4_broken_archive_is_that_file_only(home, capsys):
+    """A ``.jsonl.zst`` that is not zstd is named as unreadable; other sessions are indexed."""
+    CodexSession(home, session_id=CODEX).user("the okapi report").write()
+    bad = home / ".codex" / "archived_sessions" / "rollout-2026-01-01T00-00-00-019b0000-0000-7000-8000-0000000000ff.jsonl.zst"
+    bad.parent.mkdir(parents=True)
+    bad.write_bytes(b"not zstd at all")
+    assert search(capsys, "okapi")
+    status = json.loads(cli_ok(capsys, "status", "--json"))
+    assert [f["path"] for f in status["unreadable_files"]] == [str(bad)]
+
+
+def test_codex_4_archive_decompressing_past_the_cap_is_refused(tmp_path, monkeypatch):
+    """A small file can decompress to gigabytes: past ``ZST_MAX`` it is an error for that file."""
+    from crabsearch.sources import codex
+
+    path = tmp_path / ".codex" / "archived_sessions" / f"rollout-2026-01-01T00-00-00-{CODEX}.jsonl.zst"
+    path.parent.mkdir(parents=True)
+    path.write_bytes(_zst(b'{"type":"event_msg","payload":{}}\n' * 1000))
+    monkeypatch.setattr(codex, "ZST_MAX", 1000)
+    with pytest.raises(OSError, match="larger than"):
+        SOURCES["codex"].read(path)
+
+
+PARENT = "019b0000-0000-7000-8000-00000000000a"
+
+
+def test_codex_5_subagent_links_its_parent_and_skips_the_copied_history(home, capsys, tmp_path):
+    """Rule 5. A spawned subagent's rollout names its parent
+    (``session_meta.source.subagent.thread_spawn.parent_thread_id``, openai/codex
+    ``SubAgentSource::ThreadSpawn``) and begins with a copy of the parent's conversation; its own
+    history starts at ``subagent_history_start_ordinal`` (``RolloutLine.ordinal``). The child is
+    linked to its parent, and the copy is not the child's messages."""
+    parent = CodexSession(home, session_id=PARENT).user("survey the walrus codebase").assistant("Spawning a helper.")
+    parent.write()
+    child = (CodexSession(home, session_id=CODEX).user("list every walrus module with tests")
+             .assistant("Found twelve walrus modules with puffin tests."))
+    path = child.spawned_by(parent).with_ordinals().write()
+    read = SOURCES["codex"].read(path)
+    assert [m.text for m in read.messages] == ["list every walrus module with tests",
+                                               "Found twelve walrus modules with puffin tests."]
+    assert read.session.parent_session_id == PARENT and read.session.session_id == CODEX
+    assert read.session.title == "list every walrus module with tests"
+    assert_incremental(SOURCES["codex"], path.read_bytes(), tmp_path / path.name)
+    for line in child.lines:
+        del line["ordinal"]  # a rollout without ordinals: counted from the first record
+    assert [m.text for m in SOURCES["codex"].read(child.write()).messages][0] == "list every walrus module with tests"
+    hit = agree(capsys, "puffin", CODEX, "puffin tests", role="assistant")
+    assert hit["parent_session_id"] == PARENT and hit["parent_title"] == "survey the walrus codebase"
+    hits = search(capsys, "survey")
+    assert [h["session_id"] for h in hits] == [PARENT]  # the copied prompt is the parent's only
+    assert "subagent of survey the walrus codebase" in cli_ok(capsys, "search", "puffin")

@@ -102,9 +102,10 @@ def test_repair_of_the_second_letter_and_nearest_first(tmp_path):
     assert e.search("rxconcile").corrections == {"rxconcile": "reconcile"}  # substituted 2nd letter
 
 
-def test_no_repair_towards_a_word_found_only_once(corpus):
-    r = corpus.search("prefetchh")  # 'prefetch' is in one message only
-    assert r.route is None and r.hits == []
+def test_repair_towards_a_word_found_only_once_when_nothing_else_is_close(corpus):
+    r = corpus.search("prefetchh")  # 'prefetch' is in one message only (issue 11, problem 6)
+    assert r.route == "repair" and r.corrections == {"prefetchh": "prefetch"} and ids(r) == ["c3c3"]
+    assert r.notes == ["prefetchh → prefetch: a word found in one message only"]
 
 
 def test_exclusion(corpus):

@@ -16,7 +16,6 @@ from crabsearch.search import Engine
 from builders import ClaudeSession
 
 NOW = datetime.now(timezone.utc)
-PENDING6 = pytest.mark.xfail(strict=True, reason="issue 11: not fixed yet")
 
 
 def sid(n: int) -> str:
@@ -174,7 +173,6 @@ def test_an_apostrophe_keeps_the_word_whole(tmp_path):
 # -- 6. repair towards a word found once -----------------------------------------------------
 
 
-@PENDING6
 def test_repair_to_a_word_found_in_one_message_when_nothing_else_is_close(tmp_path):
     home = tmp_path / "h"
     e = build(tmp_path, aged(home, 1, 1).user("the coalesce call drops nulls"),

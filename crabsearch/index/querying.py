@@ -35,6 +35,8 @@ SESSION_FIELDS = ("title", "summary")
 TOOL_FIELDS = ("tool_output", "tool")
 PHRASE_FIELDS = {"user", "assistant", "acting", "compaction", "summary", "title", "tool_output"}
 MIN_REPAIR_FREQ = 2
+"""A spelling repair prefers a word found in at least this many messages; a word found in fewer
+is used only when no such word is close (``Compiler._closest``)."""
 MAX_PREFIX_TERMS = 64
 """A ``prefix*`` expanding to at most this many words per field is searched as those words (a
 flat union, scored term at a time when it is the whole query); beyond, as Whoosh's ``Prefix``."""
@@ -186,9 +188,12 @@ class Compiler:
         self.prefixes = [p.lower() for p in pq.prefixes]
         self.excluded = [t for t in (phrase_terms(x) for x in pq.excluded) if t]
         self.corrections: dict[str, str] = {}
+        self.rare: set[str] = set()
+        """The words of ``corrections`` repaired to a word found in one message only."""
         self._closest_cache: dict[str, str | None] = {}
         self._prefix_cache: dict[tuple, Query] = {}
         self._postings_cache: dict[tuple[str, ...], bool] = {}
+        self._once: set[str] = set()  # repairs found in one message only
 
     @property
     def terms(self) -> list[str]:
@@ -293,6 +298,8 @@ class Compiler:
             fixed = self._closest_cache[w]
             if fixed and fixed != w:
                 self.corrections[w] = fixed
+                if fixed in self._once:
+                    self.rare.add(w)
                 g = [fixed]
             out.append(g)
         return out
@@ -331,7 +338,10 @@ class Compiler:
         return any(self.searcher.doc_frequency(f, term) for f in WEIGHTS)
 
     def _closest(self, word: str) -> str | None:
-        """The nearest indexed word occurring in >= 2 documents, when ``word`` has no postings.
+        """The nearest indexed word occurring in >= 2 documents, when ``word`` has no postings;
+        when no such word is close, the nearest word found in one message (issue 11, problem
+        6: in a small history the word a user mistypes often occurs once; such a repair is
+        listed in ``rare`` and the search says so).
 
         Candidates are within Damerau-Levenshtein distance 2 and share the first letter (most
         misspellings keep it); nearest first, then most frequent. Words that also share the
@@ -347,6 +357,7 @@ class Compiler:
         if len(word) < 4 or any(s.doc_frequency(f, word) for f in (*fields, "title")):
             return None
         best: tuple[int, int, str] | None = None
+        once: tuple[int, str] | None = None
         seen: set[bytes] = set()
         for prefix in (word[:2], word[:1]):
             for cand in _vocabulary(s, fields, prefix, seen):
@@ -357,12 +368,17 @@ class Compiler:
                     continue
                 freq = sum(s.doc_frequency(g, cand) for g in fields)
                 if freq < MIN_REPAIR_FREQ:
+                    if freq and (once is None or (dist, cand) < once):
+                        once = (dist, cand)
                     continue
                 key = (dist, -freq, cand)
                 if best is None or key < best:
                     best = key
             if best is not None and best[0] <= 1:
                 break
+        if best is None and once is not None:
+            self._once.add(once[1])
+            return once[1]
         return best[2] if best else None
 
 

@@ -167,7 +167,7 @@ class Source:
         stats = LineStats()
         messages: list[Message] = []
         committed: dict | None = None
-        for rec in iter_records(str(path), start, stats):
+        for rec in self.records(path, start, stats):
             if not rec.complete:
                 # Snapshot before the unterminated tail: it is re-read when the file grows.
                 committed = copy.deepcopy(state)
@@ -176,6 +176,13 @@ class Source:
             self.take(rec, state, session, messages, stats if rec.complete else LineStats(), rec.offset)
         self._seal(state, session, stats)
         return FileRead(session, messages, stats.end_offset, committed or state, stats)
+
+    def records(self, path: Path, start: int, stats: LineStats) -> Iterator[Record]:
+        """The JSON-object records of ``path`` from ``start`` for :meth:`read` (default: the lines of
+        a JSONL file, :func:`~crabsearch.jsonl.iter_records`); a source whose files are stored
+        another way (Codex's zstd-compressed archives) yields the same records from its bytes.
+        Raises ``OSError``."""
+        return iter_records(str(path), start, stats)
 
     def take(self, rec: Record, state: dict, session: Session, out: list[Message], stats: LineStats,
              where: int | str | None = None,

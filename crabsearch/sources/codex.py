@@ -15,20 +15,52 @@ Decisions the spec leaves open:
   ``encrypted_content``. Any ``*_call`` item is a tool call, any ``*_output`` item a tool result
   paired by ``call_id``.
 * The 2025-05 whole-file ``.json`` format is not read.
+
+Current formats (issue 14), checked against openai/codex ``codex-rs``:
+
+* **Rollback** (rule 3): ``event_msg`` ``{"type": "thread_rolled_back", "num_turns": N}`` drops
+  the last N user turns from the active history (``core/src/codex/rollout_reconstruction.rs``,
+  ``history.drop_last_n_user_turns``, at 023cedaa25c0; ``ThreadRolledBackEvent`` in
+  ``protocol/src/protocol.rs``): the messages from the N-th latest surviving prompt on become an
+  abandoned branch (``extra["off_branch"]``). A user turn starts at each prompt yielded (the
+  ``user_message`` event or its ``response_item`` twin, whichever comes first).
+* **Compressed archives** (rule 4): ``rollout/src/compression.rs`` (at 005c818463ca) reads a rollout
+  stored as ``rollout-*.jsonl.zst`` (zstd) wherever a ``.jsonl`` would be, and prefers the plain
+  ``.jsonl`` when both exist (``should_skip_compressed_sibling``); archived threads are moved to
+  ``archived_sessions/`` (``move_rollout_noclobber``) and compressed there. A ``.jsonl.zst`` is read
+  whole through ``zstandard`` (offsets are those of the decompressed lines); a rollout whose file
+  name is discovered twice (plain and compressed, or in ``sessions/`` and ``archived_sessions/``
+  during a move) is read once: the plain file, in ``sessions/`` first. A session under
+  ``archived_sessions/`` is ``archived``.
+* **Subagents** (rule 5): a spawned thread's ``session_meta`` names its parent in
+  ``source.subagent.thread_spawn.parent_thread_id`` (``SessionSource::SubAgent(
+  SubAgentSource::ThreadSpawn {parent_thread_id, depth, agent_path, agent_nickname, agent_role})``;
+  older files also write ``parent_thread_id`` at the top level) and
+  ``subagent_history_start_ordinal``: records before that ordinal (the ``ordinal`` of each
+  ``RolloutLine``, paginated history mode, numbered from 0 at the first record; counted here when
+  a line has none) are the parent's conversation copied for context. They yield no messages and
+  set nothing but the child's own ``session_meta``; the session's ``parent_session_id`` is the
+  parent thread, and its title is its own first prompt (the task it was given).
+* **Drift**: a line whose ``type`` is none of :data:`KNOWN_KINDS` is counted
+  (:func:`~crabsearch.sources.base.note_unknown`) and listed by ``crabsearch status``.
 """
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
+import threading
+from collections import OrderedDict
 from pathlib import Path
 from typing import Iterator, Mapping
 
-from ..jsonl import Record, iter_records, loads
+from ..files import open_file
+from ..jsonl import BOM, MAX_LINE, LineStats, Record, iter_records, loads
 from ..model import (LABEL_ASSISTANT, LABEL_SUMMARY, LABEL_THINKING, LABEL_USER, Message, Role,
                      Session, tool_call_label)
 from ..redact import redact
-from .base import capped, Source, cd_and, env_dir, parse_ts, dump_text, string, walk_files
+from .base import capped, Source, cd_and, env_dir, note_unknown, parse_ts, dump_text, string, walk_files
 from .pieces import Piece, emit, note_compaction, piece_text
 
 SUMMARY_CAP = 8192
@@ -40,6 +72,17 @@ _INJECTED = ("<environment_context>", "<user_instructions>", "# AGENTS.md instru
 _BARE_ITEMS = frozenset({"message", "reasoning", "function_call", "function_call_output",
                          "custom_tool_call", "custom_tool_call_output", "local_shell_call",
                          "local_shell_call_output"})
+KNOWN_KINDS = frozenset({"session_meta", "turn_context", "response_item", "event_msg", "compacted",
+                         "world_state", "inter_agent_communication_metadata", "token_usage_record"})
+"""Envelope kinds this reader knows (formats.md 2.2; the last three carry nothing to index)."""
+ZST = ".zst"
+TURNS_KEPT = 256
+"""Message indexes of the latest surviving user turns kept to place a rollback."""
+ZST_MAX = 256 << 20
+"""Decompressed bytes read of one ``.jsonl.zst`` (a larger one is an error for that file only: a
+small file can decompress to gigabytes)."""
+ZST_CACHED = 64 << 20
+"""A decompressed archive up to this size stays in memory for reading its messages back."""
 
 
 class CodexSource(Source):
@@ -57,32 +100,80 @@ class CodexSource(Source):
 
     def discover(self, env: Mapping[str, str], home: Path) -> Iterator[Path]:
         """``sessions/**/rollout-*.jsonl``, ``archived_sessions/**/rollout-*.jsonl`` and
-        ``archived_sessions/*.jsonl``."""
+        ``archived_sessions/*.jsonl``, each also compressed (``.jsonl.zst``). A rollout name found
+        twice is yielded once (module docstring, rule 4): plain before compressed, ``sessions/``
+        before ``archived_sessions/``."""
         seen: set[Path] = set()
         for root in self.roots(env, home):
+            found: list[Path] = []
             for sub, pattern in (("sessions", "**/rollout-*.jsonl"),
                                  ("archived_sessions", "**/rollout-*.jsonl"),
-                                 ("archived_sessions", "*.jsonl")):
-                for path in walk_files(root / sub, pattern):
-                    if path not in seen:
-                        seen.add(path)
-                        yield path
+                                 ("archived_sessions", "*.jsonl"),
+                                 ("sessions", "**/rollout-*.jsonl.zst"),
+                                 ("archived_sessions", "**/*.jsonl.zst")):
+                found += walk_files(root / sub, pattern)
+            names: set[str] = set()
+            for path in found:
+                name = plain_name(path)
+                if path in seen or name in names:
+                    continue
+                seen.add(path)
+                names.add(name)
+                yield path
 
     def new_state(self, path: Path) -> dict:
-        """The thread uuid at the end of the file name (the default session id)."""
-        m = _UUID.search(path.stem)
-        return {"file_id": m.group(0) if m else None}
+        """The thread uuid at the end of the file name (the default session id); whether the file
+        lies under ``archived_sessions/``."""
+        m = _UUID.search(plain_name(path).removesuffix(".jsonl"))
+        state: dict = {"file_id": m.group(0) if m else None}
+        if any(parent.name == "archived_sessions" for parent in path.parents):
+            state["archived"] = True
+        return state
+
+    def records(self, path: Path, start: int, stats: LineStats) -> Iterator[Record]:
+        """The records of a rollout: its lines, decompressed first for a ``.jsonl.zst``."""
+        if str(path).endswith(ZST):
+            return _lines_of(_decompressed(str(path)), start, stats)
+        return super().records(path, start, stats)
+
+    def load(self, path: str, offset: int, length: int) -> object | None:
+        """One record by the offset and length of its line (in the decompressed bytes of a
+        ``.jsonl.zst``). Raises ``OSError``."""
+        if not path.endswith(ZST):
+            return super().load(path, offset, length)
+        raw = _decompressed(path)[offset:offset + length]
+        try:
+            obj = loads(raw) if len(raw) == length else None
+        except ValueError:
+            return None
+        return obj if isinstance(obj, dict) else None
+
+    def in_bytes(self, path: str) -> bool:
+        """A ``.jsonl.zst``'s offsets are not bytes of the file: not added up as MB."""
+        return not path.endswith(ZST) and super().in_bytes(path)
+
+    def locate(self, path: str, offset: int) -> tuple[str, int] | None:
+        """None for a compressed rollout (an editor would show zstd frames)."""
+        return None if path.endswith(ZST) else super().locate(path, offset)
 
     def process(self, rec: Record, state: dict, session: Session, out: list[Message]) -> None:
         """One line: metadata (session_meta, header, thread name) and its messages."""
         obj = rec.obj
         kind, payload = obj.get("type"), obj.get("payload")
+        ordinal = obj.get("ordinal")
+        if not isinstance(ordinal, int) or isinstance(ordinal, bool):
+            ordinal = state.get("records", 0)
+        state["records"] = state.get("records", 0) + 1
+        if isinstance(payload, dict) and kind == "session_meta":
+            _meta(payload, state, session)
+            return
+        if ordinal < state.get("own_from", 0):
+            return  # the parent's conversation, copied into a subagent's rollout (rule 5)
+        if kind is not None and (not isinstance(kind, str) or kind not in KNOWN_KINDS) and "payload" in obj:
+            note_unknown(state, kind)
         ts = parse_ts(obj.get("timestamp"))
         session.touch(ts)
         if isinstance(payload, dict):
-            if kind == "session_meta":
-                _meta(payload, state, session)
-                return
             if kind == "turn_context":
                 if session.project is None and string(payload.get("cwd")):
                     session.project = payload["cwd"]
@@ -91,6 +182,9 @@ class CodexSource(Source):
                 name = string(payload.get("thread_name")).strip()
                 if name:
                     state["thread_name"] = name
+                return
+            if kind == "event_msg" and payload.get("type") == "thread_rolled_back":
+                _rolled_back(payload.get("num_turns"), state)
                 return
         elif kind is None and string(obj.get("id")) and "timestamp" in obj:
             _meta(obj, state, session)  # pre-envelope header {id, timestamp, instructions, git?, cwd?}
@@ -112,16 +206,30 @@ class CodexSource(Source):
                     state.pop("last_prompt", None)
                 else:
                     state["last_prompt"] = [kind, text]
+        base = len(out)
         emit(pieces, rec, state, out, ts, skip=skip)
+        # each user message yielded starts a user turn (rule 3); numbered as emit numbers them
+        turns = [state["next_index"] + i for i, m in enumerate(out[base:]) if m.role is Role.USER]
+        if turns:
+            kept = state.setdefault("turns", [])
+            kept.extend(turns)
+            del kept[:-TURNS_KEPT]
 
     def finish(self, state: dict, session: Session) -> None:
         """Session id; title = session_index.jsonl thread name > thread_name_updated event > first
         prompt (formats.md 2.4); anchor = first prompt."""
-        session.session_id = state.get("sid") or state.get("file_id") or Path(session.path).stem
+        session.session_id = (state.get("sid") or state.get("file_id")
+                              or plain_name(Path(session.path)).removesuffix(".jsonl"))
         names = thread_names(codex_root(Path(session.path)))
         session.title = (names.get(session.session_id) or names.get(state.get("file_id") or "")
                          or state.get("thread_name") or state.get("first_prompt") or None)
         session.anchor_index = state.get("anchor", 0)
+        session.parent_session_id = state.get("parent")
+        if state.get("agent_type"):
+            session.extra["agent_type"] = state["agent_type"]
+        if state.get("off"):
+            session.extra["off_branch"] = [list(r) for r in state["off"]]
+        session.archived = bool(state.get("archived"))
 
     def message_text(self, obj: dict, part: int, label: str) -> str:
         """Text of piece ``part`` of line ``obj`` (same extraction as :meth:`process`)."""
@@ -238,7 +346,8 @@ def _item(p: dict, bare: bool) -> list[Piece]:
 
 def _meta(p: dict, state: dict, session: Session) -> None:
     """Apply a session_meta (or pre-envelope header): the first one, unless a later one's id
-    matches the file name's uuid, which then wins for good (formats.md 2.2)."""
+    matches the file name's uuid, which then wins for good (formats.md 2.2). A spawned
+    subagent's meta names its parent and where its own history starts (rule 5)."""
     mid = string(p.get("id"))
     match = bool(mid) and mid == state.get("file_id")
     if state.get("meta") == "match" or (state.get("meta") and not match):
@@ -250,6 +359,117 @@ def _meta(p: dict, state: dict, session: Session) -> None:
         session.project = p["cwd"]
     git = p.get("git")
     session.git_branch = (string(git.get("branch")) if isinstance(git, dict) else "") or None
+    source = p.get("source")
+    sub = source.get("subagent") if isinstance(source, dict) else None
+    spawn = sub.get("thread_spawn") if isinstance(sub, dict) else None
+    spawn = spawn if isinstance(spawn, dict) else {}
+    parent = string(spawn.get("parent_thread_id")) or string(p.get("parent_thread_id"))
+    for key in ("parent", "agent_type", "own_from"):
+        state.pop(key, None)
+    if parent and parent != mid:
+        state["parent"] = parent
+        kind = string(spawn.get("agent_role")) or string(spawn.get("agent_nickname"))
+        if kind:
+            state["agent_type"] = kind[:80]
+    start = p.get("subagent_history_start_ordinal")
+    if isinstance(start, int) and not isinstance(start, bool) and start > 0:
+        state["own_from"] = start
+
+
+def _rolled_back(num_turns, state: dict) -> None:
+    """``thread_rolled_back``: the last ``num_turns`` surviving user turns leave the active history
+    (rule 3); their messages, and everything after them so far, become an abandoned range."""
+    turns = state.get("turns")
+    if not isinstance(num_turns, int) or isinstance(num_turns, bool) or num_turns <= 0 or not turns:
+        return
+    start = turns[-min(num_turns, len(turns))]
+    del turns[-min(num_turns, len(turns)):]
+    if start >= state["next_index"]:
+        return
+    off = state.setdefault("off", [])
+    if off and start <= off[-1][1]:
+        off[-1] = [min(off[-1][0], start), state["next_index"]]
+    else:
+        off.append([start, state["next_index"]])
+
+
+def plain_name(path: Path) -> str:
+    """A rollout's file name without the ``.zst`` of a compressed one (``rollout-...jsonl``)."""
+    return path.name.removesuffix(ZST)
+
+
+_ZCACHE: "OrderedDict[tuple, bytes]" = OrderedDict()
+_ZLOCK = threading.Lock()
+
+
+def _decompressed(path: str) -> bytes:
+    """The decompressed bytes of a ``.jsonl.zst`` (opened as a regular file only, through
+    ``zstandard``), at most :data:`ZST_MAX`; the last one up to :data:`ZST_CACHED` is kept,
+    keyed by the file's size, mtime and inode. Raises ``OSError`` (also when ``zstandard`` is
+    missing or the data is not zstd)."""
+    try:
+        import zstandard
+    except ImportError as exc:  # pragma: no cover - a declared dependency
+        raise OSError("reading .jsonl.zst needs the zstandard module") from exc
+    with open_file(path) as fh:
+        st = os.fstat(fh.fileno())
+        key = (path, st.st_size, st.st_mtime_ns, st.st_ino)
+        with _ZLOCK:
+            if key in _ZCACHE:
+                return _ZCACHE[key]
+        buf = bytearray()
+        try:
+            with zstandard.ZstdDecompressor().stream_reader(fh) as reader:
+                while len(buf) <= ZST_MAX:
+                    more = reader.read(min(16 << 20, ZST_MAX + 1 - len(buf)))
+                    if not more:
+                        break
+                    buf += more
+        except zstandard.ZstdError as exc:
+            raise OSError(f"not a zstd stream: {exc}") from exc
+    if len(buf) > ZST_MAX:
+        raise OSError(f"decompressed rollout larger than {ZST_MAX >> 20} MB")
+    data = bytes(buf)
+    del buf
+    if len(data) <= ZST_CACHED:
+        with _ZLOCK:
+            _ZCACHE[key] = data
+            while len(_ZCACHE) > 1:
+                _ZCACHE.popitem(last=False)
+    return data
+
+
+def _lines_of(data: bytes, start: int, stats: LineStats) -> Iterator[Record]:
+    """The JSON-object lines of ``data`` from ``start``, as :func:`~crabsearch.jsonl.iter_records`
+    yields a file's (broken, non-object and oversized lines skipped and counted)."""
+    stats.end_offset = start
+    pos = start
+    while pos < len(data):
+        nl = data.find(b"\n", pos)
+        end = len(data) if nl < 0 else nl
+        raw = data[pos:end]
+        if len(raw) > MAX_LINE:
+            stats.oversized += 1
+            stats.skip("oversized line", pos)
+        elif raw.removeprefix(BOM).strip():
+            try:
+                obj = loads(raw)
+            except ValueError:
+                obj = ValueError
+            if obj is ValueError:
+                if nl >= 0:
+                    stats.skip("broken JSON", pos)
+                else:
+                    stats.pending = True
+            elif not isinstance(obj, dict):
+                if nl >= 0:
+                    stats.skip("not a JSON object", pos)
+            else:
+                yield Record(obj, pos, end - pos, nl >= 0)
+        if nl < 0:
+            return
+        pos = nl + 1
+        stats.end_offset = pos
 
 
 def _texts(items) -> list[str]:

@@ -270,9 +270,13 @@ def _event_text(row: sqlite3.Row) -> str | None:
     if blob is None or _zstd is None:
         return None
     try:
-        return _zstd.ZstdDecompressor().decompressobj().decompress(bytes(blob)).decode("utf-8", "replace")
+        dobj = _zstd.ZstdDecompressor().decompressobj()
+        raw = dobj.decompress(bytes(blob))
     except Exception:  # zstandard.ZstdError and friends: a broken blob
         return None
+    if not dobj.eof:  # a frame cut short decompresses to what it has, without an error
+        return None
+    return raw.decode("utf-8", "replace")
 
 
 def _parse(text: str) -> dict | None:

@@ -101,6 +101,8 @@ def row_header(hit: Hit, now: datetime, home: str | None) -> Table:
     meta.append(f" {agent_name(s.agent)} ", style=agent_style(s.agent))
     if s.parent_session_id:
         meta.append(" subagent", style=f"italic {MUTED}")
+    if s.archived:
+        meta.append(" archived", style=f"italic {MUTED}")
     meta.append("  ")
     meta.append(printable(_tail(short_path(s.project, home), 28)) or "no project", style=MUTED)
     meta.append(f"  {relative_date(s.updated, now)}", style=MUTED)
