@@ -154,7 +154,7 @@ async def test_app_shows_hostile_strings_inert_on_every_screen(hostile):
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
         check("recent sessions")
-        await pilot.press(*"canary")
+        await pilot.press(*"canary step")  # the Claude session first: its tool call is hostile
         await settle(pilot)
         check("results", "canary title \u241b]52")
         await pilot.press("down", "enter")

@@ -269,7 +269,11 @@ class CrabsearchApp(App[str | None]):
         self.copy_to_clipboard(text)
         saved = ""
         try:
-            self.copy_file.parent.mkdir(parents=True, exist_ok=True, mode=paths.PRIVATE_DIR)
+            folder = self.copy_file.parent
+            folder.mkdir(parents=True, exist_ok=True, mode=paths.PRIVATE_DIR)
+            st = folder.stat()  # crabsearch's own cache directory: made private, as the index is
+            if st.st_mode & 0o077 and st.st_uid == os.getuid():
+                folder.chmod(paths.PRIVATE_DIR)
             paths.write_private(self.copy_file, text)
             saved = f" If your terminal ignores OSC 52, it is also in {short_path(str(self.copy_file), self.home)}"
         except OSError:

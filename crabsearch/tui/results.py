@@ -67,16 +67,17 @@ class ResultList(OptionList):
         self.terms: list[str] = []
         self.expanded: dict[int, tuple[int, int, list[Item]]] = {}
 
-    def show(self, hits: list[Hit], terms: list[str]) -> None:
-        """Replace the rows, keeping the cursor on the same session, and expanded rows expanded,
-        when they are still listed."""
-        keep = self.current_hit
-        keep_key = (keep.session.agent, keep.session.session_id) if keep else None
+    def show(self, hits: list[Hit], terms: list[str], *, keep: bool = True) -> None:
+        """Replace the rows. A refresh of the same results (``keep``) keeps the cursor on the
+        same session, and expanded rows expanded, when they are still listed; a new result list
+        (another query) starts at its first row, cursor on it, scrolled to the top."""
+        current = self.current_hit if keep else None
+        keep_key = (current.session.agent, current.session.session_id) if current else None
         # Rows that were expanded stay expanded (same window size) when the results refresh.
         opened = {(self.hits[i].session.agent, self.hits[i].session.session_id): (b, a)
-                  for i, (b, a, _) in self.expanded.items() if i < len(self.hits)}
+                  for i, (b, a, _) in self.expanded.items() if i < len(self.hits)} if keep else {}
         old = self.hits
-        grown = (terms == self.terms and len(hits) > len(old) > 0 and all(
+        grown = (keep and terms == self.terms and len(hits) > len(old) > 0 and all(
             _key(a) == _key(b) for a, b in zip(old, hits)))
         self.hits, self.terms = hits, terms
         if grown:  # more rows of the same results: render only the new ones
@@ -95,6 +96,8 @@ class ResultList(OptionList):
                     target = i
                     break
             self.highlighted = target
+        if not keep or not hits:
+            self.scroll_to(y=0, animate=False, immediate=True)
 
     @property
     def current_hit(self) -> Hit | None:

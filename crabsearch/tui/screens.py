@@ -55,6 +55,7 @@ class SearchScreen(Screen):
         self._shown = -1
         self._timer = None
         self.result: SearchResult | None = None
+        self._shown_sort = self.sort
         self.search_error: str | None = None
         self.index_error: str | None = None
         self._index_started = 0.0
@@ -158,10 +159,14 @@ class SearchScreen(Screen):
         if message.generation != self._generation:
             return  # a newer query is on its way
         self._shown = message.generation
+        # The same query again (an index refresh, Ctrl+R, more rows) keeps the cursor where it
+        # is; another query, or another order, starts at the first row.
+        same = self.result is not None and (self.result.query, self._shown_sort) == (message.result.query, self.sort)
+        self._shown_sort = self.sort
         self.result = message.result
         self.search_error = message.error
         results = self.query_one(ResultList)
-        results.show(message.result.hits, message.result.terms)
+        results.show(message.result.hits, message.result.terms, keep=same)
         self._update_status()
 
     @on(ResultList.NeedMore)
