@@ -252,6 +252,63 @@ class CodexSession:
         return self.path
 
 
+class GeminiChat:
+    """A Gemini CLI chat as the CLI writes it today (google-gemini/gemini-cli
+    ``chatRecordingService.ts``): ``<home>/.gemini/tmp/<project id>/chats/session-<stamp>-<id8>.jsonl``,
+    a metadata line, then message records (the same ``id`` re-appended when a message is
+    updated), ``$set`` patches and ``$rewindTo`` records. ``project_root`` writes the project
+    registry's ``tmp/<project id>/.project_root`` marker."""
+
+    def __init__(self, home: Path, session_id: str | None = None, project_id: str = "webapp",
+                 start: datetime = T0, directories: list[str] | None = None, project_root: str | None = None):
+        self.home = Path(home)
+        self.session_id = session_id or str(_uuid.uuid4())
+        self.project_id = project_id
+        self.t = start
+        self.start = start
+        self.project_root = project_root
+        meta = {"sessionId": self.session_id, "projectHash": project_id, "startTime": _ts(start),
+                "lastUpdated": _ts(start), "kind": "main"}
+        if directories is not None:
+            meta["directories"] = directories
+        self.lines: list[dict] = [meta]
+        self.n = 0
+
+    @property
+    def path(self) -> Path:
+        return (self.home / ".gemini" / "tmp" / self.project_id / "chats"
+                / f"session-{self.start:%Y-%m-%dT%H-%M}-{self.session_id[:8]}.jsonl")
+
+    def message(self, kind: str, content, mid: str | None = None, **extra) -> str:
+        """Append a message record; returns its id (pass ``mid`` to re-append an update)."""
+        self.n += 1
+        self.t += timedelta(seconds=10)
+        mid = mid or f"m{self.n}"
+        self.lines.append({"id": mid, "timestamp": _ts(self.t), "type": kind, "content": content, **extra})
+        return mid
+
+    def user(self, text: str, mid: str | None = None, **extra) -> str:
+        return self.message("user", [{"text": text}], mid, **extra)
+
+    def gemini(self, text: str, mid: str | None = None, **extra) -> str:
+        return self.message("gemini", text, mid, model="gemini-2.5-pro", **extra)
+
+    def set(self, **fields) -> "GeminiChat":
+        self.lines.append({"$set": fields})
+        return self
+
+    def rewind(self, mid: str) -> "GeminiChat":
+        self.lines.append({"$rewindTo": mid})
+        return self
+
+    def write(self) -> Path:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        if self.project_root is not None:
+            (self.path.parent.parent / ".project_root").write_text(self.project_root, "utf-8")
+        self.path.write_text("".join(json.dumps(d, ensure_ascii=False) + "\n" for d in self.lines), "utf-8")
+        return self.path
+
+
 NOW = datetime(2026, 3, 20, 12, 0, 0, tzinfo=timezone.utc)
 """The fixed clock for TUI tests and snapshots."""
 

@@ -11,7 +11,7 @@ import pytest
 
 from crabsearch.sources import SOURCES
 
-from builders import ClaudeSession, CodexSession
+from builders import ClaudeSession, CodexSession, GeminiChat
 from source_checks import assert_incremental, assert_read_back, cli_ok
 
 
@@ -283,3 +283,133 @@ def test_codex_5_subagent_links_its_parent_and_skips_the_copied_history(home, ca
     hits = search(capsys, "survey")
     assert [h["session_id"] for h in hits] == [PARENT]  # the copied prompt is the parent's only
     assert "subagent of survey the walrus codebase" in cli_ok(capsys, "search", "puffin")
+
+
+# -- Gemini CLI ----------------------------------------------------------------------------------
+# google-gemini/gemini-cli at 5411f113cafa: packages/core/src/services/chatRecordingService.ts
+# (loadConversationRecord), packages/core/src/utils/sessionUtils.ts (isIgnoredUserContent),
+# packages/cli/src/utils/sessionUtils.ts, packages/core/src/config/projectRegistry.ts.
+
+GEM = "6e0d0000-0000-4000-8000-000000000006"
+
+
+def test_gemini_6_context_and_commands_are_not_prompts(home, capsys):
+    """Rule 6. A user message starting with ``<session_context>`` or ``<hook_context>``, or a
+    command starting with ``/`` or ``?``, is not conversation content (``isIgnoredUserContent``):
+    never the title, labelled ``context`` (role system), not in the user field."""
+    g = GeminiChat(home, GEM, directories=["/home/dev/gem"])
+    g.user("<session_context>\nToday is Monday. The repo holds a tapir service.\n</session_context>")
+    g.user("/memory add prefer the tapir logger")
+    g.user("?what does the tapir flag do")
+    g.user("<hook_context>tapir hook ran</hook_context>")
+    g.user("rename the tapir handler")
+    g.gemini("Renamed the tapir handler.")
+    path = g.write()
+    read = SOURCES["gemini"].read(path)
+    assert [(m.role.value, m.label) for m in read.messages] == [("system", "context")] * 4 + [
+        ("user", "user"), ("assistant", "assistant")]
+    assert read.session.title == "rename the tapir handler" and read.session.anchor_index == 4
+    assert_read_back(SOURCES["gemini"], path, read.messages)
+    [hit] = search(capsys, "tapir")
+    assert hit["title"] == "rename the tapir handler" and hit["role"] == "user"
+    assert search(capsys, "monday") == []  # context is not indexed as what the user said
+    page = show(capsys, GEM)
+    assert [(m["role"], m["label"]) for m in page["messages"][:2]] == [("system", "context")] * 2
+    assert "### #1 context" in export(capsys, GEM).replace("Context", "context")
+
+
+def test_gemini_7_set_snapshot_replaces_the_message_list(home, capsys):
+    """Rule 7. ``{"$set": {"messages": [...]}}`` clears the map and refills it (a checkpoint):
+    messages not in it leave the active history."""
+    g = GeminiChat(home, GEM, directories=["/home/dev/gem"])
+    a = g.user("sketch the gecko importer")
+    b = g.gemini("Gecko importer sketched.")
+    g.user("add a salamander exporter too")
+    g.gemini("Salamander exporter added.")
+    g.set(messages=[{"id": a, "timestamp": "2026-03-14T10:00:10.000Z", "type": "user",
+                     "content": [{"text": "sketch the gecko importer"}]},
+                    {"id": b, "timestamp": "2026-03-14T10:00:20.000Z", "type": "gemini",
+                     "content": "Gecko importer sketched."}])
+    g.user("now the newt parser")
+    read = SOURCES["gemini"].read(g.write())
+    assert [m.text for m in read.messages] == ["sketch the gecko importer", "Gecko importer sketched.",
+                                               "add a salamander exporter too", "Salamander exporter added.",
+                                               "now the newt parser"]
+    assert read.session.extra["rewound"] == [[2, 4]]
+    assert agree(capsys, "salamander", GEM, "salamander exporter")["branch"] == "abandoned"
+    assert agree(capsys, "gecko", GEM, "gecko importer")["branch"] == "active"
+
+
+def test_gemini_8_an_updated_message_keeps_its_place(home, capsys, tmp_path):
+    """Rule 8. The same ``id`` appended again replaces the earlier version in its original
+    position (``Map.set`` on an existing key): one message, the latest text."""
+    g = GeminiChat(home, GEM, directories=["/home/dev/gem"])
+    g.user("why is the iguana cache cold")
+    reply = g.gemini("Looking at the iguana")
+    g.user("and the axolotl queue?")
+    g.gemini("The iguana cache is cold because the warmup job is disabled.", mid=reply)
+    path = g.write()
+    read = SOURCES["gemini"].read(path)
+    assert [m.text for m in read.messages] == [
+        "why is the iguana cache cold", "The iguana cache is cold because the warmup job is disabled.",
+        "and the axolotl queue?"]
+    assert [m.message_index for m in read.messages] == [0, 1, 2]
+    hit = agree(capsys, "warmup", GEM, "warmup job is disabled", role="assistant")
+    assert hit["message_index"] == 1
+    assert search(capsys, "looking") == []  # the earlier version is gone
+    # an update appended later re-reads the whole chat: still one message, in place
+    g.gemini("The iguana cache is cold: the warmup cron is paused.", mid=reply)
+    g.write()
+    assert search(capsys, "disabled") == []  # (search refreshes the index first)
+    assert [m["text"] for m in show(capsys, GEM)["messages"]] == [
+        "why is the iguana cache cold", "The iguana cache is cold: the warmup cron is paused.", "and the axolotl queue?"]
+
+
+def test_gemini_9_rewind_to_an_unknown_id_clears_everything(home):
+    """Rule 9. ``$rewindTo`` an id that is not in the chat clears every message (upstream:
+    ``messagesMap.clear()``); later messages are the active history."""
+    g = GeminiChat(home, GEM, directories=["/home/dev/gem"])
+    g.user("first try at the lemur build")
+    g.gemini("Built.")
+    g.rewind("no-such-id")
+    g.user("second try at the lemur build")
+    read = SOURCES["gemini"].read(g.write())
+    assert read.session.extra["rewound"] == [[0, 2]]
+    assert read.session.title == "second try at the lemur build" and read.session.anchor_index == 2
+
+
+def test_gemini_10_project_root_marker_is_the_project(home, capsys):
+    """Rule 10. Short project ids (``tmp/<slug>/``) come with ``.project_root`` holding the path
+    (``projectRegistry.ts``, ``PROJECT_ROOT_FILE``): the project when ``directories`` is absent,
+    and the resume command runs there."""
+    g = GeminiChat(home, GEM, project_id="my-app", project_root="/home/dev/my app\n")
+    g.user("where is the yak config")
+    g.write()
+    [hit] = search(capsys, "yak")
+    assert hit["project"] == "/home/dev/my app"
+    assert hit["resume_command"] == f"cd '/home/dev/my app' && gemini --resume {GEM}"
+
+
+def test_gemini_11_display_content_is_what_the_user_typed(home, capsys):
+    """Rule 11. ``displayContent`` is the input as typed; ``content`` has ``@file`` expanded (by
+    the ``read_many_files`` tool). Shown and titled from ``displayContent``; the expansion follows
+    as that tool's output (indexed with tool output)."""
+    g = GeminiChat(home, GEM, directories=["/home/dev/gem"])
+    g.message("user", [{"text": "summarise @notes/okapi.md"}, {"text": "\n--- Content from referenced files ---"},
+                       {"text": "\nContent from @notes/okapi.md:\n"}, {"text": "The okapi ledger balances nightly."},
+                       {"text": "\n--- End of content ---"}],
+              displayContent=[{"text": "summarise @notes/okapi.md"}])
+    g.gemini("It balances nightly.")
+    read = SOURCES["gemini"].read(g.write())
+    assert [(m.label, m.text.splitlines()[0]) for m in read.messages] == [
+        ("user", "summarise @notes/okapi.md"), ("tool:read_many_files", "summarise @notes/okapi.md"),
+        ("assistant", "It balances nightly.")]
+    assert read.session.title == "summarise @notes/okapi.md"
+    [hit] = search(capsys, "summarise")
+    assert hit["role"] == "user" and hit["title"] == "summarise @notes/okapi.md"
+    page = show(capsys, GEM)
+    assert [(m["label"], m["text"]) for m in page["messages"]][0] == ("user", "summarise @notes/okapi.md")
+    assert "okapi ledger balances" in page["messages"][1]["text"]
+    assert "summarise @notes/okapi.md" in export(capsys, GEM)
+    assert search(capsys, "ledger") == []  # file contents are tool output: only with in:tools
+    assert search(capsys, "ledger in:tools", "--index-tool-output")[0]["session_id"] == GEM

@@ -112,8 +112,10 @@ def test_title_falls_back_to_first_prompt_and_set_snapshot(tmp_path):
                      "content": [{"text": "answer"}]})
     r = SRC.read(f)
     assert r.session.title == "first prompt here" and r.session.project is None
-    assert [(m.label, m.text, m.part) for m in r.messages] == [
-        ("user", "first   prompt here\nsecond line", 0), ("assistant", "answer", 1)]
+    # m2 re-appended after the snapshot: one message, read from its latest line (issue 14, rule 8)
+    assert [(m.label, m.text, m.offset, m.part) for m in r.messages] == [
+        ("user", "first   prompt here\nsecond line", r.messages[0].offset, 0), ("assistant", "answer", r.messages[1].offset, 0)]
+    assert r.messages[1].offset > r.messages[0].offset
     assert r.messages[1].timestamp.isoformat() == "2026-03-01T00:00:02+00:00"
     assert_read_back(SRC, f, r.messages)
 
@@ -123,8 +125,22 @@ def test_read_back(g1):
     assert_read_back(SRC, SUB_FILE, SRC.read(SUB_FILE).messages)
 
 
-def test_incremental(tmp_path):
-    assert_incremental(SRC, G1_FILE.read_bytes(), tmp_path / "session-inc.jsonl")
+def test_every_change_is_a_whole_read(tmp_path):
+    """An append can replace or rewind any earlier message (issue 14, rules 7-9), so a grown
+    ``.jsonl`` has a new fingerprint (never "appended") and a read from an offset reads it whole."""
+    data = G1_FILE.read_bytes()
+    path = tmp_path / "session-inc.jsonl"
+    whole = SRC.read(G1_FILE)
+    cut = data.index(b"\n", len(data) // 2) + 1
+    path.write_bytes(data[:cut])
+    first = SRC.read(path)
+    head = SRC.fingerprint(str(path), cut)
+    with open(path, "ab") as fh:
+        fh.write(data[cut:])
+    assert SRC.fingerprint(str(path), cut) != head
+    rest = SRC.read(path, first.end_offset, json.loads(json.dumps(first.state)))
+    assert [(m.message_index, m.text) for m in rest.messages] == [(m.message_index, m.text) for m in whole.messages]
+    assert rest.session.extra == whole.session.extra and rest.session.title == whole.session.title
 
 
 def test_corpus_files_read():
@@ -164,7 +180,7 @@ def legacy_record(sid: str = LEGACY_SID, summary: str | None = None, **extra) ->
            "lastUpdated": "2026-02-01T08:05:00.000Z", "kind": "main", "directories": ["/home/dev/old proj"],
            "messages": [
                {"id": "m1", "timestamp": "2026-02-01T08:00:01.000Z", "type": "user",
-                "content": "Why is the platypusqueue draining slowly?\nsecond line", "displayContent": "x"},
+                "content": "Why is the platypusqueue draining slowly?\nsecond line"},
                {"id": "m2", "timestamp": "2026-02-01T08:00:02.000Z", "type": "gemini", "content": "",
                 "thoughts": [{"subject": "Plan", "description": "Check the consumer count."}],
                 "toolCalls": [{"id": "c1", "name": "read_file", "args": {"path": "/etc/queue.conf"},
@@ -286,7 +302,7 @@ REWIND_LINES = [
     {"id": "g1", "timestamp": "2026-03-01T00:00:02Z", "type": "gemini", "content": "Here is a grammar."},
     {"id": "u2", "timestamp": "2026-03-01T00:00:03Z", "type": "user", "content": "Now add bilbyblocks"},
     {"id": "g2", "timestamp": "2026-03-01T00:00:04Z", "type": "gemini", "content": "Added bilbyblocks."},
-    {"$rewindTo": "nope"},  # an unknown id: ignored
+    {"$rewindTo": "u2"},  # u2 and g2 leave the active history
     {"$rewindTo": "u1"},  # the whole history so far leaves the active branch
     {"id": "u3", "timestamp": "2026-03-01T00:01:00Z", "type": "user", "content": "Start over: a wallabylexer"},
     {"id": "g3", "timestamp": "2026-03-01T00:01:01Z", "type": "gemini", "content": "Lexer first."},
@@ -299,14 +315,16 @@ REWIND_LINES = [
 def test_rewind_marks_ranges_and_moves_title(tmp_path):
     f = write_jsonl(tmp_path / "session-rw.jsonl", *REWIND_LINES)
     r = SRC.read(f)
+    # g3 written three times is one message, its latest version (issue 14, rule 8); rewound and
+    # regenerated, it is active again
     assert [(m.message_index, m.text) for m in r.messages] == [
         (0, "Draft the numbatparser grammar"), (1, "Here is a grammar."), (2, "Now add bilbyblocks"),
-        (3, "Added bilbyblocks."), (4, "Start over: a wallabylexer"), (5, "Lexer first."), (6, "Lexer first.")]
+        (3, "Added bilbyblocks."), (4, "Start over: a wallabylexer"), (5, "Lexer first.")]
     s = r.session
-    assert s.extra == {"rewound": [[0, 4], [5, 6]]}  # the abandoned messages stay searchable
-    assert (s.title, s.anchor_index, s.message_count) == ("Start over: a wallabylexer", 4, 7)
+    assert s.extra == {"rewound": [[0, 4]]}  # the abandoned messages stay searchable
+    assert (s.title, s.anchor_index, s.message_count) == ("Start over: a wallabylexer", 4, 6)
+    assert r.messages[5].timestamp.isoformat() == "2026-03-01T00:01:05+00:00"
     assert_read_back(SRC, f, r.messages)
-    assert_incremental(SRC, f.read_bytes(), tmp_path / "session-rw-inc.jsonl")
 
 
 def test_rewind_of_only_prompt_keeps_it_as_last_resort_title(tmp_path):

@@ -13,19 +13,39 @@ and 7.3 (role mapping). Decisions and limitations of this module:
   (``user`` -> user prompt, ``gemini``/``model`` -> assistant), then for each ``toolCalls`` entry
   the call (``tool-call:<name>``, args as JSON) and, when present, its result (``result``
   functionResponse output, else ``resultDisplay``). ``info`` / ``error`` / ``warning`` are skipped.
-* **Re-written ids** (formats.md 3.3: last wins): the shared read loop numbers messages in file
-  order and cannot retract one, so pieces of a re-appended id whose text was already yielded for
-  that id are skipped (kept in a bounded state map); pieces that changed (streamed text grown, a
-  tool result added) are yielded as *new* messages, so an earlier partial version stays indexed.
-* ``$set`` patches: ``summary`` (title and session summary) and ``directories`` update the
-  session; a ``messages`` snapshot yields the messages it holds (de-duplicated by id as above).
-* **``$rewindTo: X``** (formats.md 3.3: X and everything after it is deleted): messages already
-  indexed cannot be retracted, so they stay searchable, but they leave the *active* history:
-  ``Session.extra["rewound"]`` lists the ``[first, end)`` message-index ranges that were rewound
-  (from the first message yielded for X to the end at that point), the title and anchor move to
-  the first prompt still active (a rewound first prompt is only a last-resort title), and the
-  de-dup memory of the rewound ids is dropped. A rewind to an id no longer in the bounded map is
-  ignored.
+* **The chat is a map, replayed** (rules 7-9 of issue 14, as Gemini CLI itself loads a chat:
+  google-gemini/gemini-cli ``packages/core/src/services/chatRecordingService.ts``
+  ``loadConversationRecord``, at 5411f113cafa): messages live in an insertion-ordered map by
+  ``id``. The same ``id`` appended again replaces the earlier version **in its original
+  position** (a JavaScript ``Map.set`` on an existing key): one message, the latest text (rule 8).
+  A ``{"$set": {"messages": [...]}}`` snapshot clears the map and refills it (rule 7).
+  ``{"$rewindTo": X}`` deletes X and every message after it in map order; an X that is not in
+  the map clears every message (rule 9). crabsearch yields every message ever seen, in the
+  order its id first appeared, each from the line of its latest version (so a window or the
+  session view shows the latest text); messages that are not in the final map are off the
+  active history: ``Session.extra["rewound"]`` holds their ``[first, end)`` message-index ranges
+  (they stay searchable, marked "on an abandoned branch"). Because an append can change any
+  earlier message, a ``.jsonl`` is always read whole: its fingerprint includes its mtime, so
+  every change is a full re-read (like a legacy ``.json``), and the state holds only the session.
+* **Context is not a prompt** (rule 6): a ``user`` message whose text starts with
+  ``<session_context>`` or ``<hook_context>``, or a command starting with ``/`` or ``?``
+  (``isIgnoredUserContent`` in ``packages/core/src/utils/sessionUtils.ts``: not resumable
+  conversation content; the UI skips the first two, ``packages/cli/src/utils/sessionUtils.ts``
+  ``convertSessionToHistoryFormats``), is a ``system`` message labelled ``context``: never the
+  title or anchor, not in the ``user`` field (system messages are not indexed).
+* **What the user typed** (rule 11): ``displayContent`` is the input as typed and shown by the
+  CLI; ``content`` is what the model was sent, with ``@file`` references expanded by the
+  ``read_many_files`` tool (``packages/cli/src/ui/hooks/atCommandProcessor.ts``). A message with
+  both is shown, titled and indexed (``user`` field) from ``displayContent``; when ``content``
+  says more, it follows as a tool result of ``read_many_files`` (shown folded; indexed as tool
+  output, ``in:tools``, when tool-output indexing is on, since it holds file contents). Whether
+  it is a prompt is decided on ``content``, as the CLI does.
+* **The project** (rule 10): ``directories[0]``, else the path in ``tmp/<project>/.project_root``
+  (written by ``packages/core/src/config/projectRegistry.ts`` for the short project ids that
+  replaced hashes); the resume command then runs ``cd DIR && gemini --resume ID``.
+* **Drift**: a line that is no message, ``$set``, ``$rewindTo`` or metadata (a new ``$``
+  operator, say), and a message of a ``type`` this reader does not know, are counted
+  (:func:`~crabsearch.sources.base.note_unknown`) and listed by ``crabsearch status``.
 * **Legacy ``.json``** (3.2): parsed whole at every read (whole files are rewritten in place, so
   the fingerprint is a hash of the whole file and any change re-reads it from 0). A message's
   ``offset`` is its position in ``messages`` and ``length`` is 1; :meth:`GeminiSource.load`
@@ -46,18 +66,27 @@ import os
 from pathlib import Path
 from typing import Iterator, Mapping
 
-from ..files import read_file
-from ..jsonl import LineStats, Record, iter_records, read_whole
-from ..model import (LABEL_ASSISTANT, LABEL_THINKING, LABEL_USER, Message, Role, Session,
+from ..files import read_file, read_text
+from ..jsonl import LineStats, Record, iter_records, read_record, read_whole
+from ..model import (LABEL_ASSISTANT, LABEL_SYSTEM, LABEL_THINKING, LABEL_USER, Message, Role, Session,
                      tool_call_label, tool_result_label)
-from .base import capped, FileRead, Source, cd_and, dump_text, parse_ts, string, walk_files
+from .base import (capped, FileRead, Source, cd_and, dump_text, first_line, note_unknown, parse_ts, string,
+                   walk_files)
 from .pieces import Piece, emit, piece_text
 
-SEEN_CAP = 256
-"""Message ids whose first index and yielded piece hashes are kept in state (oldest dropped first)."""
 REWOUND_CAP = 64
 """Rewound index ranges kept on the session (the oldest two are merged beyond this)."""
 SUMMARY_CAP = 8192
+LABEL_CONTEXT = "context"
+"""Label of injected context and commands in a ``user`` message (rule 6)."""
+CONTEXT_TAGS = ("<session_context>", "<hook_context>")
+COMMAND_MARKS = ("/", "?")
+EXPANSION_TOOL = "read_many_files"
+"""The tool Gemini CLI reads ``@file`` references with; a prompt's expanded ``content`` is its output."""
+KNOWN_TYPES = frozenset({"user", "gemini", "model", "info", "error", "warning"})
+"""Message ``type`` values this reader knows (formats.md 3.2-3.4; ``model``: drift files)."""
+ROOT_CAP = 4096
+"""Bytes of a ``.project_root`` file read (it holds one path)."""
 
 
 class GeminiSource(Source):
@@ -88,76 +117,33 @@ class GeminiSource(Source):
                         yield path
 
     def new_state(self, path: Path) -> dict:
-        """A subagent chat's parent session id comes from its ``chats/<parent>/`` directory."""
-        parent = path.parent.name if path.parent.parent.name == "chats" else None
-        return {"parent": parent, "seen": {}}
+        """A subagent chat's parent session id comes from its ``chats/<parent>/`` directory; the
+        project's path from ``tmp/<project>/.project_root`` (rule 10)."""
+        sub = path.parent.parent.name == "chats"
+        state: dict = {"parent": path.parent.name if sub else None}
+        parents = path.parents
+        root = project_root(parents[2 if sub else 1]) if len(parents) > (2 if sub else 1) else None
+        if root:
+            state["root"] = root
+        return state
 
     def process(self, rec: Record, state: dict, session: Session, out: list[Message]) -> None:
-        obj = rec.obj
-        if "$rewindTo" in obj:
-            _rewind(string(obj.get("$rewindTo")), state)
-            return
-        patch = obj.get("$set")
-        if isinstance(patch, dict):
-            _meta(patch, state, session)
-            session.touch(parse_ts(patch.get("lastUpdated")))
-            if isinstance(patch.get("messages"), list):
-                self._emit(rec, state, session, out)
-            return
-        if "id" not in obj:
-            if "sessionId" in obj:
-                _meta(obj, state, session)
-                session.touch(parse_ts(obj.get("startTime")))
-                session.touch(parse_ts(obj.get("lastUpdated")))
-            return
-        self._emit(rec, state, session, out)
-
-    def _emit(self, rec: Record, state: dict, session: Session,
-              out: list[Message]) -> None:
-        pieces, owners, stamps = _pieces_owned(rec.obj)
-        seen: dict = state["seen"]
-        skip = []
-        counts: dict[tuple, int] = {}
-        for i, p in enumerate(pieces):
-            mid = owners[i]
-            if not mid:
-                continue
-            k = (mid, p.label, p.text)
-            counts[k] = counts.get(k, 0) + 1  # identical pieces within one version count apart
-            h = hashlib.sha1(f"{p.label}\0{counts[k]}\0{p.text}".encode("utf-8", "replace")).hexdigest()[:12]
-            first, hashes = seen.pop(mid, [None, []])
-            if h in hashes:
-                skip.append(i)
-            else:
-                hashes.append(h)
-            seen[mid] = [first, hashes]  # re-insert: most recently used last
-            while len(seen) > SEEN_CAP:
-                del seen[next(iter(seen))]
-        for ts in stamps:
-            session.touch(ts)
-        before = len(out)
-        emit(pieces, rec, state, out, next((t for t in stamps if t), None), skip=skip)
-        # A snapshot holds several messages, each with its own timestamp.
-        kept = [i for i in range(len(pieces)) if i not in skip]
-        nth = [sum(1 for j in range(i) if owners[j] == owners[i]) for i in range(len(pieces))]
-        for m, i in zip(out[before:], kept):
-            m.timestamp = stamps[i]
-            if owners[i]:
-                m.uid = f"{owners[i]}:{nth[i]}"
-            entry = seen.get(owners[i])
-            if entry is not None and entry[0] is None:
-                entry[0] = m.message_index  # where a rewind to this id starts
+        """One line of a legacy read loop; ``.jsonl`` files are replayed whole (:meth:`read`)."""
+        raise NotImplementedError("Gemini chats are read by GeminiSource.read")
 
     def finish(self, state: dict, session: Session) -> None:
-        """Session id = metadata ``sessionId`` else file stem; title = ``summary`` > first user
-        prompt (formats.md 3.4), still active after rewinds (else the first rewound prompt);
-        anchor = that prompt; ``extra["rewound"]`` = rewound message-index ranges."""
+        """Session id = metadata ``sessionId`` else file stem; project = ``directories[0]`` else
+        ``.project_root``; title = ``summary`` > first active prompt (its ``displayContent``) > first
+        rewound prompt (formats.md 3.4); anchor = that prompt; ``extra["rewound"]`` = message-index
+        ranges off the active history."""
         session.session_id = state.get("sid") or Path(session.path).stem
         session.parent_session_id = state.get("parent")
+        if session.project is None and state.get("root"):
+            session.project = state["root"]
         session.title = (state.get("summary") or state.get("first_prompt") or state.get("rewound_prompt")
                          or None)
         session.summary = capped(state.get("summary") or "", SUMMARY_CAP) or None
-        session.anchor_index = state.get("anchor", 0)
+        session.anchor_index = state.get("anchor", state.get("rewound_anchor", 0))
         if state.get("rewound"):
             session.extra["rewound"] = [list(r) for r in state["rewound"]]
 
@@ -168,21 +154,66 @@ class GeminiSource(Source):
         """``cd <project> && gemini --resume <uuid>`` (formats.md 3.5: run from the project)."""
         return cd_and(session.project, ["gemini", "--resume", session.session_id])
 
+    # -- the .jsonl map, replayed --------------------------------------------------------------
+
+    def _read_jsonl(self, path: Path) -> FileRead:
+        """Replay the whole chat (module docstring, rules 7-9), then yield every message ever seen
+        in first-seen order from its latest version; those not in the final map are rewound."""
+        stats = LineStats()
+        state = self.new_state(path) | {"next_index": 0}
+        session = Session(agent=self.agent, session_id=path.stem, path=str(path))
+        chat = _Chat()
+        for rec in iter_records(str(path), 0, stats):
+            # an unterminated last line is read too: the next change re-reads the whole file
+            self.take(rec, state, session, [], stats if rec.complete else LineStats(), rec.offset,
+                      lambda r, st, se, out: chat.replay(r, st, se))
+        messages: list[Message] = []
+        cache: dict[int, dict | None] = {}
+        ranges: list[list[int]] = []
+        for mid, (offset, length, k) in chat.latest.items():
+            active = mid in chat.active
+            if offset not in cache:
+                cache.clear()
+                try:
+                    cache[offset] = read_record(str(path), offset, length)
+                except OSError:
+                    cache[offset] = None
+            obj = cache[offset]
+            if obj is None:
+                stats.skip("changed while read", offset)
+                continue
+            first = state["next_index"]
+            self.take(Record(obj, offset, length), state, session, messages, stats, offset,
+                      lambda r, st, se, out, k=k, mid=mid, active=active: _emit_message(r, k, mid, active, st, se, out))
+            if not active and state["next_index"] > first:
+                if ranges and ranges[-1][1] == first:
+                    ranges[-1][1] = state["next_index"]
+                else:
+                    ranges.append([first, state["next_index"]])
+        while len(ranges) > REWOUND_CAP:
+            ranges[:2] = [[ranges[0][0], ranges[1][1]]]
+        if ranges:
+            state["rewound"] = ranges
+        self._seal(state, session, stats)
+        return FileRead(session, messages, stats.end_offset, state, stats)
+
     # -- legacy whole-file .json ---------------------------------------------------------------
 
     def read(self, path: Path, start: int = 0, state: dict | None = None) -> FileRead:
-        """``.jsonl``: the shared incremental loop. ``.json``: the whole file, always from 0
-        (``start``/``state`` ignored). Raises ``OSError`` when the file cannot be read; a broken
-        line or message, or one the reader cannot handle, is skipped and counted."""
+        """The whole chat, always from 0 (``start``/``state`` ignored): a ``.jsonl`` replayed as a
+        map (module docstring), a ``.json`` parsed whole. Raises ``OSError`` when the file cannot
+        be read; a broken line or message, or one the reader cannot handle, is skipped and
+        counted."""
         if Path(path).suffix != ".json":
-            return super().read(path, start, state)
+            return self._read_jsonl(Path(path))
         return self._read_json(Path(path))
 
     def fingerprint(self, path: str, size: int) -> str:
         """``.json``: SHA-1 of the whole file (rewritten in place: any change is a full re-read).
-        ``.jsonl``: the default head hash. Raises ``OSError``."""
+        ``.jsonl``: the head hash and the file's mtime, so any change (an append can replace or
+        rewind any earlier message) is a full re-read too. Raises ``OSError``."""
         if Path(path).suffix != ".json":
-            return super().fingerprint(path, size)
+            return f"{super().fingerprint(path, size)}:{os.stat(path).st_mtime_ns}"
         return hashlib.sha1(read_file(path)).hexdigest()
 
     def load(self, path: str, offset: int, length: int) -> object | None:
@@ -255,24 +286,90 @@ def _twin_ids(path: Path) -> dict[str, bool]:
     return ids
 
 
-def _rewind(mid: str, state: dict) -> None:
-    """Apply ``$rewindTo: mid``: note the rewound index range, forget the rewound ids, and move
-    the title/anchor prompt when it was rewound."""
-    entry = state["seen"].get(mid)
-    if not entry or entry[0] is None:
-        return
-    first, end = entry[0], state["next_index"]
-    for k in [k for k, v in state["seen"].items() if v[0] is None or v[0] >= first]:
-        del state["seen"][k]
-    if first < end:
-        ranges = state.setdefault("rewound", [])
-        ranges.append([first, end])
-        if len(ranges) > REWOUND_CAP:
-            ranges[:2] = [[ranges[0][0], ranges[1][1]]]
-    if state.get("anchor", -1) >= first:
-        prompt = state.pop("first_prompt", None)
-        state["rewound_prompt"] = state.get("rewound_prompt") or prompt
-        state.pop("anchor")
+class _Chat:
+    """The replayed map of one ``.jsonl`` chat: ``latest`` = every id ever seen, in first-seen
+    order, with where its latest version is (``(offset, length, k)``: the line, and the position
+    in a ``$set`` snapshot's ``messages``, -1 for a message line); ``active`` = the ids in the
+    chat's own map, in its order (a dict used as an ordered set)."""
+
+    def __init__(self):
+        self.latest: dict[str, tuple[int, int, int]] = {}
+        self.active: dict[str, None] = {}
+
+    def replay(self, rec: Record, state: dict, session: Session) -> None:
+        """One line, as ``loadConversationRecord`` applies it."""
+        obj = rec.obj
+        if isinstance(obj.get("$rewindTo"), str):
+            rid = obj["$rewindTo"]
+            if rid in self.active:
+                ids = list(self.active)
+                for gone in ids[ids.index(rid):]:
+                    del self.active[gone]
+            else:
+                self.active.clear()  # rule 9: an id not in the chat clears it
+            return
+        if isinstance(obj.get("id"), str):
+            self._set(obj, rec, -1, state, session)
+            return
+        patch = obj.get("$set")
+        if isinstance(patch, dict):
+            _meta(patch, state, session)
+            session.touch(parse_ts(patch.get("lastUpdated")))
+            if isinstance(patch.get("messages"), list):
+                self.active.clear()  # rule 7: a snapshot replaces the message list
+                for k, m in enumerate(patch["messages"]):
+                    if isinstance(m, dict) and isinstance(m.get("id"), str):
+                        self._set(m, rec, k, state, session)
+            return
+        if isinstance(obj.get("sessionId"), str):
+            _meta(obj, state, session)
+            session.touch(parse_ts(obj.get("startTime")))
+            session.touch(parse_ts(obj.get("lastUpdated")))
+            return
+        dollar = next((k for k in obj if isinstance(k, str) and k.startswith("$")), None)
+        note_unknown(state, dollar or obj.get("type"))
+
+    def _set(self, m: dict, rec: Record, k: int, state: dict, session: Session) -> None:
+        mid = m["id"]
+        kind = m.get("type") or m.get("role")
+        if not isinstance(kind, str) or kind not in KNOWN_TYPES:
+            note_unknown(state, kind)
+        session.touch(parse_ts(m.get("timestamp", m.get("ts"))))
+        self.latest[mid] = (rec.offset, rec.length, k)  # a known id keeps its place (rule 8)
+        self.active[mid] = None
+
+
+def _emit_message(rec: Record, k: int, mid: str, active: bool, state: dict, session: Session,
+                  out: list[Message]) -> None:
+    """The messages of id ``mid`` from its latest version: message ``k`` of a ``$set`` snapshot
+    line (-1: the line itself). Title candidates: the first active prompt, else the first
+    rewound one."""
+    pieces, owners, stamps, index = _pieces_owned(rec.obj)
+    mine = [i for i in range(len(pieces)) if index[i] == k] if k >= 0 else list(range(len(pieces)))
+    skip = set(range(len(pieces))) - set(mine)
+    base = len(out)
+    emit(pieces, rec, state, out, None, skip=skip, ns="_")
+    for j, (m, i) in enumerate(zip(out[base:], mine)):
+        m.timestamp = stamps[i]
+        m.uid = f"{mid}:{j}"
+        if pieces[i].prompt:
+            anchor, title = ("anchor", "first_prompt") if active else ("rewound_anchor", "rewound_prompt")
+            if anchor not in state:
+                state[anchor] = state["next_index"] + j  # the read loop numbers from next_index
+                state[title] = first_line(pieces[i].text, 80)
+    for key in ("_anchor", "_first_prompt", "_fallback_anchor", "_fallback_title"):
+        state.pop(key, None)
+
+
+def project_root(project_dir: Path) -> str | None:
+    """The project path in ``<project_dir>/.project_root`` (rule 10), or None when it is
+    missing, unreadable, not a regular file, or not a path."""
+    try:
+        text = read_text(project_dir / ".project_root", "utf-8", errors="replace")
+    except OSError:
+        return None
+    text = text[:ROOT_CAP].strip()
+    return text if text and "\n" not in text and "\0" not in text else None
 
 
 # -- stateless extraction ----------------------------------------------------------------------
@@ -284,30 +381,32 @@ def pieces_of(obj: dict) -> list[Piece]:
 
 
 def _pieces_owned(obj: dict):
-    """(pieces, owning message id per piece, timestamp per piece)."""
+    """(pieces, owning message id per piece, timestamp per piece, position of the owning message
+    in a ``$set`` snapshot per piece: -1 for a message line)."""
     patch = obj.get("$set")
     if isinstance(patch, dict):
         msgs = patch.get("messages")
-        msgs = [m for m in msgs if isinstance(m, dict)] if isinstance(msgs, list) else []
+        msgs = list(enumerate(msgs)) if isinstance(msgs, list) else []
     elif "id" in obj or "type" in obj or "role" in obj:  # a line, or one legacy .json message
-        msgs = [obj]
+        msgs = [(-1, obj)]
     else:
         msgs = []
-    pieces, owners, stamps = [], [], []
-    for m in msgs:
+    pieces, owners, stamps, index = [], [], [], []
+    for k, m in msgs:
+        if not isinstance(m, dict):
+            continue
         ps = _message(m)
         pieces += ps
         owners += [string(m.get("id"))] * len(ps)
         stamps += [parse_ts(m.get("timestamp", m.get("ts")))] * len(ps)
-    return pieces, owners, stamps
+        index += [k] * len(ps)
+    return pieces, owners, stamps, index
 
 
 def _message(m: dict) -> list[Piece]:
     kind = m.get("type") or m.get("role")  # drift files: ``{role, parts}``
     if kind == "user":
-        text = _content(m.get("content") if "content" in m else m.get("parts"))
-        return [Piece(Role.USER, LABEL_USER, text, prompt=bool(text.strip()) and text != "[image]")] \
-            if text.strip() else []
+        return _user(m)
     if kind not in ("gemini", "model"):
         return []  # info / error / warning notices, unknown types
     out: list[Piece] = []
@@ -333,6 +432,24 @@ def _message(m: dict) -> list[Piece]:
         result = _result(c)
         if result is not None:
             out.append(Piece(Role.TOOL, tool_result_label(name), result, name))
+    return out
+
+
+def _user(m: dict) -> list[Piece]:
+    """A user message (rules 6 and 11): context and commands are ``system`` ``context``; the text
+    shown is ``displayContent`` when present, with the expanded ``content`` after it as
+    ``read_many_files`` output when it says more."""
+    content = _content(m.get("content") if "content" in m else m.get("parts"))
+    shown = _content(m["displayContent"]) if m.get("displayContent") else ""
+    text = shown if shown.strip() else content
+    if not text.strip():
+        return []
+    head = content.strip() or text.strip()
+    if head.startswith(CONTEXT_TAGS + COMMAND_MARKS) or text.strip().startswith(CONTEXT_TAGS):
+        return [Piece(Role.SYSTEM, LABEL_CONTEXT, text)]
+    out = [Piece(Role.USER, LABEL_USER, text, prompt=text.strip() != "[image]")]
+    if shown.strip() and content.strip() and content.strip() != shown.strip():
+        out.append(Piece(Role.TOOL, tool_result_label(EXPANSION_TOOL), content, EXPANSION_TOOL))
     return out
 
 
