@@ -194,7 +194,7 @@ def test_a_failure_that_damage_does_not_explain_is_not_called_damage(tmp_path, m
     def bug(*args, **kwargs):
         raise UnicodeDecodeError("utf-8", b"\xff", 0, 1, "a bug, not damage")
 
-    monkeypatch.setattr(engine, "_decorate", bug)
+    monkeypatch.setattr(engine._sessions, "decorate", bug)  # any step of a search
     with pytest.raises(UnicodeDecodeError):
         engine.search("backoff")
     assert not (where(ix) / DAMAGED).exists()  # every sealed file still matches its checksum

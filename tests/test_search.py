@@ -214,7 +214,7 @@ def test_branch_window_follows_the_hits_own_branch():
 
 
 def test_first_match_places_the_cut_on_whole_words():
-    from crabsearch.search import _first_match
+    from crabsearch.search.windows import first_match as _first_match
 
     assert _first_match("another theme, then the end", ["the"]) == 20
     assert _first_match("Rethink: The plan", ["the"]) == 9  # case-folded

@@ -38,7 +38,13 @@ WEIGHTS: dict[str, float] = {
     "summary": 3.0,      # session document: the session's summary
     "compaction": 3.0,   # compaction summary messages (a field of their own: message fields never
 }                        # occur on session documents, so message queries need no kind filter
-"""Query-time boosts per field: the one place ranking weights live."""
+"""Query-time boosts per field: the one place ranking weights live (with :data:`PROXIMITY_SPAN`)."""
+
+PROXIMITY_SPAN = 4
+"""Messages over which a session-wide match loses half its score (``search.ladder.proximity``): a
+window of a session's messages holding every query word keeps ``1 / (1 + (span - 1) /
+PROXIMITY_SPAN)`` of its words' scores, ``span`` counting the messages from the window's first
+to its last (2 for two adjacent messages: 0.8)."""
 
 TEXT_FIELDS = tuple(WEIGHTS)
 

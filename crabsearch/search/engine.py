@@ -1,0 +1,343 @@
+"""The engine facade: :class:`Engine`, the one entry point of the TUI and the CLI.
+
+It owns the index searcher (reopened when another writer committed or a rebuild swapped in a new
+generation), the per-searcher caches, and the lock; every public read goes through
+:func:`_guarded`. The work is done by the other modules of this package: ``ladder`` (the ranking
+policy), ``sessions`` (session documents, copies, subagent links, listings) and ``windows``
+(messages read back from the transcripts by offset).
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+import time
+from pathlib import Path
+
+from whoosh.query import And, Prefix, Term
+
+from ..hits import AmbiguousSession, Hit, Item, Page, SearchResult, SessionRef, abandoned_ranges, branch_window
+from ..index.analysis import spans as _spans
+from ..index.collect import SegmentKeys
+from ..index.querying import MESSAGE_FIELDS, Compiler, filters, project_name, time_window
+from ..index.store import (IndexDamaged, current_dir, is_damage, mark_damaged, open_index, seal_problem,
+                           variant_of)
+from ..query import parse
+from ..sources import SOURCES
+from .caps import DEFAULT_AFTER, DEFAULT_BEFORE, DEFAULT_LIMIT, MAX_ITEM_BYTES, fetch_for
+from .ladder import Context, climb, excluded_sessions
+from .sessions import Sessions
+from .windows import Windows
+
+
+def _guarded(method):
+    """Run an :class:`Engine` read; a failure that only damage explains (a segment that no longer
+    decodes or changed on disk: ``store.is_damage``) marks the index for a rebuild and raises
+    :class:`~crabsearch.index.store.IndexDamaged` with the cause, instead of the raw
+    ``zlib.error`` on every search from then on. Other errors pass through unchanged."""
+    @functools.wraps(method)
+    def run(self, *args, **kwargs):
+        try:
+            return method(self, *args, **kwargs)
+        except IndexDamaged:
+            raise
+        except Exception as exc:
+            if not is_damage(self.index_dir, exc):
+                raise
+            cause = f"{type(exc).__name__}: {exc}"[:200]
+            mark_damaged(self.index_dir, cause)
+            self.close()
+            raise IndexDamaged(f"the index is damaged ({cause}); it is rebuilt from the transcripts "
+                               "at the next refresh") from exc
+    return run
+
+
+class Engine:
+    """Search over the index in ``index_dir``. Thread-safe: one searcher, guarded by a lock,
+    refreshed when another writer has committed. A missing index simply finds nothing.
+
+    ``redact`` (default True) masks secret-shaped strings in every text it returns (windows,
+    pages, titles); ``search``, ``window`` and ``page`` can override it per call (the app's
+    reveal key). ``resume_flags`` are config ``[resume]`` arguments per agent."""
+
+    def __init__(self, index_dir: Path, *, redact: bool = True, resume_flags: dict[str, str] | None = None):
+        self.index_dir = Path(index_dir)
+        self.redact = redact
+        self.resume_flags = dict(resume_flags or {})
+        """Config ``[resume]``: agent -> arguments added to its resume and fork commands."""
+        self._lock = threading.RLock()
+        self._ix = None
+        self._searcher = None
+        self._facets: tuple[object, dict] | None = None
+        self._keys = SegmentKeys()  # each document's session key, time and index, read once per segment
+        self._sessions = Sessions(self.resume_flags)
+        self._windows = Windows()
+
+    # -- plumbing -----------------------------------------------------------------------------
+
+    def _get_searcher(self):
+        if self._ix is not None and Path(self._ix.storage.folder) != current_dir(self.index_dir):
+            # A rebuild swapped in a new generation (or the index was deleted): reopen.
+            self.close()
+            self._windows.forget()
+        if self._searcher is None:
+            if self._ix is None:
+                self._ix, _ = open_index(self.index_dir, create=False)
+                if self._ix is None:
+                    return None
+            self._searcher = self._ix.searcher()
+        elif not self._searcher.up_to_date():
+            # A new searcher, not ``refresh()``: refresh reuses the old segment readers, which
+            # keep their old deletion sets (rewritten and removed sessions would show twice), and
+            # it fails on an index that has no segment yet.
+            self._searcher.close()
+            self._searcher = self._ix.searcher()
+            self._keys.keep_only(self._searcher)
+            self._sessions.forget()
+        return self._searcher
+
+    def close(self) -> None:
+        """Release the searcher (and its file handles)."""
+        with self._lock:
+            if self._searcher is not None:
+                self._searcher.close()
+            self._searcher = self._ix = None
+            self._sessions.forget()
+
+    def reload(self) -> None:
+        """Reopen the index from disk (after it was rebuilt or replaced) and forget the records
+        read so far (transcripts may have changed)."""
+        self.close()
+        with self._lock:
+            self._windows.forget()
+
+    def _mask(self, redact: bool | None) -> bool:
+        """Whether this call masks secrets: ``redact``, or the engine's default."""
+        return self.redact if redact is None else redact
+
+    def _has_tool_output(self) -> bool:
+        """True when this index holds tool output (its stamp says ``+tools``)."""
+        try:
+            return variant_of(self.index_dir) == "tools"
+        except OSError:
+            return False
+
+    # -- public API ---------------------------------------------------------------------------
+
+    @_guarded
+    def search(self, query: str, *, limit: int = DEFAULT_LIMIT, before: int = DEFAULT_BEFORE,
+               after: int = DEFAULT_AFTER, agent: str | None = None, sort: str = "relevance",
+               time_limit: float | None = None, explain: bool = False,
+               redact: bool | None = None) -> SearchResult:
+        """Best hit per session for ``query`` (the query language of ``crabsearch.query``), with
+        context windows; never raises for any text.
+
+        ``limit`` caps the number of sessions; ``agent`` is the same as ``agent:NAME`` in the
+        query. ``sort`` is ``relevance`` (recency breaks ties) or ``newest`` (sessions by their
+        newest matching message, each rung's sessions in turn). ``time_limit`` (seconds) stops
+        scoring early and returns the best hits found so far with ``partial=True`` (the app uses
+        it so a word found in every message stays responsive; scripts get complete results).
+        ``explain`` fills ``Hit.explain``. ``redact`` overrides the engine's masking for this
+        call.
+
+        Ranking (``search.ladder``): the rungs phrase, all, session, repair, any, each filling
+        what the ones above left of the page; within a rung a session's score is its best
+        message's (fields boosted by role, ``index.schema.WEIGHTS``) plus its title and summary
+        score for every query word they hold; a session that matches only by title or summary is
+        anchored on its first real user prompt.
+        """
+        pq = parse(query, agents=tuple(SOURCES))
+        if agent:
+            pq.agent = agent
+        result = SearchResult(query=query, hits=[], cut=pq.cut, notes=list(pq.notes), sort=sort)
+        if limit <= 0:
+            return result
+        mask = self._mask(redact)
+        with self._lock:
+            searcher = self._get_searcher()
+            if searcher is None or searcher.doc_count_all() == 0:
+                return result
+            by_id = self._sessions.by_id(searcher, query, pq, self._windows, mask)
+            if by_id:
+                result.route, result.hits = "id", by_id
+                return result
+            comp = Compiler(pq, searcher)
+            if comp.empty:
+                if pq.has_filters and not (pq.words or pq.phrases or pq.excluded):
+                    result.route = "recent"
+                    result.hits = self._sessions.recent(searcher, limit, pq, self._windows, mask)
+                    if pq.in_tools and not self._has_tool_output():
+                        result.notes.append("tool output is not indexed (index_tool_output = true in "
+                                            "config.toml); listing recent sessions")
+                return result
+            # The kind term is implied by the fields searched (never on both kinds of document).
+            # since:/until: are checked by the collectors (time_window), not as Whoosh ranges.
+            # One deadline for the whole ladder; -word drops whole sessions inside the search.
+            ctx = Context(searcher, comp, self._keys,
+                          m_filters=filters(pq, sessions=False, kind=False, time=False),
+                          s_filters=None if pq.in_tools else filters(pq, sessions=True, kind=False, time=False),
+                          deadline=None if not time_limit else time.monotonic() + time_limit,
+                          excluded=excluded_sessions(searcher, comp, self._keys), window=time_window(pq),
+                          sort=sort, fetch=fetch_for(limit), result=result)
+            rows = climb(ctx)
+            result.hits = self._sessions.hits(ctx, rows, limit, before, after, explain, self._windows, mask)
+            for word in comp.unmatched():  # an identifier found nowhere, whole or in a row
+                result.notes.append(f"nothing matched {word} (whole, or its parts in a row)")
+            used = any(h.route in ("repair", "any") for h in result.hits)
+            result.corrections = dict(comp.corrections) if used else {}
+            for word in sorted(comp.rare) if used else ():  # the route hint says so (issue 11, problem 6)
+                result.notes.append(f"{word} → {comp.corrections[word]}: a word found in one message only")
+            result.terms = comp.terms if used else [t for t in comp.terms if t not in comp.corrections.values()]
+            if pq.in_tools and not self._has_tool_output():
+                result.notes.append("tool output is not indexed: set index_tool_output = true in config.toml "
+                                    "(or --index-tool-output) to search it with in:tools")
+        return result
+
+    @_guarded
+    def recent(self, *, limit: int = 50, agent: str | None = None, redact: bool | None = None) -> list[Hit]:
+        """The most recently updated sessions (session documents only, newest first), each as a
+        Hit whose window is just its first real user prompt."""
+        pq = parse("", agents=tuple(SOURCES))
+        pq.agent = agent
+        with self._lock:
+            searcher = self._get_searcher()
+            return [] if searcher is None else self._sessions.recent(
+                searcher, limit, pq, self._windows, self._mask(redact))
+
+    @_guarded
+    def window(self, hit: Hit, before: int, after: int, *, redact: bool | None = None) -> list[Item]:
+        """A new context window around ``hit`` (for widening or narrowing it in place)."""
+        with self._lock:
+            searcher = self._get_searcher()
+            if searcher is None:
+                return []
+            rng = branch_window(hit.message_index, hit.session.message_count, before, after,
+                                abandoned_ranges(hit.session))
+            return self._windows.items(searcher, hit.ref, rng, hit.message_index, MAX_ITEM_BYTES,
+                                       self._mask(redact), hit.terms)
+
+    @_guarded
+    def locate(self, ref: SessionRef, message_index: int) -> tuple[str, int] | None:
+        """``(file, byte offset)`` where message ``message_index`` of ``ref``'s session starts (for
+        opening it in an editor), or None when the message is unknown or its source is not a
+        text file (a database row)."""
+        src = SOURCES.get(ref.session.agent)
+        with self._lock:
+            searcher = self._get_searcher()
+            fields = searcher.document(mkey=f"{ref.fkey}:{message_index}") if searcher else None
+        if not fields or src is None:
+            return None
+        return src.locate(ref.session.path, fields["off"])
+
+    @_guarded
+    def matching_messages(self, ref: SessionRef, query: str, cap: int = 5000) -> list[int]:
+        """Message indexes of ``ref``'s session that match any word of ``query`` (for jumping
+        between hits in the session view), ascending; at most ``cap``."""
+        pq = parse(query, agents=tuple(SOURCES))
+        with self._lock:
+            searcher = self._get_searcher()
+            if searcher is None or searcher.doc_count_all() == 0:
+                return []
+            comp = Compiler(pq, searcher)
+            if comp.empty:
+                return []
+            q = comp.any_query(MESSAGE_FIELDS) if comp.groups else comp.rungs(MESSAGE_FIELDS)[0][1]
+            docs = list(And([q, Term("fkey", ref.fkey), Term("kind", "m")]).docs(searcher))[:cap]
+            return sorted(searcher.stored_fields(d)["idx"] for d in docs)
+
+    @_guarded
+    def find_session(self, session_id: str) -> SessionRef | None:
+        """The session with this id (exact, or a unique prefix of at least 4 characters); when
+        several transcript files carry the same id, the most recently updated one.
+
+        Returns None when nothing matches; raises :class:`AmbiguousSession` when a prefix matches
+        several sessions."""
+        with self._lock:
+            searcher = self._get_searcher()
+            if searcher is None or not session_id:
+                return None
+            docs = list(searcher.documents(session_id=session_id))
+            if not docs and len(session_id) >= 4:
+                res = searcher.search(Prefix("session_id", session_id), limit=50)
+                docs = [r.fields() for r in res]
+                ids = sorted({d["meta"]["session_id"] for d in docs})
+                if len(ids) > 1:
+                    raise AmbiguousSession(session_id, ids)
+            if not docs:
+                return None
+            best = max(docs, key=lambda d: d["meta"].get("updated") or 0)
+            return self._sessions.session_ref(best, self._mask(None))
+
+    @_guarded
+    def page(self, ref: SessionRef, offset: int = 0, limit: int = 50,
+             max_bytes: int | None = None, *, redact: bool | None = None) -> Page:
+        """Messages ``offset .. offset+limit`` of a session, read from its transcript by offset.
+        ``max_bytes`` caps each text (None: full text); ``redact`` overrides the engine's
+        masking for this call."""
+        offset, limit = max(0, offset), max(0, limit)
+        total = ref.session.message_count
+        mask = self._mask(redact)
+        with self._lock:
+            searcher = self._get_searcher()
+            items = [] if searcher is None else self._windows.items(
+                searcher, ref, range(offset, min(total, offset + limit)), None, max_bytes, mask)
+            if items:
+                self._sessions.link_subagents(searcher, ref, items, mask)
+        return Page(ref, offset, limit, total, items)
+
+    @property
+    def exists(self) -> bool:
+        """True when there is an index to search (it may still be empty)."""
+        with self._lock:
+            return self._get_searcher() is not None
+
+    @property
+    def damage(self) -> str | None:
+        """Why the index must be rebuilt before it can be searched (a segment changed on disk, or
+        a search could not read one), or None."""
+        return seal_problem(self.index_dir)
+
+    def doc_count(self) -> int:
+        """Number of indexed sessions (0 when there is no index)."""
+        with self._lock:
+            searcher = self._get_searcher()
+            if searcher is None:
+                return 0
+            return len(list(searcher.document_numbers(kind="s")))
+
+    @_guarded
+    def facets(self) -> dict[str, list[tuple[str, int]]]:
+        """What the filters can take: ``{"agent": [(name, sessions)], "project": [(last folder,
+        sessions)]}``, most sessions first (for Tab completion and the filter pickers). Counts
+        session documents through the postings of each term; cached per index generation."""
+        with self._lock:
+            searcher = self._get_searcher()
+            if searcher is None:
+                return {"agent": [], "project": []}
+            if self._facets and self._facets[0] is searcher:  # same index generation
+                return self._facets[1]
+            sessions = set(searcher.document_numbers(kind="s"))
+            # Project names are matched lowercased (``projname``) but shown as the folder is
+            # spelled (from the full paths in ``project``; the first spelling seen wins).
+            spelled: dict[str, str] = {}
+            for raw in searcher.lexicon("project"):
+                folder = project_name(raw.decode("utf-8", "replace"))
+                if folder:
+                    spelled.setdefault(folder, raw.decode("utf-8", "replace").rstrip("/\\").replace("\\", "/")
+                                       .rsplit("/", 1)[-1])
+            out: dict[str, list[tuple[str, int]]] = {}
+            for name, fieldname in (("agent", "agent"), ("project", "projname")):
+                counts = []
+                for term in searcher.lexicon(fieldname):
+                    docs = set(searcher.postings(fieldname, term).all_ids()) & sessions
+                    if docs:
+                        text = term.decode("utf-8", "replace")
+                        counts.append((spelled.get(text, text) if name == "project" else text, len(docs)))
+                out[name] = sorted(counts, key=lambda c: (-c[1], c[0].lower()))
+            self._facets = (searcher, out)
+            return out
+
+    @staticmethod
+    def spans(text: str, terms: list[str]) -> list[tuple[int, int]]:
+        """Character spans of ``text`` that match any of the analyzed query ``terms``."""
+        return _spans(text, set(terms))

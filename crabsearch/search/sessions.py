@@ -1,0 +1,240 @@
+"""Session bookkeeping: session documents, copies of one message in several sessions, subagent
+links, titles, and the listings that are not searches (recent sessions, a session by its id).
+
+A session document (``kind:s``, one per transcript) stores the ``Session`` as ``meta``; a
+``SessionRef`` is built from it, with its title and summary masked when masking is on (a title
+made from a first prompt can hold a pasted key).
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+
+from whoosh.query import And, Or, Term
+
+from ..hits import Hit, Item, SessionRef, abandoned_ranges, branch_window, in_ranges, last_compaction
+from ..index.querying import filters, in_window, passing
+from ..index.schema import WEIGHTS
+from ..model import Role, Session
+from ..redact import redact as redact_secrets
+from .caps import MAX_ITEM_BYTES, SESSION_DOCS_KEPT, fetch_for
+
+
+class Sessions:
+    """Session documents of the current searcher (the last :data:`SESSION_DOCS_KEPT` looked
+    up), turned into ``SessionRef`` objects; ``resume_flags`` are config ``[resume]``
+    arguments per agent."""
+
+    def __init__(self, resume_flags: dict[str, str]) -> None:
+        self.resume_flags = resume_flags
+        self._docs: OrderedDict[str, dict | None] = OrderedDict()  # fkey -> session document
+
+    def forget(self) -> None:
+        """Drop the session documents kept (a new searcher)."""
+        self._docs.clear()
+
+    def ref(self, searcher, fkey: str, mask: bool) -> SessionRef | None:
+        """The session of transcript ``fkey`` (its session document, kept per searcher: a lookup
+        asks every segment), or None when it has none."""
+        docs = self._docs
+        if fkey in docs:
+            docs.move_to_end(fkey)
+            fields = docs[fkey]
+        else:
+            fields = docs[fkey] = searcher.document(mkey=f"{fkey}:s")
+            if len(docs) > SESSION_DOCS_KEPT:
+                docs.popitem(last=False)
+        if not fields:
+            return None
+        return self.session_ref(fields, mask)
+
+    def session_ref(self, fields: dict, mask: bool) -> SessionRef:
+        """A SessionRef from a session document's stored fields; its title and summary masked
+        when ``mask``."""
+        session = Session.from_state(fields["meta"])
+        if mask:
+            session.title = redact_secrets(session.title) if session.title else session.title
+            session.summary = redact_secrets(session.summary) if session.summary else session.summary
+        return SessionRef(session, fields["fkey"], self.resume_flags.get(session.agent, "").strip())
+
+    def dedupe(self, ctx, ref: SessionRef, idx: int, key: tuple, windows, mask: bool
+               ) -> tuple[SessionRef, int, list[str]]:
+        """Where to show a hit message that several sessions hold (issue 5, "Duplicates"; rule
+        from formats.md 1.4 and peer-tools.md: resumed and forked sessions copy earlier history
+        with the same message ids): every message document with the same ``uid``, agent and time
+        that passes the query's filters (``ctx``: and is not in a ``-word`` excluded session) is
+        a copy; the row goes to the most recently updated session among them, and the others'
+        ids are returned. ``key`` is ``(agent, uid, ts, text)``; returns ``(ref, message index,
+        other session ids)``. Test fixtures and short pi ids can give unrelated messages the same
+        id and time, so a copy must also have the same text (read through ``windows``). One term
+        lookup, plus a record read and a session document per copy."""
+        searcher = ctx.searcher
+        agent, uid, ts, text = key
+        best, best_idx, best_time = ref, idx, ref.session.updated
+        others: dict[str, str] = {}  # skey -> session id
+        own = f"{agent}:{ref.session.session_id}"
+        copies = sorted(Term("uid", uid).docs(searcher))  # a short posting list: usually just the hit
+        if len(copies) > 1 and ctx.m_filters:
+            copies = passing(searcher, copies, ctx.m_filters)
+        for docnum in copies:
+            if ctx.window and not in_window(ctx.keys.updated_of(searcher, docnum), ctx.window):
+                continue
+            f = searcher.stored_fields(docnum)
+            if f.get("skey") in ctx.excluded:
+                continue
+            if f.get("agent") != agent or f.get("ts") != ts or f.get("skey") == own or f["skey"] in others:
+                continue
+            other = self.ref(searcher, f["fkey"], mask)
+            if other is None or windows.doc_text(other.session, f) != text:
+                continue
+            others[f["skey"]] = other.session.session_id
+            t = other.session.updated
+            if t is not None and (best_time is None or t > best_time):
+                best, best_idx, best_time = other, f["idx"], t
+        if best is not ref:
+            others.pop(f"{agent}:{best.session.session_id}", None)
+            others[own] = ref.session.session_id
+        return best, best_idx, sorted(others.values())
+
+    def decorate(self, searcher, hits: list[Hit], mask: bool) -> list[Hit]:
+        """Structure marks of result rows (issue 5): the parent's title for subagent sessions (one
+        session-document lookup per parent, for the rows returned only), ``branch`` and
+        ``before_compaction`` from the session's recorded ranges."""
+        parents: dict[str, str | None] = {}
+        for hit in hits:
+            s = hit.session
+            if s.parent_session_id:
+                if s.parent_session_id not in parents:
+                    parents[s.parent_session_id] = self.title_of(searcher, s.parent_session_id, mask, s.agent)
+                hit.parent_title = parents[s.parent_session_id]
+            hit.branch = "abandoned" if in_ranges(hit.message_index, abandoned_ranges(s)) else "active"
+            mark = last_compaction(s)
+            hit.before_compaction = mark is not None and hit.message_index < mark
+        return hits
+
+    def title_of(self, searcher, session_id: str, mask: bool, agent: str | None = None) -> str | None:
+        """The (masked) title of the newest indexed session ``session_id`` (of ``agent`` when
+        given), or None when it is not indexed or has no title."""
+        docs = [d for d in searcher.documents(session_id=session_id) if not agent or d.get("agent") == agent]
+        if not docs:
+            return None
+        best = max(docs, key=lambda d: (d.get("meta") or {}).get("updated") or 0)
+        return self.session_ref(best, mask).session.title
+
+    def link_subagents(self, searcher, ref: SessionRef, items: list[Item], mask: bool) -> None:
+        """Fill ``Item.subagents`` of the page's spawning tool calls from the session's
+        ``extra["subagents"]`` (``[message index, subagent session id]``, recorded by the Claude
+        Code source), with the subagents' titles: one index query for the whole page."""
+        by_index = {it.message_index: it for it in items}
+        links = [(i, sid) for i, sid in ref.session.extra.get("subagents") or ()
+                 if i in by_index and isinstance(sid, str)]
+        if not links:
+            return
+        ids = sorted({sid for _, sid in links})
+        q = And([Term("kind", "s"), Term("agent", ref.session.agent), Or([Term("session_id", s) for s in ids])])
+        titles: dict[str, tuple] = {}
+        for docnum in q.docs(searcher):
+            f = searcher.stored_fields(docnum)
+            sid, updated = f["meta"]["session_id"], f["meta"].get("updated") or 0
+            if sid not in titles or updated > titles[sid][0]:
+                titles[sid] = (updated, f)
+        for i, sid in links:
+            title = self.session_ref(titles[sid][1], mask).session.title if sid in titles else None
+            by_index[i].subagents.append({"session_id": sid, "title": title})
+
+    def first_prompt_hit(self, searcher, ref: SessionRef, windows, mask: bool, route: str) -> Hit:
+        """A row for a whole session (no message matched): its first real user prompt."""
+        idx = ref.session.anchor_index
+        items = windows.items(searcher, ref, range(idx, idx + 1), idx, MAX_ITEM_BYTES, mask)
+        return Hit(ref, 0.0, idx, items[0].role if items else Role.USER.value, items, route=route)
+
+    def by_id(self, searcher, query: str, pq, windows, mask: bool) -> list[Hit]:
+        """A query that is exactly one indexed session id (a pasted id, or a subagent's
+        ``agent-XXXX`` named in its parent's session view) finds that session, anchored on its
+        first prompt; ``[]`` otherwise (one term lookup)."""
+        token = query.strip()
+        if not token or len(token) < 4 or any(c.isspace() for c in token) or ":" in token:
+            return []
+        docs = [d for d in searcher.documents(session_id=token) if not pq.agent or d.get("agent") == pq.agent]
+        hits = [self.first_prompt_hit(searcher, self.session_ref(f, mask), windows, mask, "id")
+                for f in sorted(docs, key=lambda d: -((d.get("meta") or {}).get("updated") or 0))]
+        return self.decorate(searcher, hits, mask)
+
+    def recent(self, searcher, limit: int, pq, windows, mask: bool) -> list[Hit]:
+        """The most recently updated sessions that the filters of ``pq`` allow (session
+        documents; with ``role:``, sessions with such messages), newest first, each anchored
+        on its first prompt."""
+        clauses = filters(pq, sessions=True)
+        if clauses is None:  # role: filters: list the newest sessions with such messages
+            res = searcher.search(And(filters(pq, sessions=False)), limit=limit, sortedby="updated",
+                                  reverse=True, collapse="skey", collapse_limit=1)
+        else:
+            res = searcher.search(And(clauses) if len(clauses) > 1 else clauses[0], limit=limit,
+                                  sortedby="updated", reverse=True, collapse="skey", collapse_limit=1)
+        hits = []
+        for r in res:
+            f = r.fields()
+            ref = self.session_ref(f, mask) if f.get("meta") else self.ref(searcher, f["fkey"], mask)
+            if ref is not None:
+                hits.append(self.first_prompt_hit(searcher, ref, windows, mask, "recent"))
+        return self.decorate(searcher, hits, mask)
+
+    def hits(self, ctx, rows, limit: int, before: int, after: int, explain: bool, windows, mask: bool) -> list[Hit]:
+        """Result rows for ranked ``rows`` (``ladder.Row``, rungs in ladder order): each session
+        once, a message that several sessions copy shown once (:meth:`dedupe`), each with its
+        context window (``before``/``after`` neighbours on the hit's branch) and, with
+        ``explain``, how it matched. Stored fields and session documents are read for
+        ``caps.fetch_for(limit)`` rows at most."""
+        searcher = ctx.searcher
+        picked = []
+        seen: set[tuple] = set()  # (agent, uid, ts, text) of the hit messages so far
+        for row in rows:
+            if len(picked) >= fetch_for(limit):
+                break
+            m_fields = None if row.m_doc is None else searcher.stored_fields(row.m_doc)
+            s_fields = None if row.s_doc is None else searcher.stored_fields(row.s_doc)
+            ref = self.ref(searcher, (m_fields or s_fields)["fkey"], mask)
+            if ref is None:
+                continue
+            by_message = bool(m_fields and m_fields.get("role"))
+            idx = m_fields["idx"] if by_message else ref.session.anchor_index
+            key = None
+            if by_message and m_fields.get("uid"):
+                text = windows.doc_text(ref.session, m_fields)
+                if text is not None:
+                    key = (ref.session.agent, m_fields["uid"], m_fields.get("ts"), text)
+            if key is not None and key in seen:
+                continue  # the same message in another session: one row (dedupe picks which)
+            if key is not None:
+                seen.add(key)
+            picked.append([row, ref, idx, by_message, key, row.m_doc if by_message else None])
+        shown: set[str] = set()
+        hits = []
+        terms = ctx.comp.terms
+        for row, ref, idx, by_message, key, doc in picked:
+            if len(hits) >= limit:
+                break
+            others: list[str] = []
+            if key is not None:
+                moved_from = ref
+                ref, idx, others = self.dedupe(ctx, ref, idx, key, windows, mask)
+                if ref is not moved_from:
+                    doc = None  # the hit's document is another session's now
+            if ref.fkey in shown:
+                continue  # moved to a session that already has a row
+            shown.add(ref.fkey)
+            rng = branch_window(idx, ref.session.message_count, before, after, abandoned_ranges(ref.session))
+            items = windows.items(searcher, ref, rng, idx, MAX_ITEM_BYTES, mask, terms,
+                                  anchor=(idx, doc) if doc is not None else None)
+            hit_item = next((i for i in items if i.hit), None)
+            hit = Hit(ref, row.score, idx, hit_item.role if hit_item else Role.USER.value, items,
+                      also_in_sessions=others, terms=list(terms), route=row.route)
+            if explain:
+                hit.explain = {
+                    "route": row.route, "message_score": round(row.m_score, 4), "session_score": round(row.s_score, 4),
+                    "anchored_on": "hit" if by_message else "first prompt (title or summary match)",
+                    "matched": sorted({f"{f}:{t}" for f, t in row.matched if f in WEIGHTS}),
+                    "weights": {f: WEIGHTS[f] for f in sorted({f for f, _ in row.matched if f in WEIGHTS})},
+                }
+            hits.append(hit)
+        return self.decorate(searcher, hits, mask)

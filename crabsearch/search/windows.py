@@ -1,0 +1,140 @@
+"""Context windows and session pages, read from the transcripts by stored offsets.
+
+No message text is stored in the index: a message document stores where its record is (``off``,
+``len``, ``part``), and the text is read back from the transcript through its source's ``load``
+and ``message_text`` (a ``pread`` per record), kept in a small cache. The window rules (how many
+neighbours, which branch, how a text is cut) live in ``crabsearch.hits``.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+
+from ..hits import UNAVAILABLE, Item, SessionRef, abandoned_ranges, cut_around, cut_bytes, in_ranges
+from ..model import Session, from_ms
+from ..redact import redact as redact_secrets
+from ..sources import SOURCES
+from .caps import MATCH_SCAN, RECORDS_KEPT
+
+
+class Windows:
+    """Reads messages back from transcripts for windows and pages; keeps the last
+    :data:`~crabsearch.search.caps.RECORDS_KEPT` records read."""
+
+    def __init__(self) -> None:
+        self._records: OrderedDict[tuple, object | None] = OrderedDict()
+
+    def forget(self) -> None:
+        """Drop the records read so far (the transcripts may have changed)."""
+        self._records.clear()
+
+    def record(self, src, path: str, off: int, length: int) -> object | None:
+        """The record at ``off``/``length`` of ``path`` through ``src.load`` (None when it is gone
+        or no longer what was indexed)."""
+        key = (path, off, length)
+        if key in self._records:
+            self._records.move_to_end(key)
+            return self._records[key]
+        try:
+            obj = src.load(path, off, length)
+        except (OSError, ValueError):  # gone, or no longer what was indexed
+            obj = None
+        self._records[key] = obj
+        if len(self._records) > RECORDS_KEPT:
+            self._records.popitem(last=False)
+        return obj
+
+    def items(self, searcher, ref: SessionRef, indexes, hit_index: int | None, max_bytes: int | None,
+              mask: bool, terms: list[str] | None = None, anchor: tuple[int, int] | None = None) -> list[Item]:
+        """The messages ``indexes`` of a session, read from its transcript, each cut to
+        ``max_bytes`` (None: whole) and masked when ``mask``; the hit message (``hit_index``)
+        around its first match of ``terms``. ``anchor`` is ``(message index, document
+        number)`` of one message when known (the hit)."""
+        src = SOURCES.get(ref.session.agent)
+        off = abandoned_ranges(ref.session)
+        items = []
+        guess = anchor
+        for i in indexes:
+            f, guess = message_doc(searcher, ref.fkey, i, guess)
+            if not f:
+                continue
+            obj = self.record(src, ref.session.path, f["off"], f["len"]) if src else None
+            text = UNAVAILABLE
+            if obj is not None:
+                try:
+                    text = src.message_text(obj, f.get("part", 0), f["label"])
+                except Exception:  # a record that no longer matches what was indexed
+                    text = UNAVAILABLE
+            if mask:
+                text = redact_secrets(text)
+            truncated = False
+            if max_bytes is not None and i == hit_index and terms and len(text) > max_bytes // 4:
+                long = len(text.encode("utf-8", "replace")) > max_bytes
+                text, truncated = cut_around(text, max_bytes, first_match(text, terms) if long else None)
+            elif max_bytes is not None:
+                text, truncated = cut_bytes(text, max_bytes)
+            items.append(Item(i, f["role"], f["label"], from_ms(f.get("ts")), text, truncated, i == hit_index,
+                              abandoned=in_ranges(i, off), sidechain=bool(f.get("side"))))
+        return items
+
+    def doc_text(self, session: Session, f: dict) -> str | None:
+        """The full text of the message document ``f`` of ``session``, read from the transcript
+        (None when it cannot be read)."""
+        src = SOURCES.get(session.agent)
+        obj = self.record(src, session.path, f["off"], f["len"]) if src else None
+        if obj is None:
+            return None
+        try:
+            return src.message_text(obj, f.get("part", 0), f["label"])
+        except Exception:  # a record that no longer matches what was indexed
+            return None
+
+
+def message_doc(searcher, fkey: str, index: int, guess: tuple[int, int] | None
+                ) -> tuple[dict | None, tuple[int, int] | None]:
+    """The stored fields of message ``index`` of transcript ``fkey``, and ``(index, docnum)``
+    to guess the next one from. A transcript's messages are indexed one after another, so
+    message i+k is usually document d+k: that guess is checked (same transcript, same
+    index, not deleted) before falling back to a term lookup, which asks every segment."""
+    if guess is not None:
+        d = guess[1] + (index - guess[0])
+        if 0 <= d < searcher.doc_count_all() and not searcher.reader().is_deleted(d):
+            f = searcher.stored_fields(d)
+            if f.get("fkey") == fkey and f.get("idx") == index and f.get("role"):
+                return f, (index, d)
+    d = searcher.document_number(mkey=f"{fkey}:{index}")
+    if d is None:
+        return None, guess
+    return searcher.stored_fields(d), (index, d)
+
+
+def first_match(text: str, terms: list[str]) -> int | None:
+    """Character offset of the first query term in ``text`` (its first :data:`MATCH_SCAN`
+    characters), or None: a case-folded substring search, where a word counts only when it is
+    not part of a longer word (``the`` in ``other``); a ``prefix*`` only needs its start to be a
+    word start; CJK terms (bigrams inside runs of CJK text) count anywhere. Offsets are those of
+    the case-folded text, which can differ by a few characters for rare scripts (it only places
+    a cut)."""
+    low = text[:MATCH_SCAN].lower()
+    best = None
+    for term in terms:
+        prefix = term.endswith("*")
+        needle = term.rstrip("*")
+        if not needle:
+            continue
+        anywhere = not needle.isascii() and any(_is_cjk(c) for c in needle)
+        pos = low.find(needle)
+        while pos != -1 and (best is None or pos < best):
+            before = low[pos - 1] if pos else " "
+            after = low[pos + len(needle)] if pos + len(needle) < len(low) else " "
+            if anywhere or (not before.isalnum() and (prefix or not after.isalnum())):
+                best = pos
+                break
+            pos = low.find(needle, pos + 1)
+    return best
+
+
+def _is_cjk(c: str) -> bool:
+    """True for a Han, kana or Hangul character (the analyzer indexes their runs as bigrams)."""
+    o = ord(c)
+    return 0x3040 <= o <= 0x30FF or 0x3400 <= o <= 0x9FFF or 0xAC00 <= o <= 0xD7AF or 0xF900 <= o <= 0xFAFF
