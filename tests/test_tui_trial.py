@@ -108,3 +108,209 @@ async def test_copy_file_is_private_even_in_an_open_directory_after_reveal(sampl
         assert "idempotent" in copy_file.read_text()
     assert stat.S_IMODE(copy_file.stat().st_mode) == 0o600
     assert stat.S_IMODE(cache.stat().st_mode) == 0o700
+
+
+# -- defect 2: deleting the index while the app runs --------------------------------------------
+
+
+def _screen_words(app) -> str:
+    return app.export_screenshot().replace("&#160;", " ")
+
+
+async def test_deleting_the_index_while_running_rebuilds_it_and_keeps_answering(sample, tmp_path):
+    import shutil
+
+    home, index_dir = sample
+    mine = tmp_path / "index"
+    shutil.copytree(index_dir, mine, symlinks=True)
+    app = CrabsearchApp(mine, env={"HOME": str(home)}, now=NOW, cursor_blink=False)
+    lines = []
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        assert len(screen.result.hits) == 4
+        shutil.rmtree(mine)  # rm -rf ~/.cache/crabsearch/index
+        original = screen._show_index_line
+
+        def spy(text):
+            original(text)
+            lines.append(str(text))
+
+        screen._show_index_line = spy
+        await pilot.press(*"cron")
+        await settle(pilot)
+        assert app.screen is screen and len(screen.result.hits) == 3  # answered, after a rebuild
+        assert screen.search_error is None
+        assert any("The index was deleted: rebuilding it" in line for line in lines)
+        assert any("rebuilt from your transcripts" in n.message for n in app._notifications)
+        words = _screen_words(app)
+        assert "Error" not in words and "failed" not in words and "No agent transcripts" not in words
+        await pilot.press("escape", "escape")  # back to the box, cleared: the recent sessions
+        await settle(pilot)
+        assert len(screen.result.hits) == 4 and not screen.query_one("#empty").display
+        shutil.rmtree(mine)  # again, and this time nobody types: the app still notices
+        screen.run_query("")  # what the watcher's periodic check does
+        await settle(pilot)
+        assert len(screen.result.hits) == 4 and (mine / "current").exists()
+
+
+async def test_an_unexpected_search_error_shows_one_line_and_logs_the_details(sample, tmp_path):
+    app = app_of(sample)
+    app.error_log = tmp_path / "errors.log"
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+
+        def broken(*args, **kwargs):
+            raise ValueError("Reader already closed: secret words")
+
+        app.engine.search = broken
+        await pilot.press(*"cron")
+        await settle(pilot)
+        status = str(app.screen.query_one("#status").render())
+        assert status.startswith("The search failed unexpectedly; the details are in")
+        assert "Reader already closed" not in _screen_words(app)
+        assert "ValueError: Reader already closed" in app.error_log.read_text()
+        assert oct(app.error_log.stat().st_mode)[-3:] == "600"
+
+
+# -- defect 3: the first run --------------------------------------------------------------------
+
+
+async def test_first_run_shows_recent_sessions_after_the_first_batch_and_names_the_phase(tmp_path, monkeypatch):
+    import threading
+
+    from crabsearch.index import writer
+
+    home = tmp_path / "home"
+    for n in range(8):
+        (ClaudeSession(home, session_id=f"00000000-0000-4000-8000-{n:012d}", cwd=f"/w/p{n}",
+                       start=datetime(2026, 3, 1, tzinfo=timezone.utc) + timedelta(hours=n))
+         .user(f"pelican number {n} asks about the wombat").assistant("a reply").assistant("more").write())
+    monkeypatch.setattr(writer, "FIRST_BATCH_DOCS", 5)  # two sessions make the first batch
+    app = CrabsearchApp(tmp_path / "index", env={"HOME": str(home)}, now=NOW, cursor_blink=False)
+    gate = threading.Event()
+    read = app.indexer._index_file
+    done = []
+
+    def slow(writer_, job, report, progress):  # the third transcript waits for the test
+        if len(done) == 2:
+            gate.wait(20)
+        done.append(job.path)
+        return read(writer_, job, report, progress)
+
+    app.indexer._index_file = slow
+    lines = []
+    from crabsearch.tui.screens import SearchScreen
+
+    original = SearchScreen._show_index_line
+
+    def spy(self, text):
+        original(self, text)
+        lines.append(str(text))
+
+    monkeypatch.setattr(SearchScreen, "_show_index_line", spy)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = app.screen
+        results = screen.query_one(ResultList)
+        for _ in range(600):  # the first batch is committed: its sessions are listed at once
+            await pilot.pause(0.05)
+            if results.option_count:
+                break
+        assert app.indexing and results.option_count == 2
+        assert any(line.startswith("Indexing your transcripts · reading 2/8 files") for line in lines)
+        assert any("writing the index" in line for line in lines)
+        status = screen.query_one("#status").region
+        bar = screen.query_one("#progress").region
+        assert not status.overlaps(bar) and not screen.query_one("#index-status").region.overlaps(bar)
+        await pilot.press(*"wombat")
+        await pilot.pause(0.3)
+        gate.set()
+        await settle(pilot, timeout=30)
+        assert not app.indexing and len(screen.result.hits) == 8  # the query typed meanwhile: answered
+        assert "yet" not in str(screen.query_one("#status").render())
+
+
+# -- defect 5: the demo reads only its bundled home ------------------------------------------
+
+
+async def test_demo_reads_only_its_bundled_home_and_gives_no_advice_about_it(tmp_path, monkeypatch):
+    import json
+
+    from crabsearch.cli import source_env
+    from crabsearch.paths import demo_home
+    from crabsearch.tui.panels import StatusScreen
+
+    real = tmp_path / "real"  # the user's own transcripts, reachable through XDG_* and others
+    copilot = real / "xdg-config" / ".copilot" / "session-state" / "abc"
+    copilot.mkdir(parents=True)
+    (copilot / "events.jsonl").write_text(json.dumps(
+        {"type": "session.start", "data": {"sessionId": "abc", "context": {"cwd": "/x"}},
+         "timestamp": "2026-03-01T10:00:00Z"}) + "\n" + json.dumps(
+        {"type": "user.message", "data": {"content": "my private zanzibarquux"},
+         "timestamp": "2026-03-01T10:00:01Z"}) + "\n")
+    aider = real / "code" / "proj"
+    aider.mkdir(parents=True)
+    (aider / ".aider.chat.history.md").write_text("# aider chat started at 2026-03-01 10:00:00\n\n"
+                                                 "#### my private zanzibarquux\n\nsure\n")
+    for name, value in {"XDG_CONFIG_HOME": real / "xdg-config", "XDG_DATA_HOME": real / "xdg-data",
+                        "CRABSEARCH_AIDER_DIRS": real / "code", "CRABSEARCH_SPECSTORY_DIRS": real / "code",
+                        "CLINE_DIR": real / "cline", "APPDATA": real / "appdata",
+                        "CRABSEARCH_CONFIG": real / "config.toml"}.items():
+        monkeypatch.setenv(name, str(value))
+    monkeypatch.setenv("EDITOR", "nano")
+    env = source_env(demo=True)
+    assert env["HOME"] == str(demo_home()) and env["EDITOR"] == "nano"
+    app = CrabsearchApp(tmp_path / "demo-index", env=env, demo=True, now=NOW, cursor_blink=False)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        agents = {h.session.agent for h in app.screen.result.hits}
+        assert agents <= {"claude", "codex"} and agents
+        assert all(str(demo_home()) in h.session.path for h in app.screen.result.hits)
+        await pilot.press(*"zanzibarquux")
+        await settle(pilot)
+        assert app.screen.result.hits == []
+        await pilot.press("f2")
+        await pilot.pause()
+        assert isinstance(app.screen, StatusScreen)
+        text = app.status_text()
+        assert "settings.json" not in text and "cleanupPeriodDays" not in text
+        assert text.startswith("Demo: only the bundled example sessions")
+
+
+# -- defect 6: filters that mean nothing say so, in full --------------------------------------
+
+
+@pytest.mark.parametrize("query,says", [
+    ("agent:vim", "agent:vim: no agent is called “vim”; the agents are claude, codex,"),
+    ("since:banana", "since:banana: that is not a date; write 2026-01-31, today, yesterday, or a time ago"),
+    ("role:tool", "role:tool: no role is called “tool”; the roles are user (what you said) and assistant"),
+    ("agent:", "agent: needs a name: the agents are claude, codex,"),
+])
+async def test_a_filter_that_means_nothing_says_why_and_lists_recent_sessions(sample, query, says):
+    app = app_of(sample)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press(*query)
+        await settle(pilot)
+        screen = app.screen
+        assert len(screen.result.hits) == 4  # the recent sessions: the rest of the query is empty
+        assert str(screen.query_one("#status").render()).startswith("Recent sessions (4)")
+        notes = screen.query_one("#notes")
+        text = str(notes.render())
+        assert notes.display and says in text and text.endswith("Showing the recent sessions.")
+        from rich.text import Text
+
+        needed = len(Text(text).wrap(app.console, notes.content_region.width))
+        assert notes.content_region.height == needed  # all of it on screen at 80 columns
+        assert "Showing the recent sessions." in _screen_words(app)
+
+
+async def test_a_bad_filter_beside_words_searches_the_words(sample):
+    app = app_of(sample)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press(*"cron agent:vim")
+        await settle(pilot)
+        assert len(app.screen.result.hits) == 3
+        assert str(app.screen.query_one("#status").render()).startswith("3 sessions")
+        assert str(app.screen.query_one("#notes").render()).startswith("agent:vim: no agent is called “vim”")

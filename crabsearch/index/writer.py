@@ -38,17 +38,26 @@ from .store import (LOCK_WAIT, doc_total, merge_policy, open_for_writing, open_i
 
 BATCH_DOCS = 20_000
 BATCH_BYTES = 64 * 1024 * 1024
+FIRST_BATCH_DOCS = 2_000
+FIRST_BATCH_BYTES = 4 * 1024 * 1024
+"""A build into an empty index commits its first batch early (the newest transcripts, read
+first), so a first run shows recent sessions within seconds rather than after the whole build."""
 
 
 @dataclass
 class Progress:
-    """Progress of a refresh: files and bytes done out of the planned totals."""
+    """Progress of a refresh: files and bytes done out of the planned totals. ``phase`` is
+    ``reading`` (transcripts read and analysed) or ``writing`` (a batch being committed: Whoosh
+    writes its postings, which can take seconds); ``commits`` counts the batches committed so
+    far (each one is searchable as soon as it is counted)."""
 
     files_done: int
     files_total: int
     bytes_done: int
     bytes_total: int
     messages: int
+    phase: str = "reading"
+    commits: int = 0
 
 
 @dataclass
@@ -301,17 +310,25 @@ class Indexer:
         # the first commit drops all the old segments (Whoosh's CLEAR merge policy) so that the
         # replaced documents do not stay on disk as deleted ones (the index grew with each loss).
         clear_old = not manifest.files and self._index_has_docs
+        first = not self._index_has_docs or clear_old  # a build: its first batch is committed early
+        if first:
+            jobs.sort(key=lambda j: -j.mtime_ns)  # the newest sessions are the first searchable
+        commits = 0
 
-        def commit(writer) -> None:
-            nonlocal clear_old
+        def commit(writer, n: int) -> None:
+            nonlocal clear_old, commits
+            tick(n, phase="writing")
             writer.commit(mergetype=CLEAR if clear_old else merge_policy)
             self._open_writer = None
             clear_old = False
             seal(self._gen)  # segment sizes, mtimes, checksums (damage check), private file modes
+            commits += 1
+            tick(n)
 
-        def tick(n: int, extra_bytes: int = 0) -> None:
+        def tick(n: int, extra_bytes: int = 0, phase: str = "reading") -> None:
             if progress:
-                progress(Progress(n, len(jobs), done_bytes + extra_bytes, total, report.messages_added))
+                progress(Progress(n, len(jobs), done_bytes + extra_bytes, total, report.messages_added, phase,
+                                  commits))
 
         for n, job in enumerate(jobs):
             if cancelled and cancelled():
@@ -323,17 +340,19 @@ class Indexer:
             done_bytes += job.todo_bytes
             pending_bytes += job.todo_bytes
             tick(n + 1)
-            if pending_bytes >= BATCH_BYTES or report.messages_added - docs_at_commit >= BATCH_DOCS:
+            batch_bytes, batch_docs = (FIRST_BATCH_BYTES, FIRST_BATCH_DOCS) if first else (BATCH_BYTES, BATCH_DOCS)
+            if pending_bytes >= batch_bytes or report.messages_added - docs_at_commit >= batch_docs:
                 # Commit in batches so results appear while a long build runs; the manifest
                 # moves forward only after the commit it describes.
-                commit(writer)
+                commit(writer, n + 1)
                 self._save(manifest, pending_entries)
+                first = False
                 pending_entries, pending_bytes = {}, 0
                 docs_at_commit = report.messages_added
                 writer = self._writer(ix, report)
                 if writer is None:
                     return
-        commit(writer)
+        commit(writer, len(jobs))
         self._save(manifest, pending_entries)
         if opened.swap_pending and not (cancelled and cancelled()):
             swap(self.index_dir, self._gen)  # complete: searches switch to it in one rename

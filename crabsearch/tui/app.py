@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import shutil
 import subprocess
+import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -60,11 +62,26 @@ class CrabsearchApp(App[str | None]):
                                extra_dirs={} if demo else self.config.sources)
         self.copy_file = paths.cache_dir() / "last-copy.txt"
         """Every copy is also written here: the fallback when the terminal ignores OSC 52."""
+        self.error_log = paths.cache_dir() / "errors.log"
+        """Where an unexpected error's details go (:meth:`failure`); the screen says only that."""
 
     @property
     def now(self) -> datetime:
         """The clock used for relative dates (fixed in tests)."""
         return self._now or datetime.now(timezone.utc)
+
+    @property
+    def program(self) -> str:
+        """How to run crabsearch again, as the user did: ``crabsearch`` when that is the one on
+        ``PATH``, else the path they typed (``.venv/bin/crabsearch``, as the README's set-up
+        leaves it)."""
+        argv0 = sys.argv[0] if sys.argv else ""
+        if os.path.basename(argv0) != "crabsearch":
+            return "crabsearch"
+        found = shutil.which("crabsearch", path=os.environ.get("PATH"))
+        if found and os.path.realpath(found) == os.path.realpath(argv0):
+            return "crabsearch"
+        return printable(short_path(argv0, os.environ.get("HOME")))
 
     def on_mount(self) -> None:
         cfg = self.config
@@ -262,6 +279,31 @@ class CrabsearchApp(App[str | None]):
 
         self.run_worker(write, thread=True, group="export")
 
+    def failure(self, what: str, exc: BaseException) -> str:
+        """The one line the screen shows when ``what`` (``The search``, ``Indexing``) failed
+        with ``exc``. crabsearch's own errors and the system's (a full disk, a permission) say
+        what is wrong in words; anything else is a bug, whose exception text and traceback are
+        no message for a user (and may quote transcript text): they go to :attr:`error_log`
+        (0600), which the line names."""
+        if isinstance(exc, OSError):
+            where = f" ({printable(str(exc.filename))})" if exc.filename else ""
+            return f"{what} failed: {exc.strerror or 'input/output error'}{where}"
+        if type(exc).__module__.startswith("crabsearch.") and str(exc):
+            return f"{what} failed: {printable(str(exc))}"
+        import traceback
+
+        detail = ""
+        try:
+            log = self.error_log
+            log.parent.mkdir(parents=True, exist_ok=True, mode=paths.PRIVATE_DIR)
+            keep = log.read_text("utf-8", "replace")[-200_000:] if log.exists() else ""
+            stamp = datetime.now(timezone.utc).isoformat(timespec="seconds")
+            paths.write_private(log, keep + f"\n{stamp} {what}:\n" + "".join(traceback.format_exception(exc)))
+            detail = f"; the details are in {short_path(str(log), self.home)}"
+        except OSError:
+            pass
+        return f"{what} failed unexpectedly{detail}"
+
     def copy_text(self, text: str, what: str) -> None:
         """Put ``text`` on the clipboard with OSC 52, and in :attr:`copy_file` for terminals that
         ignore OSC 52 (tmux without ``set-clipboard on``, some SSH setups): there is no way to
@@ -325,7 +367,12 @@ class CrabsearchApp(App[str | None]):
         """The ``crabsearch status`` report for this app's index and sources."""
         from ..index.status import collect
 
-        return collect(self.indexer).format()
+        status = collect(self.indexer)
+        if not self.demo:
+            return status.format()
+        status.warnings = []  # advice about the bundled files (Claude Code's retention) is no use
+        return (f"Demo: only the bundled example sessions in {short_path(str(paths.demo_home()), None)} are read. "
+                f"Run {self.program} without --demo to search your own.\n\n" + status.format())
 
     def empty_message(self, error: str | None = None) -> Text:
         """What the app says when no session is indexed: the indexing ``error`` if there was one,

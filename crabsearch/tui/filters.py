@@ -80,6 +80,45 @@ def remove_token(text: str, start: int) -> str:
     return " ".join(t.text for t in tokens(text) if t.start != start)
 
 
+def check_filters(text: str, agents: tuple[str, ...]) -> tuple[str, list[str]]:
+    """``(text without the filters that mean nothing, one line per such filter)``: each line says
+    what is wrong in full and what is valid. An unknown agent, a date that is no date, a role or
+    place that does not exist, or a filter name with no value (``agent:``) is dropped, so the
+    rest of the query still gets an answer (recent sessions when nothing else is left)."""
+    from ..query import parse
+
+    kept, problems = [], []
+    for tok in tokens(text):
+        if tok.key is None:
+            kept.append(tok.text)
+            continue
+        value = tok.value.strip()
+        if value and not parse(tok.text, agents=agents).notes:
+            kept.append(tok.text)
+            continue
+        key, shown = tok.key, printable(tok.text)
+        if key == "agent":
+            valid = f"the agents are {', '.join(agents)} (F3 picks one)"
+            problems.append(f"{shown}: no agent is called “{printable(value)}”; {valid}." if value
+                            else f"agent: needs a name: {valid}.")
+        elif key == "role":
+            problems.append(f"{shown}: " + (f"no role is called “{printable(value)}”; " if value else "")
+                            + "the roles are user (what you said) and assistant (what the agent said).")
+        elif key in ("since", "until"):
+            problems.append(f"{shown}: " + ("that is not a date; " if value else "needs a date: ")
+                            + "write 2026-01-31, today, yesterday, or a time ago such as 12h, 7d, 2w or 3m "
+                            "(F5 picks one).")
+        elif key == "in":
+            problems.append(f"{shown}: the only place is in:tools (tool output, when it is indexed).")
+        elif key == "project":
+            problems.append("project: needs a name: the last folder of the working directory, or a path "
+                            "(F4 picks one).")
+    cleaned = " ".join(kept)
+    if problems and not cleaned.strip():
+        problems.append("Showing the recent sessions.")
+    return cleaned, problems
+
+
 def completions(text: str, cursor: int, facets: dict[str, list[tuple[str, int]]]) -> tuple[int, int, list[str]]:
     """What Tab can put at ``cursor``: ``(start, end, candidates)``, the span of the token being
     completed and its replacements (most sessions first). A partial filter name completes to
@@ -182,8 +221,7 @@ class FilterChips(Horizontal):
             chip.token_start = tok.start
             self.mount(chip)
         if found:
-            self.mount(Static(Text("click to remove · F3 agent · F4 project · F5 date", style="dim"),
-                              classes="chips-label"))
+            self.mount(Static(Text("click: remove · F3 F4 F5: pick", style="dim"), classes="chips-label"))
 
     def on_click(self, event) -> None:
         widget = event.widget

@@ -10,13 +10,19 @@ from ..search import SearchResult
 
 class SearchDone(Message):
     """A search finished; ``generation`` tells a stale result from the current one; ``error`` is
-    a one-line message when the search failed."""
+    a one-line message when the search failed; ``rebuild`` is ``missing`` when there is no index
+    (never built, or deleted) and ``damaged`` when it must be rebuilt; ``problems`` say what is
+    wrong with filters that were left out (``agent:vim``)."""
 
-    def __init__(self, generation: int, result: SearchResult, error: str | None = None) -> None:
+    def __init__(self, generation: int, result: SearchResult, error: str | None = None,
+                 rebuild: str | None = None, problems: list[str] | None = None) -> None:
         super().__init__()
         self.generation = generation
         self.result = result
         self.error = error
+        self.rebuild = rebuild
+        self.problems = problems or []
+        """What is wrong with the query's filters (they were left out of the search)."""
 
 
 class IndexProgress(Message):

@@ -14,7 +14,9 @@ from textual.widgets import Footer, Input, ProgressBar, Static
 
 from ..search import Hit, IndexDamaged, SearchResult
 from ..text import printable
-from .filters import DATE_CHOICES, FilterChips, PickerScreen, QueryInput, filters, remove_token, set_filter
+from ..sources import SOURCES
+from .filters import (DATE_CHOICES, FilterChips, PickerScreen, QueryInput, check_filters, filters, remove_token,
+                      set_filter)
 from .messages import IndexDone, IndexProgress, SearchDone
 from .panels import ExplainScreen
 from .render import agent_name, relative_date, short_path, window_text
@@ -26,6 +28,9 @@ RESULT_LIMIT = 100  # rows per load; moving near the end of the list loads the n
 MESSAGE_BYTES = 256 * 1024  # of one message's text read for the session view
 REFRESH_EVERY = 30.0  # seconds between background refreshes while the app is open
 SEARCH_TIME_LIMIT = 0.5  # seconds; past it the best hits found so far are shown, marked partial
+WRITE_SECONDS_PER_MESSAGE = 0.0008
+"""A first guess of the time Whoosh takes to commit a message (measured on the trial home: 10k
+messages in 8-10 s); replaced by the rate of the first commit for the time-left estimate."""
 
 
 class SearchScreen(Screen):
@@ -56,9 +61,17 @@ class SearchScreen(Screen):
         self._timer = None
         self.result: SearchResult | None = None
         self._shown_sort = self.sort
+        self.problems: list[str] = []
+        """What is wrong with the shown query's filters (shown in full under the status line)."""
         self.search_error: str | None = None
         self.index_error: str | None = None
         self._index_started = 0.0
+        self._commits_seen = 0
+        self._had_index = False
+        """True once a search found an index: a later missing one was deleted (defect 2)."""
+        self.rebuilding: str | None = None
+        """Why the index is being built from scratch (``first``, ``deleted``, ``damaged``), or
+        None for an ordinary refresh."""
         self.limit = RESULT_LIMIT
         """Rows asked for: grows by RESULT_LIMIT as the cursor nears the end of the list."""
         self.facets: dict[str, list[tuple[str, int]]] = {"agent": [], "project": []}
@@ -75,10 +88,12 @@ class SearchScreen(Screen):
         chips = FilterChips(id="chips")
         chips.display = False
         yield chips
-        with Horizontal(id="statusbar"):
+        with Vertical(id="statusbar"):
             yield Static("", id="status")
-            yield Static("", id="index-status")
-            yield ProgressBar(total=None, show_eta=False, id="progress")
+            yield Static("", id="notes")
+            with Horizontal(id="indexbar"):
+                yield Static("", id="index-status")
+                yield ProgressBar(total=None, show_eta=False, id="progress")
         yield ResultList(self._fetch_window, self.type_into_search, lambda: app.now, app.home, id="results")
         yield Static("", id="empty")
         yield Footer()
@@ -92,13 +107,14 @@ class SearchScreen(Screen):
         return t
 
     def on_mount(self) -> None:
-        self.query_one("#progress").display = False
+        self.query_one("#indexbar").display = False
+        self.query_one("#notes").display = False
         self.query_one("#empty").display = False
         self.query_one(Input).focus()
         self.run_query("")
         self._load_facets()
         if self.app.index_on_start:
-            self.start_indexing()
+            self.start_indexing(None if self.app.engine.exists else "first")
             # Pick up what agents write while the app is open (a no-change refresh costs ms).
             self.set_interval(REFRESH_EVERY, self._periodic_refresh)
 
@@ -140,19 +156,23 @@ class SearchScreen(Screen):
     @work(thread=True, exclusive=True, group="search", exit_on_error=False)
     def _search(self, text: str, generation: int) -> None:
         engine = self.app.engine
+        error = rebuild = None
+        query, problems = check_filters(text, tuple(SOURCES))  # filters that mean nothing: left out
         try:
-            if text.strip():
-                result = engine.search(text, limit=self.limit, before=0, after=0, time_limit=SEARCH_TIME_LIMIT,
+            if query.strip():
+                result = engine.search(query, limit=self.limit, before=0, after=0, time_limit=SEARCH_TIME_LIMIT,
                                        sort=self.sort, explain=True, redact=not self.reveal)
             else:
-                result = SearchResult(query="", hits=engine.recent(limit=self.limit, redact=not self.reveal))
-            error = None
-        except IndexDamaged as exc:  # rebuilt from the transcripts; the query runs again after
-            result, error = SearchResult(query=text, hits=[]), str(exc)
-            self.app.call_from_thread(self.start_indexing)
-        except Exception as exc:  # shown in the status line, never a silent blank screen
-            result, error = SearchResult(query=text, hits=[]), f"search failed: {type(exc).__name__}: {exc}"
-        self.post_message(SearchDone(generation, result, error))
+                result = SearchResult(query="", hits=engine.recent(limit=self.limit, redact=not self.reveal),
+                                      route="recent")
+            result.query = text.strip() and text  # as typed: the status line quotes it
+            if not engine.exists:  # never built, or deleted while the app runs: (re)built now
+                rebuild = "missing"
+        except IndexDamaged:  # rebuilt from the transcripts; the query runs again after
+            result, rebuild = SearchResult(query=text, hits=[]), "damaged"
+        except Exception as exc:  # one line in the status line, never a silent blank screen
+            result, error = SearchResult(query=text, hits=[]), self.app.failure("The search", exc)
+        self.post_message(SearchDone(generation, result, error, rebuild, problems))
 
     @on(SearchDone)
     def _show(self, message: SearchDone) -> None:
@@ -165,8 +185,15 @@ class SearchScreen(Screen):
         self._shown_sort = self.sort
         self.result = message.result
         self.search_error = message.error
+        self.problems = message.problems
         results = self.query_one(ResultList)
         results.show(message.result.hits, message.result.terms, keep=same)
+        if message.rebuild is None and message.error is None:
+            self._had_index = True
+        elif message.rebuild and not self.app.indexing and self.app.index_on_start:
+            # The index is gone or damaged: build it again in the background, answering meanwhile.
+            self.start_indexing("damaged" if message.rebuild == "damaged" else
+                                "deleted" if self._had_index else "first")
         self._update_status()
 
     @on(ResultList.NeedMore)
@@ -241,12 +268,15 @@ class SearchScreen(Screen):
         if result is None:
             return
         n = len(result.hits)
+        indexing = self.app.indexing
         if self.search_error:
             msg = self.search_error
-        elif not result.query.strip():
+        elif not result.query.strip() or result.route == "recent":
             msg = f"Recent sessions ({n}{'+' if n >= self.limit else ''})" if n else ""
         elif n == 0:
             msg = f"No session matches “{printable(result.query)}”"
+            if indexing:
+                msg += " yet (still indexing: it is searched again when indexing is done)"
         else:
             more = "+" if n >= self.limit else ""  # the next rows load as the cursor gets there
             msg = f"{n}{more} session{'s' if n != 1 else ''}"
@@ -265,25 +295,47 @@ class SearchScreen(Screen):
                 msg += " · stopped early (very common words): add a word to narrow it"
             if result.cut:
                 msg += " · query cut to 512 characters"
-        if result.notes:
-            msg += " · " + "; ".join(result.notes)
         if self.sort == "newest":
             msg += " · newest first (Ctrl+S)"
         status.update(Text(msg, style="bold red" if self.search_error else "dim"))
-        nothing_indexed = n == 0 and not result.query.strip() and not self.app.indexing
-        empty.display = nothing_indexed
-        results.display = not nothing_indexed
-        if nothing_indexed:
-            empty.update(self.app.empty_message(self.index_error))
+        status.display = bool(msg)
+        notes = self.query_one("#notes", Static)
+        lines = [printable(n) for n in self.problems + result.notes]
+        notes.update(Text("\n".join(lines)))  # in full, wrapped at words: never cut off
+        notes.display = bool(lines)
+        nothing_listed = n == 0 and not result.query.strip() and not self.search_error
+        empty.display = nothing_listed
+        results.display = not nothing_listed
+        if nothing_listed:
+            empty.update(self._indexing_message() if indexing else self.app.empty_message(self.index_error))
+
+    def _indexing_message(self) -> Text:
+        """What the empty results area says while the index is being built."""
+        t = Text()
+        t.append({"deleted": "The index was deleted: rebuilding it from your transcripts.",
+                  "damaged": "The index was damaged: rebuilding it from your transcripts."}.get(
+            self.rebuilding or "", "Indexing your agent transcripts."), style="bold")
+        t.append("\n\nThe most recent sessions show here as soon as the first ones are indexed, in a few "
+                 "seconds; you can type a search meanwhile.", style="dim")
+        return t
 
     # -- indexing -----------------------------------------------------------------------------
 
-    def start_indexing(self) -> None:
-        """Refresh the index in the background; the list refreshes when it is done."""
+    def start_indexing(self, rebuilding: str | None = None) -> None:
+        """Refresh the index in the background; the list refreshes after each committed batch
+        and when it is done. ``rebuilding`` says why the index is built from scratch (``first``,
+        ``deleted``, ``damaged``): the index line and the empty results area say so."""
         if self.app.indexing:
             return
         self.app.indexing = True
+        self.rebuilding = rebuilding
         self._index_started = time.monotonic()
+        self._commits_seen = 0
+        self._index_clock = {"writing_since": None, "writing_from": 0, "committed": 0, "writing": 0.0,
+                       "per_message": WRITE_SECONDS_PER_MESSAGE}
+        if rebuilding:
+            self._show_index_line(Text(f"{self._index_what()} · looking for transcripts…", style="dim"))
+            self.query_one("#progress", ProgressBar).update(total=None)
         self._index()
 
     @work(thread=True, exclusive=True, group="index", exit_on_error=False)
@@ -291,25 +343,63 @@ class SearchScreen(Screen):
         try:
             report = self.app.indexer.refresh(progress=lambda p: self.post_message(IndexProgress(p)))
         except Exception as exc:  # shown, never a crash
-            self.post_message(IndexDone(None, f"indexing failed: {exc}"))
+            self.post_message(IndexDone(None, self.app.failure("Indexing", exc)))
             return
         self.post_message(IndexDone(report, None))
+
+    def _index_what(self) -> str:
+        return {"first": "Indexing your transcripts", "deleted": "The index was deleted: rebuilding it",
+                "damaged": "The index was damaged: rebuilding it"}.get(self.rebuilding or "", "Indexing")
+
+    def _show_index_line(self, text: Text | str) -> None:
+        self.query_one("#indexbar").display = True
+        self.query_one("#index-status", Static).update(text)
 
     @on(IndexProgress)
     def _progress(self, message: IndexProgress) -> None:
         p = message.progress
+        if p.commits > self._commits_seen:  # a batch is searchable: show it (same query, same cursor)
+            self._commits_seen = p.commits
+            if self.app.indexing:
+                self._load_facets()
+                self.run_query(self.query_text)
         bar = self.query_one("#progress", ProgressBar)
-        bar.display = True  # only when there is work: a refresh with nothing new shows nothing
-        bar.update(total=max(1, p.bytes_total), progress=p.bytes_done)
-        mb = p.bytes_done / 1e6
-        eta = ""
-        elapsed = time.monotonic() - self._index_started
-        if p.bytes_done and elapsed > 2 and p.bytes_total > p.bytes_done:
-            left = elapsed * (p.bytes_total - p.bytes_done) / p.bytes_done
-            eta = f" · about {int(left)} s left" if left < 120 else f" · about {int(left // 60)} min left"
-        self.query_one("#index-status", Static).update(
-            Text(f"indexing {p.files_done}/{p.files_total} files · {mb:.1f} of {p.bytes_total / 1e6:.1f} MB · "
-                 f"{p.messages} messages{eta} ", style="dim"))
+        now = time.monotonic()
+        clock = self._index_clock
+        if p.phase == "writing":  # Whoosh writes its postings: no measure of progress, seconds long
+            if clock["writing_since"] is None:
+                clock["writing_since"], clock["writing_from"] = now, clock["committed"]
+            bar.update(total=None)
+            what = f"writing the index ({p.messages:,} messages)"
+        else:
+            if clock["writing_since"] is not None:  # a commit ended: how long writing takes per message
+                took = now - clock["writing_since"]
+                clock["writing"] += took
+                if p.messages > clock["writing_from"]:
+                    clock["per_message"] = took / (p.messages - clock["writing_from"])
+                clock["writing_since"], clock["committed"] = None, p.messages
+            bar.update(total=max(1, p.bytes_total), progress=p.bytes_done)
+            what = f"reading {p.files_done:,}/{p.files_total:,} files, {_mb(p.bytes_done)} of {_mb(p.bytes_total)}"
+        left = self._time_left(p, now)
+        if left is not None and left >= 1:  # never "about 0 s left" with the writing still to come
+            what += f" · about {int(left)} s left" if left < 120 else f" · about {int(left // 60)} min left"
+        self._show_index_line(Text(f"{self._index_what()} · {what}", style="dim"))
+
+    def _time_left(self, p, now: float) -> float | None:
+        """Seconds of indexing left: the reading still to do at the rate measured so far, plus
+        writing the messages not yet committed at the rate the last commit took (a guess of
+        WRITE_SECONDS_PER_MESSAGE before the first). None in the first two seconds, and before a
+        tenth of the bytes is read."""
+        clock = self._index_clock
+        elapsed = now - self._index_started
+        if elapsed < 2 or not p.bytes_total or p.bytes_done < p.bytes_total / 10:  # too early to tell
+            return None
+        writing_now = now - clock["writing_since"] if clock["writing_since"] is not None else 0.0
+        reading = max(0.001, elapsed - clock["writing"] - writing_now)
+        read_left = reading * max(0, p.bytes_total - p.bytes_done) / p.bytes_done
+        messages = p.messages * p.bytes_total / p.bytes_done  # expected when everything is read
+        write_left = clock["per_message"] * max(0.0, messages - clock["committed"]) - writing_now
+        return read_left + max(0.0, write_left)
 
     @on(IndexDone)
     def _indexed(self, message: IndexDone) -> None:
@@ -320,16 +410,21 @@ class SearchScreen(Screen):
             # A rebuilt index can carry the same generation number as the old one: reopen it,
             # and forget transcript records read before (files may have changed).
             self.app.engine.reload()
-        self.query_one("#progress").display = False
+        self.query_one("#indexbar").display = False
         self.query_one("#index-status", Static).update("")
         self.index_error = message.error
+        rebuilt, self.rebuilding = self.rebuilding, None
         if message.error:
-            self.query_one("#index-status", Static).update(Text(message.error + " ", style="bold red"))
+            self._show_index_line(Text(message.error, style="bold red"))
+            self.query_one("#progress").display = False
             self.notify(message.error, severity="error", timeout=10)
         elif report is not None:
+            self.query_one("#progress").display = True
             if report.busy:
                 self.notify("Another crabsearch is updating the index; showing what is committed.")
-            if report.rebuilt:
+            if rebuilt in ("deleted", "damaged"):
+                self.notify(f"The index was {rebuilt}: it has been rebuilt from your transcripts.")
+            elif report.rebuilt:
                 self.notify(report.rebuilt)
         if changed:
             self._load_facets()
@@ -531,6 +626,11 @@ class SessionScreen(Screen):
             t.append(" · full text", style="dim")
         t.append(" · / find · ? keys", style="dim")
         self.query_one("#position", Static).update(t)
+
+
+def _mb(n: int) -> str:
+    """Bytes as ``3.1 MB`` (``45 MB`` from 10 MB up)."""
+    return f"{n / 1e6:.1f} MB" if n < 10e6 else f"{n / 1e6:.0f} MB"
 
 
 def _sessions(n: int) -> str:
