@@ -114,16 +114,19 @@ def _whole(value: str, least: int) -> int:
     return n
 
 
-def source_env(demo: bool) -> dict[str, str]:
-    """The environment sources discover from: the real one, or the bundled demo home."""
-    env = dict(os.environ)
-    if demo:
-        from .sources import SOURCES
+DEMO_KEEPS = ("PATH", "EDITOR", "VISUAL", "PWD", "TMPDIR", "TZ", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE",
+              "TERM", "SHELL", "USER", "LOGNAME")
+"""The variables the demo keeps (the editor, the directory exports go to, the locale): nothing
+that could point a source at real transcripts (``XDG_*``, ``APPDATA``, every source's override)."""
 
-        for src in SOURCES.values():  # no override may point the demo at real transcripts
-            if src.env_var:
-                env.pop(src.env_var, None)
-        env["HOME"] = str(paths.demo_home())
+
+def source_env(demo: bool) -> dict[str, str]:
+    """The environment sources discover from: the real one, or for the demo only the bundled
+    home and :data:`DEMO_KEEPS`."""
+    if not demo:
+        return dict(os.environ)
+    env = {k: v for k, v in os.environ.items() if k in DEMO_KEEPS}
+    env["HOME"] = str(paths.demo_home())
     return env
 
 
