@@ -10,6 +10,7 @@ Commands (the CLI contract; names, flags and JSON shapes are relied on by script
 * ``crabsearch show SESSION_ID [--offset N] [--limit N] [--json]``
 * ``crabsearch export SESSION_ID [-o FILE] [--no-redact] [--from N] [--to N]``: the session (or
   messages #N..#N, numbered from 1) as Markdown, secrets masked, to stdout or FILE.
+* ``crabsearch mcp``: an MCP server over stdio for AI agents (``crabsearch.mcp_server``).
 
 Exit codes: 0 ok (also for no hits), 2 usage errors, 1 other errors; an error is one line on
 stderr, never a traceback.
@@ -92,6 +93,8 @@ def build_parser() -> argparse.ArgumentParser:
     p_export.add_argument("--to", dest="last", type=_positive, metavar="N",
                           help="last message to export (default the last)")
     p_export.add_argument("--no-redact", action="store_true", help="leave secret-shaped strings unmasked")
+    p_mcp = sub.add_parser("mcp", help="serve the search to AI agents: an MCP server over stdio")
+    _common(p_mcp)
     return parser
 
 
@@ -206,6 +209,11 @@ def _run(args) -> int:
 
     indexer = Indexer(index_dir, env=env, index_tool_output=tools, extra_dirs=extra)
     engine = Engine(index_dir, redact=not getattr(args, "no_redact", False), resume_flags=cfg.resume)
+    if args.command == "mcp":  # secrets always masked over MCP: no --no-redact
+        from .mcp_server import serve
+        from .mcp_tools import Door
+
+        return serve(Door(engine, indexer, tool_output=tools))
 
     if args.command == "index":
         report = indexer.refresh()

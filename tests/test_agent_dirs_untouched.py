@@ -13,9 +13,10 @@ SQLite stores in the states an agent leaves them in:
 
 Every file (bytes, size, mode, mtime), symlink and directory (entries, mtime) under HOME is
 recorded before and compared after ``index``, ``search`` (with windows), ``show``, ``export``,
-``status`` and the app (a pilot that searches, expands a result and opens sessions): any
-difference fails. The sessions committed only to a WAL must be found (a reader that ignored the
-WAL, as ``immutable=1`` alone does, would not see them).
+``status``, the app (a pilot that searches, expands a result and opens sessions) and the MCP
+server (a client that searches, pages and lists sessions): any difference fails. The sessions
+committed only to a WAL must be found (a reader that ignored the WAL, as ``immutable=1`` alone
+does, would not see them).
 """
 
 from __future__ import annotations
@@ -206,6 +207,40 @@ async def test_the_app_writes_nothing_in_agent_directories(agents_home, tmp_path
             await pilot.press("escape")
             await settle(pilot)
     assert_untouched(before, home, "the app")
+
+
+async def test_the_mcp_server_writes_nothing_in_agent_directories(agents_home, tmp_path):
+    """``crabsearch mcp`` through the SDK's in-process client: its first search builds the index
+    (the server's own refresh), then searches with windows, pages every session found and lists
+    the recent ones."""
+    from mcp import Client
+
+    from crabsearch.index import Indexer
+    from crabsearch.mcp_server import build_server
+    from crabsearch.mcp_tools import Door, Refresher
+    from crabsearch.search import Engine
+
+    home, env, expects = agents_home
+    before = snapshot(home)
+    index_dir = tmp_path / "index"
+    indexer = Indexer(index_dir, env=env)
+    door = Door(Engine(index_dir), indexer, refresher=Refresher(indexer, wait=120))  # never "still indexing"
+    async with Client(build_server(door), mode="legacy") as client:
+        for word, agent in WAL_WORDS.items():
+            r = await client.call_tool("search_sessions", {"query": word, "context_before": 4, "context_after": 4})
+            assert not r.is_error, r.content[0].text
+            hits = r.structured_content["hits"]
+            assert [h["agent"] for h in hits] == [agent] and any(word in i["text"] for i in hits[0]["window"])
+            assert_untouched(before, home, f"mcp search_sessions {word}")
+        r = await client.call_tool("search_sessions", {"query": "worker", "limit": 20})
+        found = r.structured_content["hits"]
+        assert len(found) == min(20, len(expects)), r.content[0].text
+        for hit in found:
+            r = await client.call_tool("list_messages", {"session_id": hit["session_id"], "limit": 50})
+            assert not r.is_error and "unavailable" not in r.content[0].text, (hit["session_id"], r.content[0].text)
+        r = await client.call_tool("recent_sessions", {"limit": 50})
+        assert not r.is_error and len(r.structured_content["sessions"]) >= len(found)
+    assert_untouched(before, home, "the mcp server")
 
 
 def test_agentdb_reads_commits_in_the_wal_and_writes_nothing(tmp_path):

@@ -1,0 +1,300 @@
+"""``crabsearch mcp``: the Model Context Protocol server (issue 12), on the official ``mcp`` SDK.
+
+Three read-only tools, each answering with ``structuredContent`` (the output schemas below) and a
+readable text block: ``search_sessions``, ``list_messages`` and ``recent_sessions``. What they
+answer is :mod:`crabsearch.mcp_tools`; this module declares them (names, arguments, the guide in
+each description), turns a bad call into an ``isError`` result of one sentence, and serves stdio:
+
+* stdout carries only protocol messages: the protocol writes to its own copy of file
+  descriptor 1, and fd 1 itself is pointed at stderr while the server runs, so a stray print
+  lands in the log. Logs go to stderr.
+* Every message is written as :func:`crabsearch.text.terminal_json` writes JSON: DEL, C1 controls
+  and bidi overrides from transcripts are escaped as ``\\uXXXX`` (C0 controls already are), so
+  the wire is inert in a terminal too; the text blocks are made :func:`~crabsearch.text.printable`.
+
+This module does not use ``from __future__ import annotations``: the SDK reads the tools'
+signatures to build their input and output schemas.
+"""
+
+import json
+import logging
+import os
+import sys
+from typing import Annotated, Any
+
+from mcp.server import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.stdio import stdio_server
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import BaseModel, Field, ValidationError
+
+from . import __version__
+from .mcp_tools import (LIST_TEXT_CAP, MAX_HITS, MAX_PAGE, MAX_RECENT, MAX_WINDOW, SEARCH_TEXT_CAP, Answer,
+                        BadCall, Door)
+from .sources import SOURCES
+from .text import terminal_json
+
+log = logging.getLogger("crabsearch.mcp")
+
+# -- the guide for the model -----------------------------------------------------------------
+
+INSTRUCTIONS = (
+    "crabsearch searches the user's past AI coding-agent sessions on this machine (Claude Code, Codex, "
+    "Gemini CLI, Cursor, opencode and more). Use search_sessions when the user refers to earlier work, "
+    "then list_messages to read a session on; recent_sessions lists the latest sessions.")
+
+SEARCH_GUIDE = (
+    "Search the user's past coding-agent sessions: the best-matching message of each session, with the "
+    "messages around it.\n\n"
+    "Use it when the user refers to earlier work (\"what did we decide about...\", \"the fix from last week\", "
+    "\"like last time\") or when an earlier command, fix or decision would help.\n"
+    "- query: 2-6 words in the user's own terms (names, error text, identifiers such as getUserById or "
+    "src/auth/store.ts). \"exact phrase\", -word (leave out), prefix*, and filters inside the query work too: "
+    "agent:codex, project:webapp, role:user, since:7d.\n"
+    "- Start with the defaults. If a hit looks right, widen context_before/context_after, then read on with "
+    "list_messages(session_id, offset) from a little before the hit (message_index counts from 0).\n"
+    f"- Limits, enforced here: {MAX_HITS} sessions, {MAX_WINDOW} messages per window (the hit always inside), "
+    f"{SEARCH_TEXT_CAP:,} characters per message (cut around the match, truncated: true), 64 KB per answer. "
+    "Secrets are masked. {tools}")
+
+TOOLS_OFF = ("Tool arguments and tool output are not searched, and tool output is not shown (the user can turn "
+             "it on with index_tool_output = true in crabsearch's config.toml).")
+TOOLS_ON = "Tool output is searched only with in:tools in the query; tool arguments are not searched."
+
+LIST_GUIDE = (
+    "Read one past session in order, a page at a time: messages offset to offset+limit-1 (message_index counts "
+    "from 0, as in search_sessions).\n\n"
+    "Pass a session_id from search_sessions or recent_sessions (a unique prefix of 4+ characters works). To read "
+    "around a hit, start a little before it (offset = message_index - 2); follow next_offset to go on (null at "
+    "the end).\n"
+    f"Limits, enforced here: {MAX_PAGE} messages per page, {LIST_TEXT_CAP:,} characters per message "
+    "(truncated: true when cut), 64 KB per answer. Secrets are masked.")
+
+RECENT_GUIDE = (
+    "List the user's most recently updated coding-agent sessions, newest first, with title, project and "
+    "session_id.\n\n"
+    "Use it for \"what was I working on yesterday\" or to pick a session to read with list_messages when there "
+    f"are no words to search for. agent and project narrow the list; at most {MAX_RECENT} sessions.")
+
+READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
+
+AGENTS = ", ".join(SOURCES)
+Query = Annotated[str, Field(description="2-6 words in the user's own terms; the query language of crabsearch "
+                                         "(\"phrase\", -word, prefix*, agent:, project:, role:, since:)")]
+Agent = Annotated[str | None, Field(description=f"only this agent's sessions: {AGENTS}")]
+Project = Annotated[str | None, Field(description="only sessions whose working directory ends in this folder "
+                                                  "name or lies under this path")]
+
+
+# -- output schemas (the structuredContent of each tool) ------------------------------------
+
+class WindowMessage(BaseModel):
+    message_index: int = Field(description="position in the session, from 0")
+    role: str = Field(description="user, assistant, tool, system or summary")
+    label: str = Field(description="user, assistant, thinking, tool-call:NAME, tool:NAME, system, summary")
+    timestamp: str | None = Field(description="ISO-8601 UTC")
+    text: str = Field(description=f"at most {SEARCH_TEXT_CAP:,} characters, secrets masked")
+    truncated: bool = Field(description="true when text was cut")
+    hit: bool = Field(description="true on the matched message")
+
+
+class SessionHit(BaseModel):
+    session_id: str
+    agent: str
+    title: str | None
+    project: str | None = Field(description="the session's working directory")
+    updated: str | None = Field(description="ISO-8601 UTC")
+    message_index: int = Field(description="the matched message, from 0")
+    message_count: int
+    route: str | None = Field(description="how it matched: phrase, all, session, repair, any, id, recent")
+    resume_command: str | None = Field(description="shell command that resumes the session in its agent")
+    notes: list[str] = Field(description="subagent of, also in other sessions, abandoned branch, before compaction")
+    window: list[WindowMessage]
+
+
+class SearchOutput(BaseModel):
+    query: str
+    route: str | None = Field(description="the first rung that matched, null when nothing did")
+    indexing: bool = Field(description="true when indexing was still running: results may be incomplete")
+    trimmed: bool = Field(description="true when sessions were left out to stay under 64 KB")
+    notes: list[str]
+    hits: list[SessionHit]
+
+
+class PageMessage(BaseModel):
+    message_index: int
+    role: str
+    label: str
+    timestamp: str | None
+    text: str = Field(description=f"at most {LIST_TEXT_CAP:,} characters, secrets masked")
+    truncated: bool
+
+
+class PageOutput(BaseModel):
+    session_id: str
+    agent: str
+    title: str | None
+    project: str | None
+    resume_command: str | None
+    offset: int
+    total: int = Field(description="messages in the session")
+    next_offset: int | None = Field(description="offset of the next page; null at the end")
+    trimmed: bool = Field(description="true when the page was shortened to stay under 64 KB")
+    messages: list[PageMessage]
+
+
+class RecentSession(BaseModel):
+    session_id: str
+    agent: str
+    title: str | None
+    project: str | None
+    updated: str | None
+    message_count: int
+    resume_command: str | None
+
+
+class RecentOutput(BaseModel):
+    indexing: bool
+    notes: list[str]
+    sessions: list[RecentSession]
+
+
+# -- the server --------------------------------------------------------------------------------
+
+class CrabsearchServer(MCPServer):
+    """An :class:`MCPServer` whose argument errors are one sentence (the SDK's are pydantic's
+    multi-line report)."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context=None):
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            if isinstance(exc.__cause__, ValidationError):
+                return error_result(argument_error(exc.__cause__))
+            raise
+
+
+def build_server(door: Door) -> MCPServer:
+    """The MCP server of ``door``'s three tools (not started)."""
+    server = CrabsearchServer("crabsearch", title="crabsearch", version=__version__, instructions=INSTRUCTIONS,
+                              log_level="WARNING")
+
+    def search_sessions(query: Query, limit: int = 5, context_before: int = 2, context_after: int = 2,
+                        agent: Agent = None, project: Project = None,
+                        since: Annotated[str | None, Field(description="only messages from this day on: "
+                                                           "2026-01-31, 7d, 2w, 3m, 12h, today, yesterday")] = None,
+                        ) -> Annotated[CallToolResult, SearchOutput]:
+        return answer(door.search_sessions, query, limit, context_before, context_after, agent, project, since)
+
+    def list_messages(session_id: Annotated[str, Field(description="a session_id from search_sessions or "
+                                                                   "recent_sessions, or a unique prefix")],
+                      offset: int = 0, limit: int = 20) -> Annotated[CallToolResult, PageOutput]:
+        return answer(door.list_messages, session_id, offset, limit)
+
+    def recent_sessions(limit: int = 10, agent: Agent = None, project: Project = None
+                        ) -> Annotated[CallToolResult, RecentOutput]:
+        return answer(door.recent_sessions, limit, agent, project)
+
+    search_guide = SEARCH_GUIDE.format(tools=TOOLS_ON if door.tool_output else TOOLS_OFF)
+    for fn, guide, title in ((search_sessions, search_guide, "Search past agent sessions"),
+                             (list_messages, LIST_GUIDE, "Read a past session"),
+                             (recent_sessions, RECENT_GUIDE, "Recent agent sessions")):
+        server.add_tool(fn, title=title, description=guide, annotations=READ_ONLY)
+    return server
+
+
+def answer(method, *args) -> CallToolResult:
+    """``method(*args)`` as a tool result: the structured answer and its text block, or an
+    ``isError`` result of one sentence (the server keeps serving either way)."""
+    try:
+        result: Answer = method(*args)
+    except BadCall as exc:
+        return error_result(str(exc))
+    except Exception:  # a defect or an unreadable index: logged on stderr, one sentence to the client
+        log.exception("crabsearch: %s failed", getattr(method, "__name__", "a tool"))
+        return error_result("crabsearch could not answer this call (its log on stderr has the cause); "
+                            "`crabsearch status` shows the state of the index.")
+    return CallToolResult(content=[TextContent(type="text", text=result.text)], structured_content=result.data)
+
+
+def error_result(sentence: str) -> CallToolResult:
+    """An ``isError`` tool result holding ``sentence``."""
+    return CallToolResult(content=[TextContent(type="text", text=sentence)], is_error=True)
+
+
+_EXPECTED = (("int", "a whole number"), ("string", "a string"), ("bool", "true or false"),
+             ("none", "null or left out"))
+
+
+def argument_error(exc: ValidationError) -> str:
+    """One sentence for the first argument that did not validate."""
+    err = exc.errors()[0]
+    name = ".".join(str(p) for p in err.get("loc", ())) or "the arguments"
+    if err.get("type") == "missing":
+        return f"Missing argument {name}."
+    kind = err.get("type", "")
+    expected = next((what for prefix, what in _EXPECTED if kind.startswith(prefix)), None)
+    if expected:
+        return f"Argument {name} must be {expected}."
+    return f"Argument {name} is not valid: {err.get('msg', 'wrong type')}."
+
+
+# -- stdio -------------------------------------------------------------------------------------
+
+class _InertWire:
+    """The protocol's stdout: each JSON-RPC line re-spelled by ``terminal_json`` (same JSON, with
+    DEL, C1 and bidi controls escaped) and written to ``stream``."""
+
+    def __init__(self, stream):
+        self._stream = stream
+        self._pending = ""
+
+    def write(self, text: str) -> int:
+        self._pending += text
+        while "\n" in self._pending:
+            line, self._pending = self._pending.split("\n", 1)
+            self._stream.write(_inert(line) + "\n")
+        return len(text)
+
+    def flush(self) -> None:
+        self._stream.flush()
+
+
+def _inert(line: str) -> str:
+    try:
+        return terminal_json(json.loads(line), indent=None)
+    except ValueError:  # not JSON (never from the SDK): written as it is
+        return line
+
+
+async def run_stdio(server: MCPServer) -> None:
+    """Serve ``server`` over this process's stdin and stdout until stdin closes."""
+    import anyio
+
+    sys.stdout.flush()
+    wire = os.fdopen(os.dup(1), "w", encoding="utf-8", errors="replace", newline="\n")
+    os.dup2(2, 1)  # anything else written to fd 1 (a stray print, a library) goes to the log
+    try:
+        async with stdio_server(stdout=anyio.wrap_file(_InertWire(wire))) as (read, write):
+            low = server._lowlevel_server  # the SDK's own in-process client does the same (mcp 2.x)
+            await low.run(read, write, low.create_initialization_options())
+    finally:
+        wire.flush()
+        os.dup2(wire.fileno(), 1)  # stdout is stdout again
+        wire.close()
+
+
+def serve(door: Door) -> int:
+    """``crabsearch mcp``: start a refresh in the background, then serve ``door`` over stdio until
+    the client closes stdin. Returns the exit code."""
+    import anyio
+
+    # Plain lines on stderr (the SDK would install a Rich handler, whose colours the CLI's inert
+    # stderr shows as symbols in a terminal); the SDK's own setup is then a no-op.
+    logging.basicConfig(level=logging.WARNING, format="%(message)s", stream=sys.stderr)
+    door.refresher.fresh(block=False)  # the index catches up while the client starts
+    try:
+        anyio.run(run_stdio, build_server(door))
+    except KeyboardInterrupt:
+        return 130
+    return 0

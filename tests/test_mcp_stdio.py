@@ -1,0 +1,126 @@
+"""``crabsearch mcp`` as a client starts it: a subprocess speaking MCP over stdio (issue 12).
+
+One session through the SDK's stdio client (the initialize handshake real clients use, every
+tool, a bad call), and one at the byte level: stdout carries only JSON-RPC lines, each under
+64 KB, with no raw terminal control from a transcript in them; logs go to stderr.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+from mcp import Client, StdioServerParameters
+
+from crabsearch.index import Indexer
+from crabsearch.mcp_tools import MAX_RESPONSE_BYTES
+from crabsearch.sources import SOURCES
+
+from all_agents import CLEARED_ENV
+from test_mcp import CRON, FLAMINGO, cron_session, flamingo, pelicans
+
+ROOT = Path(__file__).resolve().parent.parent
+TIMEOUT = 120
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    """``(argv, env)`` of ``crabsearch mcp`` over an indexed home (the server's own refresh then
+    finds nothing to do), with no config file and nothing from the machine's agent variables."""
+    root = tmp_path_factory.mktemp("mcp-stdio")
+    home = root / "home"
+    cron_session(home)
+    pelicans(home)
+    flamingo(home)
+    index_dir = root / "index"
+    Indexer(index_dir, env={"HOME": str(home)}).refresh()
+    drop = set(CLEARED_ENV) | {s.env_var for s in SOURCES.values() if s.env_var}
+    env = {k: v for k, v in os.environ.items() if k not in drop}
+    env.update(HOME=str(home), CRABSEARCH_CONFIG=str(root / "no-config.toml"),
+               PYTHONPATH=os.pathsep.join([str(ROOT)] + [p for p in [os.environ.get("PYTHONPATH")] if p]))
+    return [sys.executable, "-m", "crabsearch", "mcp", "--index-dir", str(index_dir)], env
+
+
+def test_a_real_client_over_stdio(served):
+    argv, env = served
+
+    async def session():
+        params = StdioServerParameters(command=argv[0], args=argv[1:], env=env)
+        async with Client(params, mode="legacy", read_timeout_seconds=TIMEOUT) as client:
+            names = sorted(t.name for t in (await client.list_tools()).tools)
+            found = await client.call_tool("search_sessions", {"query": "cron job", "limit": 3})
+            page = await client.call_tool("list_messages", {"session_id": CRON[:8], "offset": 5})
+            recent = await client.call_tool("recent_sessions", {"limit": 2})
+            bad = await client.call_tool("search_sessions", {"query": ""})
+            again = await client.call_tool("search_sessions", {"query": "pelican", "limit": 1})
+            return names, found, page, recent, bad, again
+
+    names, found, page, recent, bad, again = asyncio.run(asyncio.wait_for(session(), TIMEOUT))
+    assert names == ["list_messages", "recent_sessions", "search_sessions"]
+    assert not found.is_error and found.structured_content["hits"][0]["session_id"] == CRON
+    assert found.content[0].text.startswith("Fix the double cron run · claude · /home/dev/webapp")
+    assert not page.is_error and [m["message_index"] for m in page.structured_content["messages"]] == [5, 6]
+    assert page.structured_content["next_offset"] is None
+    assert not recent.is_error and len(recent.structured_content["sessions"]) == 2
+    assert bad.is_error and bad.content[0].text == "The query is empty: give 2-6 words of what you are looking for."
+    assert not again.is_error and len(again.structured_content["hits"]) == 1
+
+
+def _rpc(proc, message: dict) -> None:
+    proc.stdin.write((json.dumps(message) + "\n").encode())
+    proc.stdin.flush()
+
+
+def test_stdout_carries_only_inert_protocol_lines(served):
+    argv, env = served
+    proc = subprocess.Popen(argv, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    watchdog = threading.Timer(TIMEOUT, proc.kill)  # a hung server fails the test, not the run
+    watchdog.start()
+    calls = {2: ("search_sessions", {"query": "flamingo"}),
+             3: ("search_sessions", {"query": "pelican", "limit": 20, "context_before": 8, "context_after": 8}),
+             4: ("list_messages", {"session_id": "no-such-session"}),
+             5: ("search_sessions", {"query": "cron", "limit": "all of them"})}
+    lines, replies = [], {}
+    try:
+        _rpc(proc, {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                    "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                               "clientInfo": {"name": "raw-test", "version": "0"}}})
+        _rpc(proc, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+        for i, (name, args) in calls.items():
+            _rpc(proc, {"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": {"name": name, "arguments": args}})
+        while not set(calls) | {1} <= set(replies):
+            line = proc.stdout.readline()
+            assert line.endswith(b"\n"), "the server stopped before answering every call"
+            lines.append(line)
+            assert len(line) <= MAX_RESPONSE_BYTES
+            msg = json.loads(line)
+            assert msg["jsonrpc"] == "2.0"
+            replies[msg.get("id")] = msg
+        proc.stdin.close()  # the client is done: the server exits
+        rest, err = proc.stdout.read(), proc.stderr.read()
+        proc.wait(timeout=TIMEOUT)
+    finally:
+        watchdog.cancel()
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0 and rest == b"", err.decode(errors="replace")
+    out = b"".join(lines)
+    for raw in ("\x1b", "\x07", "\x9b", "\u202e"):
+        assert raw.encode() not in out
+    assert set(calls) | {1} <= set(replies)
+    assert replies[1]["result"]["serverInfo"]["name"] == "crabsearch"
+    flamingo_hit = replies[2]["result"]["structuredContent"]["hits"][0]
+    assert flamingo_hit["window"][1]["text"] == FLAMINGO
+    assert b"\\u202e" in next(x for x in lines if json.loads(x).get("id") == 2)
+    big = replies[3]["result"]
+    assert big["structuredContent"]["trimmed"] and not big["isError"]
+    assert replies[4]["result"]["isError"] and "no-such-session" in replies[4]["result"]["content"][0]["text"]
+    assert replies[5]["result"]["isError"]
+    assert replies[5]["result"]["content"][0]["text"] == "Argument limit must be a whole number."
+    assert b"Traceback" not in err
