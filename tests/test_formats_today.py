@@ -413,3 +413,135 @@ def test_gemini_11_display_content_is_what_the_user_typed(home, capsys):
     assert "summarise @notes/okapi.md" in export(capsys, GEM)
     assert search(capsys, "ledger") == []  # file contents are tool output: only with in:tools
     assert search(capsys, "ledger in:tools", "--index-tool-output")[0]["session_id"] == GEM
+
+
+# -- opencode ------------------------------------------------------------------------------------
+# anomalyco/opencode (formerly sst/opencode): packages/opencode/src/session/session.sql.ts (session
+# columns revert, time_archived), revert.ts (SessionRevert.cleanup), packages/core/src/session/
+# sql.ts, message.ts (08e3e1f96710) and history.ts (session_message rows: data + id + type by seq).
+
+
+def _oc_db(home, *sessions):
+    """opencode's database under ``$HOME/.local/share/opencode`` (the opencode test module's
+    ``Db`` writes it as opencode does) holding ``sessions`` (``(id, title)``), then given today's
+    ``session.revert`` column and the V2 ``session_message`` table."""
+    import sqlite3
+
+    from test_sources_opencode import Db
+
+    db = Db(home / ".local" / "share" / "opencode" / "opencode.db")
+    for sid, title in sessions:
+        db.session(sid, title)
+    con = sqlite3.connect(db.path)
+    con.execute("alter table session add column revert text")
+    con.execute("create table session_message (id text primary key, session_id text not null, type text not null, "
+                "seq integer not null, time_created integer not null, time_updated integer not null, data text not null)")
+    con.commit()
+    con.close()
+    return db
+
+
+def _oc_sql(db, sql, *args):
+    import sqlite3
+
+    con = sqlite3.connect(db.path)
+    con.execute(sql, args)
+    con.commit()
+    con.close()
+
+
+def test_opencode_12_reverted_messages_are_an_abandoned_branch(home, capsys):
+    """Rule 12. ``session.revert`` (``{"messageID", "partID"?}``) hides every message after the
+    revert point, and of that message the parts from ``partID`` on (``SessionRevert.cleanup``):
+    an abandoned branch until the next prompt deletes it; undoing the revert restores it."""
+    from test_sources_opencode import text
+
+    db = _oc_db(home, ("ses_r", "Tune the vole scheduler"))
+    db.message("ses_r", "user", text("tune the vole scheduler"))
+    db.message("ses_r", "assistant", text("Raised the vole quantum."))
+    m3 = db.message("ses_r", "user", text("also shrink the shrew queue"))
+    db.message("ses_r", "assistant", text("Shrank the shrew queue."), text("And added a mole metric."))
+    assert [h["branch"] for h in search(capsys, "shrew")] == ["active"]
+    _oc_sql(db, "update session set revert = ?, time_updated = time_updated + 1 where id = 'ses_r'",
+            json.dumps({"messageID": m3, "snapshot": "abc"}))
+    assert agree(capsys, "shrew", "ses_r", "shrink the shrew queue")["branch"] == "abandoned"
+    assert agree(capsys, "vole", "ses_r", "tune the vole scheduler")["branch"] == "active"
+    page = show(capsys, "ses_r")
+    assert [m.get("abandoned", False) for m in page["messages"]] == [False, False, True, True, True]
+    # a revert to a part: the message stays, its parts from that one on are hidden
+    _oc_sql(db, "update session set revert = ?, time_updated = time_updated + 1 where id = 'ses_r'",
+            json.dumps({"messageID": "msg_0004", "partID": "prt_0004_1"}))
+    search(capsys, "vole")
+    assert [m.get("abandoned", False) for m in show(capsys, "ses_r")["messages"]] == [False, False, False, False, True]
+    _oc_sql(db, "update session set revert = null, time_updated = time_updated + 1 where id = 'ses_r'")
+    assert search(capsys, "mole")[0]["branch"] == "active"
+
+
+def test_opencode_13_archived_session_is_marked_and_searchable(home, capsys):
+    """Rule 13. ``session.time_archived`` set: archived (JSON ``archived: true``, the row)."""
+    from test_sources_opencode import text
+
+    db = _oc_db(home, ("ses_a", "Old gerbil notes"), ("ses_b", "Fresh gerbil notes"))
+    db.message("ses_a", "user", text("where are the gerbil notes for the hamster"))
+    db.message("ses_b", "user", text("gerbil notes again"))
+    _oc_sql(db, "update session set time_archived = 1773490000000, time_updated = time_updated + 1 where id = 'ses_a'")
+    hits = {h["session_id"]: h["archived"] for h in search(capsys, "gerbil")}
+    assert hits == {"ses_a": True, "ses_b": False}
+    assert show(capsys, "ses_a")["session"]["archived"] is True
+    assert "archived" in row_text(home, "hamster")
+
+
+def test_opencode_14_session_message_rows_are_read_once(home, capsys):
+    """Rule 14. The V2 ``session_message`` table (``seq`` order, ``data`` without ``id``/``type``)
+    is read, and a message the legacy ``message``/``part`` tables also hold (same id, or same role
+    and creation time) is not doubled."""
+    from test_sources_opencode import T0, text
+
+    db = _oc_db(home, ("ses_v", "Port the marten importer"))
+    m1 = db.message("ses_v", "user", text("port the marten importer to rust"))  # also in session_message
+    rows = [
+        (m1, "user", 1, {"text": "port the marten importer to rust", "files": [], "agents": [], "references": [],
+                         "time": {"created": T0 + 1000}}),
+        ("smsg_2", "assistant", 2, {"agent": "build", "model": {"id": "m", "providerID": "p"},
+                                    "time": {"created": T0 + 2000, "completed": T0 + 2500},
+                                    "content": [{"type": "reasoning", "id": "r", "text": "check the crate layout"},
+                                                {"type": "text", "id": "t", "text": "Ported the marten importer."},
+                                                {"type": "tool", "id": "c", "name": "bash",
+                                                 "state": {"status": "completed", "input": {"command": "cargo test"},
+                                                           "content": [{"type": "text", "text": "ok"}],
+                                                           "structured": {}, "result": None},
+                                                 "time": {"created": T0 + 2100}}]}),
+        ("smsg_3", "shell", 3, {"callID": "x", "command": "ls crates", "output": "marten",
+                                "time": {"created": T0 + 3000}}),
+        ("smsg_4", "model-switched", 4, {"model": {"id": "m2", "providerID": "p"}, "time": {"created": T0 + 3500}}),
+        ("smsg_5", "user", 5, {"text": "now the weasel exporter", "files": [], "agents": [], "references": [],
+                               "time": {"created": T0 + 4000}}),
+        ("smsg_6", "hologram", 6, {"time": {"created": T0 + 4500}}),
+    ]
+    for mid, kind, seq, data in rows:
+        _oc_sql(db, "insert into session_message values (?,?,?,?,?,?,?)", mid, "ses_v", kind, seq,
+                data["time"]["created"], data["time"]["created"], json.dumps(data))
+    hits = agree(capsys, "rust", "ses_v", "port the marten importer")
+    page = show(capsys, "ses_v")
+    assert [(m["role"], m["label"], m["text"]) for m in page["messages"]] == [
+        ("user", "user", "port the marten importer to rust"), ("assistant", "thinking", "check the crate layout"),
+        ("assistant", "assistant", "Ported the marten importer."), ("assistant", "tool-call:bash", '{"command": "cargo test"}'),
+        ("tool", "tool:bash", "ok"), ("user", "user", "! ls crates"), ("tool", "tool:shell", "marten"),
+        ("user", "user", "now the weasel exporter")]
+    assert hits["title"] == "Port the marten importer"
+    agree(capsys, "weasel", "ses_v", "weasel exporter")
+
+
+def test_opencode_12_13_legacy_storage_revert_and_archive(tmp_path):
+    """Rules 12-13 in the legacy ``storage/`` layout: the session file's ``revert`` and
+    ``time.archived``."""
+    from test_sources_opencode import build_legacy
+
+    f = build_legacy(tmp_path / "opencode")
+    meta = json.loads(f.read_text())
+    meta["revert"] = {"messageID": "msg_0002", "partID": "prt_0003"}
+    meta["time"]["archived"] = meta["time"]["updated"]
+    f.write_text(json.dumps(meta))
+    read = SOURCES["opencode"].read(f)
+    assert [m.text for m in read.messages][:2] == ["port the quibbleworth parser to rust", "nom or pest"]
+    assert read.session.extra["off_branch"] == [[2, 6]] and read.session.archived is True

@@ -33,6 +33,32 @@ Rules come from ``shared/reference/formats.md`` section 6 and opencode's ``sessi
   ``Child session - <ISO date>``, which falls back to the first user prompt. Summary: the last
   compaction summary. Project: ``session.directory`` (else the first ``path.cwd``). Child sessions:
   ``parentID`` / ``parent_id``.
+
+Current formats (issue 14), from opencode's own code (anomalyco/opencode, the former sst/opencode;
+``packages/opencode/src/session/session.sql.ts`` and ``revert.ts``, ``packages/core/src/session/
+sql.ts``, ``message.ts`` at 08e3e1f96710, ``history.ts``):
+
+* **Undo** (rule 12): ``session.revert`` (``{"messageID", "partID"?, "snapshot"?, "diff"?}``, a JSON
+  column of the ``session`` row, or the legacy session file's ``revert``) hides what follows the
+  revert point until the next prompt deletes it (``SessionRevert.cleanup``): every message whose
+  id sorts after ``messageID`` and, of message ``messageID`` itself, every part from ``partID`` on
+  (the whole message without a ``partID``). Those messages are an abandoned branch
+  (``extra["off_branch"]``), still searchable. The revert point is part of a database session's
+  fingerprint, so setting or clearing it re-reads the session whole.
+* **Archived** (rule 13): ``session.time_archived`` (legacy: ``time.archived``) set: the session
+  is ``archived`` (marked in rows and JSON, still searchable).
+* **V2 messages** (rule 14): newer builds also write the ``session_message`` table (``id,
+  session_id, type, seq, time_created, time_updated, data``; ``data`` is the message without its
+  ``id`` and ``type``, read in ``seq`` order: ``history.ts`` ``decodeMessageRow``). Types: ``user``
+  (``text``) -> user prompt, ``assistant`` (``content`` of ``text`` / ``reasoning`` / ``tool``
+  with ``state``) -> assistant, thinking, tool calls and results, ``synthetic`` / ``system`` ->
+  system, ``shell`` -> ``! command`` and its output, ``compaction`` (``summary``) -> summary;
+  ``agent-switched`` / ``model-switched`` yield nothing. A session with such rows is read whole
+  at every change (its offset stays 0); a legacy ``message`` that a ``session_message`` row also
+  holds (same id, or the same role and creation time: the two tables are projections of the same
+  events, and a backfill gives new ids but keeps ``time.created``) is not read twice.
+* **Drift**: a part type or V2 message type this reader does not know is counted
+  (:func:`~crabsearch.sources.base.note_unknown`) and listed by ``crabsearch status``.
 """
 
 from __future__ import annotations
@@ -52,12 +78,20 @@ from ..jsonl import LineStats, Record, loads
 from ..model import (LABEL_ASSISTANT, LABEL_SUMMARY, LABEL_SYSTEM, LABEL_THINKING, LABEL_USER, Message,
                      Role, Session, tool_call_label, tool_result_label)
 from .base import (capped, FileRead, Source, cd_and, dump_text, head_fingerprint,
-                   member_path, parse_ts, split_member, string, walk_files)
+                   member_path, note_unknown, parse_ts, split_member, string, walk_files)
 from .pieces import Piece, emit, piece_text
 
 PLACEHOLDER_TITLE = re.compile(r"^(New|Child) session - \d{4}-\d{2}-\d{2}T")
 """opencode's default titles (``session/index.ts`` createDefaultTitle), replaced by a first prompt."""
 SUMMARY_CAP = 8192
+PART_TYPES = frozenset({"text", "reasoning", "tool", "file", "patch", "step-start", "step-finish", "snapshot",
+                        "agent", "subtask", "compaction", "retry"})
+"""Part types this reader knows (``message-v2.ts``); the ones without text yield nothing."""
+V2_TYPES = frozenset({"user", "assistant", "synthetic", "system", "shell", "compaction", "agent-switched",
+                      "model-switched"})
+"""``session_message`` types this reader knows (``packages/core/src/session/message.ts``)."""
+V2_LENGTH = 1
+"""The ``length`` stored with a message read from a ``session_message`` row (a part row's is 0)."""
 
 
 class OpencodeSource(Source):
@@ -126,9 +160,17 @@ class OpencodeSource(Source):
             with _connect(db) as con:
                 n = con.execute("SELECT count(*) FROM part p JOIN message m ON m.id = p.message_id "
                                 "WHERE m.session_id = ? AND p.rowid <= ?", (sid, size)).fetchone()[0]
+                extra = ""
+                if "revert" in _cols(con, "session"):
+                    row = con.execute("SELECT revert FROM session WHERE id = ?", (sid,)).fetchone()
+                    extra += f"\0revert {row[0] if row else None}"
+                if _cols(con, "session_message"):
+                    v2 = con.execute("SELECT count(*), max(time_updated) FROM session_message WHERE session_id = ?",
+                                     (sid,)).fetchone()
+                    extra += f"\0v2 {v2[0]} {v2[1]}" if v2 and v2[0] else ""
         except sqlite3.Error:
-            n = "?"
-        return hashlib.sha1(f"{sid}\0{n}".encode()).hexdigest()
+            n, extra = "?", ""
+        return hashlib.sha1(f"{sid}\0{n}{extra}".encode()).hexdigest()
 
     def load(self, path: str, offset: int, length: int) -> object | None:
         """``{"info": message, "part": part or None}``: one part row (database; ``offset`` = its
@@ -138,6 +180,9 @@ class OpencodeSource(Source):
             return _legacy_record(Path(path), offset, length)
         try:
             with _connect(member[0]) as con:
+                if length == V2_LENGTH:
+                    row = con.execute("SELECT id, type, data FROM session_message WHERE rowid = ?", (offset,)).fetchone()
+                    return {"v2": _v2(*row)} if row else None
                 row = con.execute("SELECT p.data, m.data FROM part p JOIN message m ON m.id = p.message_id "
                                   "WHERE p.rowid = ?", (offset,)).fetchone()
         except (sqlite3.Error, OSError):
@@ -164,7 +209,13 @@ class OpencodeSource(Source):
         elif member is None:
             records, meta = _legacy_records(path, stats)
         else:
-            records, meta = _db_records(*member, start, stats)
+            records, meta, whole = _db_records(*member, start, stats)
+            if whole and start:  # V2 rows: the session was read whole (rule 14), from a fresh state
+                start = stats.end_offset = 0
+                state = {"session": Session(agent=self.agent, session_id=member[1], path=str(path)).to_state(),
+                         "next_index": 0}
+            if whole:
+                member = None  # as for a legacy session: its offset stays 0, every change reads it whole
         session = Session.from_state(state["session"])
         messages: list[Message] = []
         self.take(Record(meta, 0, 0), state, session, messages, stats, "session",
@@ -183,8 +234,14 @@ class OpencodeSource(Source):
         return FileRead(session, messages, stats.end_offset if member else 0, state, stats)
 
     def _take(self, rec: Record, state: dict, session: Session, out: list[Message]) -> None:
+        if "v2" in rec.obj:
+            self._take_v2(rec, state, session, out)
+            return
         info, part = rec.obj["info"], rec.obj["part"]
+        if isinstance(part, dict) and (not isinstance(part.get("type"), str) or part["type"] not in PART_TYPES):
+            note_unknown(state, part.get("type"))
         pieces = pieces_of(rec.obj)
+        start = state["next_index"]
         if info.get("role") == "assistant" and info.get("summary") is True or (part or {}).get("type") == "compaction":
             text = "\n".join(p.text for p in pieces if p.role is Role.SUMMARY)
             state["summary"] = capped(text, SUMMARY_CAP) if text else state.get("summary")
@@ -194,7 +251,36 @@ class OpencodeSource(Source):
         ts = _part_time(part) or parse_ts((info.get("time") or {}).get("created")
                                           if isinstance(info.get("time"), dict) else None)
         session.touch(ts)
+        base = len(out)
         emit(pieces, rec, state, out, ts)
+        if len(out) > base and _reverted(state.get("revert"), rec.obj.get("mid") or string(info.get("id")),
+                                         rec.obj.get("pid") or string((part or {}).get("id"))):
+            _off(state, start, start + len(out) - base)
+
+    def _take_v2(self, rec: Record, state: dict, session: Session, out: list[Message]) -> None:
+        """A ``session_message`` row (rule 14)."""
+        m = rec.obj["v2"]
+        if not isinstance(m.get("type"), str) or m["type"] not in V2_TYPES:
+            note_unknown(state, m.get("type"))
+        pieces = pieces_of(rec.obj)
+        for p in pieces:
+            if p.role is Role.SUMMARY:
+                state["summary"] = capped(p.text, SUMMARY_CAP)
+        t = m.get("time") if isinstance(m.get("time"), dict) else {}
+        ts = parse_ts(t.get("created"))
+        session.touch(ts)
+        start, base = state["next_index"], len(out)
+        emit(pieces, rec, state, out, ts)
+        revert = state.get("revert")
+        if len(out) > base and revert:
+            # the revert point found by id, then compared by seq (V2's order); else by id
+            seq, rseq = rec.obj.get("seq"), state.get("revert_seq")
+            if isinstance(seq, int) and isinstance(rseq, int):
+                hidden = seq > rseq or (seq == rseq and not revert[1])
+            else:
+                hidden = _reverted(revert, string(m.get("id")), "")
+            if hidden:
+                _off(state, start, start + len(out) - base)
 
     def finish(self, state: dict, session: Session) -> None:
         """opencode title: ``session.title`` unless it is a placeholder, else the first user prompt;
@@ -207,6 +293,9 @@ class OpencodeSource(Source):
         session.project = state.get("directory") or state.get("cwd") or None
         session.parent_session_id = state.get("parent")
         session.anchor_index = state.get("anchor", 0)
+        session.archived = bool(state.get("archived"))
+        if state.get("off"):
+            session.extra["off_branch"] = [list(r) for r in state["off"]]
 
     def message_text(self, obj: dict, part: int, label: str) -> str:
         return piece_text(pieces_of(obj), part, label)
@@ -221,7 +310,10 @@ class OpencodeSource(Source):
 
 
 def pieces_of(obj: dict) -> list[Piece]:
-    """The pieces of one record ``{"info": message, "part": part or None}``."""
+    """The pieces of one record ``{"info": message, "part": part or None}``, or of one
+    ``session_message`` row ``{"v2": message}`` (rule 14)."""
+    if isinstance(obj.get("v2"), dict):
+        return _v2_pieces(obj["v2"])
     info, part = obj.get("info"), obj.get("part")
     if not isinstance(info, dict):
         return []
@@ -258,6 +350,74 @@ def pieces_of(obj: dict) -> list[Piece]:
     return []
 
 
+def _v2_pieces(m: dict) -> list[Piece]:
+    """The pieces of a V2 ``session_message`` (``packages/core/src/session/message.ts``)."""
+    kind, text = m.get("type"), string(m.get("text"))
+    if kind == "user":
+        return [Piece(Role.USER, LABEL_USER, text, prompt=True)] if text.strip() else []
+    if kind in ("synthetic", "system"):
+        return [Piece(Role.SYSTEM, LABEL_SYSTEM, text)] if text.strip() else []
+    if kind == "shell":
+        command = string(m.get("command"))
+        out = [Piece(Role.USER, LABEL_USER, "! " + command)] if command.strip() else []
+        if string(m.get("output")):
+            out.append(Piece(Role.TOOL, tool_result_label("shell"), m["output"], "shell"))
+        return out
+    if kind == "compaction":
+        summary = string(m.get("summary"))
+        return [Piece(Role.SUMMARY, LABEL_SUMMARY, summary)] if summary.strip() else []
+    if kind != "assistant" or not isinstance(m.get("content"), list):
+        return []
+    out: list[Piece] = []
+    for c in m["content"]:
+        if not isinstance(c, dict):
+            continue
+        ctype, ctext = c.get("type"), string(c.get("text"))
+        if ctype == "text" and ctext.strip():
+            synthetic = c.get("synthetic") or c.get("ignored")
+            out.append(Piece(Role.SYSTEM, LABEL_SYSTEM, ctext) if synthetic else Piece(Role.ASSISTANT, LABEL_ASSISTANT, ctext))
+        elif ctype == "reasoning" and ctext.strip():
+            out.append(Piece(Role.ASSISTANT, LABEL_THINKING, ctext))
+        elif ctype == "tool":
+            name = string(c.get("name")) or "unknown"
+            st = c.get("state") if isinstance(c.get("state"), dict) else {}
+            out.append(Piece(Role.ASSISTANT, tool_call_label(name), dump_text(st.get("input")), name))
+            if st.get("status") in ("completed", "error"):
+                texts = [string(x.get("text")) for x in st.get("content") or [] if isinstance(x, dict)]
+                err = st.get("error")
+                if st.get("status") == "error" and isinstance(err, dict) and string(err.get("message")):
+                    texts.append(err["message"])
+                out.append(Piece(Role.TOOL, tool_result_label(name), "\n".join(t for t in texts if t), name))
+    return out
+
+
+def _v2(mid, kind, data) -> dict:
+    """A ``session_message`` row as the message it decodes to: ``data`` with ``id`` and ``type``."""
+    body = _json(data) or {}
+    return {**body, "id": mid, "type": kind}
+
+
+def _reverted(revert, mid: str, pid: str) -> bool:
+    """True when message ``mid`` (part ``pid``) lies past the revert point ``[messageID, partID]``
+    (``SessionRevert.cleanup``: ids sort in creation order)."""
+    if not revert or not mid:
+        return False
+    rmid, rpid = revert
+    if mid != rmid:
+        return mid > rmid
+    return not rpid or (bool(pid) and pid >= rpid)
+
+
+def _off(state: dict, start: int, end: int) -> None:
+    """Add ``[start, end)`` to the abandoned ranges (merged with the last one when they touch)."""
+    off = state.setdefault("off", [])
+    if off and start <= off[-1][1]:
+        off[-1] = [min(off[-1][0], start), max(off[-1][1], end)]
+    else:
+        off.append([start, end])
+    del off[:-256]
+
+
 def _part_time(part) -> object:
     if not isinstance(part, dict):
         return None
@@ -289,6 +449,19 @@ def _meta(meta: dict, state: dict, session: Session) -> None:
     t = meta.get("time") if isinstance(meta.get("time"), dict) else {}
     session.touch(parse_ts(t.get("created", meta.get("time_created"))))
     session.touch(parse_ts(t.get("updated", meta.get("time_updated"))))
+    archived = t.get("archived", meta.get("time_archived"))
+    state["archived"] = archived is True or (isinstance(archived, (int, float)) and not isinstance(archived, bool)
+                                             and archived > 0)
+    revert = meta.get("revert")
+    if isinstance(revert, str):
+        revert = _json(revert)
+    if isinstance(revert, dict) and string(revert.get("messageID")):
+        state["revert"] = [revert["messageID"], string(revert.get("partID")) or None]
+        if isinstance(meta.get("revert_seq"), int):
+            state["revert_seq"] = meta["revert_seq"]
+    else:
+        state.pop("revert", None)
+        state.pop("revert_seq", None)
 
 
 def _json(raw) -> dict | None:
@@ -347,10 +520,11 @@ def _db_key(db: str) -> tuple:
 
 @functools.lru_cache(maxsize=4)
 def _db_stats(db: str, *_key) -> dict[str, tuple[int, int]]:
-    """session id -> (largest part rowid, newest ``time_updated`` of the session row and its
-    messages in ms, or 0), in a few grouped queries per database version (``_key``: the database's
-    and its WAL's mtime and size). Parts' own ``time_updated`` is not used: a part changing in
-    place belongs to a running message, re-read when that message's row changes."""
+    """session id -> (largest part rowid, plus the largest ``session_message`` rowid when it has
+    such rows; newest ``time_updated`` of the session row, its messages and its
+    ``session_message`` rows in ms, or 0), in a few grouped queries per database version (``_key``:
+    the database's and its WAL's mtime and size). Parts' own ``time_updated`` is not used: a part
+    changing in place belongs to a running message, re-read when that message's row changes."""
     with _connect(db) as con:
         out = {sid: (0, 0) for (sid,) in con.execute("SELECT id FROM session")}
         sizes = ("SELECT session_id, max(rowid) FROM part GROUP BY session_id" if "session_id" in _cols(con, "part")
@@ -361,11 +535,17 @@ def _db_stats(db: str, *_key) -> dict[str, tuple[int, int]]:
                 if sid in out:
                     out[sid] = (size or 0, 0)
             for table, query in (("message", "SELECT session_id, max(time_updated) FROM message GROUP BY session_id"),
-                                 ("session", "SELECT id, time_updated FROM session")):
+                                 ("session", "SELECT id, time_updated FROM session"),
+                                 ("session_message", "SELECT session_id, max(time_updated) FROM session_message "
+                                                     "GROUP BY session_id")):
                 if "time_updated" in _cols(con, table):
                     for sid, ms in con.execute(query):
                         if sid in out and isinstance(ms, (int, float)):
                             out[sid] = (out[sid][0], max(out[sid][1], int(ms)))
+            if _cols(con, "session_message"):  # V2 rows grow the "size" too (rule 14)
+                for sid, size in con.execute("SELECT session_id, max(rowid) FROM session_message GROUP BY session_id"):
+                    if sid in out and isinstance(size, int):
+                        out[sid] = (out[sid][0] + size, out[sid][1])
         except sqlite3.Error:
             pass
     return out
@@ -376,28 +556,54 @@ def _cols(con: sqlite3.Connection, table: str) -> set[str]:
 
 
 def _db_records(db: str, sid: str, start: int, stats: LineStats):
-    """(records with their settled flag and place, session row as a dict) of parts after rowid
-    ``start``."""
+    """(records with their settled flag and place, session row as a dict, whole?) of parts after
+    rowid ``start``; with ``session_message`` rows (rule 14), every part of a message those rows
+    do not hold and then those rows, and ``whole`` True (the session is read whole)."""
     os.stat(db)  # a missing database is an OSError, not a counted error
-    meta, records = {}, []
+    meta, records, v2 = {}, [], []
     try:
         with _connect(db) as con:
             con.row_factory = sqlite3.Row
             row = con.execute("SELECT * FROM session WHERE id = ?", (sid,)).fetchone()
             meta = dict(row) if row else {}
-            rows = con.execute("SELECT p.rowid, p.data, m.data FROM part p JOIN message m ON m.id = p.message_id "
-                               "WHERE m.session_id = ? AND p.rowid > ? ORDER BY p.rowid", (sid, start)).fetchall()
+            if _cols(con, "session_message"):
+                v2 = con.execute("SELECT rowid, id, type, seq, data FROM session_message WHERE session_id = ? "
+                                 "ORDER BY seq, rowid", (sid,)).fetchall()
+            if v2:
+                start = 0
+            rows = con.execute("SELECT p.rowid, p.data, m.data, m.id, p.id FROM part p JOIN message m "
+                               "ON m.id = p.message_id WHERE m.session_id = ? AND p.rowid > ? ORDER BY p.rowid",
+                               (sid, start)).fetchall()
     except sqlite3.Error as exc:
         stats.skip(f"database error: {exc}")
-        return [], meta
-    for rowid, pdata, mdata in rows:
+        return [], meta, False
+    held_ids, held_times, v2_records = set(), set(), []
+    revert = _json(meta.get("revert")) if isinstance(meta.get("revert"), str) else None
+    for rowid, mid, kind, seq, data in v2:
+        m = _v2(mid, kind, data)
+        if not _json(data):
+            stats.skip("broken JSON", f"session_message row {rowid}")
+        held_ids.add(mid)
+        created = (m.get("time") or {}).get("created") if isinstance(m.get("time"), dict) else None
+        if kind in ("user", "assistant") and isinstance(created, (int, float)):
+            held_times.add((kind, int(created)))
+        if isinstance(revert, dict) and mid == revert.get("messageID") and isinstance(seq, int):
+            meta["revert_seq"] = seq
+        v2_records.append((Record({"v2": m, "seq": seq}, rowid, V2_LENGTH), True, f"session_message row {rowid}"))
+    for rowid, pdata, mdata, mid, pid in rows:
         info, part = _json(mdata), _json(pdata)
         if info is None or part is None:
             stats.skip("broken JSON", f"part row {rowid}")
             records.append((Record({"info": {}, "part": None}, rowid, 0), True, f"part row {rowid}"))
             continue
-        records.append((Record({"info": info, "part": part}, rowid, 0), _settled(info, part), f"part row {rowid}"))
-    return records, meta
+        created = (info.get("time") or {}).get("created") if isinstance(info.get("time"), dict) else None
+        if v2 and (mid in held_ids or isinstance(created, (int, float))
+                   and (info.get("role"), int(created)) in held_times):
+            continue  # the same message, projected into session_message too
+        settled = _settled(info, part) or bool(v2)
+        records.append((Record({"info": info, "part": part, "mid": mid, "pid": pid}, rowid, 0), settled,
+                        f"part row {rowid}"))
+    return records + v2_records, meta, bool(v2)
 
 
 # -- legacy JSON storage -----------------------------------------------------------------------
