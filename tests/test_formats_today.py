@@ -545,3 +545,64 @@ def test_opencode_12_13_legacy_storage_revert_and_archive(tmp_path):
     read = SOURCES["opencode"].read(f)
     assert [m.text for m in read.messages][:2] == ["port the quibbleworth parser to rust", "nom or pest"]
     assert read.session.extra["off_branch"] == [[2, 6]] and read.session.archived is True
+
+
+# -- Copilot CLI ---------------------------------------------------------------------------------
+# github/copilot-sdk nodejs/src/generated/session-events.ts at cc0438d66e3e: UserMessageData.source
+# ("skill-pdf", "agent-<agent-id>"), isAutopilotContinuation, and every event's agentId.
+
+COP = "c0c0c0c0-1111-4222-8333-444455556666"
+
+
+def _copilot(home, *events) -> Path:
+    """``~/.copilot/session-state/<id>/events.jsonl`` with a ``session.start`` and ``events``
+    (``(type, data, extra envelope fields)``), chained by ``parentId`` as the CLI writes them."""
+    path = home / ".copilot" / "session-state" / COP / "events.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lines, parent = [], None
+    for n, (kind, data, extra) in enumerate([("session.start", {"sessionId": COP, "context": {"cwd": "/home/dev/cop"}}, {})]
+                                            + list(events)):
+        eid = f"e{n:03d}"
+        lines.append({"type": kind, "data": data, "id": eid, "parentId": parent,
+                      "timestamp": f"2026-03-14T10:{n:02d}:00.000Z", **extra})
+        parent = eid
+    path.write_text("".join(json.dumps(d) + "\n" for d in lines), "utf-8")
+    return path
+
+
+def test_copilot_15_injected_and_subagent_messages_are_not_the_users(home, capsys):
+    """Rule 15. A ``user.message`` with a ``source`` or ``isAutopilotContinuation`` is not the
+    user's prompt (never the title; shown with its source); events with ``agentId`` belong to
+    that sub-agent (sidechain messages, not the main thread)."""
+    path = _copilot(
+        home,
+        ("user.message", {"content": "<skill>convert pdfs with the ibex tool</skill>", "source": "skill-pdf"}, {}),
+        ("user.message", {"content": "keep going on the ibex migration", "isAutopilotContinuation": True}, {}),
+        ("user.message", {"content": "migrate the ibex reports to parquet"}, {}),
+        ("user.message", {"content": "scan the ibex folder for csv files"}, {"agentId": "agent-7"}),
+        ("assistant.message", {"content": "Found 12 csv files in the ibex folder.", "toolRequests": []},
+         {"agentId": "agent-7"}),
+        ("user.message", {"content": "summary from the helper: 12 files", "source": "agent-agent-7"}, {}),
+        ("assistant.message", {"content": "Migrated the ibex reports.", "toolRequests": []}, {}),
+        ("session.future_event", {"x": 1}, {}),
+    )
+    read = SOURCES["copilot"].read(path)
+    assert [(m.role.value, m.label, m.sidechain) for m in read.messages] == [
+        ("system", "context:skill-pdf", False), ("system", "context:autopilot", False), ("user", "user", False),
+        ("user", "user", True), ("assistant", "assistant", True), ("system", "context:agent-agent-7", False),
+        ("assistant", "assistant", False)]
+    assert read.session.title == "migrate the ibex reports to parquet" and read.session.anchor_index == 2
+    assert read.state["unknown_kinds"] == {"session.future_event": 1}
+    hit = agree(capsys, "parquet", COP, "migrate the ibex reports")
+    assert hit["title"] == "migrate the ibex reports to parquet"
+    page = show(capsys, COP)
+    assert [m.get("sidechain", False) for m in page["messages"]] == [False, False, False, True, True, False, False]
+    assert page["messages"][0]["label"] == "context:skill-pdf"
+    assert search(capsys, "convert") == []  # a skill injection is not what the user said
+
+
+def test_copilot_15_title_changed_names_the_session(home):
+    """``session.title_changed`` (``data.title``) is the session's title."""
+    path = _copilot(home, ("user.message", {"content": "fix the lynx build"}, {}),
+                    ("session.title_changed", {"title": "Lynx build repair"}, {}))
+    assert SOURCES["copilot"].read(path).session.title == "Lynx build repair"

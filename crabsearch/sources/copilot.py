@@ -20,10 +20,25 @@ the docs say ``XDG_CONFIG_HOME`` moves the directory: both are looked at). Decis
   message. ``workspace.yaml`` is read when the events file is read (a summary change alone does not
   trigger a re-read); only the flat ``key: value`` lines it needs are parsed (no YAML dependency).
 * Session id: ``session.start`` ``sessionId``, else the directory name (legacy: the file stem).
+
+Current format (issue 14, rule 15), from github/copilot-sdk ``nodejs/src/generated/session-events.ts``
+(at cc0438d66e3e):
+
+* A ``user.message`` whose ``data.source`` is set (``skill-pdf``: a hidden skill injection,
+  ``agent-<id>``: a prompt from another agent) or whose ``data.isAutopilotContinuation`` is true
+  (autopilot's continuation loop wrote it) is not the user's prompt: a ``system`` message labelled
+  ``context:<source>`` (``context:autopilot``), never the title.
+* An event with a top-level ``agentId`` ("Sub-agent instance identifier. Absent for events from
+  the root/main agent") belongs to that sub-agent: its messages are sidechain messages (marked,
+  hidden with ``s`` in the session view, never the title or anchor), not the main thread.
+* ``session.title_changed`` (``data.title``) names the session (before the workspace summary).
+* **Drift**: an event ``type`` that is not one of :data:`KNOWN_TYPES` (every event the SDK declares)
+  is counted (:func:`~crabsearch.sources.base.note_unknown`) and listed by ``crabsearch status``.
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Iterator, Mapping
 
@@ -31,11 +46,41 @@ from ..files import read_text
 from ..jsonl import Record
 from ..model import (LABEL_ASSISTANT, LABEL_SUMMARY, LABEL_SYSTEM, LABEL_THINKING, LABEL_USER, Message,
                      Role, Session, tool_call_label)
-from .base import capped, FileRead, Source, cd_and, dump_text, env_dir, parse_ts, string, walk_files
+from .base import capped, FileRead, Source, cd_and, dump_text, env_dir, note_unknown, parse_ts, string, walk_files
 from .pieces import Piece, emit, piece_text, remember_call
 
 WORKSPACE_KEYS = ("summary", "cwd", "branch")
 SUMMARY_CAP = 8192
+TITLE_CAP = 200
+KNOWN_TYPES = frozenset("""
+abort assistant.idle assistant.intent assistant.message assistant.message_delta assistant.message_start
+assistant.reasoning assistant.reasoning_delta assistant.server_tool_progress assistant.streaming_delta
+assistant.tool_call_delta assistant.turn_end assistant.turn_start assistant.usage auto_mode_switch.completed
+auto_mode_switch.requested capabilities.changed command.completed command.execute command.queued
+commands.changed elicitation.completed elicitation.requested exit_plan_mode.completed exit_plan_mode.requested
+external_tool.completed external_tool.requested factory.run_settled factory.run_started factory.run_updated
+hook.end hook.progress hook.start mcp.headers_refresh_completed mcp.headers_refresh_required
+mcp.oauth_completed mcp.oauth_required mcp.prompts.list_changed mcp.resources.list_changed
+mcp.tools.list_changed mcp_app.tool_call_complete model.call_failure pending_messages.modified
+permission.completed permission.requested sampling.completed sampling.requested session.auto_mode_resolved
+session.autopilot_objective_changed session.background_tasks_changed session.binary_asset
+session.canvas.closed session.canvas.opened session.canvas.recorded session.canvas.registry_changed
+session.canvas.removed session.canvas.unavailable session.compaction_complete session.compaction_start
+session.context_changed session.context_cleared session.custom_agents_updated session.custom_notification
+session.error session.extensions.attachments_pushed session.extensions_loaded session.handoff session.idle
+session.info session.managed_settings_enforced session.managed_settings_resolved
+session.mcp_server_status_changed session.mcp_servers_loaded session.mode_changed session.model_change
+session.permissions_changed session.plan_changed session.remote_steerable_changed session.resume
+session.schedule_cancelled session.schedule_created session.schedule_rearmed session.session_limits_changed
+session.shutdown session.skills_loaded session.snapshot_rewind session.start session.task_complete
+session.title_changed session.todos_changed session.tools_updated session.truncation
+session.usage_checkpoint session.usage_info session.warning session.workspace_file_changed
+session_limits_exhausted.completed session_limits_exhausted.requested skill.invoked subagent.completed
+subagent.deselected subagent.failed subagent.selected subagent.started system.message system.notification
+tool.execution_complete tool.execution_partial_result tool.execution_progress tool.execution_start
+tool.user_requested tool_search.activated ui.ephemeral_query user.message user_input.completed
+user_input.requested""".split())
+"""Every event type the SDK declares (``session-events.ts``, the ``type`` of each ``*Event``)."""
 
 
 class CopilotSource(Source):
@@ -74,6 +119,8 @@ class CopilotSource(Source):
     def process(self, rec: Record, state: dict, session: Session, out: list[Message]) -> None:
         obj = rec.obj
         kind, data = obj.get("type"), obj.get("data")
+        if not isinstance(kind, str) or kind not in KNOWN_TYPES:
+            note_unknown(state, kind)
         if not isinstance(data, dict):
             return
         ts = parse_ts(obj.get("timestamp"))
@@ -89,17 +136,26 @@ class CopilotSource(Source):
         if kind == "tool.execution_start":
             remember_call(state, string(data.get("toolCallId")), string(data.get("toolName")))
             return
+        if kind == "session.title_changed":
+            title = string(data.get("title")).strip()
+            state["title"] = capped(title, TITLE_CAP) if title else None
+            return
         pieces = pieces_of(obj)
         if kind == "session.compaction_complete" and pieces:
             state["summary"] = capped(pieces[0].text, SUMMARY_CAP)
-        emit(pieces, rec, state, out, ts)
+        side = bool(string(obj.get("agentId")))
+        base = len(out)
+        emit(pieces, rec, state, out, ts, ns="side_" if side else "")
+        if side:
+            for m in out[base:]:
+                m.sidechain = True  # a sub-agent's event, not the main thread (rule 15)
 
     def finish(self, state: dict, session: Session) -> None:
         """Copilot title: workspace ``summary`` > first user message; project: ``context.cwd`` >
         workspace ``cwd``; branch: ``context.branch`` > workspace ``branch``."""
         ws = state.get("ws") or {}
         session.session_id = state.get("sid") or state.get("dir_sid") or session.session_id
-        session.title = ws.get("summary") or state.get("first_prompt") or None
+        session.title = state.get("title") or ws.get("summary") or state.get("first_prompt") or None
         session.summary = state.get("summary") or None
         session.project = state.get("cwd") or ws.get("cwd") or None
         session.git_branch = state.get("branch") or ws.get("branch") or None
@@ -120,7 +176,12 @@ def pieces_of(obj: dict) -> list[Piece]:
         return []
     if kind == "user.message":
         text = string(data.get("content"))
-        return [Piece(Role.USER, LABEL_USER, text, prompt=True)] if text.strip() else []
+        if not text.strip():
+            return []
+        source = string(data.get("source")) or ("autopilot" if data.get("isAutopilotContinuation") is True else "")
+        if source:  # not typed by the user (rule 15)
+            return [Piece(Role.SYSTEM, "context:" + re.sub(r"[^\w.-]", "?", source[:60]), text)]
+        return [Piece(Role.USER, LABEL_USER, text, prompt=True)]
     if kind == "assistant.reasoning":
         text = string(data.get("content"))
         return [Piece(Role.ASSISTANT, LABEL_THINKING, text)] if text.strip() else []
