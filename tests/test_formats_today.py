@@ -12,6 +12,7 @@ import pytest
 from crabsearch.sources import SOURCES
 
 from builders import ClaudeSession, CodexSession, GeminiChat
+from v3_builders import V3Session
 from source_checks import assert_incremental, assert_read_back, cli_ok
 
 
@@ -606,3 +607,69 @@ def test_copilot_15_title_changed_names_the_session(home):
     path = _copilot(home, ("user.message", {"content": "fix the lynx build"}, {}),
                     ("session.title_changed", {"title": "Lynx build repair"}, {}))
     assert SOURCES["copilot"].read(path).session.title == "Lynx build repair"
+
+
+# -- OpenClaw ------------------------------------------------------------------------------------
+# openclaw/openclaw: transcript_events.event_zstd (agent schema >= 23), session_transcript_archives
+# (openclaw-agent-schema.sql; session-accessor.sqlite-archive-store-kernel.ts).
+
+OC1, OC2, OC3 = "0c000000-0000-4000-8000-000000000001", "0c000000-0000-4000-8000-000000000002", \
+    "0c000000-0000-4000-8000-000000000003"
+
+
+def test_openclaw_16_zstd_events_and_transcript_archives(home, capsys):
+    """Rule 16. Large events are ``event_zstd`` (``event_json`` NULL): read by a default install
+    (``zstandard`` is a dependency). Deleted and reset sessions kept in
+    ``session_transcript_archives`` (identity or zstd blobs of the session's JSONL) are read,
+    marked archived, and not resumable."""
+    import sqlite3
+
+    import zstandard
+
+    from crabsearch.sources import openclaw
+    from test_sources_openclaw import make_db
+
+    openclaw._SUMMARY.clear()
+    openclaw._ARCHIVES.clear()
+    live = V3Session(OC1, cwd="/srv/bot")
+    live.user("why is the kinkajou cron slow")
+    live.assistant("The kinkajou cron waits on a lock.")
+    db = make_db(home / ".openclaw" / "agents" / "main" / "agent" / "openclaw-agent.sqlite", {OC1: live},
+                 nodes=[("agent:main:main", OC1, {"sessionId": OC1, "label": "Kinkajou cron"})])
+    con = sqlite3.connect(db)
+    big = V3Session(OC1, cwd="/srv/bot")
+    big.n = 10
+    big.leaf = live.leaf
+    big.assistant("A long answer about the capuchin backlog " + "and more " * 50)
+    event = json.dumps(big.entries[-1]).encode()
+    con.execute("INSERT INTO transcript_events VALUES (?, 99, NULL, 1784538000099, ?)",
+                (OC1, zstandard.ZstdCompressor().compress(event)))
+    con.execute("CREATE TABLE session_transcript_archives (session_id TEXT NOT NULL, generation TEXT NOT NULL, "
+                "session_key TEXT NOT NULL, reason TEXT NOT NULL, encoding TEXT NOT NULL, archive_blob BLOB NOT NULL, "
+                "archive_sha256 TEXT NOT NULL, archive_name TEXT NOT NULL UNIQUE, created_at INTEGER NOT NULL, "
+                "published_at INTEGER, PRIMARY KEY (session_id, generation)) STRICT")
+    gone = V3Session(OC2, cwd="/srv/bot")
+    gone.user("the tamarin deploy notes")
+    gone.assistant("Tamarin deploys on Fridays.")
+    reset = V3Session(OC3, cwd="/srv/bot")
+    reset.user("old chat about the marmot importer")
+    for sid, reason, encoding, blob in ((OC2, "deleted", "zstd", zstandard.ZstdCompressor().compress(gone.data())),
+                                        (OC3, "reset", "identity", reset.data())):
+        con.execute("INSERT INTO session_transcript_archives VALUES (?,?,?,?,?,?,?,?,?,NULL)",
+                    (sid, "g1", "agent:main:main", reason, encoding, blob, hashlib_hex(blob), f"{sid}.{reason}.jsonl",
+                     1784600000000))
+    con.commit()
+    con.close()
+    hit = agree(capsys, "capuchin", OC1, "capuchin backlog", role="assistant")
+    assert hit["archived"] is False and hit["resume_command"].endswith("openclaw tui --session agent:main:main")
+    for query, sid, text in (("tamarin", OC2, "tamarin deploy notes"), ("marmot", OC3, "marmot importer")):
+        hit = agree(capsys, query, sid, text)
+        assert hit["archived"] is True and hit["resume_command"] is None
+        assert hit["path"].endswith(f"#archive:{sid}.{'deleted' if sid == OC2 else 'reset'}.jsonl")
+    assert "archived" in row_text(home, "tamarin")
+
+
+def hashlib_hex(blob: bytes) -> str:
+    import hashlib
+
+    return hashlib.sha256(blob).hexdigest()

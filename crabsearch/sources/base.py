@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Iterator, Mapping
 
 from ..files import read_file
-from ..jsonl import LineStats, Record, iter_records, read_record
+from ..jsonl import BOM, MAX_LINE, LineStats, Record, iter_records, loads, read_record
 from ..model import Message, Session
 from ..redact import redact
 
@@ -443,3 +443,38 @@ def note_unknown(state: dict, kind) -> None:
     if name not in counts and len(counts) >= UNKNOWN_KINDS_KEPT:
         name = OTHER_KINDS
     counts[name] = counts.get(name, 0) + 1
+
+
+def records_of_bytes(data: bytes, start: int, stats: LineStats) -> Iterator[Record]:
+    """The JSON-object lines of ``data`` (a JSONL file held in memory: decompressed, or read from
+    a database blob) from ``start``, as :func:`~crabsearch.jsonl.iter_records` yields a file's:
+    broken, non-object and oversized lines skipped and counted, a last line without newline
+    yielded as not complete (or pending when it does not parse)."""
+    stats.end_offset = start
+    pos = start
+    while pos < len(data):
+        nl = data.find(b"\n", pos)
+        end = len(data) if nl < 0 else nl
+        raw = data[pos:end]
+        if len(raw) > MAX_LINE:
+            stats.oversized += 1
+            stats.skip("oversized line", pos)
+        elif raw.removeprefix(BOM).strip():
+            try:
+                obj = loads(raw)
+            except ValueError:
+                obj = ValueError
+            if obj is ValueError:
+                if nl >= 0:
+                    stats.skip("broken JSON", pos)
+                else:
+                    stats.pending = True
+            elif not isinstance(obj, dict):
+                if nl >= 0:
+                    stats.skip("not a JSON object", pos)
+            else:
+                yield Record(obj, pos, end - pos, nl >= 0)
+        if nl < 0:
+            return
+        pos = nl + 1
+        stats.end_offset = pos

@@ -56,11 +56,12 @@ from pathlib import Path
 from typing import Iterator, Mapping
 
 from ..files import open_file
-from ..jsonl import BOM, MAX_LINE, LineStats, Record, iter_records, loads
+from ..jsonl import LineStats, Record, iter_records, loads
 from ..model import (LABEL_ASSISTANT, LABEL_SUMMARY, LABEL_THINKING, LABEL_USER, Message, Role,
                      Session, tool_call_label)
 from ..redact import redact
-from .base import capped, Source, cd_and, env_dir, note_unknown, parse_ts, dump_text, string, walk_files
+from .base import (capped, Source, cd_and, env_dir, note_unknown, parse_ts, dump_text, records_of_bytes, string,
+                   walk_files)
 from .pieces import Piece, emit, note_compaction, piece_text
 
 SUMMARY_CAP = 8192
@@ -133,7 +134,7 @@ class CodexSource(Source):
     def records(self, path: Path, start: int, stats: LineStats) -> Iterator[Record]:
         """The records of a rollout: its lines, decompressed first for a ``.jsonl.zst``."""
         if str(path).endswith(ZST):
-            return _lines_of(_decompressed(str(path)), start, stats)
+            return records_of_bytes(_decompressed(str(path)), start, stats)
         return super().records(path, start, stats)
 
     def load(self, path: str, offset: int, length: int) -> object | None:
@@ -437,39 +438,6 @@ def _decompressed(path: str) -> bytes:
             while len(_ZCACHE) > 1:
                 _ZCACHE.popitem(last=False)
     return data
-
-
-def _lines_of(data: bytes, start: int, stats: LineStats) -> Iterator[Record]:
-    """The JSON-object lines of ``data`` from ``start``, as :func:`~crabsearch.jsonl.iter_records`
-    yields a file's (broken, non-object and oversized lines skipped and counted)."""
-    stats.end_offset = start
-    pos = start
-    while pos < len(data):
-        nl = data.find(b"\n", pos)
-        end = len(data) if nl < 0 else nl
-        raw = data[pos:end]
-        if len(raw) > MAX_LINE:
-            stats.oversized += 1
-            stats.skip("oversized line", pos)
-        elif raw.removeprefix(BOM).strip():
-            try:
-                obj = loads(raw)
-            except ValueError:
-                obj = ValueError
-            if obj is ValueError:
-                if nl >= 0:
-                    stats.skip("broken JSON", pos)
-                else:
-                    stats.pending = True
-            elif not isinstance(obj, dict):
-                if nl >= 0:
-                    stats.skip("not a JSON object", pos)
-            else:
-                yield Record(obj, pos, end - pos, nl >= 0)
-        if nl < 0:
-            return
-        pos = nl + 1
-        stats.end_offset = pos
 
 
 def _texts(items) -> list[str]:

@@ -22,6 +22,20 @@ then per agent ``agents/<agentId>/``:
   --session-sqlite import`` copies the JSONL into the store and OpenClaw writes only there
   afterwards, so the store is never older than the leftover file.
 
+* **Event blobs** (issue 14, rule 16): a large entry is stored zstd-compressed in
+  ``transcript_events.event_zstd`` with ``event_json`` NULL (OpenClaw's agent schema; a row whose
+  frame is cut short is undecodable, counted). ``zstandard`` is a dependency, so a default install
+  reads them.
+* **Transcript archives** (rule 16): a deleted or reset session's transcript is kept in
+  ``session_transcript_archives(session_id, generation, session_key, reason, encoding,
+  archive_blob, archive_sha256, archive_name, created_at, published_at)`` (``encoding``
+  ``identity`` or ``zstd``; the blob is the session's JSONL: OpenClaw's
+  ``openclaw-agent-schema.sql`` and ``session-accessor.sqlite-archive-store-kernel.ts``). Each
+  archived session id that has no live rows is a unit ``<db>#archive:<archive_name>`` (its latest
+  generation), read like a JSONL file from the decoded blob, ``archived``, and not resumable; a
+  leftover ``.jsonl`` / ``.reset.`` file of such a session is not read twice. Reset archives in
+  ``sessions/`` (``<id>.jsonl.reset.<time>``) are ``archived`` too.
+
 Title (4.3): the session entry's ``label`` > ``displayName`` > ``subject`` (``sessions.json``
 beside the JSONL; in the store ``session_nodes.entry_json``, then ``session_windows.display_name``,
 then the ``sessions.json`` left beside it), else pi's rules (``session_info`` name, first user
@@ -43,7 +57,7 @@ from .. import agentdb
 from ..files import read_file
 from ..jsonl import LineStats, Record, loads
 from ..model import Session
-from .base import (MEMBER_SEP, FileRead, cd_and, env_dir, member_path,
+from .base import (MEMBER_SEP, FileRead, Source, cd_and, env_dir, member_path, records_of_bytes,
                    split_member, string, walk_files)
 from .pi import V3Source
 
@@ -56,6 +70,10 @@ DB_NAME = "openclaw-agent.sqlite"
 ROWS = 500
 """Rows fetched per query while reading a session from the store."""
 _SKIP = (".checkpoint.", ".deleted", ".bak")
+ARCHIVE = "archive:"
+"""Member prefix of a transcript archive unit (``<db>#archive:<archive_name>``)."""
+ARCHIVE_MAX = 256 << 20
+"""Decoded bytes read of one archive blob (a larger one is an error for that unit only)."""
 
 
 class OpenClawSource(V3Source):
@@ -86,6 +104,11 @@ class OpenClawSource(V3Source):
                 held = set(_summary(str(db))) if db.is_file() else set()
                 for sid in sorted(held):
                     yield member_path(db, sid)
+                archived = _archives(str(db)) if db.is_file() else {}
+                for name, row in sorted(archived.items()):
+                    if row["session_id"] not in held:
+                        yield member_path(db, ARCHIVE + name)
+                held |= {row["session_id"] for row in archived.values()}
                 for path in walk_files(agent_dir / "sessions", "*"):
                     name = path.name
                     if ".jsonl" not in name or any(s in name for s in _SKIP):
@@ -103,6 +126,12 @@ class OpenClawSource(V3Source):
             return super().stat(path)
         db, sid = split_member(path)
         os.stat(db)
+        if sid.startswith(ARCHIVE):
+            arc = _archives(db).get(sid[len(ARCHIVE):])
+            if arc is None:
+                raise FileNotFoundError(path)
+            mtime = (arc["created_at"] or 0) * 1_000_000
+            return arc["size"], mtime, mtime
         row = _summary(db).get(sid)
         if row is None:
             raise FileNotFoundError(path)
@@ -115,6 +144,11 @@ class OpenClawSource(V3Source):
         if not _is_member(path):
             return super().fingerprint(path, size)
         db, sid = split_member(path)
+        if sid.startswith(ARCHIVE):
+            arc = _archives(db).get(sid[len(ARCHIVE):])
+            if arc is None:
+                raise FileNotFoundError(path)
+            return hashlib.sha1(f"{arc['sha256']}:{arc['generation']}".encode()).hexdigest()
         rows = _query(db, "SELECT rowid, * FROM transcript_events WHERE session_id=? ORDER BY rowid LIMIT 1", (sid,))
         first = f"{rows[0]['rowid']}:{_event_text(rows[0])}" if rows else ""
         return hashlib.sha1(first.encode("utf-8", "replace")).hexdigest()
@@ -124,6 +158,10 @@ class OpenClawSource(V3Source):
         if not _is_member(path):
             return super().load(path, offset, length)
         db, sid = split_member(path)
+        if sid.startswith(ARCHIVE):
+            raw = _archive_bytes(db, sid[len(ARCHIVE):])[offset:offset + length]
+            obj = _parse(raw.decode("utf-8", "replace")) if len(raw) == length else None
+            return obj
         rows = _query(db, "SELECT * FROM transcript_events WHERE rowid=? AND session_id=?", (offset, sid))
         obj = _parse(_event_text(rows[0])) if rows else None
         return obj
@@ -136,6 +174,8 @@ class OpenClawSource(V3Source):
         if not _is_member(str(path)):
             return super().read(path, start, state)
         db, sid = split_member(str(path))
+        if sid.startswith(ARCHIVE):  # the shared loop over the decoded blob (records)
+            return Source.read(self, Path(path), start, state if start else None)
         if state is None or start == 0:
             start, state = 0, self.new_state(Path(db))
             state["session"] = Session(agent=self.agent, session_id=sid, path=str(path)).to_state()
@@ -163,6 +203,35 @@ class OpenClawSource(V3Source):
         stats.end_offset = done
         self._seal(state, session, stats)
         return FileRead(session, messages, done, state, stats)
+
+    def records(self, path: Path, start: int, stats: LineStats):
+        """A transcript archive unit: the lines of its decoded blob; a file: its lines."""
+        db, sep, member = str(path).rpartition(MEMBER_SEP)
+        if sep and member.startswith(ARCHIVE) and db.endswith(DB_NAME):
+            return records_of_bytes(_archive_bytes(db, member[len(ARCHIVE):]), start, stats)
+        return super().records(path, start, stats)
+
+    def in_bytes(self, path: str) -> bool:
+        """Store members (rows, archive blobs) are not bytes of a file."""
+        return not _is_member(path) and super().in_bytes(path)
+
+    def new_state(self, path: Path) -> dict:
+        """The v3 state; an archive unit is archived and has no session entry (not resumable)."""
+        state = super().new_state(path)
+        member = str(path).rpartition(MEMBER_SEP)[2] if _is_member(str(path)) else ""
+        if member.startswith(ARCHIVE):
+            arc = _archives(str(path).rpartition(MEMBER_SEP)[0]).get(member[len(ARCHIVE):]) or {}
+            state["archived"] = True
+            state["meta"] = {}
+            state["sid"] = arc.get("session_id") or None
+        elif ".jsonl.reset." in Path(path).name:
+            state["archived"] = True
+        return state
+
+    def finish(self, state: dict, session: Session) -> None:
+        """pi's session fields (:class:`V3Source`), plus ``archived`` (rule 16)."""
+        super().finish(state, session)
+        session.archived = bool(state.get("archived"))
 
     # -- session fields ------------------------------------------------------------------------
 
@@ -250,6 +319,84 @@ def _summary(db: str) -> dict[str, tuple[int, int, int]]:
         return {}
     _SUMMARY[db] = (key, out)
     return out
+
+
+_ARCHIVES: dict[str, tuple[tuple, dict[str, dict]]] = {}
+
+
+def _archives(db: str) -> dict[str, dict]:
+    """``{archive_name: {"session_id", "generation", "reason", "encoding", "size", "sha256",
+    "created_at"}}`` of the latest archive of each session id in ``session_transcript_archives``
+    (names holding ``/`` or ``#`` are left out: they cannot be member names); cached by the stat
+    of the database and its WAL; ``{}`` when the table is absent or the store unreadable."""
+    try:
+        key = tuple((st.st_mtime_ns, st.st_size) for st in map(_stat_or_none, (db, db + "-wal")) if st)
+        hit = _ARCHIVES.get(db)
+        if hit and hit[0] == key:
+            return hit[1]
+        rows = _query(db, "SELECT session_id, generation, reason, encoding, archive_name, archive_sha256, "
+                          "created_at, length(archive_blob) AS size FROM session_transcript_archives "
+                          "ORDER BY created_at, rowid")
+    except (OSError, sqlite3.Error):
+        return {}
+    latest: dict[str, dict] = {}
+    for r in rows:
+        name = r["archive_name"]
+        if not isinstance(name, str) or not name or "/" in name or MEMBER_SEP in name:
+            continue
+        latest[str(r["session_id"])] = {"name": name, "session_id": str(r["session_id"]),
+                                       "generation": str(r["generation"]), "reason": r["reason"],
+                                       "encoding": r["encoding"], "sha256": r["archive_sha256"],
+                                       "created_at": r["created_at"] if isinstance(r["created_at"], int) else 0,
+                                       "size": r["size"] if isinstance(r["size"], int) else 0}
+    out = {a["name"]: a for a in latest.values()}
+    _ARCHIVES[db] = (key, out)
+    return out
+
+
+_BLOB: dict[str, tuple[tuple, bytes]] = {}
+
+
+def _archive_bytes(db: str, name: str) -> bytes:
+    """The JSONL of archive ``name``: its blob, decompressed when its ``encoding`` is ``zstd``
+    (at most :data:`ARCHIVE_MAX` bytes); the last one is kept for reading messages back. Raises
+    ``FileNotFoundError`` when it is gone and ``OSError`` when it cannot be decoded."""
+    arc = _archives(db).get(name)
+    if arc is None:
+        raise FileNotFoundError(f"{db}{MEMBER_SEP}{ARCHIVE}{name}")
+    key = (db, name, arc["sha256"], arc["generation"])
+    hit = _BLOB.get("last")
+    if hit and hit[0] == key:
+        return hit[1]
+    try:
+        rows = _query(db, "SELECT archive_blob FROM session_transcript_archives WHERE archive_name=?", (name,))
+    except sqlite3.Error as exc:
+        raise OSError(f"cannot read archive {name}: {exc}") from exc
+    if not rows:
+        raise FileNotFoundError(name)
+    blob = rows[0]["archive_blob"]
+    blob = blob.encode("utf-8") if isinstance(blob, str) else bytes(blob or b"")
+    if str(arc["encoding"]).lower() in ("zstd", "zst"):
+        if _zstd is None:  # pragma: no cover - a declared dependency
+            raise OSError("reading a zstd archive needs the zstandard module")
+        try:
+            reader = _zstd.ZstdDecompressor().stream_reader(blob)
+            data = reader.read(ARCHIVE_MAX + 1)
+            while len(data) <= ARCHIVE_MAX:
+                more = reader.read(ARCHIVE_MAX + 1 - len(data))
+                if not more:
+                    break
+                data += more
+        except _zstd.ZstdError as exc:
+            raise OSError(f"undecodable archive {name}: {exc}") from exc
+        if len(data) > ARCHIVE_MAX:
+            raise OSError(f"archive {name} decodes to more than {ARCHIVE_MAX >> 20} MB")
+    elif str(arc["encoding"]).lower() in ("identity", "", "none", "jsonl"):
+        data = blob
+    else:
+        raise OSError(f"archive {name}: unknown encoding {arc['encoding']!r}")
+    _BLOB["last"] = (key, data)
+    return data
 
 
 def _stat_or_none(path: str):

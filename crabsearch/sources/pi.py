@@ -42,7 +42,7 @@ from typing import Iterator, Mapping
 from ..jsonl import Record
 from ..model import (LABEL_ASSISTANT, LABEL_SUMMARY, LABEL_SYSTEM, LABEL_THINKING, LABEL_USER,
                      Message, Role, Session, tool_call_label, tool_result_label)
-from .base import capped, Source, cd_and, dump_text, first_line, parse_ts, string, walk_files
+from .base import capped, Source, cd_and, dump_text, first_line, note_unknown, parse_ts, string, walk_files
 from .pieces import Piece, emit, note_compaction, piece_text
 
 SUMMARY_CAP = 8192
@@ -58,6 +58,13 @@ CALLS_KEPT = 64
 
 _STAMP = re.compile(r"^\[[A-Z][a-z]{2} \d{4}-\d{2}-\d{2} \d{1,2}:\d{2}[^\]]*\]\s*")
 _SENDER = ("Sender (untrusted metadata)", "Conversation info (untrusted metadata)")
+
+
+KNOWN_KINDS = frozenset({"session", "message", "thinking_level_change", "model_change", "compaction",
+                         "branch_summary", "custom", "label", "session_info", "custom_message", "reset"})
+"""Entry types of the v3 format (badlogic/pi-mono ``packages/coding-agent/src/core/session-manager.ts``
+at 83378aad7e74; ``reset``: OpenClaw, formats.md 4.2); any other is counted as drift
+(:func:`~crabsearch.sources.base.note_unknown`) and listed by ``crabsearch status``."""
 
 
 class V3Source(Source):
@@ -87,6 +94,8 @@ class V3Source(Source):
         msg = obj.get("message")
         if kind is None and isinstance(msg, dict):
             kind = "message"  # v1 lines
+        if not isinstance(kind, str) or kind not in KNOWN_KINDS:
+            note_unknown(state, kind)
         if not isinstance(kind, str):
             return
         if ts is None and isinstance(msg, dict):
