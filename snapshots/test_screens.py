@@ -49,6 +49,7 @@ STATES = {
     "resume": steps(*"cron", "_settle", "down", "r"),
     "session-find": steps(*"parser", "_settle", "down", "o", "slash", *"module 281", "enter"),
     "session-tools-hidden": steps(*"idempotent", "_settle", "down", "o", "t", "t", "T"),
+    "bad-filter": steps(*"cron agent:vim", "_settle"),
 }
 
 

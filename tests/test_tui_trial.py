@@ -314,3 +314,46 @@ async def test_a_bad_filter_beside_words_searches_the_words(sample):
         assert len(app.screen.result.hits) == 3
         assert str(app.screen.query_one("#status").render()).startswith("3 sessions")
         assert str(app.screen.query_one("#notes").render()).startswith("agent:vim: no agent is called “vim”")
+
+
+# -- defect 7: narrow terminals -------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def long_paths(tmp_path_factory):
+    """Sessions with long titles and deep project paths, of two agents."""
+    from builders import CodexSession
+    from crabsearch.index import Indexer
+
+    root = tmp_path_factory.mktemp("narrow")
+    home = root / "home"
+    deep = "/home/dev/clients/acme-corporation/monorepo/services/dashboard_mictlan"
+    (ClaudeSession(home, session_id="11111111-0000-4000-8000-000000000001", cwd=deep)
+     .user("give the user a way to export the dashboard as a PDF report with charts").write())
+    (CodexSession(home, session_id="019a0000-2222-7000-8000-000000000002", cwd="/srv/x")
+     .user("short one about the dashboard").write())
+    (ClaudeSession(home, session_id="11111111-0000-4000-8000-000000000003", cwd=deep + "/web/frontend")
+     .user("the dashboard charts flicker when the window is resized in Safari").write())
+    Indexer(root / "index", env={"HOME": str(home)}).refresh()
+    return home, root / "index"
+
+
+@pytest.mark.parametrize("width", [50, 80, 120])
+async def test_narrow_rows_keep_the_title_and_align_the_agent_column(long_paths, width):
+    app = app_of(long_paths)
+    async with app.run_test(size=(width, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press(*"dashboard")
+        await settle(pilot)
+        results = app.screen.query_one(ResultList)
+        row_width = results.scrollable_content_region.width - 2  # the option's padding
+        lines = []
+        for i in range(len(results.hits)):
+            header = app.console.render_lines(results._prompt(i), app.console.options.update_width(row_width))[0]
+            lines.append("".join(seg.text for seg in header))
+        badges = [max(line.find(" Claude "), line.find(" Codex ")) for line in lines]
+        assert len(set(badges)) == 1  # the agent column is aligned
+        assert badges[0] >= row_width // 2  # the title keeps most of the row
+        line = next(line for line in lines if line.startswith("give the user a way to export"))
+        if width >= 80:  # the path is shortened from the left: its last folders stay
+            assert "…" in line and "mictlan" in line

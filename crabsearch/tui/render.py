@@ -10,7 +10,6 @@ from __future__ import annotations
 from datetime import datetime, timezone
 
 from rich.console import Group
-from rich.table import Table
 from rich.text import Text
 
 from ..hits import structure_notes
@@ -92,26 +91,86 @@ def snippet(text: str, terms: list[str], width: int = 160) -> Text:
     return highlighted(flat[: width + 1], terms)
 
 
-def row_header(hit: Hit, now: datetime, home: str | None) -> Table:
-    """First line of a result row: the title (cut with an ellipsis when the row is narrow), then
-    agent, project, date and message count, which always stay visible."""
-    s = hit.session
-    title = Text(printable(s.title or "(untitled)"), style="bold", no_wrap=True, overflow="ellipsis")
-    meta = Text(no_wrap=True, overflow="ellipsis")
-    meta.append(f" {agent_name(s.agent)} ", style=agent_style(s.agent))
+def row_header(hit: Hit, now: datetime, home: str | None) -> "RowHeader":
+    """First line of a result row (see :class:`RowHeader`)."""
+    return RowHeader(hit, now, home)
+
+
+AGENT_WIDTH = max(len(src.badge or src.display or src.agent) for src in SOURCES.values()) + 2
+"""The agent column: as wide as the widest badge, so every row's badge starts at the same place."""
+DATE_WIDTH = 10  # ``2026-03-14``, ``yesterday``, ``12m ago``
+PROJECT_WIDTH = 28  # at most; the end of the path is kept (``…/dev/webapp``)
+COUNT_FROM = 100  # rows at least this wide show the message count
+
+
+class RowHeader:
+    """First line of a result row, laid out for the width it gets (Rich calls
+    ``__rich_console__`` with it): the title keeps at least half of the row; then fixed columns,
+    aligned from row to row: the agent badge, the project (the end of its path, as much as
+    fits), the date, and the message count from :data:`COUNT_FROM` columns. Narrower rows drop the
+    count, then the project, then the date, never the title. Markers (subagent, archived, ...)
+    follow the title."""
+
+    def __init__(self, hit: Hit, now: datetime, home: str | None) -> None:
+        self.hit, self.now, self.home = hit, now, home
+
+    def __rich_console__(self, console, options):
+        yield self.line(options.max_width)
+
+    def __rich_measure__(self, console, options):
+        from rich.measure import Measurement
+
+        return Measurement(20, options.max_width)
+
+    def line(self, width: int) -> Text:
+        """The header as one line of ``width`` cells."""
+        s = self.hit.session
+        date = relative_date(s.updated, self.now)
+        count = f"{s.message_count} msg{'' if s.message_count == 1 else 's'}"
+        project = printable(short_path(s.project, self.home)) or "no project"
+        fixed = AGENT_WIDTH + 1
+        show_date = width >= 56
+        fixed += DATE_WIDTH + 2 if show_date else 0
+        show_count = width >= COUNT_FROM
+        fixed += max(9, len(count)) + 2 if show_count else 0
+        room = width - fixed - max(24, width // 2) - 2  # what the title (half the row) spares for the project
+        project_width = min(PROJECT_WIDTH, room)  # the same in every row: the columns align
+        if project_width < 10:
+            project_width = 0
+        title_width = max(1, width - fixed - (project_width + 2 if project_width else 0))
+
+        out = Text(no_wrap=True, overflow="ellipsis")
+        title = Text(printable(s.title or "(untitled)"), style="bold")
+        marks = row_markers(s)
+        if marks:
+            title.append("  " + " · ".join(marks), style=f"italic {MUTED}")
+        title.truncate(title_width, overflow="ellipsis", pad=True)
+        out.append_text(title)
+        out.append(" ")
+        badge = agent_name(s.agent)
+        out.append(f" {badge} ", style=agent_style(s.agent))
+        out.append(" " * (AGENT_WIDTH - len(badge) - 2))
+        if project_width:
+            out.append("  ")
+            out.append(_tail(project, project_width).ljust(project_width), style=MUTED)
+        if show_date:
+            out.append("  ")
+            out.append(date.rjust(DATE_WIDTH), style=MUTED)
+        if show_count:
+            out.append("  ")
+            out.append(count.rjust(9), style=MUTED)
+        out.truncate(width, overflow="ellipsis")
+        return out
+
+
+def row_markers(s) -> list[str]:
+    """Words after a row's title about what kind of session it is (subagent, archived)."""
+    marks = []
     if s.parent_session_id:
-        meta.append(" subagent", style=f"italic {MUTED}")
+        marks.append("subagent")
     if s.archived:
-        meta.append(" archived", style=f"italic {MUTED}")
-    meta.append("  ")
-    meta.append(printable(_tail(short_path(s.project, home), 28)) or "no project", style=MUTED)
-    meta.append(f"  {relative_date(s.updated, now)}", style=MUTED)
-    meta.append(f"  {s.message_count} msg{'' if s.message_count == 1 else 's'}", style=MUTED)
-    grid = Table.grid(expand=True, padding=(0, 1))
-    grid.add_column(ratio=1, no_wrap=True, overflow="ellipsis")
-    grid.add_column(no_wrap=True, justify="right")
-    grid.add_row(title, meta)
-    return grid
+        marks.append("archived")
+    return marks
 
 
 def structure_line(hit: Hit) -> Text | None:
@@ -125,8 +184,13 @@ def structure_line(hit: Hit) -> Text | None:
 
 
 def _tail(path: str, limit: int) -> str:
-    """The end of ``path`` when it is longer than ``limit`` characters (``…/dev/webapp``)."""
-    return path if len(path) <= limit else "…" + path[-(limit - 1):]
+    """The end of ``path`` when it is longer than ``limit`` characters (``…/dev/webapp``), from a
+    ``/`` when one is in it (whole folder names), else cut inside the last one."""
+    if len(path) <= limit:
+        return path
+    cut = path[-(limit - 1):]
+    at = cut.find("/", 1)
+    return "…" + (cut[at:] if at > 0 else cut)
 
 
 def item_lines(item: Item, terms: list[str], *, width: int = 160, lines: int = 1) -> list[Text]:

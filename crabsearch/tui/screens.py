@@ -624,8 +624,11 @@ class SessionScreen(Screen):
             t.append(" · subagent turns hidden", style="dim")
         if view.full:
             t.append(" · full text", style="dim")
-        t.append(" · / find · ? keys", style="dim")
-        self.query_one("#position", Static).update(t)
+        line = self.query_one("#position", Static)
+        room = line.content_region.width or self.size.width - 2
+        if room and t.cell_len + len(" · / find · ? keys") <= room:  # the hint only when it fits
+            t.append(" · / find · ? keys", style="dim")
+        line.update(t)
 
 
 def _mb(n: int) -> str:
