@@ -273,6 +273,7 @@ def _run(args) -> int:
             d = result.to_json()
             for hit, hd in zip(result.hits, d["hits"]):
                 hd["archived"] = hit.session.archived
+                hd["app"] = _app(hit.session)
             _dump(d)
         else:
             _print_hits(result)
@@ -292,6 +293,7 @@ def _run(args) -> int:
         if args.json:
             d = page.to_json()
             d["session"]["archived"] = ref.session.archived
+            d["session"]["app"] = _app(ref.session)
             _dump(d)
         else:
             _print_page(page)
@@ -400,6 +402,13 @@ def run_resume(command: str) -> int:
     in a shell after the app has restored the terminal; returns its exit code."""
     print(command, flush=True)
     return subprocess.call(["/bin/sh", "-c", command])
+
+
+def _app(session) -> str | None:
+    """Which app created a session when its agent has several (``Cline CLI``, ``Cline (VS Code)``,
+    ``Roo Code``, ``Cursor IDE``, ``Cursor CLI``), else None: the JSON ``app`` of a hit or page."""
+    app = session.extra.get("app")
+    return app if isinstance(app, str) and app else None
 
 
 def _dump(obj) -> None:

@@ -673,3 +673,63 @@ def hashlib_hex(blob: bytes) -> str:
     import hashlib
 
     return hashlib.sha256(blob).hexdigest()
+
+
+# -- Cline ---------------------------------------------------------------------------------------
+# cline/cline sdk/packages/core at 21cb8d2525bc: session-manifest.ts, fixtures/session/session.json
+# and session.messages.json, session-artifacts.ts (sub-agent files), types/common.ts (sources).
+
+
+def _cline(home, sid, messages, manifest=None, agent="lead", stem=None, dir_id=None) -> Path:
+    """``~/.cline/data/sessions/<dir>/<stem>.messages.json`` (+ the manifest ``<sid>.json``)."""
+    d = home / ".cline" / "data" / "sessions" / (dir_id or sid)
+    d.mkdir(parents=True, exist_ok=True)
+    if manifest is not None:
+        (d / f"{sid}.json").write_text(json.dumps(manifest), "utf-8")
+    body = {"version": 1, "updated_at": "2026-07-15T05:42:04.818Z", "agent": agent, "sessionId": sid,
+            "messages": messages}
+    path = d / f"{stem or sid}.messages.json"
+    path.write_text(json.dumps(body), "utf-8")
+    return path
+
+
+def _manifest(sid, title, source="cli", fork=None, ended="2026-07-15T05:42:04.865Z"):
+    meta = {"source": source, "title": title}
+    if fork:
+        meta["fork"] = {"forkedFromSessionId": fork, "forkedAt": "2026-07-15T05:42:01.804Z", "source": source}
+    return {"version": 1, "session_id": sid, "source": source, "pid": 1, "started_at": "2026-07-15T05:40:00.000Z",
+            "ended_at": ended, "status": "completed", "interactive": True, "provider": "cline",
+            "model": "m", "cwd": "/home/dev/cl", "workspace_root": "/home/dev/cl", "enable_tools": True,
+            "enable_spawn": True, "enable_teams": False, "metadata": meta}
+
+
+def test_cline_17_sdk_sessions_manifest_fork_subagent_and_editor(home, capsys):
+    """Rule 17. The SDK manifest gives title, times and the fork origin (a fork copies messages
+    with their ids: shown once); a sub-agent's messages file is its own session linked to the
+    root; a session the VS Code extension created is labelled so and has no CLI resume command."""
+    first = [{"id": "msg_1", "role": "user", "content": [{"type": "text", "text": "tune the heron cache"},
+                                                         {"type": "file", "path": "/x.py", "content": "SECRET=1"}]},
+             {"id": "msg_2", "role": "assistant", "content": [{"type": "text", "text": "Tuned the heron cache."}]}]
+    _cline(home, "1784094053271_p8pzo", first, _manifest("1784094053271_p8pzo", "Heron cache tuning"))
+    _cline(home, "1784094124598_rruoq",
+           first + [{"id": "msg_3", "role": "user", "content": [{"type": "text", "text": "now the egret index"}]}],
+           _manifest("1784094124598_rruoq", "Heron cache tuning (fork)", fork="1784094053271_p8pzo",
+                     ended="2026-07-15T06:00:00.000Z"))
+    _cline(home, "1784094053271_p8pzo__explorer",
+           [{"id": "s1", "role": "user", "content": [{"type": "text", "text": "list the ibis modules"}]},
+            {"id": "s2", "role": "assistant", "content": [{"type": "text", "text": "Found four ibis modules."}]}],
+           agent="subagent", stem="explorer", dir_id="1784094053271_p8pzo")
+    _cline(home, "1784094999000_vscod", [{"id": "v1", "role": "user", "content": [{"type": "text", "text": "fix the stork lint"}]}],
+           _manifest("1784094999000_vscod", "Stork lint", source="vscode"))
+    [hit] = search(capsys, "heron")
+    assert hit["session_id"] == "1784094124598_rruoq" and hit["also_in"] == 1  # the fork copy, shown once
+    assert hit["title"] == "Heron cache tuning (fork)" and hit["app"] == "Cline CLI"
+    assert hit["started"] == "2026-07-15T05:40:00.000Z"
+    assert hit["resume_command"] == "cd /home/dev/cl && cline --id 1784094124598_rruoq"
+    assert search(capsys, "secret") == []  # attached file contents are not text
+    sub = agree(capsys, "four", "1784094053271_p8pzo__explorer", "four ibis modules", role="assistant")
+    assert sub["parent_session_id"] == "1784094053271_p8pzo" and sub["parent_title"] == "Heron cache tuning"
+    assert sub["resume_command"] == "cd /home/dev/cl && cline --id 1784094053271_p8pzo"
+    ide = agree(capsys, "stork", "1784094999000_vscod", "fix the stork lint")
+    assert ide["app"] == "Cline (VS Code)" and ide["resume_command"] is None
+    assert "Cline (VS Code)" in row_text(home, "stork")

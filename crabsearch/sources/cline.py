@@ -35,6 +35,26 @@ Decisions:
   position in the array (``length`` 1); :meth:`ClineSource.load` serves it from a small LRU of
   parsed files keyed by ``(path, mtime_ns, size)``.
 * Resume: extension tasks reopen only in the IDE (None); CLI sessions ``cd <cwd> && cline --id <id>``.
+
+Current format (issue 14, rule 17), from cline/cline ``sdk/packages/core`` (at 21cb8d2525bc:
+``src/session/models/session-manifest.ts``, ``fixtures/session/session.json`` and
+``session.messages.json``, ``src/services/session-artifacts.ts``, ``src/session/models/
+session-graph.ts``, ``src/types/common.ts``):
+
+* The session manifest ``sessions/<id>/<id>.json`` (``version: 1``): ``metadata.title`` (else
+  ``prompt``) is the title, ``started_at`` / ``ended_at`` the times, ``cwd`` (else
+  ``workspace_root``) the project, ``source`` who created it, ``metadata.fork.forkedFromSessionId``
+  the session it was forked from (``extra["forked_from"]``; the fork copies the messages with their
+  ``id``, so a shared message is shown once, on the newest copy, as for Claude Code forks).
+* The messages file ``{"version": 1, "agent": "lead" | "subagent" | "teammate", "sessionId",
+  "messages": [{"id", "role", "content"}]}``. A sub-agent's or teammate's file sits in its root
+  session's directory as ``<agentId>.messages.json`` (``<agentId>__<taskId>`` for a team task):
+  its session id is ``<root>__<agentId>`` (``makeSubSessionId``, or the file's ``sessionId``) and
+  its parent the root session. ``file`` content blocks (attached file contents) are not text.
+* ``source`` ``vscode`` / ``jetbrains`` / ``ide`` / ``neovim`` (the SDK's ``SessionSource``): the
+  session was created by the editor extension, not the CLI: labelled so (``extra["app"]``, shown
+  in result rows) and, like extension tasks, reopened only in that editor (no resume command). A
+  sub-agent session resumes its root session.
 """
 
 from __future__ import annotations
@@ -49,9 +69,12 @@ from ..files import read_file
 from ..jsonl import LineStats, Record, read_whole
 from ..model import (LABEL_ASSISTANT, LABEL_SYSTEM, LABEL_THINKING, LABEL_USER, Message, Role, Session,
                      tool_call_label, tool_result_label)
-from .base import FileRead, Source, cd_and, dump_text, first_line, parse_ts, string, walk_files
+from .base import FileRead, Source, cd_and, dump_text, first_line, note_unknown, parse_ts, string, walk_files
 from .pieces import Piece, emit, piece_text
 
+BLOCK_TYPES = frozenset({"text", "image", "tool_use", "tool_result", "thinking", "redacted_thinking", "file",
+                         "document"})
+"""Content block types this reader knows; any other is counted as drift (``crabsearch status``)."""
 EXTENSIONS = {"saoudrizwan.claude-dev": "Cline", "rooveterinaryinc.roo-cline": "Roo Code",
               "kilocode.kilo-code": "Kilo Code"}
 EDITORS = ("Code", "Code - Insiders", "VSCodium", "Cursor")
@@ -114,9 +137,18 @@ class ClineSource(Source):
         state = {"next_index": 0}
         cli = path.name.endswith(".messages.json")
         sid = path.name[: -len(".messages.json")] if cli else path.parent.name
-        session = Session(agent=self.agent, session_id=sid, path=str(path))
+        parent = None
+        if cli and sid != path.parent.name:  # a sub-agent's or teammate's file in its root's directory
+            parent = path.parent.name
+            own = data.get("sessionId") if isinstance(data, dict) else None
+            sid = own if isinstance(own, str) and own and own != parent else f"{parent}__{sid}"
+        session = Session(agent=self.agent, session_id=sid, path=str(path), parent_session_id=parent)
         meta = _cli_meta(path, sid) if cli else _task_meta(path, sid)
-        session.extra["app"] = "Cline CLI" if cli else _app(path)
+        session.extra["app"] = (meta.get("app") or "Cline CLI") if cli else _app(path)
+        if meta.get("forked_from"):
+            session.extra["forked_from"] = meta["forked_from"]
+        if isinstance(data, dict) and data.get("agent") in ("subagent", "teammate"):
+            session.extra["agent_type"] = data["agent"]
         msgs = _messages(data)
         if data is None:
             stats.skip("broken JSON")
@@ -149,10 +181,11 @@ class ClineSource(Source):
         return piece_text(pieces_of(obj), part, label)
 
     def resume_command(self, session: Session) -> str | None:
-        """CLI sessions: ``cd <cwd> && cline --id <id>``; extension tasks: None (IDE only)."""
+        """CLI sessions: ``cd <cwd> && cline --id <id>`` (a sub-agent's: its root session's);
+        extension tasks and sessions an editor created: None (reopened in the editor only)."""
         if session.extra.get("app") != "Cline CLI":
             return None
-        return cd_and(session.project, ["cline", "--id", session.session_id])
+        return cd_and(session.project, ["cline", "--id", session.parent_session_id or session.session_id])
 
 
 def _fields(rec: Record, state: dict, session: Session, out: list[Message]) -> None:
@@ -164,6 +197,8 @@ def _fields(rec: Record, state: dict, session: Session, out: list[Message]) -> N
     session.anchor_index = state.get("anchor", 0)
     session.touch(_id_time(session.session_id))
     session.touch(parse_ts(meta.get("ts")))
+    session.touch(parse_ts(meta.get("started")))
+    session.touch(parse_ts(meta.get("ended")))
 
 
 def _take(rec: Record, state: dict, session: Session, out: list[Message]) -> None:
@@ -171,7 +206,15 @@ def _take(rec: Record, state: dict, session: Session, out: list[Message]) -> Non
     m = rec.obj
     ts = parse_ts(m.get("ts"))
     session.touch(ts)
+    content = m.get("content")
+    for b in content if isinstance(content, list) else ():
+        if isinstance(b, dict) and (not isinstance(b.get("type"), str) or b["type"] not in BLOCK_TYPES):
+            note_unknown(state, b.get("type"))
+    base = len(out)
     emit(pieces_of(m), rec, state, out, ts)
+    if isinstance(m.get("id"), str) and m["id"]:
+        for msg in out[base:]:
+            msg.uid = f"{m['id']}:{msg.part}"  # a fork copies messages with their ids (rule 17)
     if "cwd" not in state and m.get("role") == "user":
         found = _CWD.search(_raw_text(m))
         state["cwd"] = found.group(1) if found else None
@@ -208,15 +251,30 @@ def _task_meta(path: Path, task_id: str) -> dict:
             "cwd": string(h.get("cwdOnTaskInitialization")) or string(h.get("workspace"))}
 
 
+EDITOR_SOURCES = {"vscode": "Cline (VS Code)", "jetbrains": "Cline (JetBrains)", "ide": "Cline (IDE)",
+                  "neovim": "Cline (Neovim)"}
+"""Manifest ``source`` values of sessions an editor extension created (the SDK's ``SessionSource``)."""
+
+
 def _cli_meta(path: Path, sid: str) -> dict:
-    """Title, cwd and time of a Cline CLI session from ``<id>.json`` (fields read loosely)."""
+    """Title, cwd, times, fork origin and creating app of a Cline CLI session from its manifest
+    ``<id>.json`` (module docstring; older fields read loosely). A sub-agent's file has none: the
+    root session's manifest gives its cwd."""
     m = _optional(path.parent / f"{sid}.json")
     if not isinstance(m, dict):
-        return {}
+        m = _optional(path.parent / f"{path.parent.name}.json") if sid != path.parent.name else None
+        root = m if isinstance(m, dict) else {}
+        return {"cwd": string(root.get("cwd")) or string(root.get("workspace_root"))}
+    meta = m.get("metadata") if isinstance(m.get("metadata"), dict) else {}
     pick = lambda *keys: next((m[k] for k in keys if m.get(k)), None)  # noqa: E731
-    return {"title": first_line(string(pick("title", "task", "name"))),
-            "cwd": string(pick("cwd", "cwdOnTaskInitialization", "workspaceRoot", "workspace")),
-            "ts": pick("updatedAt", "updated_at", "ts", "lastUpdated", "createdAt", "created_at")}
+    fork = meta.get("fork") if isinstance(meta.get("fork"), dict) else {}
+    source = string(m.get("source")) or string(meta.get("source"))
+    return {"title": first_line(string(meta.get("title")) or string(pick("title", "task", "name", "prompt"))),
+            "cwd": string(pick("cwd", "cwdOnTaskInitialization", "workspaceRoot", "workspace_root", "workspace")),
+            "ts": pick("updatedAt", "updated_at", "ts", "lastUpdated", "createdAt", "created_at"),
+            "started": m.get("started_at"), "ended": m.get("ended_at"),
+            "forked_from": string(fork.get("forkedFromSessionId")) or None,
+            "app": EDITOR_SOURCES.get(source.lower())}
 
 
 def _app(path: Path) -> str:

@@ -164,12 +164,16 @@ class RowHeader:
 
 
 def row_markers(s) -> list[str]:
-    """Words after a row's title about what kind of session it is (subagent, archived)."""
+    """Words after a row's title about what kind of session it is (subagent, archived, the app
+    that created it)."""
     marks = []
     if s.parent_session_id:
         marks.append("subagent")
     if s.archived:
         marks.append("archived")
+    app = s.extra.get("app")  # which app created it: Cline CLI or an editor, Cursor IDE or CLI
+    if isinstance(app, str) and app and app != agent_name(s.agent):
+        marks.append(printable(app))
     return marks
 
 
