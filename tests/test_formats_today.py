@@ -733,3 +733,71 @@ def test_cline_17_sdk_sessions_manifest_fork_subagent_and_editor(home, capsys):
     ide = agree(capsys, "stork", "1784094999000_vscod", "fix the stork lint")
     assert ide["app"] == "Cline (VS Code)" and ide["resume_command"] is None
     assert "Cline (VS Code)" in row_text(home, "stork")
+
+
+# -- Cursor and pi -------------------------------------------------------------------------------
+# Cursor (closed): kenn-io/agentsview issue 1627 / PR 1628 (agent-transcripts/<parent>/subagents/),
+# tenequm/pond issue 207 (chats/<hash>/<chat id>/store.db, meta '0' = hex JSON with name).
+# pi: badlogic/pi-mono session-manager.ts buildSessionInfo (83378aad7e74).
+
+
+def _cursor_transcript(path: Path, *texts) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lines = []
+    for n, t in enumerate(texts):
+        role = "user" if n % 2 == 0 else "assistant"
+        text = f"<timestamp>Mon Mar 16 2026</timestamp>\n<user_query>\n{t}\n</user_query>" if role == "user" else t
+        lines.append({"role": role, "message": {"content": [{"type": "text", "text": text}]}})
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines), "utf-8")
+    return path
+
+
+def _cursor_store(home, chat_id, name) -> None:
+    import sqlite3
+
+    db = home / ".cursor" / "chats" / "5f1e0c" / chat_id / "store.db"
+    db.parent.mkdir(parents=True)
+    con = sqlite3.connect(db)
+    con.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT)")
+    con.execute("CREATE TABLE blobs (id TEXT PRIMARY KEY, data BLOB)")
+    meta = {"agentId": chat_id, "name": name, "createdAt": 1773600000000, "mode": "default"}
+    con.execute("INSERT INTO meta VALUES ('0', ?)", (json.dumps(meta).encode().hex(),))
+    con.commit()
+    con.close()
+
+
+def test_cursor_18_subagents_titles_and_ide_transcripts(home, capsys):
+    """Rule 18 (Cursor). ``<parent>/subagents/<child>.jsonl`` is a session linked to its parent;
+    the CLI's ``store.db`` name titles a chat; a transcript without a CLI store where the CLI
+    keeps them is the IDE's (labelled, no CLI resume command)."""
+    agents = home / ".cursor" / "projects" / "home-dev-curs" / "agent-transcripts"
+    cli_id, ide_id = "c11c11c1-0000-4000-8000-000000000001", "1de1de1d-0000-4000-8000-000000000002"
+    _cursor_transcript(agents / cli_id / f"{cli_id}.jsonl", "audit the puffin api", "Delegating.")
+    _cursor_transcript(agents / cli_id / "subagents" / "sub-1.jsonl", "list every puffin endpoint",
+                       "Found nine puffin endpoints with quokka tags.")
+    _cursor_transcript(agents / f"{ide_id}.jsonl", "refactor the wren form", "Refactored.")
+    _cursor_store(home, cli_id, "Puffin API audit")
+    hit = agree(capsys, "quokka", "sub-1", "nine puffin endpoints", role="assistant")
+    assert hit["parent_session_id"] == cli_id and hit["parent_title"] == "Puffin API audit"
+    assert hit["title"] == "list every puffin endpoint"
+    [main] = [h for h in search(capsys, "audit") if h["session_id"] == cli_id]
+    assert main["title"] == "Puffin API audit" and main["app"] == "Cursor CLI"
+    assert main["resume_command"].endswith(f"cursor-agent --resume {cli_id}")
+    ide = agree(capsys, "wren", ide_id, "refactor the wren form")
+    assert ide["app"] == "Cursor IDE" and ide["resume_command"] is None
+    assert "Cursor IDE" in row_text(home, "wren")
+
+
+def test_pi_18_title_is_the_first_user_message_in_file_order(home):
+    """Rule 18 (pi). pi's session picker shows the ``session_info`` name, else the first user
+    message in file order (``buildSessionInfo``), even when a later branch replaced it."""
+    s = V3Session("p1", cwd="/w")
+    s.user("first question about the axolotl build")
+    s.assistant("an answer")
+    s.branch(None)
+    s.user("another root: the newt build")
+    read = SOURCES["pi"].read(s.write(home / ".pi" / "agent" / "sessions" / "--w--" / "t_p1.jsonl"))
+    assert read.session.title == "first question about the axolotl build"
+    s.entry("session_info", name="Axolotl and newt")
+    read = SOURCES["pi"].read(s.write(home / ".pi" / "agent" / "sessions" / "--w--" / "t_p1.jsonl"))
+    assert read.session.title == "Axolotl and newt"

@@ -102,7 +102,8 @@ def test_discovery(tmp_path):
     sub = b.parent / "subagents" / "x.jsonl"
     sub.parent.mkdir()
     sub.write_text("{}\n")
-    assert list(SOURCE.discover({}, home)) == [a, b] or sorted(SOURCE.discover({}, home)) == sorted([a, b])
+    # subagent transcripts are sessions too (issue 14, rule 18)
+    assert sorted(SOURCE.discover({}, home)) == sorted([a, b, sub])
     write(tmp_path / "h2", tmp_path / "c", "env")
     other = tmp_path / "h2" / ".cursor"
     assert [p.name for p in SOURCE.discover({"CURSOR_CONFIG_DIR": str(other)}, home)] == ["env.jsonl"]

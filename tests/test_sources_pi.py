@@ -112,7 +112,8 @@ def test_branches(tmp_path):
                      "active question about pulsars", "pulsar answer", "second try at pulsars"]
     # every message is kept (searchable); those off the active branch are listed
     assert r.session.extra["off_branch"] == [[0, 3], [4, 5]]
-    assert r.session.title == "active question about pulsars" and r.session.anchor_index == 3
+    # pi's picker titles a session by its first user message in file order (issue 14, rule 18)
+    assert r.session.title == "abandoned question about quasars" and r.session.anchor_index == 0
     assert r.session.summary is None  # the compaction is on the abandoned branch
     assert active_branch(r.state)[-1] == s.leaf
 

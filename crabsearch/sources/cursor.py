@@ -17,6 +17,21 @@ Rules come from ``shared/reference/formats.md`` section 6 ("Cursor") and 7.1/7.2
   by ``-``; the real path is recovered by walking the file system for directories whose names
   slug to the next parts, else the slug itself is shown (and resume has no ``cd``).
 * Resume: ``cd <project> && cursor-agent --resume <id>`` (formats.md 6).
+
+Current layout (issue 14, rule 18; Cursor is closed, so these follow other tools' parsers and
+reports: kenn-io/agentsview issue 1627 and PR 1628, tenequm/pond issue 207, momhq/mom issue 140):
+
+* **Subagents**: Cursor writes a delegated (``Subagent`` tool) transcript to
+  ``agent-transcripts/<parent>/subagents/<child>.jsonl``, one level deep. Each is a session of its
+  own, ``parent_session_id`` = ``<parent>`` (its row says "subagent of ..."), titled by its task.
+* **Titles**: the CLI keeps a per-chat SQLite store ``chats/<project hash>/<chat id>/store.db``
+  whose ``meta`` row ``'0'`` is hex-encoded JSON with the chat's ``name``: that name is the
+  session's title when the store exists (read-only through :func:`crabsearch.agentdb.connect`).
+* **IDE or CLI**: the IDE's agent also writes ``agent-transcripts`` JSONL but keeps its chats in
+  ``state.vscdb``; a transcript with a CLI ``store.db`` is ``Cursor CLI``, one without it where
+  the CLI keeps stores (a ``chats`` directory exists) is ``Cursor IDE`` (``extra["app"]``, shown in
+  result rows and the JSON ``app``) and gets no resume command; with no ``chats`` directory at all
+  nothing tells them apart (no label, the CLI's resume command).
 """
 
 from __future__ import annotations
@@ -27,10 +42,14 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Iterator, Mapping
 
+import json
+import sqlite3
+
+from .. import agentdb
 from ..jsonl import Record
 from ..model import (LABEL_ASSISTANT, LABEL_THINKING, LABEL_USER, Message, Role, Session,
                      tool_call_label)
-from .base import FileRead, Source, cd_and, dump_text, env_dir, string, walk_files
+from .base import FileRead, Source, capped, cd_and, dump_text, env_dir, string, walk_files
 from .pieces import Piece, emit, piece_text
 
 _QUERY = re.compile(r"<user_query>\s*(.*?)\s*</user_query>", re.S)
@@ -51,18 +70,30 @@ class CursorSource(Source):
         return [env_dir(env, "CURSOR_CONFIG_DIR", home / ".cursor")]
 
     def discover(self, env: Mapping[str, str], home: Path) -> Iterator[Path]:
-        """``projects/*/agent-transcripts/<id>.jsonl`` and ``.../<id>/<id>.jsonl``."""
+        """``projects/*/agent-transcripts/<id>.jsonl``, ``.../<id>/<id>.jsonl`` and subagents
+        ``.../<parent>/subagents/<id>.jsonl``."""
         for root in self.roots(env, home):
             for path in walk_files(root / "projects", "*/agent-transcripts/*.jsonl"):
                 yield path
             for path in walk_files(root / "projects", "*/agent-transcripts/*/*.jsonl"):
                 if path.parent.name == path.stem:
                     yield path
+            yield from walk_files(root / "projects", "*/agent-transcripts/*/subagents/*.jsonl")
 
     def new_state(self, path: Path) -> dict:
-        """The project comes from the ``projects/<slug>`` directory."""
+        """The project comes from the ``projects/<slug>`` directory; a subagent's parent from
+        ``<parent>/subagents/``; the title and the app from the CLI's ``store.db`` (rule 18)."""
+        if path.parent.name == "subagents":
+            return {"slug": path.parents[3].name, "parent": path.parent.parent.name}
         slug = path.parent.parent.name if path.parent.name == "agent-transcripts" else path.parents[2].name
-        return {"slug": slug}
+        state: dict = {"slug": slug}
+        root = path.parents[3] if path.parent.name == "agent-transcripts" else path.parents[4]
+        found, name = chat_store(root, path.stem)
+        if found is not None:
+            state["app"] = "Cursor CLI" if found else "Cursor IDE"
+        if name:
+            state["name"] = capped(name, 200)
+        return state
 
     def read(self, path: Path, start: int = 0, state: dict | None = None) -> FileRead:
         """The shared JSONL loop, then ``updated`` = the file's mtime. Raises ``OSError``."""
@@ -87,19 +118,26 @@ class CursorSource(Source):
         emit(pieces_of(rec.obj), rec, state, out, None)
 
     def finish(self, state: dict, session: Session) -> None:
-        """Session id = file stem; project from the slug; title = first user prompt."""
+        """Session id = file stem; project from the slug; title = the chat's ``store.db`` name >
+        first user prompt; parent and app (module docstring)."""
         session.session_id = Path(session.path).stem
         session.project = unslug(state.get("slug") or "")
-        session.title = state.get("first_prompt") or None
+        session.title = state.get("name") or state.get("first_prompt") or None
         session.anchor_index = state.get("anchor", 0)
+        session.parent_session_id = state.get("parent")
+        if state.get("app"):
+            session.extra["app"] = state["app"]
 
     def message_text(self, obj: dict, part: int, label: str) -> str:
         return piece_text(pieces_of(obj), part, label)
 
     def resume_command(self, session: Session) -> str | None:
-        """``cd <project> && cursor-agent --resume <id>`` (no ``cd`` when the project is only a slug)."""
+        """``cd <project> && cursor-agent --resume <id>`` (no ``cd`` when the project is only a
+        slug); a subagent resumes its parent; an IDE chat has none (it reopens in the IDE)."""
+        if session.extra.get("app") == "Cursor IDE":
+            return None
         cwd = session.project if session.project and os.path.isabs(session.project) else None
-        return cd_and(cwd, ["cursor-agent", "--resume", session.session_id])
+        return cd_and(cwd, ["cursor-agent", "--resume", session.parent_session_id or session.session_id])
 
 
 def pieces_of(obj: dict) -> list[Piece]:
@@ -141,6 +179,38 @@ def pieces_of(obj: dict) -> list[Piece]:
             call = string(block.get("tool_use_id")) or string(block.get("toolCallId")) or None
             out.append(Piece(Role.TOOL, None, _result_text(result), name, call_id=call))
     return out
+
+
+def chat_store(root: Path, chat_id: str) -> tuple[bool | None, str | None]:
+    """``(found, name)`` of the CLI's store for ``chat_id``: ``<root>/chats/*/<chat_id>/store.db``,
+    its ``meta`` row ``'0'`` hex-encoded JSON (``name``). ``found`` is True when such a store exists
+    (even unreadable), False when the CLI keeps stores here but none for this chat (an IDE chat),
+    None when there is no ``chats`` directory at all (nothing tells IDE from CLI); ``name`` is None
+    when there is none. Never raises."""
+    try:
+        hashes = os.listdir(root / "chats")
+    except OSError:
+        return None, None
+    for h in sorted(hashes):
+        db = root / "chats" / h / chat_id / "store.db"
+        if not db.is_file():
+            continue
+        try:
+            con = agentdb.connect(db, timeout=1.0)
+            try:
+                row = con.execute("SELECT value FROM meta WHERE key = '0'").fetchone()
+            finally:
+                con.close()
+            value = row[0] if row else None
+            raw = bytes.fromhex(value) if isinstance(value, str) else bytes(value or b"")
+            if raw[:1] != b"{":  # some builds store the JSON itself
+                raw = bytes.fromhex(raw.decode("ascii")) if raw else raw
+            meta = json.loads(raw.decode("utf-8", "replace"))
+            name = string(meta.get("name")).strip() if isinstance(meta, dict) else ""
+            return True, name or None
+        except (OSError, sqlite3.Error, ValueError, UnicodeDecodeError):
+            return True, None
+    return False, None
 
 
 def _result_text(result) -> str:

@@ -71,6 +71,10 @@ class V3Source(Source):
     """The pi session format v3 (one session per JSONL file). Subclasses give the layout, the
     session id fallback (:meth:`id_from_path`) and stored titles (:meth:`stored_title`)."""
 
+    title_from_branch = True
+    """Title from the first prompt on the active branch (OpenClaw); False: the first user
+    message in file order, as pi's own session picker shows it."""
+
     def new_state(self, path: Path) -> dict:
         """Empty tree (``tree``: entry id -> ``[parentId, first message index, count]``), prompt
         entries (``prompts``: id -> ``[index, title]``), summary entries (``sums``) and recent
@@ -142,7 +146,8 @@ class V3Source(Source):
         session.session_id = state.get("sid") or self.id_from_path(Path(session.path))
         branch = active_branch(state)
         on = set(branch)
-        prompt = next((state["prompts"][e] for e in branch if e in state["prompts"]), None)
+        prompt = next((state["prompts"][e] for e in branch if e in state["prompts"]), None) \
+            if self.title_from_branch else None
         if prompt is None and state["prompts"]:
             prompt = next(iter(state["prompts"].values()))
         session.anchor_index = prompt[0] if prompt else 0
@@ -175,8 +180,15 @@ class V3Source(Source):
 
 
 class PiSource(V3Source):
-    """pi-coding-agent (formats.md section 6; format 4.2-4.3). One session per file."""
+    """pi-coding-agent (formats.md section 6; format 4.2-4.3). One session per file.
 
+    Title (issue 14, rule 18): as pi's own session picker shows it (badlogic/pi-mono
+    ``packages/coding-agent/src/core/session-manager.ts`` ``buildSessionInfo`` and
+    ``modes/interactive/components/session-selector.ts``, at 83378aad7e74): the latest
+    ``session_info`` name, else the first user message in file order, whichever branch it is on.
+    """
+
+    title_from_branch = False
     agent = "pi"
     order = 80
     env_var = "PI_CODING_AGENT_SESSION_DIR"
