@@ -801,3 +801,45 @@ def test_pi_18_title_is_the_first_user_message_in_file_order(home):
     s.entry("session_info", name="Axolotl and newt")
     read = SOURCES["pi"].read(s.write(home / ".pi" / "agent" / "sessions" / "--w--" / "t_p1.jsonl"))
     assert read.session.title == "Axolotl and newt"
+
+
+# -- Drift shows itself --------------------------------------------------------------------------
+
+
+def test_drift_unknown_record_kinds_are_listed_by_status(home, capsys):
+    """Every reader counts the record kinds it does not know, per agent and kind with an example
+    file; ``status`` and ``status --json`` list them; an appended read adds to the count."""
+    s = ClaudeSession(home, session_id=SID).user("hello drift")
+    s.lines.append({"type": "foo-bar", "uuid": "x1", "sessionId": SID})
+    s.lines.append({"type": "foo-bar", "uuid": "x2", "sessionId": SID})
+    path = s.write()
+    c = CodexSession(home, session_id=CODEX).user("codex drift")
+    c.lines.append({"timestamp": "2026-03-14T10:05:00.000Z", "type": "galaxy_brain", "payload": {"x": 1}})
+    c.write()
+    cli_ok(capsys, "index")
+    out = cli_ok(capsys, "status")
+    assert f"claude: 2 lines of unknown kind `foo-bar` (e.g. {path})" in out
+    assert "codex: 1 line of unknown kind `galaxy_brain`" in out
+    with open(path, "a", encoding="utf-8") as fh:  # an appended read adds to the count
+        fh.write(json.dumps({"type": "foo-bar", "uuid": "x3", "sessionId": SID}) + "\n")
+    cli_ok(capsys, "index")
+    status = json.loads(cli_ok(capsys, "status", "--json"))
+    assert {"agent": "claude", "kind": "foo-bar", "records": 3, "files": 1, "example": str(path)} in status["unknown_kinds"]
+    assert [u["kind"] for u in status["unknown_kinds"]] == ["foo-bar", "galaxy_brain"]
+    path.write_text(path.read_text().replace("foo-bar", "pr-link"))  # rewritten: counted again
+    cli_ok(capsys, "index")
+    assert [u["kind"] for u in json.loads(cli_ok(capsys, "status", "--json"))["unknown_kinds"]] == ["galaxy_brain"]
+
+
+def test_drift_kind_names_are_bounded(tmp_path):
+    """A hostile kind name is cut and made printable; past 16 kinds per file the rest are counted
+    together."""
+    from crabsearch.sources.base import note_unknown
+
+    state: dict = {}
+    note_unknown(state, "x" * 500 + "\x1b[31m")
+    note_unknown(state, ["a", "list"])
+    for n in range(30):
+        note_unknown(state, f"kind-{n}")
+    assert "x" * 64 in state["unknown_kinds"] and "(list)" in state["unknown_kinds"]
+    assert len(state["unknown_kinds"]) == 17 and state["unknown_kinds"]["(other kinds)"] == 16

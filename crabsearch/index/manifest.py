@@ -138,6 +138,32 @@ class Manifest:
             return None
         return _loads(row[0]) if row and row[0] is not None else None
 
+    def unknown_kinds(self) -> list[tuple[str, str | None, dict[str, int]]]:
+        """``(path, agent, {kind: count})`` of every unit whose stored state counts record kinds
+        its reader does not know (``state["unknown_kinds"]``, written by
+        :func:`crabsearch.sources.base.note_unknown`; issue 14, "Drift shows itself"). Only the
+        states that hold the key are parsed; ``[]`` when there is no manifest or it cannot be read."""
+        if not self.path.exists():
+            return []
+        try:
+            with closing(sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, timeout=10)) as con:
+                rows = con.execute("SELECT path, entry, state FROM files WHERE instr(state, ?) > 0",
+                                   (b'"unknown_kinds"',)).fetchall()
+        except sqlite3.Error:
+            return []
+        out = []
+        for key, entry, state in rows:
+            try:
+                entry, state = _loads(entry), _loads(state)
+            except ValueError:
+                continue
+            kinds = state.get("unknown_kinds") if isinstance(state, dict) else None
+            if isinstance(kinds, dict) and kinds:
+                agent = entry.get("agent") if isinstance(entry, dict) else None
+                out.append((_path(key), agent if isinstance(agent, str) else None,
+                            {str(k): n for k, n in kinds.items() if isinstance(n, int) and n > 0}))
+        return out
+
     def remove(self, path: str) -> None:
         """Forget ``path`` (its transcript is gone); written by the next :meth:`save`."""
         self.files.pop(path, None)

@@ -11,6 +11,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from ..files import open_file, read_file, read_text
+from ..sources.base import MEMBER_SEP
 from ..jsonl import loads
 from ..text import printable
 from .manifest import Manifest
@@ -43,7 +44,10 @@ class Status:
     never fatal); ``places`` are the first few of them, each ``{"at", "line", "offset",
     "reason"}``: ``line`` (1-based) and ``offset`` (bytes) for a line of the file, else None and
     ``at`` naming the place (``row 12``, ``message 3``). ``unreadable_files``: ``{"path",
-    "error"}`` for files that could not be read at all."""
+    "error"}`` for files that could not be read at all. ``unknown_kinds``: record kinds a reader
+    does not know (a new kind in an agent's format: issue 14, "Drift shows itself"), per agent and
+    kind, ``{"agent", "kind", "records", "files", "example"}`` (``example``: the file holding the
+    most of them), most records first."""
 
     index_dir: str
     index_bytes: int
@@ -54,6 +58,7 @@ class Status:
     skipped_files: list[dict] = field(default_factory=list)
     unreadable_files: list[dict] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    unknown_kinds: list[dict] = field(default_factory=list)
 
     def to_json(self) -> dict:
         """A JSON-safe dict of every field."""
@@ -78,6 +83,12 @@ class Status:
                 why = ", ".join(f"{n} {r}" for r, n in f["reasons"].items())
                 lines.append(f"  {f['skipped']:>5}  {f['path']}  ({why})")
                 lines += [f"         {p['at']}: {p['reason']}" for p in f.get("places", [])]
+        if self.unknown_kinds:
+            lines += ["", "records of a kind crabsearch does not know (new in the agent's format?):"]
+            for u in self.unknown_kinds:
+                unit = "record" if MEMBER_SEP in u["example"] else "line"
+                lines.append(f"  {u['agent']}: {_n(u['records'], unit)} of unknown kind `{u['kind']}` "
+                             f"(e.g. {u['example']})")
         if self.unreadable_files:
             lines += ["", "unreadable files (skipped):"]
             lines += [f"  {f['path']}: {f['error']}" for f in self.unreadable_files]
@@ -118,8 +129,28 @@ def collect(indexer: Indexer, *, top: int = 20) -> Status:
         f["places"] = places(f["path"], f["places"])
     status.agents = list(by_agent.values())
     status.unreadable_files = [{"path": p, "error": e.get("error")} for p, e in sorted(manifest.errors.items())]
+    status.unknown_kinds = unknown_kinds(manifest)
     status.warnings = retention_warnings(indexer)
     return status
+
+
+def unknown_kinds(manifest: Manifest) -> list[dict]:
+    """The unknown record kinds the readers counted (:meth:`Manifest.unknown_kinds`), added up
+    per agent and kind: ``{"agent", "kind", "records", "files", "example"}``, most records first
+    (``example``: the file holding the most of them)."""
+    by: dict[tuple[str, str], dict] = {}
+    for path, agent, kinds in manifest.unknown_kinds():
+        for kind, n in kinds.items():
+            u = by.setdefault((agent or "?", kind), {"agent": agent or "?", "kind": kind, "records": 0,
+                                                     "files": 0, "example": path, "_most": 0})
+            u["records"] += n
+            u["files"] += 1
+            if n > u["_most"]:
+                u["example"], u["_most"] = path, n
+    out = sorted(by.values(), key=lambda u: (-u["records"], u["agent"], u["kind"]))
+    for u in out:
+        del u["_most"]
+    return out
 
 
 def retention_warnings(indexer: Indexer) -> list[str]:
