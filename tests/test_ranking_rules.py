@@ -92,6 +92,39 @@ def test_session_rung_prefers_words_close_together_over_a_long_session(tmp_path)
     assert ids(r) == ["0002", "0001"]
 
 
+def test_the_any_rung_prefers_the_words_close_together_over_more_of_them_far_apart(tmp_path):
+    """A description of a short session (three of its words in one exchange) against a long
+    session that mentions five of the six words once each, hundreds of messages apart: the
+    any rung ranks by the best window of messages, not by how many words a session holds
+    anywhere."""
+    home = tmp_path / "h"
+    long = aged(home, 1, 1).user("start")
+    for word in ["kestrel", "harbor", "ledger", "copper", "violet"]:
+        long.assistant(f"a note that mentions the {word} once")
+        for i in range(15):
+            long.user(f"filler {i} about nothing").assistant("ok")
+    short = aged(home, 2, 9).user("the kestrel ledger broke").assistant("the kestrel ledger copper wiring is loose")
+    e = build(tmp_path, long, short)
+    r = e.search("kestrel harbor ledger copper violet meadow")
+    assert r.route == "any"
+    assert ids(r) == ["0002", "0001"]
+
+
+def test_bm25f_statistics_count_the_documents_that_have_the_field(tmp_path):
+    """The average length of a field is over the documents that have it, and a word has one
+    idf whatever field holds it (index.whoosh_fixes 7 and 8): a title is not fifty times
+    longer than average, and a word in a rare field is not rarer for it."""
+    home = tmp_path / "h"
+    build(tmp_path, aged(home, 1, 1).user("one two three four").title("alpha beta"),
+          aged(home, 2, 2).user("five six").assistant("seven").title("gamma delta epsilon zeta"))
+    from crabsearch.index.store import open_index
+    ix, _ = open_index(tmp_path / "index", create=False)
+    with ix.searcher() as s:
+        assert s.avg_field_length("title") == 3.0  # (2 + 4) / 2 session documents
+        assert s.avg_field_length("user") == 3.0  # (4 + 2) / 2 user messages
+        assert s.idf("title", "alpha") == s.idf("user", "alpha") == s.idf("user", "one")
+
+
 # -- 3. titles and summaries count per word --------------------------------------------------
 
 

@@ -406,11 +406,6 @@ def _vocabulary(searcher, fields, prefix: str, seen: set[bytes]):
                     yield raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw
 
 
-def covered(group: list[str], matched: set[str]) -> bool:
-    """True when ``matched`` terms cover a word group (its whole form, or all of its parts)."""
-    return group[0] in matched or (len(group) > 1 and all(t in matched for t in group[1:]))
-
-
 def _dedupe_groups(items) -> list[list[str]]:
     seen: set[tuple[str, ...]] = set()
     out = []

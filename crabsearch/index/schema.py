@@ -34,11 +34,17 @@ WEIGHTS: dict[str, float] = {
     "assistant": 1.0,    # other assistant text
     "tool": 0.5,         # tool names only (never arguments or output)
     "tool_output": 0.3,  # opt-in (index_tool_output): redacted head of tool output, `in:tools`
-    "title": 2.0,        # session document
-    "summary": 3.0,      # session document: the session's summary
-    "compaction": 3.0,   # compaction summary messages (a field of their own: message fields never
+    "title": 1.0,        # session document (often the first prompt itself: it counts on top)
+    "summary": 1.0,      # session document: the session's summary
+    "compaction": 1.0,   # compaction summary messages (a field of their own: message fields never
 }                        # occur on session documents, so message queries need no kind filter
-"""Query-time boosts per field: the one place ranking weights live (with :data:`PROXIMITY_SPAN`)."""
+"""Query-time boosts per field: the one place ranking weights live (with :data:`PROXIMITY_SPAN`).
+
+Titles and summaries were 2.0 and 3.0 while Whoosh's BM25F gave them almost nothing (its average
+field length and idf counted every document: ``index.whoosh_fixes`` 7 and 8); scored as BM25F
+defines it, a title or summary word already scores above the same word in a longer message, and
+a title made from the first prompt repeats that prompt's words, so they count 1.0 (issue 11:
+measured on both relevance sets, ``bench/relevance`` and ``bench/relevance_real``)."""
 
 PROXIMITY_SPAN = 4
 """Messages over which a session-wide match loses half its score (``search.ladder.proximity``): a

@@ -1,4 +1,4 @@
-"""Seven fixes to the pinned whoosh-reloaded 2.7.5 (no longer maintained), measured on the
+"""Eight fixes to the pinned whoosh-reloaded 2.7.5 (no longer maintained), measured on the
 bench corpora; :func:`install` puts them in place (``crabsearch.index.store`` calls it).
 
 1. **Zero-copy segments.** Whoosh reads segments through mmap but wraps each mapped sub-file in
@@ -32,11 +32,21 @@ bench corpora; :func:`install` puts them in place (``crabsearch.index.store`` ca
    words added next to nothing), and every message field looked several times longer than it
    is. The average is now the field's total length over the documents with a non-zero length
    for it (counted once per searcher from the cached length columns), as BM25F defines it.
+8. **One idf per word, not per field.** Whoosh computed a word's idf per field: ``log(N / (df +
+   1)) + 1`` with ``N`` every document of the index and ``df`` the documents holding the word *in
+   that field*. In a sparse field every word looks rare: a word in the one compaction summary of
+   an index had the idf of a word found once, so a summary-only session outscored every message
+   about the word (and a title word scored far above the same word in a message). BM25F takes the
+   idf of the word over the document, whichever field holds it: ``df`` is now the documents
+   holding the word in any scored (text) field (the sum of the fields' frequencies; crabsearch's
+   documents have one role field each), the same for every field; field boosts alone weight
+   the fields.
 """
 
 from __future__ import annotations
 
 from bisect import bisect_left
+from math import log
 
 import whoosh.filedb.compound as _compound
 from whoosh import scoring as _scoring
@@ -229,6 +239,23 @@ def avg_field_length(self, fieldname: str, default=None):
     return cache[fieldname]
 
 
+def idf(self, fieldname: str, text) -> float:
+    """``Searcher.idf`` from the word's document frequency over every scored field (fix 8), with
+    Whoosh's formula ``log(N / (df + 1)) + 1``; cached per top-level searcher."""
+    if self.has_parent():
+        return self.get_parent().idf(fieldname, text)
+    fields = self.__dict__.get("_crab_scored")
+    if fields is None:
+        fields = self._crab_scored = frozenset(n for n, f in self.schema.items() if f.scorable)
+    key = (None if fieldname in fields else fieldname, text)  # a scored field's word: one idf
+    cache = self.__dict__.setdefault("_crab_idf", {})
+    value = cache.get(key)
+    if value is None:
+        df = sum(self.doc_frequency(f, text) for f in fields) if key[0] is None else self.doc_frequency(fieldname, text)
+        value = cache[key] = log(self.doc_count_all() / (df + 1)) + 1
+    return value
+
+
 def leaf_skip_to(self, targetid: int) -> None:
     """``W3LeafMatcher.skip_to``: whole blocks skipped by their highest id as before, then a
     bisection in the block's ids instead of one ``next()`` per posting. Raises ``ReadTooFar``
@@ -257,3 +284,4 @@ def install() -> None:
     SpanNear2.SpanNear2Matcher._get_spans = phrase_spans
     _w3.W3LeafMatcher.skip_to = leaf_skip_to
     _searching.Searcher.avg_field_length = avg_field_length
+    _searching.Searcher.idf = idf

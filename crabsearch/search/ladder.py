@@ -6,15 +6,17 @@ The rungs (issue 3, "Query language"; issue 11), highest first:
 2. ``all``: every word in one message (or in a title/summary);
 3. ``session``: every word somewhere in the session, ranked by proximity (:func:`best_window`);
 4. ``repair``: ``all`` again with unknown words replaced by their spelling repair;
-5. ``any``: sessions holding any of the words, the most of them first.
+5. ``any``: sessions holding any of the words, the most (and rarest) of them close together first.
 
 **Fill** (issue 11, problem 1): a rung that finds fewer sessions than the page needs is followed by
 the next rungs; a session is listed once, by the highest rung that found it, and rows keep the
 rungs' order (each ``Row`` carries its ``route``). **Ranking within a rung**: a session's score
 is its best message's (BM25F with the role weights of ``index.schema.WEIGHTS``), plus the score
 of its title and summary for every query word they hold (problem 3), recency breaking ties; the
-``session`` rung scores a window of messages (problem 2), the ``any`` rung ranks by words covered
-first. ``sort="newest"`` orders each rung by its best document's time instead.
+``session`` and ``any`` rungs score a window of consecutive messages instead, its words' best
+scores decayed by its span (problem 2: :func:`best_window`, :func:`best_span`), so that a long
+session mentioning the words far apart does not win by its length. ``sort="newest"`` orders each
+rung by its best document's time instead.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from whoosh.query import And
 
 from ..hits import SearchResult
 from ..index.collect import OutOfTime, SegmentKeys, best_per_session, each_match
-from ..index.querying import MESSAGE_FIELDS, SESSION_FIELDS, Compiler, covered
+from ..index.querying import MESSAGE_FIELDS, SESSION_FIELDS, Compiler
 from ..index.schema import PROXIMITY_SPAN, WEIGHTS
 from ..index.union import FlatOr
 from .caps import DEDUP_DEPTH, GATHER_CAP
@@ -56,13 +58,12 @@ class Context:
 @dataclass(slots=True)
 class Row:
     """A ranked session: ``score`` (``m_score`` of its best message or window plus ``s_score`` of
-    its title and summary), ``newest`` (ms), words ``covered`` (``any`` rung), the best message
-    document ``m_doc`` and session document ``s_doc``, the ``matched`` (field, term) pairs, the
-    ``route`` that found it and its ``skey``."""
+    its title and summary), ``newest`` (ms), the best message document ``m_doc`` and session
+    document ``s_doc``, the ``matched`` (field, term) pairs, the ``route`` that found it and its
+    ``skey``."""
 
     score: float
     newest: int
-    covered: int
     m_doc: int | None
     s_doc: int | None
     m_score: float
@@ -93,8 +94,7 @@ def climb(ctx: Context) -> list[Row]:
                                    ctx.searcher.doc_count_all(), depth=1)
         return titles[key]
 
-    def take(route: str, found: dict, sessions: dict | None = None, by_coverage: bool = False,
-             groups=None) -> None:
+    def take(route: str, found: dict, sessions: dict | None = None, groups=None) -> None:
         """Add a rung's sessions not listed by a higher rung, ranked within the rung: its message
         entries ``found``, its title/summary entries ``sessions`` (a title or summary holding the
         rung's words), and every session's title and summary score for the words they hold."""
@@ -104,7 +104,7 @@ def climb(ctx: Context) -> list[Row]:
         sessions.update((k, partial[k]) for k in set(found) | set(sessions) if k in partial)
         if not found and not sessions:
             return
-        ranked = rank(ctx, found, sessions, route, by_coverage)
+        ranked = rank(ctx, found, sessions, route)
         rows.extend(ranked)
         listed.update(r.skey for r in ranked)
         if result.route is None:
@@ -137,36 +137,35 @@ def climb(ctx: Context) -> list[Row]:
         if len(known) == 1:
             # Only one word is in the index at all ("error zqxjvbnwk"): "any" is that word alone,
             # found by the best-hit collector instead of gathering every match.
-            take("any", any_one(ctx, known[0]), by_coverage=True, groups=[known[0]])
+            take("any", any_one(ctx, known[0]), groups=[known[0]])
         else:
             if gathered is None or repaired != comp.groups:  # "any" uses the repaired words too
                 gathered = gather(ctx, repaired)
             if not session_done:
                 take("session", session_entries(gathered, len(comp.groups)), groups=repaired)
             if not done():
-                take("any", any_entries(gathered), by_coverage=True, groups=repaired)
+                take("any", any_entries(gathered), groups=repaired)
     return rows
 
 
-def rank(ctx: Context, found: dict, sessions: dict, route: str, by_coverage: bool = False) -> list[Row]:
+def rank(ctx: Context, found: dict, sessions: dict, route: str) -> list[Row]:
     """One rung's rows, best first, from per-session message entries (``found``) and
-    title/summary entries (``sessions``), ``{skey: (score, document number, matched pairs[,
-    groups covered])}``: a session's score is the sum of both; ``by_coverage`` ranks by groups
-    covered first; recency breaks ties (then the session key); ``sort="newest"`` ranks by the
-    best document's time."""
+    title/summary entries (``sessions``), ``{skey: (score, document number, matched pairs)}``:
+    a session's score is the sum of both; recency breaks ties (then the session key);
+    ``sort="newest"`` ranks by the best document's time."""
     rows = []
     for skey in set(found) | set(sessions):
-        m_score, m_doc, m_terms, *m_cov = found.get(skey, (0.0, None, []))
+        m_score, m_doc, m_terms = found.get(skey, (0.0, None, []))
         s_score, s_doc, s_terms = sessions.get(skey, (0.0, None, []))
         # Recency (ties, and --sort newest): the best document's time (a message's own time,
         # else its session's; a session document's: the session's), from the column cache.
         newest = ctx.keys.updated_of(ctx.searcher, m_doc if m_doc is not None else s_doc)
-        rows.append(Row(m_score + s_score, newest, m_cov[0] if m_cov else 0, m_doc, s_doc, m_score, s_score,
+        rows.append(Row(m_score + s_score, newest, m_doc, s_doc, m_score, s_score,
                         list(m_terms) + list(s_terms), route, skey))
     if ctx.sort == "newest":
         rows.sort(key=lambda r: (-r.newest, -r.score, r.skey))
     else:  # the session key last: the same order from any index of the same transcripts
-        rows.sort(key=lambda r: (-r.covered if by_coverage else 0, -round(r.score, 6), -r.newest, r.skey))
+        rows.sort(key=lambda r: (-round(r.score, 6), -r.newest, r.skey))
     return rows
 
 
@@ -196,88 +195,88 @@ def any_one(ctx: Context, group) -> dict[str, tuple]:
     out = {}
     for key in set(found) | set(sessions):
         m = found.get(key)
-        out[key] = (m[0], m[1], m[2], 1) if m else (0.0, sessions[key][1], [], 1)
+        out[key] = (m[0], m[1], m[2]) if m else (0.0, sessions[key][1], [])
     return out
 
 
 @dataclass(slots=True)
 class Gathered:
-    """What :func:`gather` found of one session: ``by_group``, the best score of a message
-    holding each word group; ``best``, ``(document number, is the session document)`` of the
-    best match; ``matched`` ``(field, term)`` pairs and ``words``; ``messages``, the matching
-    messages as ``(message index, bit mask of the groups they hold, score, document number)``;
-    ``s_mask``, the groups the title and summary hold; ``covered``, the number of groups the
-    session holds somewhere."""
+    """What :func:`gather` found of one session: ``messages``, its matching messages as
+    ``docnum -> [message index, bit mask of the word groups it holds, score per group]``;
+    ``s_mask``, the groups its title and summary hold; ``title_doc``, its session document when
+    that matched; ``matched``, the ``(field, term)`` pairs."""
 
-    by_group: list[float]
-    best: tuple[int, bool] | None = None
-    matched: set = field(default_factory=set)
-    words: set = field(default_factory=set)
-    kinds: set = field(default_factory=set)
-    messages: list = field(default_factory=list)
+    messages: dict = field(default_factory=dict)
     s_mask: int = 0
-    covered: int = 0
+    title_doc: int | None = None
+    matched: set = field(default_factory=set)
+
+    def covered(self) -> int:
+        """The number of word groups the session holds somewhere (messages, title, summary)."""
+        mask = self.s_mask
+        for m in self.messages.values():
+            mask |= m[1]
+        return bin(mask).count("1")
+
+    def ordered(self) -> list[tuple[int, int, list[float], int]]:
+        """The matching messages as ``(message index, group mask, scores, document number)``,
+        in message order."""
+        return sorted((m[0], m[1], m[2], d) for d, m in self.messages.items())
 
 
 def gather(ctx: Context, groups) -> dict[str, Gathered]:
-    """Sessions matching any word group, with every matching document taken into account
-    (:func:`any_entries` and :func:`session_entries` rank them). Scans at most
-    :data:`~crabsearch.search.caps.GATHER_CAP` matching documents (then ``partial``)."""
+    """Every session matching any word group, with every matching document and its score for
+    each group (one scan per group: a message's score for a word is that word's BM25F score in
+    it), for :func:`any_entries` and :func:`session_entries`. Scans at most
+    :data:`~crabsearch.search.caps.GATHER_CAP` matches in all (then ``partial``)."""
     comp = ctx.comp
-    parts = [And([comp.any_query(MESSAGE_FIELDS, groups), *ctx.m_filters])]
-    if ctx.s_filters is not None:
-        parts.append(And([comp.any_query(SESSION_FIELDS, groups), *ctx.s_filters]))
-    matches = []
+    per: dict[str, Gathered] = {}
+    seen = 0
     try:
-        for match in each_match(ctx.searcher, FlatOr(parts) if len(parts) > 1 else parts[0], ctx.keys,
-                                deadline=ctx.deadline, excluded=ctx.excluded, window=ctx.window):
-            if len(matches) >= GATHER_CAP:
-                ctx.result.partial = True
-                break
-            matches.append(match)
+        for gi, group in enumerate(groups):
+            parts = [And([comp.any_query(MESSAGE_FIELDS, [group]), *ctx.m_filters])]
+            if ctx.s_filters is not None:
+                parts.append(And([comp.any_query(SESSION_FIELDS, [group]), *ctx.s_filters]))
+            q = FlatOr(parts) if len(parts) > 1 else parts[0]
+            for key, score, docnum, terms, idx in each_match(ctx.searcher, q, ctx.keys, deadline=ctx.deadline,
+                                                            excluded=ctx.excluded, window=ctx.window):
+                seen += 1
+                if seen > GATHER_CAP:
+                    ctx.result.partial = True
+                    return per
+                g = per.get(key)
+                if g is None:
+                    g = per[key] = Gathered()
+                g.matched.update((f, t) for f, t in terms if f in WEIGHTS)
+                if all(f in SESSION_FIELDS for f, _ in terms):  # the title and summary: added per word by the rung
+                    g.s_mask |= 1 << gi
+                    g.title_doc = docnum
+                    continue
+                m = g.messages.get(docnum)
+                if m is None:
+                    m = g.messages[docnum] = [idx, 0, [0.0] * len(groups)]
+                m[1] |= 1 << gi
+                m[2][gi] = score
     except OutOfTime:
         ctx.result.partial = True
-    matches.sort(key=lambda m: -m[1])  # best first (stable: document order breaks ties)
-    per: dict[str, Gathered] = {}
-    kinds: dict[tuple, tuple] = {}  # matched terms -> what they mean (a few dozen kinds)
-    for key, score, docnum, terms, idx in matches:
-        kind = kinds.get(terms)
-        if kind is None:
-            matched = frozenset((f, t) for f, t in terms if f in WEIGHTS)
-            words = frozenset(t for _, t in matched)
-            cover = [gi for gi, g in enumerate(groups) if covered(g, words)]
-            kind = kinds[terms] = (matched, words, cover, sum(1 << gi for gi in cover),
-                                   all(f in SESSION_FIELDS for f, _ in matched))
-        matched, words, cover, mask, session_doc = kind
-        g = per.get(key)
-        if g is None:
-            g = per[key] = Gathered([0.0] * len(groups))
-        if session_doc:  # the title and summary score is added per word by the rung
-            g.s_mask |= mask
-        else:
-            for gi in cover:
-                if score > g.by_group[gi]:
-                    g.by_group[gi] = score
-            if mask:
-                g.messages.append((idx, mask, score, docnum))
-        # The best message (message fields never occur on a session document); the session
-        # document (title, summary) only when no message of the session matched.
-        if g.best is None or (g.best[1] and not session_doc):
-            g.best = (docnum, session_doc)
-        if terms not in g.kinds:
-            g.kinds.add(terms)
-            g.matched |= matched
-            g.words |= words
-    for g in per.values():
-        g.covered = sum(covered(grp, g.words) for grp in groups)
     return per
 
 
 def any_entries(gathered: dict[str, Gathered]) -> dict[str, tuple]:
-    """The ``any`` rung's entries ``{skey: (score, document, matched pairs, groups covered)}``: a
-    session's score is the sum over word groups of the best score of a message holding the group
-    (its title and summary score is added by the rung); the rung ranks by groups covered first."""
-    return {k: (sum(g.by_group), g.best[0], sorted(g.matched), g.covered) for k, g in gathered.items()}
+    """The ``any`` rung's entries ``{skey: (score, document, matched pairs)}``: each session
+    scored by its best window of messages (:func:`best_span`: the query words it holds close
+    together, each counted once at its best score there, decayed by the window's span), so a
+    long session that mentions many of the words far apart does not outrank a short one about
+    them (issue 11, problem 2); its hit is the window's best message. The title and summary
+    score is added by the rung."""
+    out = {}
+    for k, g in gathered.items():
+        if g.messages:
+            value, doc = best_span(g.ordered())
+        else:  # the title or summary alone: anchored on the first prompt
+            value, doc = 0.0, g.title_doc
+        out[k] = (value, doc, sorted(g.matched))
+    return out
 
 
 def session_entries(gathered: dict[str, Gathered], n_groups: int) -> dict[str, tuple]:
@@ -290,15 +289,16 @@ def session_entries(gathered: dict[str, Gathered], n_groups: int) -> dict[str, t
     out = {}
     full = (1 << n_groups) - 1
     for k, g in gathered.items():
-        if g.covered != n_groups:
+        if g.covered() != n_groups:
             continue
         need = full & ~g.s_mask
-        found = best_window(sorted(g.messages), need) if need else None
+        found = best_window(g.ordered(), need) if need else None
         if found is None:
-            out[k] = (0.0, g.best[0], sorted(g.matched), n_groups)
+            out[k] = (0.0, g.title_doc if not g.messages else max(g.messages, key=lambda d: sum(g.messages[d][2])),
+                      sorted(g.matched))
         else:
             value, _span, doc = found
-            out[k] = (value, doc, sorted(g.matched), n_groups)
+            out[k] = (value, doc, sorted(g.matched))
     return out
 
 
@@ -308,27 +308,27 @@ def proximity(span: int) -> float:
     return 1.0 / (1.0 + (span - 1) / PROXIMITY_SPAN)
 
 
-def best_window(messages: list[tuple[int, int, float, int]], need: int) -> tuple[float, int, int] | None:
+def best_window(messages: list[tuple[int, int, list[float], int]], need: int) -> tuple[float, int, int] | None:
     """The best window of a session's matching ``messages`` (``(message index, group bit mask,
-    score, document number)``, sorted by message index) that holds every group of the bit mask
-    ``need``: ``(value, span, document number of its best message)``, None when no window holds
-    them all.
+    score per group, document number)``, in message order) that holds every group of the bit
+    mask ``need``: ``(value, span, document number of its best message)``, None when no window
+    holds them all.
 
-    A window's value is the sum, over the needed groups, of the best score of a window message
-    holding the group, times :func:`proximity` of its ``span`` (the messages from its first to
-    its last). Windows are the shortest ones ending at each message (two pointers, one pass);
-    each group's best score in the window is kept in a monotonic queue."""
+    A window's value is the sum, over the needed groups, of the best score for the group of a
+    window message, times :func:`proximity` of its ``span`` (the messages from its first to its
+    last). Windows are the shortest ones ending at each message (two pointers, one pass); each
+    group's best score in the window is kept in a monotonic queue."""
     bits = [b for b in range(need.bit_length()) if need >> b & 1]
     count = dict.fromkeys(bits, 0)
-    queues = {b: deque() for b in bits}  # window positions holding b, scores decreasing
+    queues = {b: deque() for b in bits}  # window positions holding b, their scores for b decreasing
     missing, left, out = len(bits), 0, None
-    for right, (_idx, mask, score, _doc) in enumerate(messages):
+    for right, (_idx, mask, scores, _doc) in enumerate(messages):
         for b in bits:
             if mask >> b & 1:
                 missing -= count[b] == 0
                 count[b] += 1
                 q = queues[b]
-                while q and messages[q[-1]][2] <= score:
+                while q and messages[q[-1]][2][b] <= scores[b]:
                     q.pop()
                 q.append(right)
         if missing:
@@ -344,11 +344,43 @@ def best_window(messages: list[tuple[int, int, float, int]], need: int) -> tuple
                         queues[b].popleft()
             left += 1
         span = messages[right][0] - messages[left][0] + 1
-        value = sum(messages[queues[b][0]][2] for b in bits) * proximity(span)
+        value = sum(messages[queues[b][0]][2][b] for b in bits) * proximity(span)
         if out is None or value > out[0]:
-            top = max((queues[b][0] for b in bits), key=lambda p: messages[p][2])
-            out = (value, span, messages[top][3])
+            best = max(range(left, right + 1), key=lambda p: sum(messages[p][2]))
+            out = (value, span, messages[best][3])
     return out
+
+
+def best_span(messages: list[tuple[int, int, list[float], int]]) -> tuple[float, int]:
+    """The ``any`` rung's value of a session: ``(value, document number of the best message of
+    the best window)``. A window is one message, or the messages of at most ``2 *
+    PROXIMITY_SPAN`` consecutive ones ending at a matching message; its value is the sum over
+    the word groups it holds of their best score in it, times :func:`proximity` of its span. One
+    pass with a monotonic queue per group."""
+    n_groups = len(messages[0][2])
+    reach = 2 * PROXIMITY_SPAN
+    queues = [deque() for _ in range(n_groups)]
+    left, best = 0, (-1.0, messages[0][3])
+    for right, (idx, mask, scores, doc) in enumerate(messages):
+        single = sum(scores)
+        if single > best[0]:
+            best = (single, doc)
+        while idx - messages[left][0] + 1 > reach:
+            left += 1
+        for b in range(n_groups):
+            q = queues[b]
+            while q and q[0] < left:
+                q.popleft()
+            if mask >> b & 1:
+                while q and messages[q[-1]][2][b] <= scores[b]:
+                    q.pop()
+                q.append(right)
+        if left < right:
+            value = sum(messages[q[0]][2][b] for b, q in enumerate(queues) if q) * proximity(idx - messages[left][0] + 1)
+            if value > best[0]:
+                top = max(range(left, right + 1), key=lambda p: sum(messages[p][2]))
+                best = (value, messages[top][3])
+    return best
 
 
 def excluded_sessions(searcher, comp: Compiler, keys: SegmentKeys) -> frozenset[str]:
