@@ -32,6 +32,7 @@ for p in (str(ROOT), str(HERE)):
         sys.path.insert(0, p)
 
 import gen  # noqa: E402  (bench/gen.py)
+import mcp_roundtrip  # noqa: E402  (bench/mcp_roundtrip.py)
 
 MB = gen.MB
 
@@ -576,7 +577,8 @@ def run_queries_only(args, report: dict, home: Path, idx: Path, check: Checks) -
 
 def refreshes_and_queries(args, report: dict, meta: dict, home: Path, idx: Path, check: Checks) -> None:
     """Steps 3 and 4: no-change and append refreshes (on a mid-sized Claude Code file of the
-    corpus), then query latency for every shape; into ``report``."""
+    corpus), then query latency for every shape, in the engine and through ``crabsearch mcp``;
+    into ``report``."""
     log(f"[3/7] refresh: no change, and 3 lines appended to one file (x{args.repeat})")
     claude = sorted((s for s in meta["sessions"] if s["agent"] == "claude"), key=lambda s: s["bytes"])
     target = Path(claude[len(claude) // 2]["path"]) if claude else None
@@ -586,6 +588,12 @@ def refreshes_and_queries(args, report: dict, meta: dict, home: Path, idx: Path,
     report["spread_pair"] = spread
     queries = {**meta["queries"], **EXTRA_QUERIES, "spread": spread["query"]}
     report["queries"] = bench_queries(idx, queries, args.query_runs, check)
+    starts, pauses, runs = (1, 1, 3) if args.smoke else (3, 10, args.query_runs)
+    log(f"[4/7] MCP: `crabsearch mcp` over stdio ({starts} starts, {runs} round trips per shape)")
+    t = time.perf_counter()
+    report["mcp"] = mcp_roundtrip.bench_mcp(idx, child_env(home), idx.parent, QUERY_SHAPES, queries, runs,
+                                            starts, pauses, summary, check)
+    report["mcp"]["total_s"] = time.perf_counter() - t
 
 
 # ---------------------------------------------------------------------------------------------
@@ -636,6 +644,8 @@ def print_table(r: dict) -> None:
                   f"{ms(x['api']['median']):>9} {ms(x['api']['p95']):>9}   {ms(x['tui']['median']):>14} "
                   f"{ms(x['tui']['p95']):>9}")
         print("  (API shape: limit 20, window 4+4; TUI shape: limit 100, no window)")
+    if r.get("mcp"):
+        mcp_roundtrip.print_mcp(r["mcp"], ms)
     bg = r.get("big")
     if bg:
         print(f"\nbig session: {bg['bytes'] / MB:.0f} MB, {bg['messages']} messages "
