@@ -36,11 +36,13 @@ from .integrity import (  # noqa: F401 - re-exported: the engine's names for dam
     DAMAGED, SEAL, IndexDamaged, checksum_problem, is_damage, mark_damaged, seal, seal_problem)
 from .layout import (CURRENT, GEN_PREFIX, INDEX_NAME, LAST_REFRESH, STAMP, current_dir, is_legacy,  # noqa: F401
                      owned, where)
+from ..sources.base import READERS_VERSION
 from .schema import SCHEMA_VERSION, make_schema
 
-INDEX_VERSION = f"{SCHEMA_VERSION}.r{RULES_VERSION}"
-"""The stamp's version: the schema's and the masking rules' (an index built under older rules
-holds, and finds, secrets they did not mask): a change of either rebuilds."""
+INDEX_VERSION = f"{SCHEMA_VERSION}.r{RULES_VERSION}.s{READERS_VERSION}"
+"""The stamp's version: the schema's, the masking rules' (an index built under older rules holds,
+and finds, secrets they did not mask) and the readers' (an index read by older readers misses
+what they dropped): a change of any of them rebuilds."""
 
 whoosh_fixes.install()  # zero-copy segment reads, field lengths read once (see whoosh_fixes)
 
