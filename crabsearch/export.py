@@ -49,7 +49,8 @@ def session_markdown(engine, ref: SessionRef, *, redact: bool | None = True, sta
     start = min(max(0, start), total)
     stop = total if stop is None else min(max(start, stop), total)
     part = f"#{start + 1}" + (f"-#{stop}" if stop > start + 1 else "")
-    yield header(ref, f"{total}" + (f" (exported: {part})" if (start, stop) != (0, total) else ""))
+    yield header(ref, f"{total}" + (f" (exported: {part})" if (start, stop) != (0, total) else ""),
+                 full_title(engine, ref))
     offset = start
     while offset < stop:
         page = engine.page(ref, offset, min(page_size, stop - offset), redact=redact)
@@ -61,21 +62,46 @@ def session_markdown(engine, ref: SessionRef, *, redact: bool | None = True, sta
         offset += len(page.messages)
 
 
-def window_markdown(hit: Hit, items: Iterable[Item] | None = None, *, include_tools: bool = True) -> str:
+def window_markdown(hit: Hit, items: Iterable[Item] | None = None, *, include_tools: bool = True,
+                    title: str | None = None) -> str:
     """A context window as Markdown: the same header and message sections as
     :func:`session_markdown`, only ``items`` (default ``hit.window``), the hit's section marked
-    ``(hit)``. Items are used as they are (already masked, and cut to ``MAX_ITEM_BYTES`` by the
-    engine; a cut text is followed by a note)."""
+    ``(hit)``; ``title`` replaces the stored title (:func:`full_title`). Items are used as they
+    are (already masked, and cut to ``MAX_ITEM_BYTES`` by the engine; a cut text is followed by
+    a note)."""
     items = list(hit.window if items is None else items)
     shown = (f"{hit.session.message_count} (window: #{items[0].message_index + 1}-#{items[-1].message_index + 1}"
              f" around #{hit.message_index + 1})" if items else f"{hit.session.message_count}")
-    return header(hit.ref, shown) + "".join(
+    return header(hit.ref, shown, title) + "".join(
         message(i) for i in items if include_tools or i.hit or not is_tool(i))
 
 
-def header(ref: SessionRef, messages: str) -> str:
+TITLE_CHARS = 300
+"""The most of a first prompt's line an export's title shows."""
+
+
+def full_title(engine, ref: SessionRef) -> str | None:
+    """The title a session's export starts with: a title made from the first prompt is stored
+    cut (``…`` at 80 characters); this is that prompt's whole first line (up to
+    :data:`TITLE_CHARS`), read from the transcript. None when the stored title is whole, or the
+    prompt no longer starts with it. Masked always, as stored titles are."""
+    title = " ".join((ref.session.title or "").split())
+    if not title.endswith("…"):
+        return None
+    try:
+        page = engine.page(ref, ref.session.anchor_index, 1, redact=True)
+    except Exception:  # noqa: BLE001 - the stored title is still a title
+        return None
+    for item in page.messages:
+        line = next((" ".join(ln.split()) for ln in item.text.splitlines() if ln.strip()), "")
+        if len(line) > len(title) - 1 and line.startswith(title[:-1].rstrip()):
+            return line if len(line) <= TITLE_CHARS else line[:TITLE_CHARS - 1].rstrip() + "…"
+    return None
+
+
+def header(ref: SessionRef, messages: str, title: str | None = None) -> str:
     """The Markdown header of a session: ``# title`` and a list of its fields; ``messages`` is
-    the text of the Messages line."""
+    the text of the Messages line; ``title`` replaces the stored one (:func:`full_title`)."""
     s = ref.session
     rows = [("Agent", s.agent), ("Project", code_span(s.project) if s.project else None),
             ("Branch", code_span(s.git_branch) if s.git_branch else None),
@@ -85,7 +111,7 @@ def header(ref: SessionRef, messages: str) -> str:
             ("Archived", "yes (its agent archived it)" if getattr(s, "archived", False) else None),
             ("Resume", code_span(ref.resume_command) if ref.resume_command else None),
             ("Transcript", code_span(s.path))]
-    title = " ".join(clean(s.title or "").split()) or "(untitled)"
+    title = " ".join(clean(title or s.title or "").split()) or "(untitled)"
     out = [f"# {title}\n\n"] + [f"- **{k}:** {v}\n" for k, v in rows if v]
     if s.summary:
         out.append("\n" + quote(clean(s.summary)))

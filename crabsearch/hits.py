@@ -20,6 +20,8 @@ MAX_WINDOW = 16
 MAX_ITEM_BYTES = 1024
 DEFAULT_LIMIT = 20
 UNAVAILABLE = "[message unavailable: the transcript changed since it was indexed; run `crabsearch index`]"
+GONE = "[message unavailable: the transcript is gone (deleted or moved since it was indexed); run `crabsearch index`]"
+"""What the app shows instead of :data:`UNAVAILABLE` when the transcript file no longer exists."""
 
 
 @dataclass

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import os
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
@@ -104,7 +104,13 @@ def test_parse_roles_labels_title(tmp_path):
     assert r2.session.title == "rename the webhook handler" and r2.session.session_id != s.session_id
     mtime = datetime.fromtimestamp(os.stat(log).st_mtime_ns / 1e9, tz=timezone.utc)
     assert r2.session.started == local_utc("2026-03-15 09:30:00")
-    assert to_ms(r2.session.updated) == to_ms(max(mtime, r2.session.started))  # the last member: the file's mtime
+    # the last member: the file's mtime when aider was still writing it (within 12 h of its start),
+    # else its start: a file written (copied, restored) long after says nothing about the chat
+    assert mtime > r2.session.started + timedelta(hours=12)
+    assert r2.session.updated == r2.session.started
+    end = r2.session.started + timedelta(hours=2)
+    os.utime(log, ns=(int(end.timestamp() * 1e9),) * 2)
+    assert SOURCE.read(Path(second)).session.updated == end
     # messages are absolute byte ranges; load + message_text give the same text back
     data = log.read_bytes()
     for path, read in ((first, r), (second, r2)):

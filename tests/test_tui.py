@@ -369,12 +369,15 @@ async def test_brackets_jump_between_matching_messages(sample):
         view = app.screen.query_one(TranscriptView)
         start = view.top_message()
         await pilot.press("right_square_bracket")
+        await settle(app, pilot)  # the jump reads pages in a worker
         assert view.top_message() > start
         await pilot.press("g")
         await pilot.pause()
         await pilot.press("right_square_bracket")
+        await settle(app, pilot)
         assert view.top_message() == 1  # the next match after message #1 ("module 0" is in both)
         await pilot.press("G")
         await pilot.pause()
         await pilot.press("left_square_bracket")
+        await settle(app, pilot)
         assert view.top_message() < 599

@@ -357,3 +357,243 @@ async def test_narrow_rows_keep_the_title_and_align_the_agent_column(long_paths,
         line = next(line for line in lines if line.startswith("give the user a way to export"))
         if width >= 80:  # the path is shortened from the left: its last folders stay
             assert "…" in line and "mictlan" in line
+
+
+# -- defect 8: the smaller ones -------------------------------------------------------------
+
+
+async def test_ctrl_c_says_how_to_quit_without_markup(sample):
+    app = app_of(sample)
+    async with app.run_test(size=(100, 30), notifications=True) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+c")
+        await pilot.pause()
+        toast = app._notifications.last if hasattr(app._notifications, "last") else list(app._notifications)[-1]
+        assert toast.message == "Press Ctrl+Q to quit crabsearch." and "[" not in toast.message
+
+
+async def test_help_shows_the_keys_as_rebound_in_the_config(sample):
+    from crabsearch import config
+
+    home, index_dir = sample
+    app = CrabsearchApp(index_dir, env={"HOME": str(home)}, now=NOW, index_on_start=False, cursor_blink=False,
+                        config=config.Config(keys={"open": "ctrl+o", "next-hit": "ctrl+n", "resume": "y"}))
+    async with app.run_test(size=(100, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("f1")
+        await pilot.pause()
+        text = str(app.screen.query("Static")[1].render())
+        lines = {line.split("  ")[-1].strip(): line for line in text.splitlines()}
+        assert lines["open the session at the hit"].strip().startswith("Ctrl+O")
+        assert lines["previous / next message matching the query"].strip().startswith("[ / Ctrl+N")
+        assert lines["resume / fork in its agent (asks first)"].strip().startswith("y / f")
+        assert lines["explain why the row matched"].strip().startswith("x")
+
+
+async def test_plus_then_minus_returns_to_the_same_window(sample):
+    app = app_of(sample)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press(*"nightly")  # the hit is the session's first message: no room before it
+        await settle(pilot)
+        await pilot.press("down", "enter")
+        results = app.screen.query_one(ResultList)
+        first = results.expanded[0][:2]
+        await pilot.press("plus")
+        assert results.expanded[0][:2] != first
+        await pilot.press("minus")
+        assert results.expanded[0][:2] == first
+        await pilot.press("plus", "plus", "minus", "minus")
+        assert results.expanded[0][:2] == first
+
+
+async def test_up_on_the_first_result_goes_back_to_the_search_box(sample):
+    app = app_of(sample)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press(*"cron")
+        await settle(pilot)
+        await pilot.press("down", "down")
+        results = app.screen.query_one(ResultList)
+        assert app.focused is results and results.highlighted == 1
+        await pilot.press("up")
+        assert app.focused is results and results.highlighted == 0
+        await pilot.press("up")
+        assert app.focused is app.screen.query_one("#query")
+
+
+async def test_empty_state_lists_every_agent_aligned_and_the_command_as_run(tmp_path, monkeypatch):
+    import sys
+
+    monkeypatch.setattr(sys, "argv", [".venv/bin/crabsearch"])
+    app = CrabsearchApp(tmp_path / "index", env={"HOME": str(tmp_path)}, now=NOW, cursor_blink=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        text = str(app.screen.query_one("#empty").render())
+        assert "Cline / Roo Code  ~/.cline" in text
+        assert "SpecStory" in text and "CRABSEARCH_SPECSTORY_DIRS" in text
+        assert ".venv/bin/crabsearch --demo" in text
+        starts = {line.index("~/") for line in text.splitlines() if line.startswith("  ") and "~/" in line}
+        assert len(starts) == 1  # one column for the places
+
+
+def _thinking(session: ClaudeSession, text: str) -> ClaudeSession:
+    d = session._base("assistant")
+    d["message"] = {"id": f"msg_{session.n}", "type": "message", "role": "assistant", "model": "claude-x",
+                    "content": [{"type": "thinking", "thinking": text, "signature": "sig"}]}
+    session.lines.append(d)
+    return session
+
+
+@pytest.fixture(scope="module")
+def fruity(tmp_path_factory):
+    from crabsearch.index import Indexer
+
+    root = tmp_path_factory.mktemp("fruity")
+    home = root / "home"
+    s = ClaudeSession(home, session_id="22222222-0000-4000-8000-000000000001").user("we need a zebra plan")
+    s.assistant("first, the groundwork")
+    _thinking(s, "maybe the zebra plan needs a kiwi")  # not indexed, but it shows the highlight
+    s.assistant("kiwi and kiwi and KIWI, then some bread")
+    s.user("fine")
+    s.assistant("the zebra plan is done, one kiwi left")
+    s.write()
+    Indexer(root / "index", env={"HOME": str(home)}).refresh()
+    return home, root / "index"
+
+
+async def _open(app, pilot, query):
+    from crabsearch.tui.transcript import TranscriptView
+
+    await settle(pilot)
+    await pilot.press(*query)
+    await settle(pilot)
+    await pilot.press("down", "o")
+    await settle(pilot)
+    return app.screen.query_one(TranscriptView)
+
+
+async def test_brackets_stop_at_a_thinking_message_that_shows_the_highlight(fruity):
+    app = app_of(fruity)
+    async with app.run_test(size=(100, 30)) as pilot:
+        view = await _open(app, pilot, "zebra")
+        view.go_to(0)
+        await pilot.press("right_square_bracket")
+        await settle(pilot)
+        assert view.cursor == 2  # the thinking message, between the indexed hits #1 and #6
+        await pilot.press("right_square_bracket")
+        await settle(pilot)
+        assert view.cursor == 5
+        await pilot.press("left_square_bracket")
+        await settle(pilot)
+        assert view.cursor == 2
+
+
+async def test_find_counts_matches_and_n_moves_match_by_match(fruity):
+    app = app_of(fruity)
+    async with app.run_test(size=(100, 30)) as pilot:
+        view = await _open(app, pilot, "zebra")
+        view.go_to(0)
+        await pilot.press("slash", *"kiwi", "enter")
+        await settle(pilot)
+        position = lambda: str(app.screen.query_one("#position").render())  # noqa: E731
+        assert view.cursor == 2 and "“kiwi” 1/5 n/N" in position()
+        seen = []
+        for _ in range(5):
+            await pilot.press("n")
+            await settle(pilot)
+            seen.append((view.cursor, view.find_position[0]))
+        assert seen == [(3, 2), (3, 3), (3, 4), (5, 5), (2, 1)]  # 3 in one message, then on, then wrap
+        await pilot.press("N")
+        await settle(pilot)
+        assert (view.cursor, view.find_position[0]) == (5, 5)
+        assert "“kiwi” 5/5 n/N" in position()
+
+
+async def test_status_names_the_directories_from_the_config_file(sample, tmp_path):
+    from crabsearch import config
+    from crabsearch.tui.panels import StatusScreen
+
+    home, index_dir = sample
+    code = tmp_path / "my code"
+    code.mkdir()
+    app = CrabsearchApp(index_dir, env={"HOME": str(home)}, now=NOW, index_on_start=False, cursor_blink=False,
+                        config=config.Config(sources={"aider": [str(code)], "claude": [str(tmp_path / "old")]}))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("f2")
+        await pilot.pause()
+        assert isinstance(app.screen, StatusScreen)
+        text = app.status_text()
+        assert f"looked in {code}\n" in text and f"looked in {tmp_path / 'old'}" in text
+        assert text.count(f"looked in {home}\n") == 1  # Aider's home once, not once per directory
+
+
+async def test_export_title_is_the_whole_first_prompt_not_the_cut_title(tmp_path):
+    from crabsearch.index import Indexer
+
+    home = tmp_path / "home"
+    prompt = ("please rework the nightly export job so that it writes one file per customer, retries "
+              "twice on a timeout and mails a summary to the on-call engineer")
+    ClaudeSession(home, session_id="33333333-0000-4000-8000-000000000001").user(prompt).assistant("ok").write()
+    Indexer(tmp_path / "index", env={"HOME": str(home)}).refresh()
+    out = tmp_path / "out"
+    out.mkdir()
+    app = CrabsearchApp(tmp_path / "index", env={"HOME": str(home), "PWD": str(out)}, now=NOW,
+                        index_on_start=False, cursor_blink=False)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        hit = app.screen.result.hits[0]
+        assert hit.session.title.endswith("…") and len(hit.session.title) == 80
+        await pilot.press("down", "E", "s")
+        await app.workers.wait_for_complete()
+        await pilot.press("down", "E", "w")
+        await app.workers.wait_for_complete()
+    for f in out.iterdir():
+        assert f.read_text().splitlines()[0] == "# " + prompt, f.name
+
+
+async def test_a_deleted_transcript_says_it_is_gone(tmp_path):
+    from crabsearch.index import Indexer
+    from crabsearch.tui.transcript import TranscriptView
+
+    home = tmp_path / "home"
+    path = (ClaudeSession(home, session_id="44444444-0000-4000-8000-000000000001")
+            .user("the heron migration").assistant("done with the heron").write())
+    Indexer(tmp_path / "index", env={"HOME": str(home)}).refresh()
+    path.unlink()
+    app = CrabsearchApp(tmp_path / "index", env={"HOME": str(home)}, now=NOW, index_on_start=False,
+                        cursor_blink=False)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press(*"heron")
+        await settle(pilot)
+        await pilot.press("down", "enter")
+        window = app.screen.query_one(ResultList).expanded[0][2]
+        assert window and all("the transcript is gone (deleted or moved" in it.text for it in window)
+        await pilot.press("o")
+        await settle(pilot)
+        view = app.screen.query_one(TranscriptView)
+        text = "\n".join(strip.text for _, strip in view._lines)
+        assert "the transcript is gone" in text and "changed since it was indexed" not in text
+
+
+async def test_an_aider_session_copied_later_keeps_its_chat_date(tmp_path):
+    from crabsearch.index import Indexer
+
+    home = tmp_path / "home"
+    proj = home / "proj"
+    proj.mkdir(parents=True)
+    (proj / ".aider.chat.history.md").write_text(
+        "# aider chat started at 2026-03-14 10:00:00\n\n#### rename the pelican module\n\nRenamed it.\n")
+    # the file's mtime is now (a copy, a restore): later than the app's clock (NOW, 2026-03-20)
+    env = {"HOME": str(home), "CRABSEARCH_AIDER_DIRS": str(home)}
+    Indexer(tmp_path / "index", env=env).refresh()
+    app = CrabsearchApp(tmp_path / "index", env=env, now=NOW, index_on_start=False, cursor_blink=False)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        hit = app.screen.result.hits[0]
+        assert hit.session.agent == "aider"
+        assert hit.session.updated.date().isoformat() == "2026-03-14"
+        line = app.screen.query_one(ResultList)._prompt(0).renderables[0].line(96).plain
+        assert "6d ago" in line and "just now" not in line

@@ -109,7 +109,7 @@ def collect(indexer: Indexer, *, top: int = 20) -> Status:
     by_agent: dict[str, AgentStatus] = {}
     for src in indexer.sources:
         by_agent[src.agent] = AgentStatus(src.agent, src.display or src.agent,
-                                          [str(r) for r in src.roots(indexer.env, indexer.home)])
+                                          [str(r) for r in indexer.roots_of(src)])  # config dirs too
     for src, _path in indexer.discover():
         by_agent[src.agent].files_found += 1
     for path, e in manifest.files.items():

@@ -209,8 +209,15 @@ class Indexer:
 
     def roots(self) -> list[tuple[str, Path]]:
         """``(agent display name, directory)`` for every place the sources look."""
-        return [(src.display or src.agent, root) for src in self.sources
-                for env in self._envs(src) for root in src.roots(env, self.home)]
+        return [(src.display or src.agent, root) for src in self.sources for root in self.roots_of(src)]
+
+    def roots_of(self, src: Source) -> list[Path]:
+        """Every directory ``src`` looks in: through the environment, then the config's extra
+        directories (``[sources]``), each once."""
+        out: list[Path] = []
+        for env in self._envs(src):
+            out += [root for root in src.roots(env, self.home) if root not in out]
+        return out
 
     def _envs(self, src: Source) -> list[Mapping[str, str]]:
         """The environment, then one per extra directory of ``src`` (with its override set)."""

@@ -43,6 +43,8 @@ from .base import HEAD_BYTES, FileRead, Source, cd_and, member_path, split_membe
 from .mdblocks import Block, fresh_state, lines_of, read_blocks, read_bytes
 
 HISTORY = ".aider.chat.history.md"
+LIVE_CHAT_MS = 12 * 3600 * 1000
+"""A last chat's end (the file's mtime) is believed when it is at most this long after its start."""
 HEADER = b"# aider chat started at "
 TOOL = "aider"
 """Tool name of aider's ``>`` output lines."""
@@ -184,12 +186,17 @@ class AiderSource(Source):
         return read_blocks(self, path, off, start, state, _parse, data, LineStats())
 
     def finish(self, state: dict, session: Session) -> None:
-        """Started = header time; updated = the file's mtime for the last member, else started;
-        title = first prompt; project = the directory of the file."""
+        """Started = header time; updated = the file's mtime for the last member when it lies
+        within :data:`LIVE_CHAT_MS` of that start (aider was still writing it), else started (a
+        file copied, restored or touched later says nothing about the chat); title = first
+        prompt; project = the directory of the file."""
         container = split_member(session.path)[0]
         ctx = state.get("ctx", {})
-        session.started = session.updated = _ms(ctx.get("started"))
-        session.touch(_ms(ctx.get("updated")))
+        started, updated = ctx.get("started"), ctx.get("updated")
+        if started and updated and updated - started > LIVE_CHAT_MS:
+            updated = None
+        session.started = session.updated = _ms(started)
+        session.touch(_ms(updated))
         stamp = (ctx.get("header") or "").replace("-", "").replace(":", "").replace(" ", "-")
         digest = hashlib.sha1(session.path.encode("utf-8", "replace")).hexdigest()[:8]
         session.session_id = f"{stamp or 'aider'}-{digest}"

@@ -22,7 +22,7 @@ from ..sources.base import MEMBER_SEP
 from ..sources import SOURCES
 from ..text import printable
 from .render import short_path
-from .panels import ChoiceScreen, HelpScreen, ResumeScreen, StatusScreen
+from .panels import ChoiceScreen, HelpScreen, ResumeScreen, StatusScreen, key_label
 from .screens import SearchScreen
 
 
@@ -160,6 +160,13 @@ class CrabsearchApp(App[str | None]):
                             self.action_toggle_theme)
         yield from super().get_system_commands(screen)
 
+    def action_help_quit(self) -> None:
+        """Ctrl+C: say how to quit. (Textual's own message is markup, and this app's
+        notifications show text as written.)"""
+        keys = [key for key, active in self.active_bindings.items() if active.binding.action in ("quit", "app.quit")]
+        self.notify(f"Press {key_label(keys[0]) if keys else 'Ctrl+Q'} to quit crabsearch.",
+                    title="Do you want to quit?")
+
     def action_toggle_theme(self) -> None:
         """Switch between the light and the dark theme."""
         self.theme = "textual-light" if self.current_theme.dark else "textual-dark"
@@ -252,7 +259,7 @@ class CrabsearchApp(App[str | None]):
         return Path(self.env.get("PWD") or os.getcwd())
 
     def _export(self, hit, path: Path, items, redact: bool) -> None:
-        from ..export import session_markdown, window_markdown
+        from ..export import full_title, session_markdown, window_markdown
 
         def write() -> None:
             tmp = path.with_name(f".{path.name}.tmp")
@@ -260,7 +267,7 @@ class CrabsearchApp(App[str | None]):
             try:
                 with paths.open_private(tmp) as fh:  # transcript text: readable by its owner only
                     pieces = (session_markdown(self.engine, hit.ref, redact=redact) if items is None
-                              else [window_markdown(hit, items)])
+                              else [window_markdown(hit, items, title=full_title(self.engine, hit.ref))])
                     for piece in pieces:
                         missing += piece.count(UNAVAILABLE)
                         fh.write(piece)
@@ -385,12 +392,25 @@ class CrabsearchApp(App[str | None]):
             t.append("Point it elsewhere with --index-dir DIR or CRABSEARCH_INDEX_DIR=DIR.\n\n")
         t.append("No agent transcripts found.\n\n" if not error else "Transcripts are read from:\n", style="bold")
         t.append("Looked in:\n" if not error else "")
+        places: dict[str, list[str]] = {}
+        sources = {}
+        for src in self.indexer.sources:
+            places.setdefault(src.display or src.agent, [])
+            sources.setdefault(src.display or src.agent, src)
         for agent, root in self.indexer.roots():
-            t.append(f"  {agent:<12}", style="cyan")
-            t.append(f"{short_path(str(root), self.home)}\n")
+            places.setdefault(agent, []).append(printable(short_path(str(root), self.home)))
+        width = max(map(len, places)) + 2  # the longest name ("Cline / Roo Code") and a gap
+        for agent, roots in places.items():
+            t.append(f"  {agent:<{width}}", style="cyan")
+            if roots:
+                t.append(f"{', '.join(roots)}\n")
+            else:  # SpecStory: only in folders the user lists
+                src = sources.get(agent)
+                t.append(f"folders listed in {src.env_var} or the config's [sources] {src.agent}\n"
+                         if src is not None and src.env_var else "nowhere yet\n", style="dim")
         t.append("\nPoint crabsearch elsewhere with CLAUDE_CONFIG_DIR=DIR or CODEX_HOME=DIR (F2: status),\n")
         t.append("or try it on bundled example sessions: ")
-        t.append("crabsearch --demo", style="bold")
+        t.append(f"{self.program} --demo", style="bold")
         return t
 
     def on_unmount(self) -> None:

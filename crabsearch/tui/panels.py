@@ -17,39 +17,84 @@ from ..text import printable
 KEYS = [
     ("Search box", [("type", "search as you type (empty: recent)"), ("Down / Enter", "move into the results"),
                     ("Tab", "complete agent:, project:, since: (again: next)"),
-                    ("F3 / F4 / F5", "filter by agent / project / date (chips: click ✕)"),
+                    ("F3 / F4 / F5", "filter by agent / project / date (chips: click ✕)",
+                     ("pick-agent", "pick-project", "pick-date")),
                     ("Esc", "clear the search box")]),
-    ("Results", [("Up / Down", "move between sessions"), ("Enter / Right", "expand / collapse the context window"),
-                 ("Left", "collapse the row"), ("+ / -", "widen / narrow the context window"),
-                 ("o", "open the session at the hit"), ("x", "explain why the row matched"),
-                 ("r / f", "resume / fork in its agent (asks first)"),
-                 ("c", "copy: id, resume command, path, message, window"),
-                 ("E", "export the session or window to Markdown"),
-                 ("v", "open the transcript in $EDITOR at the hit"),
+    ("Results", [("Up / Down", "move between sessions (at the top, Up: the box)"),
+                 ("Enter / Right", "expand / collapse the context window", ("expand",)),
+                 ("Left", "collapse the row"), ("+ / -", "widen / narrow the context window", ("widen", "narrow")),
+                 ("o", "open the session at the hit", ("open",)), ("x", "explain why the row matched", ("explain",)),
+                 ("r / f", "resume / fork in its agent (asks first)", ("resume", "fork")),
+                 ("c", "copy: id, resume command, path, message, window", ("copy",)),
+                 ("E", "export the session or window to Markdown", ("export",)),
+                 ("v", "open the transcript in $EDITOR at the hit", ("editor",)),
                  ("Esc", "back to the search box"),
                  ("typing", "goes to the search box")]),
     ("Session view", [("Up / Down, j / k", "scroll a line"), ("PgUp / PgDn, space", "scroll a page"),
-                      ("J / K", "next / previous message (the cursor)"),
-                      ("g / G, Home / End", "first / last message"),
-                      ("[ / ]", "previous / next message matching the query"),
-                      ("/  then n / N", "find text in the session, next / previous"),
-                      ("t", "tool calls and output: first lines / full / hidden"),
-                      ("T", "thinking shown / hidden"),
-                      ("a", "messages of abandoned branches (rewinds) shown / hidden"),
-                      ("s", "subagent turns written into the transcript shown / hidden"),
-                      ("e", "long messages in full / folded"),
-                      ("r / f", "resume / fork the session (asks first)"),
-                      ("c / E / v", "copy / export / open in $EDITOR at the cursor"),
-                      ("Esc, q", "back to the results")]),
-    ("Everywhere", [("F2", "sources and index status"), ("Ctrl+S", "sort: relevance / newest first"),
-                    ("Ctrl+R", "reveal masked secrets"), ("Ctrl+T", "light / dark theme"),
+                      ("J / K", "next / previous message (the cursor)", ("next-message", "previous-message")),
+                      ("g / G, Home / End", "first / last message", ("first", "last")),
+                      ("[ / ]", "previous / next message matching the query", ("previous-hit", "next-hit")),
+                      ("/  then n / N", "find text in the session, next / previous match",
+                       ("find", "find-next", "find-previous")),
+                      ("t", "tool calls and output: first lines / full / hidden", ("tools",)),
+                      ("T", "thinking shown / hidden", ("thinking",)),
+                      ("a", "messages of abandoned branches (rewinds) shown / hidden", ("abandoned",)),
+                      ("s", "subagent turns written into the transcript shown / hidden", ("subagents",)),
+                      ("e", "long messages in full / folded", ("full-text",)),
+                      ("r / f", "resume / fork the session (asks first)", ("resume", "fork")),
+                      ("c / E / v", "copy / export / open in $EDITOR at the cursor", ("copy", "export", "editor")),
+                      ("Esc, q", "back to the results", ("back",))]),
+    ("Everywhere", [("F2", "sources and index status", ("status",)),
+                    ("Ctrl+S", "sort: relevance / newest first", ("sort",)),
+                    ("Ctrl+R", "reveal masked secrets", ("reveal",)), ("Ctrl+T", "light / dark theme", ("theme",)),
                     ("Ctrl+P", "command palette: every action by name"),
-                    ("F1, ?", "this help (? outside the search box)"), ("Ctrl+Q", "quit")]),
+                    ("F1, ?", "this help (? outside the search box)", ("help",)), ("Ctrl+Q", "quit")]),
     ("Query language", [('"a phrase"', "words adjacent, in order"), ("-word", "exclude"), ("word*", "prefix"),
                         ("agent:codex", "claude, codex, gemini, …"), ("project:NAME", "last folder, or project:/path"),
                         ("role:user", "user or assistant"), ("since:7d until:", "2026-01-31, 7d, today, yesterday"),
                         ("in:tools", "tool output (when indexed)")]),
 ]
+
+
+KEY_NAMES = {"escape": "Esc", "right_square_bracket": "]", "left_square_bracket": "[", "slash": "/",
+             "question_mark": "?", "plus": "+", "minus": "-", "equals_sign": "=", "space": "space",
+             "pageup": "PgUp", "pagedown": "PgDn", "home": "Home", "end": "End", "enter": "Enter",
+             "up": "Up", "down": "Down", "left": "Left", "right": "Right", "tab": "Tab"}
+
+
+def key_label(keys: str) -> str:
+    """Textual key names as the help writes them: ``ctrl+o`` -> ``Ctrl+O``, ``f6`` -> ``F6``,
+    ``right_square_bracket`` -> ``]``; several (``escape,q``) joined with ``, ``."""
+    out = []
+    for key in (k.strip() for k in keys.split(",") if k.strip()):
+        *mods, name = key.split("+")
+        name = KEY_NAMES.get(name, name.upper() if len(name) > 1 and name[0] == "f" and name[1:].isdigit()
+                             else name)
+        out.append("+".join([m.capitalize() for m in mods] + [name.upper() if mods and len(name) == 1 else name]))
+    return ", ".join(out)
+
+
+def rebound_keys(group: tuple[str, ...], keys: str, rebound: dict[str, str], defaults: dict[str, str]) -> str:
+    """The keys of a help entry: as written (``keys``) unless one of its binding ids (``group``)
+    is rebound in the config's ``[keys]``; then every id's current keys, joined with `` / ``."""
+    if not any(i in rebound for i in group):
+        return keys
+    return " / ".join(key_label(rebound.get(i) or defaults.get(i, "?")) for i in group)
+
+
+def default_keys() -> dict[str, str]:
+    """Binding id -> its default keys, from the app's screens and widgets."""
+    from .app import CrabsearchApp
+    from .results import ResultList
+    from .screens import SearchScreen, SessionScreen
+    from .transcript import TranscriptView
+
+    out: dict[str, str] = {}
+    for cls in (CrabsearchApp, SearchScreen, ResultList, SessionScreen, TranscriptView):
+        for b in cls.BINDINGS:
+            if getattr(b, "id", None):
+                out.setdefault(b.id, b.key)
+    return out
 
 
 class Panel(ModalScreen):
@@ -82,11 +127,13 @@ class HelpScreen(Panel):
         if rebound:
             t.append("Rebound in your config: ", style="bold yellow")
             t.append(", ".join(f"{action} → {keys}" for action, keys in sorted(rebound.items())) + "\n\n")
+        defaults = default_keys() if rebound else {}
         for n, (group, keys) in enumerate(KEYS):
             if n:
                 t.append("\n")
             t.append(f"{group}\n", style="bold underline")
-            for key, what in keys:
+            for key, what, *ids in keys:
+                key = rebound_keys(ids[0], key, rebound, defaults) if ids and rebound else key
                 t.append(f"  {key:<20}", style="bold cyan")
                 t.append(f"{what}\n")
         return t

@@ -66,6 +66,8 @@ class ResultList(OptionList):
         self.hits: list[Hit] = []
         self.terms: list[str] = []
         self.expanded: dict[int, tuple[int, int, list[Item]]] = {}
+        self._widened: dict[int, list[tuple[int, int]]] = {}
+        """Per row, the window sizes before each ``+``: ``-`` goes back through them exactly."""
 
     def show(self, hits: list[Hit], terms: list[str], *, keep: bool = True) -> None:
         """Replace the rows. A refresh of the same results (``keep``) keeps the cursor on the
@@ -84,6 +86,7 @@ class ResultList(OptionList):
             self.add_options([Option(self._prompt(i), id=str(i)) for i in range(len(old), len(hits))])
             return
         self.expanded = {}
+        self._widened = {}
         for i, h in enumerate(hits):
             sizes = opened.get((h.session.agent, h.session.session_id))
             if sizes is not None:
@@ -142,12 +145,14 @@ class ResultList(OptionList):
         if i in self.expanded:
             self.action_collapse()
         else:
+            self._widened.pop(i, None)
             self._set_window(i, self.app.context, self.app.context)
             self.scroll_to_highlight()
 
     def action_collapse(self) -> None:
         """Collapse the highlighted row back to one line."""
         i = self.highlighted
+        self._widened.pop(i, None)
         if i is not None and self.expanded.pop(i, None) is not None:
             self.replace_option_prompt_at_index(i, self._prompt(i))
 
@@ -170,10 +175,14 @@ class ResultList(OptionList):
         hit = self.hits[i]
         room_before = hit.message_index
         room_after = hit.session.message_count - 1 - hit.message_index
+        widened = self._widened.setdefault(i, [])
         if delta > 0:  # grow where there is room, so every press shows more
             b = min(room_before, before + delta)
             a = min(room_after, after + delta + (before + delta - b))
             b = min(room_before, b + (after + delta - a))
+            widened.append((before, after))  # also when all is shown: each `-` undoes one `+`
+        elif widened:  # undo the last `+` exactly (it may have grown one side only)
+            b, a = widened.pop()
         else:
             b, a = max(0, before + delta), max(0, after + delta)
         self._set_window(i, b, a)
@@ -231,6 +240,13 @@ class ResultList(OptionList):
     def action_leave(self) -> None:
         """Back to the search box."""
         self.post_message(self.Leave())
+
+    def action_cursor_up(self) -> None:
+        """Up: the previous row; on the first row, back to the search box."""
+        if not self.highlighted:
+            self.post_message(self.Leave())
+        else:
+            super().action_cursor_up()
 
     def on_key(self, event) -> None:
         # Typing while the list has focus goes to the search box. Focus moves right here, not

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 
 from rich.text import Text
@@ -12,7 +13,9 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import Footer, Input, ProgressBar, Static
 
-from ..search import Hit, IndexDamaged, SearchResult
+from ..hits import GONE
+from ..search import UNAVAILABLE, Hit, IndexDamaged, SearchResult
+from ..sources.base import MEMBER_SEP
 from ..text import printable
 from ..sources import SOURCES
 from .filters import (DATE_CHOICES, FilterChips, PickerScreen, QueryInput, check_filters, filters, remove_token,
@@ -187,6 +190,8 @@ class SearchScreen(Screen):
         self.search_error = message.error
         self.problems = message.problems
         results = self.query_one(ResultList)
+        for hit in message.result.hits:
+            explain_unavailable(hit.window, hit.session)
         results.show(message.result.hits, message.result.terms, keep=same)
         if message.rebuild is None and message.error is None:
             self._had_index = True
@@ -247,7 +252,7 @@ class SearchScreen(Screen):
         self._pick("since", "Only sessions active…", DATE_CHOICES)
 
     def _fetch_window(self, hit: Hit, before: int, after: int):
-        return self.app.engine.window(hit, before, after, redact=not self.reveal)
+        return explain_unavailable(self.app.engine.window(hit, before, after, redact=not self.reveal), hit.session)
 
     def action_toggle_sort(self) -> None:
         """Switch between relevance and newest-first, and search again."""
@@ -360,7 +365,7 @@ class SearchScreen(Screen):
         p = message.progress
         if p.commits > self._commits_seen:  # a batch is searchable: show it (same query, same cursor)
             self._commits_seen = p.commits
-            if self.app.indexing:
+            if self.app.indexing and p.files_done < p.files_total:  # after the last, IndexDone does it
                 self._load_facets()
                 self.run_query(self.query_text)
         bar = self.query_one("#progress", ProgressBar)
@@ -499,8 +504,9 @@ class SessionScreen(Screen):
         with Vertical(id="session-header"):
             yield Static(self._header(), id="session-meta")
             yield Static("", id="position")
-        yield TranscriptView(lambda off, lim: engine.page(self.hit.ref, off, lim, max_bytes=MESSAGE_BYTES,
-                                                          redact=not self.reveal).messages,
+        yield TranscriptView(lambda off, lim: explain_unavailable(engine.page(
+                                 self.hit.ref, off, lim, max_bytes=MESSAGE_BYTES, redact=not self.reveal).messages,
+                                 s),
                              total=s.message_count, start=self.hit.message_index,
                              hit_index=self.hit.message_index, terms=self.terms,
                              hits=lambda: engine.matching_messages(self.hit.ref, self.search_text), id="transcript")
@@ -613,7 +619,9 @@ class SessionScreen(Screen):
         if view.find_text:
             t.append(" · find “", style="dim")
             t.append(printable(view.find_text), style="bold")
-            t.append("” n/N", style="dim")
+            n, total = view.find_position
+            count = (f" {n}/{total}" if n else f" {total} matches") if total is not None else " (counting…)"
+            t.append(f"”{count} n/N", style="dim")
         if view.tool_mode != "lines":
             t.append(f" · tools {'in full' if view.tool_mode == 'full' else 'hidden'}", style="dim")
         if not view.show_thinking:
@@ -629,6 +637,24 @@ class SessionScreen(Screen):
         if room and t.cell_len + len(" · / find · ? keys") <= room:  # the hint only when it fits
             t.append(" · / find · ? keys", style="dim")
         line.update(t)
+
+
+def transcript_gone(session) -> bool:
+    """True when ``session``'s transcript file no longer exists (deleted or moved since it was
+    indexed); a database row or an archive member counts as there."""
+    path = session.path or ""
+    container = path.split(MEMBER_SEP, 1)[0] if MEMBER_SEP in os.path.basename(path) else path
+    return bool(container) and not os.path.lexists(container)
+
+
+def explain_unavailable(items: list, session) -> list:
+    """``items`` with an unreadable message's text saying the transcript is gone when it is
+    (the engine can only say it changed)."""
+    if any(it.text == UNAVAILABLE for it in items) and transcript_gone(session):
+        for it in items:
+            if it.text == UNAVAILABLE:
+                it.text = GONE
+    return items
 
 
 def _mb(n: int) -> str:

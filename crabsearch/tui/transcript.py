@@ -10,11 +10,14 @@ as fast as a small one, because nothing outside the window is read.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Callable
 
 from rich.console import Group
+from rich.cells import cell_len
 from rich.padding import Padding
+from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
 from textual.binding import Binding
@@ -23,7 +26,7 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from ..search import Item
+from ..search import Engine, Item
 from ..text import printable
 from .render import ROLE_STYLES, highlighted
 
@@ -32,7 +35,8 @@ MARGIN = 20  # lines from an edge at which the next page is loaded
 FIND_PAGE = 200  # messages read per step while `/` find scans the session
 TOOL_MODES = ("lines", "full", "hidden")
 """How tool calls and tool output show: first lines (folded), in full, or not at all (``t``)."""
-FIND_STYLE = "bold black on dark_orange"
+FIND_STYLE = Style.parse("bold black on dark_orange")
+FIND_CURRENT_STYLE = Style.parse("bold black on bright_green")
 BODY_LINES = {"user": 80, "assistant": 80, "summary": 80}
 """Lines of a message shown before it is folded (``e`` shows every message in full)."""
 OTHER_BODY_LINES = 8  # tool calls, tool output, thinking, system notices
@@ -106,6 +110,16 @@ class TranscriptView(ScrollView, can_focus=True):
         (``a``); the screen turns it on when the hit itself is on such a branch."""
         self.find_text = ""
         self._finding = False
+        self._jumping = False
+        self._current: tuple[int, int] | None = None
+        """The current find match: (message index, n-th match in it)."""
+        self._matches: list[tuple[int, int]] | None = None
+        """(message index, matches in it) for the whole session, once counted (None meanwhile)."""
+        self._find_generation = 0
+        self._current_line: int | None = None
+        """The line (in its message's lines) of the current find match, once rendered."""
+        self._unfolded: set[int] = set()
+        """Messages shown in full although long (a find match in their folded part)."""
         self.cursor = start
         """The current message (marked; ``J``/``K`` move it; copy and editor act on it)."""
 
@@ -254,7 +268,7 @@ class TranscriptView(ScrollView, can_focus=True):
         if item.sidechain:
             header.append("  subagent turn", style="dim italic")
         lines = printable(item.text).splitlines() or [""]
-        full = self.full or (self.tool_mode == "full" and _is_tool(item))
+        full = self.full or (self.tool_mode == "full" and _is_tool(item)) or item.message_index in self._unfolded
         cap = FULL_BODY_LINES if full else BODY_LINES.get(item.label, OTHER_BODY_LINES)
         more = len(lines) - cap
         body_text = "\n".join(lines[:cap])
@@ -265,8 +279,6 @@ class TranscriptView(ScrollView, can_focus=True):
         body = highlighted(body_text, self.terms, style="" if prose else "dim")
         if prose:
             _style_code(body, self.app.current_theme.dark)
-        if self.find_text:
-            body.highlight_words([self.find_text], FIND_STYLE, case_sensitive=False)
         if more > 0:
             hint = "t: tools in full" if _is_tool(item) and not self.full else "e: show full text"
             body.append(f"\n… {more} more lines ({hint})", style="italic dim")
@@ -277,7 +289,30 @@ class TranscriptView(ScrollView, can_focus=True):
         parts = [header, Padding(body, (0, 1, 0, 4))]
         parts += [Padding(line, (0, 1, 0, 4)) for line in subagent_lines(item)]
         rendered = console.render_lines(Group(*parts), options, style=base, pad=True)
-        return [Strip(line) for line in rendered] + [Strip.blank(self._width, self.rich_style)]
+        strips = [Strip(line) for line in rendered]
+        if self.find_text:
+            strips = self._mark_find(strips, item)
+        return strips + [Strip.blank(self._width, self.rich_style)]
+
+    def _mark_find(self, strips: list[Strip], item: Item) -> list[Strip]:
+        """Highlight the find text in the rendered lines of ``item`` (not its header line), the
+        current match in :data:`FIND_CURRENT_STYLE`; remembers that match's line."""
+        pattern = re.compile(re.escape(self.find_text), re.IGNORECASE)
+        current = self._current[1] if self._current and self._current[0] == item.message_index else None
+        if current is not None:
+            self._current_line = None
+        k = 0
+        out = strips[:1]
+        for y, strip in enumerate(strips[1:], start=1):
+            text = strip.text
+            marks = []
+            for m in pattern.finditer(text):
+                if k == current:
+                    self._current_line = y
+                marks.append((m.start(), m.end(), FIND_CURRENT_STYLE if k == current else FIND_STYLE))
+                k += 1
+            out.append(_restyle(strip, text, marks) if marks else strip)
+        return out
 
     def render_line(self, y: int) -> Strip:
         scroll_x, scroll_y = self.scroll_offset
@@ -326,16 +361,55 @@ class TranscriptView(ScrollView, can_focus=True):
             self._scroll_to_message(message_index)
 
     def _jump(self, step: int) -> None:
-        if self._hits_of is None:
+        """Go to the next (``step`` 1) or previous (-1) shown message whose text shows a query
+        highlight: the index's matching messages, and between the cursor and the next of those,
+        any message the index does not hold words of (thinking, tool calls and output) that
+        highlights the query all the same. Read in a worker; one jump at a time."""
+        if self._hits_of is None or self._jumping or not self.terms:
             return
-        if self._hits is None:
-            self._hits = self._hits_of()
-        top = self.cursor
-        later = [i for i in self._hits if (i > top if step > 0 else i < top)]
-        if not later:
+        self._jumping = True
+        cursor = self.cursor
+
+        def scan() -> None:
+            target = None
+            try:
+                if self._hits is None:
+                    self._hits = self._hits_of()
+                after = [i for i in self._hits if (i > cursor if step > 0 else i < cursor)]
+                bound = (after[0] if step > 0 else after[-1]) if after else (self.total if step > 0 else -1)
+                target = self._scan_range(cursor + step, bound, step, self._shows_terms)
+                if target is None and after:
+                    target = bound
+            finally:
+                self.app.call_from_thread(self._jumped, target, step)
+
+        self.run_worker(scan, thread=True, group="jump", exclusive=True)
+
+    def _shows_terms(self, item: Item) -> bool:
+        return self.visible(item) and bool(Engine.spans(printable(item.text), self.terms))
+
+    def _jumped(self, target: int | None, step: int) -> None:
+        self._jumping = False
+        if target is None:
             self.notify("No more matches " + ("below" if step > 0 else "above"))
-            return
-        self.go_to(later[0] if step > 0 else later[-1])
+        else:
+            self.go_to(target)
+
+    def _scan_range(self, start: int, stop: int, step: int, want: Callable[[Item], bool]) -> int | None:
+        """The first message from ``start`` towards ``stop`` (exclusive; ``step`` 1 or -1)
+        for which ``want(item)`` holds, read a page of FIND_PAGE at a time (worker thread)."""
+        i = start
+        while (i < stop) if step > 0 else (i > stop):
+            off = i if step > 0 else max(stop + 1, i - FIND_PAGE + 1)
+            n = min(FIND_PAGE, stop - i) if step > 0 else i - off + 1
+            items = self._load(off, n)
+            if not items:
+                return None
+            for it in items if step > 0 else reversed(items):
+                if (it.message_index >= i if step > 0 else it.message_index <= i) and want(it):
+                    return it.message_index
+            i = off + n if step > 0 else off - 1
+        return None
 
     def action_next_hit(self) -> None:
         """Jump to the next message that matches the query."""
@@ -422,22 +496,75 @@ class TranscriptView(ScrollView, can_focus=True):
             self.go_to(target)
 
     # -- find in session (`/`, n, N) ----------------------------------------------------------
+    #
+    # Every occurrence of the find text (any case) is highlighted, the current one differently;
+    # n / N move match by match (within a message, then to the next message holding the text,
+    # wrapping), and a worker counts the matches of the whole session for the "3/12" in the
+    # position line. A match in the folded part of a message unfolds that message.
 
     def find(self, text: str) -> None:
-        """Highlight every occurrence of ``text`` (any case) and jump to the next message
-        holding it; an empty ``text`` clears the find."""
+        """Highlight every occurrence of ``text`` (any case) and go to the first match at or
+        after the cursor; an empty ``text`` clears the find."""
         self.find_text = text
+        self._current = None
+        self._matches = None
+        self._find_generation += 1
         self.rerender()
         if text:
+            self._count_matches(text, self._find_generation)
             self._find(+1, include_top=True)
 
+    @property
+    def find_position(self) -> tuple[int | None, int | None]:
+        """``(n, total)`` of the current match (1-based) among all the matches of the session;
+        either is None while it is not known yet (counting, or no current match)."""
+        if self._matches is None:
+            return None, None
+        total = sum(c for _, c in self._matches)
+        if self._current is None:
+            return None, total
+        m, k = self._current
+        before = sum(c for i, c in self._matches if i < m)
+        return before + k + 1, total
+
+    def _count_matches(self, needle: str, generation: int) -> None:
+        pattern = re.compile(re.escape(needle), re.IGNORECASE)
+
+        def count() -> None:
+            found: list[tuple[int, int]] = []
+            for off in range(0, self.total, FIND_PAGE):
+                if generation != self._find_generation:
+                    return
+                for it in self._load(off, FIND_PAGE):
+                    n = len(pattern.findall(printable(it.text)))
+                    if n and self.visible(it):
+                        found.append((it.message_index, n))
+            self.app.call_from_thread(self._counted, generation, found)
+
+        self.run_worker(count, thread=True, group="find-count", exclusive=True)
+
+    def _counted(self, generation: int, found: list[tuple[int, int]]) -> None:
+        if generation == self._find_generation:
+            self._matches = found
+            self.post_message(self.Position(*self._top_index, self.total) if self._top_index else
+                              self.Position(self.cursor, self.cursor, self.total))
+
     def action_find_next(self) -> None:
-        """Jump to the next message holding the find text (wraps to the start)."""
+        """Go to the next match of the find text (wraps to the start)."""
         self._find(+1)
 
     def action_find_previous(self) -> None:
-        """Jump to the previous message holding the find text (wraps to the end)."""
+        """Go to the previous match of the find text (wraps to the end)."""
         self._find(-1)
+
+    def _in_message(self, index: int) -> int:
+        """Matches of the find text in message ``index`` as counted (its text as read)."""
+        if self._matches is not None:
+            return dict(self._matches).get(index, 0)
+        block = next((b for b in self._blocks if b.item.message_index == index), None)
+        if block is None:
+            return 0
+        return len(re.findall(re.escape(self.find_text), printable(block.item.text), re.IGNORECASE))
 
     def _find(self, step: int, include_top: bool = False) -> None:
         if not self.find_text:
@@ -445,10 +572,27 @@ class TranscriptView(ScrollView, can_focus=True):
             return
         if self._finding:
             return
+        if self._current is not None and not include_top:  # the next match in the same message
+            m, k = self._current
+            if 0 <= k + step < self._in_message(m):
+                self._go_to_match(m, k + step)
+                return
+        if self._matches:  # counted: straight to the next message that has matches
+            later = [(i, c) for i, c in self._matches if (i > self.cursor if step > 0 else i < self.cursor)]
+            if include_top:
+                later = [(i, c) for i, c in self._matches if i >= self.cursor]
+            wrapped = not later
+            pool = later or self._matches
+            m, c = pool[0] if step > 0 else pool[-1]
+            if wrapped:
+                self.notify("Reached the end; continued from the start" if step > 0
+                            else "Reached the start; continued from the end")
+            self._go_to_match(m, 0 if step > 0 else c - 1)
+            return
         self._finding = True
         start = self.cursor + (0 if include_top else step)
-        self.run_worker(lambda: self._scan(self.find_text, start, step), thread=True, group="find",
-                        exclusive=True)
+        needle = self.find_text
+        self.run_worker(lambda: self._scan(needle, start, step), thread=True, group="find", exclusive=True)
 
     def _scan(self, needle: str, start: int, step: int) -> None:
         """Worker: read the session in pages from ``start`` in direction ``step`` (wrapping once)
@@ -461,22 +605,18 @@ class TranscriptView(ScrollView, can_focus=True):
 
     def _scan_pages(self, want: str, start: int, step: int) -> tuple[int | None, bool]:
         total = self.total
+
+        def holds(it: Item) -> bool:
+            return want in printable(it.text).casefold() and self.visible(it)
+
         if step > 0:
             passes = [(start, total, False), (0, min(start, total), True)]
         else:
             passes = [(start, -1, False), (total - 1, start, True)]
         for lo, hi, wrapped in passes:
-            i = lo
-            while i < hi if step > 0 else i > hi:
-                off = i if step > 0 else max(hi + 1, i - FIND_PAGE + 1)
-                n = min(FIND_PAGE, hi - i) if step > 0 else i - off + 1
-                items = self._load(off, n)
-                if not items:
-                    break
-                for it in items if step > 0 else reversed(items):
-                    if want in it.text.casefold() and self.visible(it):
-                        return it.message_index, wrapped
-                i = off + n if step > 0 else off - 1
+            found = self._scan_range(lo, hi, step, holds)
+            if found is not None:
+                return found, wrapped
         return None, False
 
     def _found(self, needle: str, index: int | None, wrapped: bool, step: int) -> None:
@@ -487,7 +627,36 @@ class TranscriptView(ScrollView, can_focus=True):
         if wrapped:
             self.notify("Reached the end; continued from the start" if step > 0
                         else "Reached the start; continued from the end")
+        if needle == self.find_text:
+            self._go_to_match(index, 0 if step > 0 else max(0, self._in_message_loaded(index) - 1))
+
+    def _in_message_loaded(self, index: int) -> int:
+        self.go_to(index)  # loads its page
+        return self._in_message(index)
+
+    def _go_to_match(self, index: int, k: int) -> None:
+        """Make match ``k`` of message ``index`` the current one: the message becomes the
+        cursor, at the top of the view when the match then shows, else scrolled to the match
+        (a match in the folded part unfolds the message)."""
+        self._current = (index, k)
         self.go_to(index)
+        block_no = next((n for n, b in enumerate(self._blocks) if b.item.message_index == index), None)
+        if block_no is None:
+            return
+        block = self._blocks[block_no]
+        self._current_line = None
+        block.strips = self._render_item(block.item)
+        if self._current_line is None and index not in self._unfolded:  # in the folded part
+            self._unfolded.add(index)
+            block.strips = self._render_item(block.item)
+        self._relayout()
+        top = self._line_of(index)
+        line = top + (self._current_line or 0)
+        height = self.scrollable_content_region.height or 1
+        self._set_y(top if line < top + height - 1 else max(top, line - height // 3))
+        self._after_scroll()
+        self._top_index = None
+        self.post_message(self.Position(self.top_message(), self.bottom_message(), self.total))
 
     def action_page_up(self) -> None:
         self.scroll_page_up(animate=False)
@@ -515,6 +684,22 @@ def subagent_lines(item: Item) -> list[Text]:
         line.append(f": {printable(title)}" if title else " (not indexed)", style="italic" if title else "dim italic")
         out.append(line)
     return out
+
+
+def _restyle(strip: Strip, text: str, marks: list[tuple[int, int, Style]]) -> Strip:
+    """``strip`` with the characters ``text[a:b]`` of each ``(a, b, style)`` in ``marks`` given
+    ``style`` over their own (cells counted for wide characters)."""
+    cuts, styles = [], []
+    for a, b, style in marks:
+        cuts += [cell_len(text[:a]), cell_len(text[:b])]
+        styles.append(style)
+    pieces = strip.divide(cuts + [strip.cell_length])
+    out = []
+    for n, piece in enumerate(pieces):
+        if n % 2 == 1 and n // 2 < len(styles):
+            piece = Strip(Segment.apply_style(piece, post_style=styles[n // 2]), piece.cell_length)
+        out.append(piece)
+    return Strip.join(out)
 
 
 def _is_tool(item: Item) -> bool:
