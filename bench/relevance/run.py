@@ -3,8 +3,9 @@
 
     python bench/relevance/run.py [--json OUT] [--all] [--check] [--src CHECKOUT] [--keep]
 
-Prints MRR@10, top-1 and top-3 overall and per query type, a table of every query whose expected
-session was not ranked first, and whether the targets are met. Always exits 0 (a measurement, not
+Prints MRR@10, top-1 and top-3 overall and per query type (next to the plain BM25 baseline of
+``bench/relevance_real``), a table of every query whose expected session was not ranked first,
+and whether the targets are met. Always exits 0 (a measurement, not
 a test). ``--src`` imports crabsearch from another checkout (to compare two versions);
 ``--check`` also lists, per query, the other sessions that contain all its words in one message
 (to review labels). See README.md next to this file.
@@ -100,6 +101,22 @@ def competitors(specs, q) -> list[str]:
 # -- measurement ---------------------------------------------------------------------------------
 
 
+def plain_bm25(specs):
+    """The plain BM25 baseline of ``bench/relevance_real/baseline.py`` (one document per session,
+    its user and assistant text) over the corpus's sessions, loaded under its own module name
+    (both benchmarks have a ``corpus`` module)."""
+    import importlib.util  # noqa: PLC0415
+    from types import SimpleNamespace  # noqa: PLC0415
+    path = HERE.parent / "relevance_real" / "baseline.py"
+    spec = importlib.util.spec_from_file_location("relevance_real_baseline", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    docs = [SimpleNamespace(session_id=s.session_id, updated=0.0, messages=[t for _, t in texts(s)["messages"]])
+            for s in specs]
+    return mod.BM25(docs)
+
+
+
 def rank_of(ids: list[str], expect: list[str]) -> int | None:
     return next((i + 1 for i, x in enumerate(ids) if x in expect), None)
 
@@ -154,9 +171,14 @@ def main(argv=None) -> int:
                      "top3": [key_of.get(i, i) for i in ids[:3]]})
     t_search = time.perf_counter() - t0
     engine.close()
+    bm25 = plain_bm25(specs)  # the real set's baseline, on the same sessions (user and assistant text)
+    for r in rows:
+        r["base_rank"] = rank_of(bm25.search(r["query"], limit=10), r["expect"])
 
     overall = score(rows)
     by_type = {t: score([r for r in rows if r["type"] == t]) for t in qmod.TYPES}
+    base = {t: score([{"rank": r["base_rank"]} for r in rows if r["type"] == t]) for t in qmod.TYPES}
+    base["overall"] = score([{"rank": r["base_rank"]} for r in rows])
     met = (overall["top3"] >= TARGETS["top3"] and overall["mrr10"] >= TARGETS["mrr10"]
            and all(s["top3"] >= TARGETS["type_top3"] for s in by_type.values()))
 
@@ -170,11 +192,14 @@ def main(argv=None) -> int:
     for p in problems:
         print("LABEL PROBLEM:", p)
     print()
-    print(f"{'type':<16}{'n':>4}{'top-1':>8}{'top-3':>8}{'MRR@10':>8}")
+    print(f"{'':<20}{'crabsearch':^24}  {'BM25 baseline':^24}")
+    print(f"{'type':<16}{'n':>4}{'top-1':>8}{'top-3':>8}{'MRR@10':>8}  {'top-1':>8}{'top-3':>8}{'MRR@10':>8}")
     for name, s in [*by_type.items(), ("overall", overall)]:
         if name == "overall":
-            print("-" * 44)
-        print(f"{name:<16}{s['n']:>4}{s['top1']:>8.2f}{s['top3']:>8.2f}{s['mrr10']:>8.2f}")
+            print("-" * 70)
+        b = base[name]
+        print(f"{name:<16}{s['n']:>4}{s['top1']:>8.2f}{s['top3']:>8.2f}{s['mrr10']:>8.2f}  "
+              f"{b['top1']:>8.2f}{b['top3']:>8.2f}{b['mrr10']:>8.2f}")
     print()
     shown = rows if args.all else [r for r in rows if r["rank"] != 1]
     print(("all queries" if args.all else "misses (expected session not ranked first)") + f": {len(shown)}")
@@ -193,7 +218,7 @@ def main(argv=None) -> int:
 
     if args.json:
         out = {"crabsearch": str(Path(crabsearch.__file__).parent), "targets": TARGETS, "met": met,
-               "overall": overall, "by_type": by_type, "label_problems": problems,
+               "overall": overall, "by_type": by_type, "baseline": base, "label_problems": problems,
                "corpus": {"sessions": len(specs), "messages": messages, "indexed_messages": report.messages_added},
                "seconds": {"corpus": round(t_corpus, 2), "index": round(t_index, 2), "search": round(t_search, 2)},
                "queries": rows}

@@ -19,10 +19,10 @@ directory (the layout Claude Code uses), and nothing is ever written into the co
 from __future__ import annotations
 
 import os
-import re
-import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from baseline import fold, tokens  # noqa: F401  (words as the labels and the baseline count them)
 
 ROOT = Path(__file__).resolve().parents[2]
 DEFAULT = ROOT.parent / "shared" / "corpus"
@@ -102,31 +102,4 @@ def read_sessions(corpus: Path, work: Path) -> list[SessionText]:
                     st.assistant.append(fields[name])
         if st.messages or st.title:
             out.append(st)
-    return out
-
-
-# -- words, as the labels and the baseline count them (independent of crabsearch's analyzer) ------
-
-_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7a3"
-_TOKEN = re.compile(rf"([{_CJK}]+)|([^\W_{_CJK}]+)")
-
-
-def fold(text: str) -> str:
-    """Lowercased, accents removed (NFKD, combining marks dropped)."""
-    decomposed = unicodedata.normalize("NFKD", text.lower())
-    return "".join(c for c in decomposed if not unicodedata.combining(c))
-
-
-def tokens(text: str) -> list[str]:
-    """The words of ``text`` in order: runs of letters and digits (``_``, ``-``, ``.``, ``/`` and
-    every other non-alphanumeric split: ``resolve_dirs`` is ``resolve``, ``dirs``; camelCase is
-    one word), lowercased and accent-folded; a run of Chinese, Japanese or Korean characters as
-    overlapping character bigrams (a lone character as itself), like Lucene's CJK analyzer."""
-    out: list[str] = []
-    for m in _TOKEN.finditer(fold(text)):
-        run = m.group(1)
-        if run:
-            out.extend([run[i:i + 2] for i in range(len(run) - 1)] or [run])
-        else:
-            out.append(m.group(2))
     return out

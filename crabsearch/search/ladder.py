@@ -100,10 +100,10 @@ def climb(ctx: Context) -> list[Row]:
         rung's words), and every session's title and summary score for the words they hold."""
         found = {k: v for k, v in found.items() if k not in listed}
         sessions = {k: v for k, v in (sessions or {}).items() if k not in listed}
-        partial = title_scores(comp.groups if groups is None else groups)
-        sessions.update((k, partial[k]) for k in set(found) | set(sessions) if k in partial)
         if not found and not sessions:
             return
+        partial = title_scores(comp.groups if groups is None else groups)
+        sessions.update((k, partial[k]) for k in set(found) | set(sessions) if k in partial)
         ranked = rank(ctx, found, sessions, route)
         rows.extend(ranked)
         listed.update(r.skey for r in ranked)
