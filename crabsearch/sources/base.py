@@ -226,7 +226,8 @@ class Source:
     def _seal(self, state: dict, session: Session, stats: LineStats | None = None) -> None:
         """Set the message count, derive the session fields (:meth:`finish`) and store the session
         in ``state``. A ``finish`` that raises is counted in ``stats`` (the session keeps the
-        fields it had), never fatal."""
+        fields it had), never fatal. Title and summary are stored masked (a title made from a
+        pasted key must not sit in the manifest or the index unmasked)."""
         session.message_count = state["next_index"]
         try:
             self.finish(state, session)
@@ -332,8 +333,9 @@ def dump_text(value) -> str:
 
 
 def first_line(text: str, limit: int = 80) -> str:
-    """First non-empty line of ``text``, whitespace-collapsed, cut to ``limit`` characters with an
-    ellipsis (used for titles from a first prompt)."""
+    """First non-empty line of ``text``, whitespace-collapsed, secrets masked, then cut to
+    ``limit`` characters with an ellipsis (used for titles from a first prompt). Masking comes
+    first: a key cut in half is no longer recognisable as one (issue 16)."""
     for line in text.splitlines():
         line = " ".join(line.split())
         if line:
