@@ -758,9 +758,10 @@ def write_longline_probe(home: Path, seed: int = 11, marker: str = LONGLINE_MARK
             "line_bytes": len(blob)}
 
 
-def append_lines(path: Path, n: int, seed: int) -> int:
+def append_lines(path: Path, n: int, seed: int, word: str = "") -> int:
     """Append ``n`` complete lines (user, assistant, user, ...) to a Claude Code transcript,
-    continuing its session; returns the bytes appended."""
+    continuing its session; returns the bytes appended. ``word`` is put in the first line's
+    text (a marker to search for)."""
     rng = random.Random(seed)
     with open(path, "rb") as f:
         f.seek(max(0, os.path.getsize(path) - 4 * MB))
@@ -786,7 +787,8 @@ def append_lines(path: Path, n: int, seed: int) -> int:
         d.update(parentUuid=parent, uuid=uid, timestamp=_ts(t))
         if i % 2 == 0:
             d["type"] = "user"
-            d["message"] = {"role": "user", "content": f"appended question {seed}-{i}: does the refresh pick this up?"}
+            d["message"] = {"role": "user", "content": f"appended question {seed}-{i}: does the refresh pick "
+                                                       f"this up?{' ' + word if word and i == 0 else ''}"}
         else:
             d["type"] = "assistant"
             d["message"] = {"id": f"msg_app{seed}_{i}", "type": "message", "role": "assistant", "model": "claude-x",

@@ -597,3 +597,81 @@ async def test_an_aider_session_copied_later_keeps_its_chat_date(tmp_path):
         assert hit.session.updated.date().isoformat() == "2026-03-14"
         line = app.screen.query_one(ResultList)._prompt(0).renderables[0].line(96).plain
         assert "6d ago" in line and "just now" not in line
+
+
+# -- live: a session is searchable while the agent writes it ----------------------------------
+
+
+async def _until(pilot, check, seconds: float = 10.0) -> float:
+    import time
+
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < seconds:
+        if check():
+            return time.monotonic() - t0
+        await pilot.pause(0.05)
+    raise AssertionError("not within %.0f s" % seconds)
+
+
+async def test_an_appended_line_is_found_within_seconds_without_the_periodic_refresh(tmp_path, monkeypatch):
+    import json
+
+    from crabsearch.tui import screens
+
+    monkeypatch.setattr(screens, "REFRESH_EVERY", 3600)  # only file events can refresh
+    home = tmp_path / "home"
+    s = ClaudeSession(home).user("first words only")
+    path = s.write()
+    app = CrabsearchApp(tmp_path / "index", env={"HOME": str(home)}, now=NOW, cursor_blink=False)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press(*"zanzibarquux")
+        await settle(pilot)
+        results = app.screen.query_one(ResultList)
+        assert results.option_count == 0
+        s.assistant("now the agent writes about zanzibarquux")
+        with open(path, "a") as fh:
+            fh.write(json.dumps(s.lines[-1]) + "\n")
+        took = await _until(pilot, lambda: results.option_count == 1)
+        assert took < 5
+
+
+async def test_a_refresh_does_not_move_the_rows_under_the_cursor_and_says_what_is_new(tmp_path, monkeypatch):
+    from crabsearch.tui import screens
+
+    monkeypatch.setattr(screens, "REFRESH_EVERY", 3600)
+    home = tmp_path / "home"
+    for n in range(5):
+        ClaudeSession(home, session_id=f"55555555-0000-4000-8000-00000000000{n}",
+                      start=datetime(2026, 3, 10 + n, tzinfo=timezone.utc)).user(f"old session {n}").write()
+    app = CrabsearchApp(tmp_path / "index", env={"HOME": str(home)}, now=NOW, cursor_blink=False)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        results = app.screen.query_one(ResultList)
+        await pilot.press("down", "down", "down")
+        before = [h.session.session_id for h in results.hits]
+        at = results.current_hit.session.session_id
+        row = results.highlighted
+        (ClaudeSession(home, session_id="55555555-0000-4000-8000-000000000009",
+                       start=datetime(2026, 3, 19, tzinfo=timezone.utc)).user("a new session").write())
+        status = app.screen.query_one("#status")
+        await _until(pilot, lambda: "1 new session (Home: show)" in str(status.render()))
+        assert [h.session.session_id for h in results.hits] == before  # nothing moved
+        assert results.highlighted == row and results.current_hit.session.session_id == at
+        await pilot.press("home")
+        await settle(pilot)
+        assert results.hits[0].session.session_id.endswith("9") and results.highlighted == 0
+        assert "new session" not in str(status.render())
+
+
+def test_watched_directories_are_the_agents_own_not_home_or_project_trees(tmp_path):
+    from crabsearch.index import Indexer
+    from crabsearch.watch import watch_roots
+
+    home = tmp_path / "home"
+    for d in (".claude/projects", ".codex/sessions", "code/proj"):
+        (home / d).mkdir(parents=True)
+    indexer = Indexer(tmp_path / "index", env={"HOME": str(home), "CRABSEARCH_AIDER_DIRS": str(home / "code")},
+                      extra_dirs={"claude": [str(home / ".claude" / "projects")]})
+    roots = watch_roots(indexer)
+    assert sorted(roots) == [(home / ".claude").resolve(), (home / ".codex").resolve()]  # no home, no code

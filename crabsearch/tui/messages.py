@@ -40,3 +40,11 @@ class IndexDone(Message):
         super().__init__()
         self.report = report
         self.error = error
+
+
+class FilesChanged(Message):
+    """Files changed in the agents' directories (``events`` file events in one burst)."""
+
+    def __init__(self, events: int) -> None:
+        super().__init__()
+        self.events = events

@@ -56,6 +56,17 @@ class ResultList(OptionList):
     class NeedMore(Message):
         """The cursor is within a few rows of the end: the screen may load more rows."""
 
+    class ShowPending(Message):
+        """The user asked for the refreshed results held back while they browsed (Home), or
+        left the list: the screen shows them now."""
+
+    def reorders(self, hits: list[Hit]) -> tuple[bool, int]:
+        """``(would the rows move, new sessions)`` if ``hits`` replaced the rows: True unless
+        the rows shown keep their order at the top of ``hits`` (the same, or more below)."""
+        old = [_key(h)[:2] for h in self.hits]
+        new = [_key(h)[:2] for h in hits]
+        return new[:len(old)] != old, len(set(new) - set(old))
+
     def __init__(self, fetch_window, type_into_search, now: Callable[[], datetime], home: str | None,
                  **kwargs) -> None:
         super().__init__(**kwargs)
@@ -91,7 +102,10 @@ class ResultList(OptionList):
             sizes = opened.get((h.session.agent, h.session.session_id))
             if sizes is not None:
                 self.expanded[i] = (*sizes, self.fetch_window(h, *sizes))
+        scroll = self.scroll_y
         self.set_options([Option(self._prompt(i), id=str(i)) for i in range(len(hits))])
+        if keep:  # a refresh: the rows stay where they were on screen
+            self.scroll_to(y=scroll, animate=False, immediate=True)
         if hits:
             target = 0
             for i, h in enumerate(hits):
@@ -247,6 +261,11 @@ class ResultList(OptionList):
             self.post_message(self.Leave())
         else:
             super().action_cursor_up()
+
+    def action_first(self) -> None:
+        """Home: the first row, after showing refreshed results held back (if any)."""
+        self.post_message(self.ShowPending())
+        super().action_first()
 
     def on_key(self, event) -> None:
         # Typing while the list has focus goes to the search box. Focus moves right here, not

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import threading
 import time
 
 from rich.text import Text
@@ -20,7 +21,8 @@ from ..text import printable
 from ..sources import SOURCES
 from .filters import (DATE_CHOICES, FilterChips, PickerScreen, QueryInput, check_filters, filters, remove_token,
                       set_filter)
-from .messages import IndexDone, IndexProgress, SearchDone
+from ..watch import watch, watch_roots
+from .messages import FilesChanged, IndexDone, IndexProgress, SearchDone
 from .panels import ExplainScreen
 from .render import agent_name, relative_date, short_path, window_text
 from .results import ResultList
@@ -64,12 +66,19 @@ class SearchScreen(Screen):
         self._timer = None
         self.result: SearchResult | None = None
         self._shown_sort = self.sort
+        self._pending: SearchDone | None = None
+        """Refreshed results held back while the user browses the rows (Home shows them)."""
+        self._pending_new = 0
         self.problems: list[str] = []
         """What is wrong with the shown query's filters (shown in full under the status line)."""
         self.search_error: str | None = None
         self.index_error: str | None = None
         self._index_started = 0.0
         self._commits_seen = 0
+        self._watched: list = []
+        self._watch_stop: threading.Event | None = None
+        self._refresh_again = False
+        """Files changed while a refresh ran: run another when it ends."""
         self._had_index = False
         """True once a search found an index: a later missing one was deleted (defect 2)."""
         self.rebuilding: str | None = None
@@ -118,12 +127,42 @@ class SearchScreen(Screen):
         self._load_facets()
         if self.app.index_on_start:
             self.start_indexing(None if self.app.engine.exists else "first")
-            # Pick up what agents write while the app is open (a no-change refresh costs ms).
+            # Live: file events from the agents' directories refresh the index within a second;
+            # every REFRESH_EVERY seconds a refresh catches what no event reports (new agent
+            # directories, Aider and SpecStory logs in project folders, a deleted index).
+            self._watch_files()
             self.set_interval(REFRESH_EVERY, self._periodic_refresh)
 
     def _periodic_refresh(self) -> None:
         """Look for new or changed transcripts (not ``_auto_refresh``: Textual's own name)."""
-        if not self.app.indexing and self.app.screen is self:
+        if watch_roots(self.app.indexer) != self._watched:  # an agent directory appeared or went
+            self._watch_files()
+        if not self.app.indexing:
+            self.start_indexing(None if self.app.engine.exists or not self._had_index else "deleted")
+
+    def _watch_files(self) -> None:
+        """(Re)start the watcher thread on the agents' directories there are now. A plain
+        daemon thread, not a worker: it runs as long as the screen, and tests wait for workers."""
+        self._stop_watching()
+        self._watched = roots = watch_roots(self.app.indexer)
+        self._watch_stop = stop = threading.Event()
+        if roots:
+            threading.Thread(target=watch, args=(roots, lambda n: self.post_message(FilesChanged(n)), stop),
+                             name="crabsearch-watch", daemon=True).start()
+
+    def _stop_watching(self) -> None:
+        if self._watch_stop is not None:
+            self._watch_stop.set()
+
+    def on_unmount(self) -> None:
+        self._stop_watching()
+
+    @on(FilesChanged)
+    def _files_changed(self) -> None:
+        """An agent wrote to its directory: refresh now, or right after the refresh running."""
+        if self.app.indexing:
+            self._refresh_again = True
+        else:
             self.start_indexing()
 
     # -- searching ----------------------------------------------------------------------------
@@ -182,16 +221,23 @@ class SearchScreen(Screen):
         if message.generation != self._generation:
             return  # a newer query is on its way
         self._shown = message.generation
+        for hit in message.result.hits:
+            explain_unavailable(hit.window, hit.session)
         # The same query again (an index refresh, Ctrl+R, more rows) keeps the cursor where it
         # is; another query, or another order, starts at the first row.
         same = self.result is not None and (self.result.query, self._shown_sort) == (message.result.query, self.sort)
+        results = self.query_one(ResultList)
+        self._pending = None
+        if same and results.has_focus and results.highlighted is not None and message.error is None:
+            moves, new = results.reorders(message.result.hits)
+            if moves:  # the user is reading the rows: hold the refresh back, say so (Home shows it)
+                self._pending, self._pending_new = message, new
+                self._update_status()
+                return
         self._shown_sort = self.sort
         self.result = message.result
         self.search_error = message.error
         self.problems = message.problems
-        results = self.query_one(ResultList)
-        for hit in message.result.hits:
-            explain_unavailable(hit.window, hit.session)
         results.show(message.result.hits, message.result.terms, keep=same)
         if message.rebuild is None and message.error is None:
             self._had_index = True
@@ -200,6 +246,15 @@ class SearchScreen(Screen):
             self.start_indexing("damaged" if message.rebuild == "damaged" else
                                 "deleted" if self._had_index else "first")
         self._update_status()
+
+    @on(ResultList.ShowPending)
+    def _show_pending(self) -> None:
+        """Show the refreshed results held back while the user browsed the rows."""
+        pending, self._pending = self._pending, None
+        if pending is not None:
+            self.query_one(ResultList).show(pending.result.hits, pending.result.terms, keep=False)
+            self.result, self.problems = pending.result, pending.problems
+            self._update_status()
 
     @on(ResultList.NeedMore)
     def _more(self) -> None:
@@ -302,6 +357,10 @@ class SearchScreen(Screen):
                 msg += " · query cut to 512 characters"
         if self.sort == "newest":
             msg += " · newest first (Ctrl+S)"
+        if self._pending is not None:  # refreshed results held back while the user browses
+            new = self._pending_new
+            msg += (f" · {new} new session{'s' if new != 1 else ''}" if new else " · updated results") + \
+                " (Home: show)"
         status.update(Text(msg, style="bold red" if self.search_error else "dim"))
         status.display = bool(msg)
         notes = self.query_one("#notes", Static)
@@ -431,12 +490,15 @@ class SearchScreen(Screen):
                 self.notify(f"The index was {rebuilt}: it has been rebuilt from your transcripts.")
             elif report.rebuilt:
                 self.notify(report.rebuilt)
-        if changed:
-            self._load_facets()
         if changed or self.result is None:
-            self.run_query(self.query_text)
+            self.run_query(self.query_text)  # first: the results on screen, then the pickers' counts
         else:
             self._update_status()
+        if changed:
+            self._load_facets()
+        if self._refresh_again:
+            self._refresh_again = False
+            self.start_indexing()
 
     # -- navigation ---------------------------------------------------------------------------
 
@@ -456,6 +518,7 @@ class SearchScreen(Screen):
 
     @on(ResultList.Leave)
     def _leave_results(self) -> None:
+        self._show_pending()
         self.query_one(Input).focus()
 
     def type_into_search(self, char: str) -> None:
