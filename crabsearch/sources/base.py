@@ -452,6 +452,31 @@ def note_unknown(state: dict, kind) -> None:
     counts[name] = counts.get(name, 0) + 1
 
 
+def unzstd(source, limit: int, what: str) -> bytes:
+    """``source`` (zstd-compressed bytes, or a binary file at the start of a zstd stream)
+    decompressed as a stream, at most ``limit`` bytes, so a small input that expands without end
+    is refused, never held. Shared by the readers of compressed transcripts (Codex
+    ``.jsonl.zst``, OpenClaw archives). Raises ``OSError`` naming ``what`` when ``zstandard`` is
+    missing, the data is not zstd, or it decodes to more than ``limit`` bytes."""
+    try:
+        import zstandard
+    except ImportError as exc:  # pragma: no cover - a declared dependency
+        raise OSError(f"reading {what} needs the zstandard module") from exc
+    buf = bytearray()
+    try:
+        with zstandard.ZstdDecompressor().stream_reader(source) as reader:
+            while len(buf) <= limit:
+                more = reader.read(min(16 << 20, limit + 1 - len(buf)))
+                if not more:
+                    break
+                buf += more
+    except zstandard.ZstdError as exc:
+        raise OSError(f"{what} is not a zstd stream: {exc}") from exc
+    if len(buf) > limit:
+        raise OSError(f"{what} decompressed is larger than {limit >> 20} MB")
+    return bytes(buf)
+
+
 def records_of_bytes(data: bytes, start: int, stats: LineStats) -> Iterator[Record]:
     """The JSON-object lines of ``data`` (a JSONL file held in memory: decompressed, or read from
     a database blob) from ``start``, as :func:`~crabsearch.jsonl.iter_records` yields a file's:

@@ -60,8 +60,8 @@ from ..jsonl import LineStats, Record, iter_records, loads
 from ..model import (LABEL_ASSISTANT, LABEL_SUMMARY, LABEL_THINKING, LABEL_USER, Message, Role,
                      Session, tool_call_label)
 from ..redact import redact
-from .base import (capped, Source, cd_and, env_dir, note_unknown, parse_ts, dump_text, records_of_bytes, string,
-                   walk_files)
+from .base import (capped, Source, cd_and, env_dir, note_unknown, parse_ts, dump_text, records_of_bytes,
+                    string, walk_files, unzstd)
 from .pieces import Piece, emit, note_compaction, piece_text
 
 SUMMARY_CAP = 8192
@@ -408,30 +408,13 @@ def _decompressed(path: str) -> bytes:
     ``zstandard``), at most :data:`ZST_MAX`; the last one up to :data:`ZST_CACHED` is kept,
     keyed by the file's size, mtime and inode. Raises ``OSError`` (also when ``zstandard`` is
     missing or the data is not zstd)."""
-    try:
-        import zstandard
-    except ImportError as exc:  # pragma: no cover - a declared dependency
-        raise OSError("reading .jsonl.zst needs the zstandard module") from exc
     with open_file(path) as fh:
         st = os.fstat(fh.fileno())
         key = (path, st.st_size, st.st_mtime_ns, st.st_ino)
         with _ZLOCK:
             if key in _ZCACHE:
                 return _ZCACHE[key]
-        buf = bytearray()
-        try:
-            with zstandard.ZstdDecompressor().stream_reader(fh) as reader:
-                while len(buf) <= ZST_MAX:
-                    more = reader.read(min(16 << 20, ZST_MAX + 1 - len(buf)))
-                    if not more:
-                        break
-                    buf += more
-        except zstandard.ZstdError as exc:
-            raise OSError(f"not a zstd stream: {exc}") from exc
-    if len(buf) > ZST_MAX:
-        raise OSError(f"decompressed rollout larger than {ZST_MAX >> 20} MB")
-    data = bytes(buf)
-    del buf
+        data = unzstd(fh, ZST_MAX, "the rollout")
     if len(data) <= ZST_CACHED:
         with _ZLOCK:
             _ZCACHE[key] = data

@@ -58,7 +58,7 @@ from ..files import read_file
 from ..jsonl import LineStats, Record, loads
 from ..model import Session
 from .base import (MEMBER_SEP, FileRead, Source, cd_and, env_dir, member_path, records_of_bytes,
-                   split_member, string, walk_files)
+                    split_member, string, walk_files, unzstd)
 from .pi import V3Source
 
 try:  # optional: OpenClaw >= 2026.9.6 stores large events zstd-compressed
@@ -377,20 +377,7 @@ def _archive_bytes(db: str, name: str) -> bytes:
     blob = rows[0]["archive_blob"]
     blob = blob.encode("utf-8") if isinstance(blob, str) else bytes(blob or b"")
     if str(arc["encoding"]).lower() in ("zstd", "zst"):
-        if _zstd is None:  # pragma: no cover - a declared dependency
-            raise OSError("reading a zstd archive needs the zstandard module")
-        try:
-            reader = _zstd.ZstdDecompressor().stream_reader(blob)
-            data = reader.read(ARCHIVE_MAX + 1)
-            while len(data) <= ARCHIVE_MAX:
-                more = reader.read(ARCHIVE_MAX + 1 - len(data))
-                if not more:
-                    break
-                data += more
-        except _zstd.ZstdError as exc:
-            raise OSError(f"undecodable archive {name}: {exc}") from exc
-        if len(data) > ARCHIVE_MAX:
-            raise OSError(f"archive {name} decodes to more than {ARCHIVE_MAX >> 20} MB")
+        data = unzstd(blob, ARCHIVE_MAX, f"archive {name}")
     elif str(arc["encoding"]).lower() in ("identity", "", "none", "jsonl"):
         data = blob
     else:
