@@ -19,8 +19,8 @@ from pathlib import Path
 
 from whoosh.filedb.filestore import FileStorage
 
-from ..paths import make_private, write_private
-from .layout import INDEX_NAME, owned, where
+from ..paths import write_private
+from .layout import INDEX_NAME, where
 
 SEAL = "crabsearch-seal"
 """Size, mtime and CRC-32 of every committed segment and table-of-contents file."""
@@ -67,9 +67,9 @@ def mark_damaged(directory: Path, reason: str) -> None:
 def seal(directory: Path) -> None:
     """After a commit: record size, mtime and CRC-32 of every committed segment and
     table-of-contents file (:data:`SEAL`, written atomically; a file sealed before with the same
-    size and mtime keeps its checksum, so only new segments are read), and make every file
-    crabsearch wrote private (0600, the directory 0700). Errors are ignored (a later commit seals
-    again)."""
+    size and mtime keeps its checksum, so only new segments are read). Errors are ignored (a
+    later commit seals again). File modes are the writer's business (it makes the generation
+    private after each manifest save)."""
     directory = Path(directory)
     try:
         from whoosh.index import TOC
@@ -94,7 +94,6 @@ def seal(directory: Path) -> None:
         os.replace(tmp, directory / SEAL)
     except Exception:  # noqa: BLE001 - a seal is a check, never a reason to fail a commit
         pass
-    make_private(directory, owned)
 
 
 def _crc(path: Path) -> int:

@@ -124,6 +124,7 @@ def open_for_writing(root: Path, variant: str) -> Opened:
         ix = FileStorage(str(new)).create_index(make_schema(), indexname=INDEX_NAME)
         write_private(new / STAMP, f"{INDEX_VERSION}+{variant}" if variant else INDEX_VERSION)
         seal(new)
+        make_private(new, owned)
     except OSError as exc:
         raise IndexError_(f"cannot create the index in {root}: {exc.strerror or exc}") from exc
     # Only a variant switch leaves a searchable old index to keep showing meanwhile.

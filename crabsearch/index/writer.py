@@ -328,7 +328,7 @@ class Indexer:
             writer.commit(mergetype=CLEAR if clear_old else merge_policy)
             self._open_writer = None
             clear_old = False
-            seal(self._gen)  # segment sizes, mtimes, checksums (damage check), private file modes
+            seal(self._gen)  # segment sizes, mtimes, checksums (damage check)
             commits += 1
             tick(n)
 
