@@ -78,6 +78,17 @@ class SessionText:
         return self.user + self.assistant
 
 
+def label_id(session) -> str:
+    """The id that the labels name ``session`` by (a crabsearch ``Session``): its session id,
+    except for Aider, whose ids hash the history file's absolute path (``sources/aider.py``) and so
+    change with where the corpus lies; an Aider session is named ``<header time>@<repo dir>``
+    (e.g. ``20250602-142921@Aquaticat__Monochromatic``)."""
+    if session.agent != "aider":
+        return session.session_id
+    stamp = session.session_id.rsplit("-", 1)[0]
+    return f"{stamp}@{os.path.basename(session.project or '')}"
+
+
 def read_sessions(corpus: Path, work: Path) -> list[SessionText]:
     """Every session of the corpus, read with crabsearch's own sources (the same messages its
     index gets: ``index.writer.index_text_fields``), empty sessions left out."""
@@ -90,7 +101,7 @@ def read_sessions(corpus: Path, work: Path) -> list[SessionText]:
     for src, path in indexer.discover():
         read = src.read(Path(path))
         s = read.session
-        st = SessionText(s.session_id, s.agent, s.title or "",
+        st = SessionText(label_id(s), s.agent, s.title or "",
                          updated=s.updated.timestamp() if s.updated else 0.0)
         for m, acting in zip(read.messages, acting_flags(read.messages)):
             fields = index_text_fields(m, acting=acting)

@@ -24,7 +24,7 @@ Types (issue 11, "A relevance set on real transcripts"):
 * ``vague``: two words someone remembers, where the session is the one mainly about them.
 
 Sessions are named by their crabsearch session id (``SESSIONS``: short name -> id, with what each
-one is about).
+one is about); Aider sessions by ``<header time>@<repo dir>`` (``corpus.label_id``).
 """
 
 from __future__ import annotations
@@ -74,15 +74,15 @@ SESSIONS = {
     "m-rules": "2025-05-01_20-45-existing-guidelines-for-cursor-rules",
     "m-mcp": "2025-05-21_improve-mcp-error-handling",
     # Aider, Aquaticat/Monochromatic: CONVENTIONS.md and a TypeScript utility library
-    "mono-comment": "20250602-130214-68f3b6b8",
-    "mono-lint": "20250602-130834-e017552a",
-    "mono-markdown": "20250602-133213-e96e495d",
-    "mono-undo": "20250602-141520-73080759",
-    "mono-reorder": "20250602-142921-97b57b54",
-    "mono-whats-this": "20250602-125522-f09f28a1",
+    "mono-comment": "20250602-130214@Aquaticat__Monochromatic",
+    "mono-lint": "20250602-130834@Aquaticat__Monochromatic",
+    "mono-markdown": "20250602-133213@Aquaticat__Monochromatic",
+    "mono-undo": "20250602-141520@Aquaticat__Monochromatic",
+    "mono-reorder": "20250602-142921@Aquaticat__Monochromatic",
+    "mono-whats-this": "20250602-125522@Aquaticat__Monochromatic",
     # Aider, AlexShchuka/mozgoslav (Russian)
-    "mozg-hi": "20260422-224047-cd3dacb7",                      # what the project is, RAG, push-to-talk bug
-    "mozg-task": "20260422-231303-330f88b3",                    # the same bug again, a report file written
+    "mozg-hi": "20260422-224047@AlexShchuka__mozgoslav",                      # what the project is, RAG, push-to-talk bug
+    "mozg-task": "20260422-231303@AlexShchuka__mozgoslav",                    # the same bug again, a report file written
 }
 
 _Q = [

@@ -166,7 +166,7 @@ def main(argv=None) -> int:
         for q in queries:
             try:
                 res = engine.search(q["query"], limit=10)
-                ids, error = [h.session.session_id for h in res.hits], None
+                ids, error = [cmod.label_id(h.session) for h in res.hits], None
             except Exception as exc:  # a crash is a miss, and worth seeing
                 ids, error, res = [], f"{type(exc).__name__}: {exc}", None
             base = bm25.search(q["query"], limit=10)
