@@ -38,7 +38,8 @@ from .files import read_text
 KEY_ACTIONS = ("open", "expand", "widen", "narrow", "explain", "resume", "fork", "copy", "export", "editor",
                "sort", "reveal", "pick-agent", "pick-project", "pick-date", "find", "find-next",
                "find-previous", "next-hit", "previous-hit", "next-message", "previous-message", "tools",
-               "thinking", "abandoned", "subagents", "full-text", "first", "last", "back", "help", "status", "theme")
+               "thinking", "abandoned", "subagents", "full-text", "expand-message", "first", "last", "back", "help",
+               "status", "theme")
 """Action ids that ``[keys]`` can rebind (the ``id`` of the app's key bindings)."""
 KNOWN_KEYS = ("index_tool_output", "theme", "context", "sources", "resume", "keys", "aider", "specstory")
 _KEYS = re.compile(r"[A-Za-z0-9_+\-]+(,[A-Za-z0-9_+\-]+)*")

@@ -675,3 +675,87 @@ def test_watched_directories_are_the_agents_own_not_home_or_project_trees(tmp_pa
                       extra_dirs={"claude": [str(home / ".claude" / "projects")]})
     roots = watch_roots(indexer)
     assert sorted(roots) == [(home / ".claude").resolve(), (home / ".codex").resolve()]  # no home, no code
+
+
+# -- a session view worth reading -------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def rich_session(tmp_path_factory):
+    from crabsearch.index import Indexer
+    from session_samples import write_rich_session
+
+    root = tmp_path_factory.mktemp("richview")
+    home = root / "home"
+    write_rich_session(home)
+    Indexer(root / "index", env={"HOME": str(home)}).refresh()
+    return home, root / "index"
+
+
+def _styles_of(view, needle):
+    for _, strip in view._lines:
+        for seg in strip:
+            if needle in seg.text:
+                return seg.style
+    return None
+
+
+async def test_the_session_view_renders_markdown_code_tools_and_diffs(rich_session):
+    from test_terminal_safety import FORBIDDEN
+
+    app = app_of(rich_session)
+    async with app.run_test(size=(120, 50)) as pilot:
+        view = await _open(app, pilot, "ocelot")
+        view.go_to(0)
+        await pilot.pause()
+        text = "\n".join(strip.text for _, strip in view._lines)
+        assert "**ocelot**" not in text and "ocelot" in text  # emphasis rendered, not shown as stars
+        assert "## Plan" in text and " 1 read parse()" in text.replace(".", "")  # heading on the left, list
+        assert "<b>now</b>" in text  # HTML shown as written
+        assert "the docs (https://example.com/ocelot)" in text and "[image: diagram] (https://example.com/d.png)" in text
+        assert "def parse(text, strict=False):" in text
+        assert any("strict" in line and "off" in line for line in text.splitlines())  # the table's row
+        assert _styles_of(view, "def").color is not None  # the code is highlighted
+        assert "Bash(pytest -q tests/test_parse.py ␛[2J" in text  # a one-liner, escapes inert
+        assert "line 6" in text and "line 7" not in text and "23 more lines" in text  # output folded
+        assert "Edit(ocelot.py)" in text and "+def parse(text, strict=False):" not in text.split("Edit(")[1][:200]
+        assert _styles_of(view, "+def parse(text, strict=False):").color.name == "green"  # the output's diff
+        assert not FORBIDDEN.search(app.export_screenshot().replace("\n", ""))
+        edit = next(b.item.message_index for b in view._blocks if b.item.label == "tool-call:Edit")
+        view.go_to(edit)
+        block = lambda: next(b for b in view._blocks if b.item.message_index == edit)  # noqa: E731
+        await pilot.press("enter")  # the edit in full: a diff of the old and the new text
+        await pilot.pause()
+        text = "\n".join(strip.text for strip in block().strips)
+        assert "-def parse(text):" in text and "+def parse(text, strict=False):" in text
+        assert _styles_of(view, "-def parse(text):").color.name == "red"
+        await pilot.press("enter")
+        await pilot.pause()
+        assert "-def parse(text):" not in "\n".join(strip.text for strip in block().strips)
+
+
+async def test_only_the_messages_on_screen_are_rendered_and_bodies_are_cached(sample):
+    from crabsearch.tui import messageview
+
+    app = app_of(sample)
+    calls = []
+    original = messageview.body
+
+    def counting(item, look):
+        calls.append(item.message_index)
+        return original(item, look)
+
+    messageview.body = counting
+    try:
+        async with app.run_test(size=(100, 30)) as pilot:
+            view = await _open(app, pilot, "parser")
+            assert view.top_message() == 561
+            assert len(view.loaded) >= 40 and set(view.rendered) <= set(range(561, 561 + 14))
+            await pilot.press("J", "K", "J", "K")  # the cursor moves: headers change, bodies stay
+            await pilot.pause()
+            await pilot.press("pagedown", "pageup")  # back where it was
+            await pilot.pause()
+            assert view.top_message() == 561
+            assert len(calls) == len(set(calls))  # each body rendered once, then from the cache
+    finally:
+        messageview.body = original

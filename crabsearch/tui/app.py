@@ -137,6 +137,8 @@ class CrabsearchApp(App[str | None]):
                     ("Tool calls: cycle", "First lines, in full, or hidden", view, "cycle_tools"),
                     ("Thinking: show / hide", "Show or hide the model's thinking", view, "toggle_thinking"),
                     ("Full text", "Long messages in full or folded", view, "toggle_full"),
+                    ("This message in full", "The message at the cursor in full, or folded (Enter)", view,
+                     "toggle_message"),
                     ("Abandoned branches: show / hide", "Messages a rewind replaced", view, "toggle_abandoned"),
                     ("Subagent turns: show / hide", "Subagent turns written into this transcript", view,
                      "toggle_sidechains"),

@@ -1,26 +1,32 @@
-"""The session view's transcript: a Line-API widget that pages messages in as you scroll.
+"""The session view's transcript: a Line-API widget that pages messages in as you scroll and
+renders only what is on screen.
 
 Technique from ``toolong`` (engineering.md 1.1): only a window of messages ``[lo, hi)`` is ever
 loaded (a page is ``PAGE`` messages, read from the transcript by stored offsets through a loader
-callable); each loaded message is rendered once to ``Strip``s for the current width; ``render_line``
-only indexes into them. Scrolling near either edge loads the next page that way, and scrolling up
-keeps the view still by shifting ``scroll_y`` by the lines it prepended. A 200 MB transcript opens
-as fast as a small one, because nothing outside the window is read.
+callable), and ``render_line`` only indexes into rendered lines. Messages are laid out by height:
+a message not rendered yet counts as the lines it is estimated to take
+(``messageview.estimate_lines``); before the view paints, the messages on screen are rendered
+(Markdown, code, diffs: ``messageview``) and the layout corrected, the message at the top kept in
+place. Rendered bodies are cached per message, width and look, so scrolling back, moving the
+cursor or finding text does not render them again. A 200 MB transcript opens as fast as a small
+one: nothing outside the window is read, nothing off screen is rendered.
 """
 
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from dataclasses import dataclass
 from typing import Callable
 
-from rich.console import Group
 from rich.cells import cell_len
+from rich.console import Group
 from rich.padding import Padding
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
 from textual.binding import Binding
+from textual.cache import LRUCache
 from textual.geometry import Size
 from textual.message import Message
 from textual.scroll_view import ScrollView
@@ -28,25 +34,30 @@ from textual.strip import Strip
 
 from ..search import Engine, Item
 from ..text import printable
-from .render import ROLE_STYLES, highlighted
+from . import messageview
+from .messageview import Look, is_tool
+from .render import HIGHLIGHT, ROLE_STYLES
 
 PAGE = 40
 MARGIN = 20  # lines from an edge at which the next page is loaded
 FIND_PAGE = 200  # messages read per step while `/` find scans the session
 TOOL_MODES = ("lines", "full", "hidden")
-"""How tool calls and tool output show: first lines (folded), in full, or not at all (``t``)."""
+"""How tool calls and tool output show: one line / first lines, in full, or not at all (``t``)."""
 FIND_STYLE = Style.parse("bold black on dark_orange")
 FIND_CURRENT_STYLE = Style.parse("bold black on bright_green")
-BODY_LINES = {"user": 80, "assistant": 80, "summary": 80}
-"""Lines of a message shown before it is folded (``e`` shows every message in full)."""
-OTHER_BODY_LINES = 8  # tool calls, tool output, thinking, system notices
-FULL_BODY_LINES = 5000
+TERM_STYLE = Style.parse(HIGHLIGHT)
+BODIES_KEPT = 600
+"""Rendered message bodies kept (per view): a few screens in each direction at a few widths."""
 
 
 @dataclass
 class _Block:
+    """A loaded message: its lines once rendered (header, body, a blank line), else None; its
+    height: the number of those lines, or the estimate until it is rendered."""
+
     item: Item
-    strips: list[Strip]
+    strips: list[Strip] | None = None
+    height: int = 0
 
 
 class TranscriptView(ScrollView, can_focus=True):
@@ -61,6 +72,7 @@ class TranscriptView(ScrollView, can_focus=True):
         Binding("pagedown,space", "page_down", "Page down", show=False),
         Binding("home,g", "first", "Start", show=False, id="first"),
         Binding("end,G", "last", "End", show=False, id="last"),
+        Binding("enter", "toggle_message", "Expand", show=False, id="expand-message"),
         Binding("e", "toggle_full", "Full text", show=False, id="full-text"),
         Binding("right_square_bracket", "next_hit", "Next hit", id="next-hit"),
         Binding("left_square_bracket", "previous_hit", "Prev hit", show=False, id="previous-hit"),
@@ -94,20 +106,22 @@ class TranscriptView(ScrollView, can_focus=True):
         self.hit_index = hit_index
         self.terms = terms
         self._blocks: list[_Block] = []
-        self._lines: list[tuple[int, Strip]] = []  # (block number, strip)
+        self._tops: list[int] = [0]  # first line of each block, then the total height
         self._width = 0
         self._top_index: tuple[int, int] | None = None
         self._opened = False
+        self._preparing = False
+        self._bodies: LRUCache = LRUCache(BODIES_KEPT)
         self.full = False
         self._hits_of = hits
         self._hits: list[int] | None = None
         self.tool_mode = "lines"
         self.show_thinking = True
         self.show_abandoned = False
-        self.show_sidechains = True
-        """Subagent turns written inline into the transcript (``s`` hides them)."""
         """Messages off the active branch (a rewind replaced them) are hidden unless this is on
         (``a``); the screen turns it on when the hit itself is on such a branch."""
+        self.show_sidechains = True
+        """Subagent turns written inline into the transcript (``s`` hides them)."""
         self.find_text = ""
         self._finding = False
         self._jumping = False
@@ -117,9 +131,10 @@ class TranscriptView(ScrollView, can_focus=True):
         """(message index, matches in it) for the whole session, once counted (None meanwhile)."""
         self._find_generation = 0
         self._current_line: int | None = None
-        """The line (in its message's lines) of the current find match, once rendered."""
+        """The line (in its message's body) of the current find match, once rendered."""
         self._unfolded: set[int] = set()
-        """Messages shown in full although long (a find match in their folded part)."""
+        """Messages shown in full although long (Enter on one, or a find match in its folded
+        part); a tool call shows all its arguments."""
         self.cursor = start
         """The current message (marked; ``J``/``K`` move it; copy and editor act on it)."""
 
@@ -138,53 +153,107 @@ class TranscriptView(ScrollView, can_focus=True):
         """Indexes of the messages currently loaded (for tests and the header)."""
         return [b.item.message_index for b in self._blocks]
 
+    @property
+    def rendered(self) -> list[int]:
+        """Indexes of the loaded messages rendered so far (for tests and the benchmark)."""
+        return [b.item.message_index for b in self._blocks if b.strips is not None]
+
+    @property
+    def _lines(self) -> list[tuple[int, Strip]]:
+        """``(block number, line)`` of every rendered line (for tests and the benchmark)."""
+        return [(n, s) for n, b in enumerate(self._blocks) if b.strips for s in b.strips]
+
     def on_resize(self) -> None:
         region = self.scrollable_content_region
         if not self._opened:
-            if region.height:  # open once the real size is known: one page, rendered once
+            if region.height:  # open once the real size is known
                 self._opened = True
                 self._open_at(self.start)
             return
         width = max(20, region.width)
         if width != self._width and self._blocks:
-            top = self.top_message()
             self._width = width
-            for b in self._blocks:
-                b.strips = self._render_item(b.item)
-            self._relayout()
-            self._scroll_to_message(top)
+            self.rerender()
+        else:
+            self._prepare()
 
     # -- loading ------------------------------------------------------------------------------
 
     def _open_at(self, index: int) -> None:
         self._width = max(20, self.scrollable_content_region.width)
         lo = max(0, min(index - 10, self.total - PAGE))
-        items = self._load(lo, PAGE)
-        self._blocks = [_Block(it, self._render_item(it)) for it in items]
+        self._blocks = [self._block(it) for it in self._load(lo, PAGE)]
         self._relayout()
         self._scroll_to_message(index)
 
+    def _block(self, item: Item) -> _Block:
+        return _Block(item, None, self._estimate(item))
+
     def _relayout(self) -> None:
-        self._lines = [(n, s) for n, b in enumerate(self._blocks) for s in b.strips]
-        self.virtual_size = Size(self._width, len(self._lines))
+        tops = [0]
+        for b in self._blocks:
+            tops.append(tops[-1] + b.height)
+        self._tops = tops
+        self.virtual_size = Size(self._width, tops[-1])
         self.refresh()
 
+    def _block_at(self, y: int) -> int:
+        """The number of the block holding line ``y`` (clamped to the loaded blocks)."""
+        if not self._blocks:
+            return 0
+        return max(0, min(len(self._blocks) - 1, bisect_right(self._tops, y) - 1))
+
     def _line_of(self, message_index: int) -> int:
-        y = 0
-        for b in self._blocks:
+        for n, b in enumerate(self._blocks):
             if b.item.message_index >= message_index:
-                return y
-            y += len(b.strips)
-        return max(0, y - 1)
+                return self._tops[n]
+        return max(0, self._tops[-1] - 1)
 
     def _scroll_to_message(self, message_index: int) -> None:
         self._set_y(self._line_of(message_index))
+        self._prepare()
         self._after_scroll()
 
     def _set_y(self, y: int) -> None:
         # Set directly: scroll_to() inside a resize or right after virtual_size changed can be
         # clamped against the old size and silently land at 0.
-        self.scroll_target_y = self.scroll_y = min(y, max(0, len(self._lines) - 1))
+        self._preparing = True  # no _prepare from the watcher: the caller does it
+        try:
+            self.scroll_target_y = self.scroll_y = min(y, max(0, self._tops[-1] - 1))
+        finally:
+            self._preparing = False
+
+    def _prepare(self) -> None:
+        """Render the messages on screen (and a few lines below) that are not rendered yet, and
+        lay them out with their real heights, the line at the top of the view kept in place."""
+        if not self._blocks or self._preparing:
+            return
+        height = max(1, self.scrollable_content_region.height)
+        for _ in range(4):  # a message rendered shorter than estimated lets the next ones in
+            y = int(self.scroll_y)
+            top = self._block_at(y)
+            offset = y - self._tops[top]
+            changed = False
+            pos = self._tops[top]
+            n = top
+            while n < len(self._blocks) and pos <= y + height + 2:
+                b = self._blocks[n]
+                if b.strips is None:
+                    old = b.height
+                    self._render_block(b)
+                    changed |= b.height != old
+                pos += b.height
+                n += 1
+            if not changed:
+                return
+            self._relayout()
+            self._set_y(self._tops[top] + min(offset, max(0, self._blocks[top].height - 1)))
+
+    def watch_scroll_y(self, old: float, new: float) -> None:
+        super().watch_scroll_y(old, new)
+        if not self._preparing:
+            self._prepare()  # before the paint: what comes into view is rendered first
+        self.call_after_refresh(self._after_scroll)
 
     def top_message(self) -> int:
         """Index of the message at the top of the view."""
@@ -195,14 +264,9 @@ class TranscriptView(ScrollView, can_focus=True):
         return self._message_at(int(self.scroll_offset.y) + self.scrollable_content_region.height - 1)
 
     def _message_at(self, y: int) -> int:
-        if not self._lines:
+        if not self._blocks:
             return self.start
-        n = self._lines[max(0, min(y, len(self._lines) - 1))][0]
-        return self._blocks[n].item.message_index
-
-    def watch_scroll_y(self, old: float, new: float) -> None:
-        super().watch_scroll_y(old, new)
-        self.call_after_refresh(self._after_scroll)
+        return self._blocks[self._block_at(max(0, min(y, self._tops[-1] - 1)))].item.message_index
 
     def _after_scroll(self) -> None:
         if not self._blocks or not self.scrollable_content_region.height:
@@ -212,21 +276,21 @@ class TranscriptView(ScrollView, can_focus=True):
             y = int(self.scroll_offset.y)
             if y < MARGIN and self.lo > 0:
                 offset = max(0, self.lo - PAGE)
-                items = self._load(offset, self.lo - offset)
-                new = [_Block(it, self._render_item(it)) for it in items if it.message_index < self.lo]
+                new = [self._block(it) for it in self._load(offset, self.lo - offset) if it.message_index < self.lo]
                 if not new:
                     break
-                added = sum(len(b.strips) for b in new)
+                added = sum(b.height for b in new)
                 self._blocks[:0] = new
                 self._relayout()
                 self._set_y(y + added)
-            elif y + height > len(self._lines) - MARGIN and self.hi < self.total:
+                self._prepare()
+            elif y + height > self._tops[-1] - MARGIN and self.hi < self.total:
                 items = self._load(self.hi, PAGE)
-                self._blocks.extend(_Block(it, self._render_item(it)) for it in items
-                                    if it.message_index >= self.hi)
+                self._blocks.extend(self._block(it) for it in items if it.message_index >= self.hi)
                 if not items:  # the index claims more messages than it holds: stop asking
                     self.total = self.hi
                 self._relayout()
+                self._prepare()
             else:
                 break
         seen = (self.top_message(), self.bottom_message())
@@ -247,18 +311,47 @@ class TranscriptView(ScrollView, can_focus=True):
             return False
         if item.label == "thinking":
             return self.show_thinking
-        if self.tool_mode == "hidden" and _is_tool(item):
+        if self.tool_mode == "hidden" and is_tool(item):
             return False
         return True
 
-    def _render_item(self, item: Item) -> list[Strip]:
+    def _look(self, item: Item) -> Look:
+        return Look(max(20, self._width - 5), self.app.current_theme.dark,
+                    full=self.full or item.message_index in self._unfolded, tools_full=self.tool_mode == "full")
+
+    def _estimate(self, item: Item) -> int:
+        """Lines ``item`` takes before it is rendered (0 when hidden)."""
         if not self.visible(item):
-            return []
-        is_hit = item.message_index == self.hit_index
+            return 0
+        return 2 + messageview.estimate_lines(item, self._look(item)) + len(item.subagents)
+
+    def _render_block(self, block: _Block) -> None:
+        """Render ``block``'s message (header, body from the cache when it is there, a blank
+        line), query terms and find matches highlighted."""
+        item = block.item
+        if not self.visible(item):
+            block.strips, block.height = [], 0
+            return
+        body = self._body(item)
+        if self.terms:
+            body = [_mark(strip, Engine.spans(strip.text, self.terms), TERM_STYLE) for strip in body]
+        if self.find_text:
+            body = self._mark_find(body, item)
+        block.strips = [self._header(item)] + body + [Strip.blank(self._width, self.rich_style)]
+        block.height = len(block.strips)
+
+    def _base_style(self, item: Item) -> Style:
+        if item.message_index == self.hit_index:
+            return self.rich_style + Style(bgcolor="grey23" if self.app.current_theme.dark else "grey85")
+        return self.rich_style
+
+    def _header(self, item: Item) -> Strip:
+        """The message's first line: ``▶`` on the hit, ``#N`` (reversed at the cursor), label,
+        time, branch and subagent marks."""
         header = Text(no_wrap=True, overflow="ellipsis")
-        header.append("▶ " if is_hit else "  ", style="bold cyan")
-        at_cursor = item.message_index == self.cursor
-        header.append(f"#{item.message_index + 1}", style="bold reverse" if at_cursor else "dim")
+        header.append("▶ " if item.message_index == self.hit_index else "  ", style="bold cyan")
+        header.append(f"#{item.message_index + 1}", style="bold reverse" if item.message_index == self.cursor
+                      else "dim")
         header.append(" ")
         header.append(printable(item.label), style=ROLE_STYLES.get(item.role, ""))
         if item.timestamp:
@@ -267,43 +360,43 @@ class TranscriptView(ScrollView, can_focus=True):
             header.append("  abandoned branch", style="dim italic")
         if item.sidechain:
             header.append("  subagent turn", style="dim italic")
-        lines = printable(item.text).splitlines() or [""]
-        full = self.full or (self.tool_mode == "full" and _is_tool(item)) or item.message_index in self._unfolded
-        cap = FULL_BODY_LINES if full else BODY_LINES.get(item.label, OTHER_BODY_LINES)
-        more = len(lines) - cap
-        body_text = "\n".join(lines[:cap])
-        if not full and len(body_text) > cap * self._width:  # one huge line (minified, base64)
-            more = max(more, 1)
-            body_text = body_text[: cap * self._width]
-        prose = item.role in ("user", "assistant") and item.label != "thinking" and not _is_tool(item)
-        body = highlighted(body_text, self.terms, style="" if prose else "dim")
-        if prose:
-            _style_code(body, self.app.current_theme.dark)
-        if more > 0:
-            hint = "t: tools in full" if _is_tool(item) and not self.full else "e: show full text"
-            body.append(f"\n… {more} more lines ({hint})", style="italic dim")
         console = self.app.console
         options = console.options.update_width(self._width).update(highlight=False)
-        hit_bg = "grey23" if self.app.current_theme.dark else "grey85"
-        base = self.rich_style + Style(bgcolor=hit_bg) if is_hit else self.rich_style
-        parts = [header, Padding(body, (0, 1, 0, 4))]
+        line = console.render_lines(header, options, style=self._base_style(item), pad=True)[0]
+        return Strip(line)
+
+    def _body(self, item: Item) -> list[Strip]:
+        """The rendered body of ``item`` (cached by message, text, width and look)."""
+        look = self._look(item)
+        key = (item.message_index, len(item.text), hash(item.text), look, item.message_index == self.hit_index,
+               tuple(tuple(sorted(s.items())) for s in item.subagents))
+        cached = self._bodies.get(key)
+        if cached is not None:
+            return cached
+        renderable, more = messageview.body(item, look)
+        parts = [Padding(renderable, (0, 1, 0, 4))]
+        if more > 0:
+            what = "t: tools in full" if is_tool(item) and not self.full else "e: every message in full"
+            parts.append(Padding(Text(f"… {more} more lines (Enter: this message in full · {what})",
+                                      style="italic dim"), (0, 1, 0, 4)))
         parts += [Padding(line, (0, 1, 0, 4)) for line in subagent_lines(item)]
-        rendered = console.render_lines(Group(*parts), options, style=base, pad=True)
-        strips = [Strip(line) for line in rendered]
-        if self.find_text:
-            strips = self._mark_find(strips, item)
-        return strips + [Strip.blank(self._width, self.rich_style)]
+        console = self.app.console
+        options = console.options.update_width(self._width).update(highlight=False)
+        strips = [Strip(line) for line in console.render_lines(Group(*parts), options,
+                                                                style=self._base_style(item), pad=True)]
+        self._bodies[key] = strips
+        return strips
 
     def _mark_find(self, strips: list[Strip], item: Item) -> list[Strip]:
-        """Highlight the find text in the rendered lines of ``item`` (not its header line), the
-        current match in :data:`FIND_CURRENT_STYLE`; remembers that match's line."""
+        """Highlight the find text in the rendered body lines of ``item``, the current match in
+        :data:`FIND_CURRENT_STYLE`; remembers that match's line."""
         pattern = re.compile(re.escape(self.find_text), re.IGNORECASE)
         current = self._current[1] if self._current and self._current[0] == item.message_index else None
         if current is not None:
             self._current_line = None
         k = 0
-        out = strips[:1]
-        for y, strip in enumerate(strips[1:], start=1):
+        out = []
+        for y, strip in enumerate(strips):
             text = strip.text
             marks = []
             for m in pattern.finditer(text):
@@ -318,10 +411,24 @@ class TranscriptView(ScrollView, can_focus=True):
         scroll_x, scroll_y = self.scroll_offset
         n = y + scroll_y
         width = self.scrollable_content_region.width
-        if n >= len(self._lines):
+        if n >= self._tops[-1] or not self._blocks:
             return Strip.blank(width, self.rich_style)
-        strip = self._lines[n][1]
-        return strip.crop_extend(scroll_x, scroll_x + width, self.rich_style)
+        i = self._block_at(n)
+        block = self._blocks[i]
+        if block.strips is None:  # not prepared (a paint before the scroll watcher ran)
+            old = block.height
+            self._render_block(block)
+            if block.height != old:
+                self.call_after_refresh(self._fix_layout)
+        line = n - self._tops[i]
+        if line >= len(block.strips):
+            return Strip.blank(width, self.rich_style)
+        return block.strips[line].crop_extend(scroll_x, scroll_x + width, self.rich_style)
+
+    def _fix_layout(self) -> None:
+        top = self.top_message()
+        self._relayout()
+        self._scroll_to_message(top)
 
     # -- actions ------------------------------------------------------------------------------
 
@@ -343,13 +450,10 @@ class TranscriptView(ScrollView, can_focus=True):
         if message_index == self.cursor:
             return
         old, self.cursor = self.cursor, message_index
-        changed = False
-        for b in self._blocks:
-            if b.item.message_index in (old, message_index):
-                b.strips = self._render_item(b.item)
-                changed = True
-        if changed:
-            self._relayout()
+        for b in self._blocks:  # only the two headers change
+            if b.strips and b.item.message_index in (old, message_index):
+                b.strips[0] = self._header(b.item)
+        self.refresh()
 
     def go_to(self, message_index: int) -> None:
         """Make message ``message_index`` the cursor and put it at the top (loading its page when
@@ -424,44 +528,59 @@ class TranscriptView(ScrollView, can_focus=True):
         top = self.top_message()
         self._open_at(top)
 
-    def rerender(self) -> None:
-        """Render the loaded messages again (after a toggle), keeping the top message in place."""
+    def rerender(self, keep_bodies: bool = False) -> None:
+        """Render the loaded messages again (after a toggle, a resize or a theme change), keeping
+        the top message in place; only what is on screen is rendered now. The cached bodies are
+        dropped unless ``keep_bodies`` (what changed is only highlighted on top of them)."""
         top = self.top_message()
+        if not keep_bodies:
+            self._bodies.clear()
         for b in self._blocks:
-            b.strips = self._render_item(b.item)
+            b.strips, b.height = None, self._estimate(b.item)
         self._relayout()
         self._top_index = None  # post Position again: the screen's status line names the toggles
         self._scroll_to_message(top)
 
+    def action_toggle_message(self) -> None:
+        """Enter: the message at the cursor in full (a tool call with all its arguments), or
+        folded again."""
+        index = self.cursor
+        self._unfolded.symmetric_difference_update({index})
+        for b in self._blocks:
+            if b.item.message_index == index:
+                b.strips, b.height = None, self._estimate(b.item)
+        self._relayout()
+        self._prepare()
+
     def action_toggle_full(self) -> None:
         """Show long messages in full, or folded again (the message at the top stays put)."""
         self.full = not self.full
-        self.rerender()
+        self.rerender(keep_bodies=True)
         self.notify("Long messages in full" if self.full else "Long messages folded again")
 
     def action_cycle_tools(self) -> None:
         """Tool calls and output: first lines -> in full -> hidden -> first lines."""
         self.tool_mode = TOOL_MODES[(TOOL_MODES.index(self.tool_mode) + 1) % len(TOOL_MODES)]
-        self.rerender()
+        self.rerender(keep_bodies=True)
         self.notify({"lines": "Tool calls and output: first lines", "full": "Tool calls and output: in full",
                      "hidden": "Tool calls and output: hidden"}[self.tool_mode])
 
     def action_toggle_thinking(self) -> None:
         """Show or hide the model's thinking."""
         self.show_thinking = not self.show_thinking
-        self.rerender()
+        self.rerender(keep_bodies=True)
         self.notify("Thinking shown" if self.show_thinking else "Thinking hidden")
 
     def action_toggle_sidechains(self) -> None:
         """Show or hide subagent turns written inline into this transcript."""
         self.show_sidechains = not self.show_sidechains
-        self.rerender()
+        self.rerender(keep_bodies=True)
         self.notify("Subagent turns shown" if self.show_sidechains else "Subagent turns hidden")
 
     def action_toggle_abandoned(self) -> None:
         """Show or hide messages of abandoned branches (the active branch is always shown)."""
         self.show_abandoned = not self.show_abandoned
-        self.rerender()
+        self.rerender(keep_bodies=True)
         self.notify("Abandoned branches shown (marked)" if self.show_abandoned
                     else "Showing the active branch only")
 
@@ -471,7 +590,7 @@ class TranscriptView(ScrollView, can_focus=True):
         top = self.cursor
         blocks = self._blocks if step > 0 else reversed(self._blocks)
         for b in blocks:
-            if b.strips and (b.item.message_index > top if step > 0 else b.item.message_index < top):
+            if b.height and (b.item.message_index > top if step > 0 else b.item.message_index < top):
                 return b.item.message_index
         if step > 0 and self.hi < self.total:
             return self.hi
@@ -509,7 +628,7 @@ class TranscriptView(ScrollView, can_focus=True):
         self._current = None
         self._matches = None
         self._find_generation += 1
-        self.rerender()
+        self.rerender(keep_bodies=True)
         if text:
             self._count_matches(text, self._find_generation)
             self._find(+1, include_top=True)
@@ -645,13 +764,13 @@ class TranscriptView(ScrollView, can_focus=True):
             return
         block = self._blocks[block_no]
         self._current_line = None
-        block.strips = self._render_item(block.item)
+        self._render_block(block)
         if self._current_line is None and index not in self._unfolded:  # in the folded part
             self._unfolded.add(index)
-            block.strips = self._render_item(block.item)
+            self._render_block(block)
         self._relayout()
         top = self._line_of(index)
-        line = top + (self._current_line or 0)
+        line = top + 1 + (self._current_line or 0)  # the header, then the body's lines
         height = self.scrollable_content_region.height or 1
         self._set_y(top if line < top + height - 1 else max(top, line - height // 3))
         self._after_scroll()
@@ -669,7 +788,6 @@ class TranscriptView(ScrollView, can_focus=True):
 
     def action_scroll_down(self) -> None:
         self.scroll_down(animate=False)
-
 
 
 def subagent_lines(item: Item) -> list[Text]:
@@ -702,24 +820,9 @@ def _restyle(strip: Strip, text: str, marks: list[tuple[int, int, Style]]) -> St
     return Strip.join(out)
 
 
-def _is_tool(item: Item) -> bool:
-    """A tool call or tool output (what ``t`` folds, expands or hides)."""
-    return item.role == "tool" or item.label.startswith("tool-call:")
+def _mark(strip: Strip, spans: list[tuple[int, int]], style: Style) -> Strip:
+    """``strip`` with the character ``spans`` of its text in ``style``."""
+    return _restyle(strip, strip.text, [(a, b, style) for a, b in spans]) if spans else strip
 
 
-def _style_code(body: Text, dark: bool) -> None:
-    """Give fenced code blocks (```` ``` ```` lines and what is between them) a background, so
-    code stands apart from prose. Only styles are added: the text is shown exactly as written."""
-    style = "on grey15" if dark else "on grey93"
-    inside, start, pos = False, 0, 0
-    for line in body.plain.split("\n"):
-        end = pos + len(line)
-        if line.lstrip().startswith("```"):
-            if inside:
-                body.stylize(style, start, end)
-            else:
-                start = pos
-            inside = not inside
-        pos = end + 1
-    if inside:
-        body.stylize(style, start, len(body.plain))
+_is_tool = is_tool  # the name the screens and tests knew

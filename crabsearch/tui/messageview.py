@@ -1,0 +1,272 @@
+"""How one message looks in the session view: pure functions from an ``Item`` to a Rich renderable.
+
+* user, assistant and summary text: Markdown (headings, lists, emphasis, tables, quotes), fenced
+  code highlighted by its language (Rich's ``Markdown`` and ``Syntax``), ``diff`` fences coloured;
+* a tool call: one line, ``Bash(crontab -l)``, its main argument; expanded (``t``, or Enter on the
+  message): every argument, an edit as a coloured diff of the old and the new text;
+* tool output: dim, folded to its first lines; a diff in it coloured;
+* thinking: dim italic; system notices: dim.
+
+Never an interpreter of what a transcript says: text goes through :func:`crabsearch.text.printable`
+first (escape sequences, C1 and bidi controls become visible symbols; so do the strings decoded
+from a tool call's JSON arguments), Rich markup is never parsed (``[bold]`` shows as written:
+Markdown makes ``Text`` objects, never markup), HTML is shown as written (the Markdown parser's
+HTML is off), and links and images are shown as text with their address (no OSC 8 hyperlinks,
+nothing fetched).
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import shlex
+from dataclasses import dataclass
+
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
+from rich.console import Group, RenderableType
+from rich.markdown import Heading, Markdown
+from rich.syntax import Syntax
+from rich.text import Text
+
+from ..search import Item
+from ..text import printable
+
+PROSE_LINES = 80
+"""Lines of user, assistant and summary text shown before the message is folded."""
+OTHER_LINES = 8
+"""Lines of tool output, expanded tool calls, thinking and system notices shown before folding."""
+FULL_LINES = 5000
+"""Lines shown of a message in full (``e``, Enter)."""
+ONE_LINER = 240
+"""Characters of a tool call's main argument on its one line."""
+MAIN_ARGUMENTS = ("command", "cmd", "file_path", "path", "notebook_path", "pattern", "query", "url", "prompt",
+                  "description", "skill", "subject", "task", "content", "input")
+"""The argument a tool call's one line shows, the first one it has."""
+
+
+@dataclass(frozen=True)
+class Look:
+    """What a message's rendering depends on besides its text (part of the cache key)."""
+
+    width: int
+    dark: bool
+    full: bool = False
+    """Shown in full: ``e``, Enter on the message, a find match in its folded part."""
+    tools_full: bool = False
+    """``t``: tool calls and output in full."""
+
+
+def is_tool(item: Item) -> bool:
+    """A tool call or tool output (what ``t`` folds, expands or hides)."""
+    return item.role == "tool" or item.label.startswith("tool-call:")
+
+
+def is_prose(item: Item) -> bool:
+    """User, assistant or summary text: rendered as Markdown."""
+    return item.role in ("user", "assistant", "summary") and item.label != "thinking" and not is_tool(item)
+
+
+def body(item: Item, look: Look) -> tuple[RenderableType, int]:
+    """``(renderable, lines folded away)`` of ``item``'s text as the session view shows it."""
+    text = printable(item.text)
+    if item.label.startswith("tool-call:"):
+        return tool_call(printable(item.label.partition(":")[2]), text, look)
+    full = look.full or (look.tools_full and is_tool(item))
+    cap = FULL_LINES if full else PROSE_LINES if is_prose(item) else OTHER_LINES
+    shown, more = fold(text, cap, look.width)
+    if is_prose(item):
+        return markdown(shown, look), more
+    if item.role == "tool":
+        if looks_like_diff(shown):
+            return diff_text(shown), more
+        return Text(shown, style="dim"), more
+    style = "dim italic" if item.label == "thinking" else "dim"
+    return Text(shown, style=style), more
+
+
+def fold(text: str, cap: int, width: int) -> tuple[str, int]:
+    """The first ``cap`` lines of ``text`` and how many lines are left out; one huge line
+    (minified JSON, base64) counts as the screen lines it would wrap to."""
+    lines = text.splitlines() or [""]
+    more = max(0, len(lines) - cap)
+    shown = "\n".join(lines[:cap])
+    if cap < FULL_LINES and len(shown) > cap * max(20, width):
+        shown = shown[: cap * max(20, width)]
+        more = max(more, 1)
+    return shown, more
+
+
+class _LeftHeading(Heading):
+    """A heading on the left, bold (Rich centres level 1); the ``#`` marks kept, dim."""
+
+    LEVEL_ALIGN = {}
+
+    def __rich_console__(self, console, options):
+        text = self.text.copy()
+        text.justify = "left"
+        level = int(self.tag[1:]) if self.tag[1:].isdigit() else 1
+        yield Text.assemble(("#" * level + " ", "dim"), text)
+
+
+class SafeMarkdown(Markdown):
+    """Rich's Markdown with HTML shown as written (the parser's ``html`` option off: a tag in a
+    transcript is text), headings on the left, images as text and links as text with their
+    address (``hyperlinks=False``)."""
+
+    elements = {**Markdown.elements, "heading_open": _LeftHeading}
+
+    def __init__(self, markup: str, **kwargs) -> None:
+        kwargs["hyperlinks"] = False
+        super().__init__(markup, **kwargs)
+        parser = MarkdownIt("commonmark", {"html": False}).enable("strikethrough").enable("table")
+        self.parsed = parser.parse(markup)
+        for token in self.parsed:  # an image is text in its line: [image: alt] (address)
+            if token.children and any(c.type == "image" for c in token.children):
+                token.children = [_image_text(c) if c.type == "image" else c for c in token.children]
+
+
+def _image_text(token: Token) -> Token:
+    alt = "".join(c.content for c in token.children or [])
+    out = Token("text", "", 0)
+    out.content = f"[image{': ' + alt if alt else ''}] ({token.attrs.get('src', '')})"
+    return out
+
+
+def markdown(text: str, look: Look) -> RenderableType:
+    """``text`` as Markdown, code highlighted with a theme for the app's light or dark look."""
+    theme = "monokai" if look.dark else "friendly"
+    return SafeMarkdown(text, code_theme=theme, inline_code_theme=theme)
+
+
+# -- tool calls --------------------------------------------------------------------------------
+
+
+def arguments(text: str):
+    """A tool call's arguments: the JSON object (or list) its text holds, else None (cut short,
+    or not JSON at all). Every string in it is made printable again: JSON's ``\\u001b`` escapes
+    decode to the very control characters ``printable`` took out of the text."""
+    if not text.lstrip().startswith(("{", "[")):
+        return None
+    try:
+        return _inert(json.loads(text))
+    except (ValueError, RecursionError):
+        return None
+
+
+def _inert(value):
+    if isinstance(value, str):
+        return printable(value)
+    if isinstance(value, list):
+        return [_inert(v) for v in value]
+    if isinstance(value, dict):
+        return {printable(str(k)): _inert(v) for k, v in value.items()}
+    return value
+
+
+def main_argument(args) -> str:
+    """The argument a tool call's one line shows: the first of :data:`MAIN_ARGUMENTS` it has (a
+    shell command given as a list is joined; ``bash -lc SCRIPT`` shows the script), else its
+    arguments as ``key=value`` pairs."""
+    if isinstance(args, dict):
+        for key in MAIN_ARGUMENTS:
+            value = args.get(key)
+            if isinstance(value, list) and all(isinstance(v, str) for v in value):
+                if len(value) == 3 and value[1] in ("-lc", "-c") and value[0].endswith("sh"):
+                    return value[2]
+                return shlex.join(value)
+            if isinstance(value, str) and value.strip():
+                return value
+        return ", ".join(f"{k}={_short(v)}" for k, v in args.items())
+    return _short(args)
+
+
+def _short(value) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    return printable(text) if len(text) <= 60 else printable(text[:59]) + "…"
+
+
+def one_line(name: str, text: str) -> Text:
+    """``Name(main argument)`` on one line (newlines shown as ⏎)."""
+    args = arguments(text)
+    arg = main_argument(args) if args is not None else text
+    arg = " ⏎ ".join(part.strip() for part in arg.strip().splitlines() if part.strip())
+    if len(arg) > ONE_LINER:
+        arg = arg[: ONE_LINER - 1] + "…"
+    return Text.assemble((name or "tool", "bold"), ("(", "dim"), (arg, ""), (")", "dim"), no_wrap=True,
+                         overflow="ellipsis")
+
+
+def tool_call(name: str, text: str, look: Look) -> tuple[RenderableType, int]:
+    """A tool call: its one line; in full, every argument below it (an edit as a diff)."""
+    head = one_line(name, text)
+    if not (look.full or look.tools_full):
+        return head, 0
+    args = arguments(text)
+    if isinstance(args, dict) and isinstance(args.get("old_string"), str) and isinstance(args.get("new_string"), str):
+        return Group(head, edit_diff(args["old_string"], args["new_string"], str(args.get("file_path") or ""))), 0
+    if isinstance(args, dict) and isinstance(args.get("edits"), list):
+        parts: list = [head]
+        for edit in args["edits"]:
+            if isinstance(edit, dict) and isinstance(edit.get("old_string"), str):
+                parts.append(edit_diff(edit["old_string"], str(edit.get("new_string") or ""),
+                                       str(args.get("file_path") or "")))
+        return Group(*parts), 0
+    patch = next((v for v in (args.values() if isinstance(args, dict) else []) if isinstance(v, str)
+                  and looks_like_diff(v)), None)
+    if patch is not None:  # Codex apply_patch and friends
+        return Group(head, diff_text(patch)), 0
+    if args is not None:
+        pretty = json.dumps(args, indent=2, ensure_ascii=False)
+        return Group(head, Syntax(pretty, "json", theme="monokai" if look.dark else "friendly",
+                                  word_wrap=True, background_color="default")), 0
+    return Group(head, Text(text, style="dim")), 0
+
+
+# -- diffs -------------------------------------------------------------------------------------
+
+
+def looks_like_diff(text: str) -> bool:
+    """True for a unified diff (``@@`` hunks, ``diff --git``, or ``---``/``+++`` file lines) or
+    a Codex patch (``*** Begin Patch``)."""
+    head = text[:4000]
+    return ("\n@@ " in "\n" + head or head.startswith("diff --git") or "\ndiff --git" in head
+            or ("\n--- " in "\n" + head and "\n+++ " in head) or "*** Begin Patch" in head)
+
+
+DIFF_STYLES = (("+++", "bold"), ("---", "bold"), ("@@", "cyan"), ("diff ", "bold"), ("***", "bold"),
+               ("+", "green"), ("-", "red"))
+
+
+def diff_text(text: str) -> Text:
+    """A diff with added lines green, removed red, hunk headers cyan."""
+    out = Text()
+    for n, line in enumerate(text.split("\n")):
+        if n:
+            out.append("\n")
+        style = next((s for prefix, s in DIFF_STYLES if line.startswith(prefix)), "dim")
+        out.append(line, style=style)
+    return out
+
+
+def edit_diff(old: str, new: str, path: str) -> Text:
+    """An edit (old text replaced by new) as a coloured unified diff."""
+    lines = difflib.unified_diff(printable(old).splitlines(), printable(new).splitlines(),
+                                 fromfile=printable(path) or "before", tofile=printable(path) or "after",
+                                 lineterm="", n=2)
+    return diff_text("\n".join(lines))
+
+
+# -- sizes -------------------------------------------------------------------------------------
+
+
+def estimate_lines(item: Item, look: Look) -> int:
+    """A guess of the screen lines ``item``'s body takes (before it is rendered: the view lays
+    out messages it has not rendered yet with it, and corrects it when it renders them)."""
+    if item.label.startswith("tool-call:"):
+        return 1 if not (look.full or look.tools_full) else 12
+    full = look.full or (look.tools_full and is_tool(item))
+    cap = FULL_LINES if full else PROSE_LINES if is_prose(item) else OTHER_LINES
+    width = max(20, look.width - 5)
+    lines = item.text.splitlines()[:cap] or [""]
+    return sum(1 + len(line) // width for line in lines) + (1 if len(item.text.splitlines()) > cap else 0)
