@@ -422,6 +422,26 @@ async def test_up_on_the_first_result_goes_back_to_the_search_box(sample):
         assert app.focused is app.screen.query_one("#query")
 
 
+async def test_keys_that_arrive_together_act_where_the_first_one_moved_the_focus(sample):
+    """Down then Enter in one burst (a fast typist, tmux send-keys, a paste): Enter expands the
+    first row; it must not reach the search box because the focus moved a frame late."""
+    from textual import events
+
+    app = app_of(sample)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press(*"cron")
+        await settle(pilot)
+        results = app.screen.query_one(ResultList)
+        for key, char in (("down", None), ("enter", "\r")):
+            event = events.Key(key, char)
+            event.set_sender(app)
+            app._driver.send_message(event)
+        await settle(pilot)
+        assert app.focused is results and results.highlighted == 0
+        assert 0 in results.expanded
+
+
 async def test_empty_state_lists_every_agent_aligned_and_the_command_as_run(tmp_path, monkeypatch):
     import sys
 

@@ -506,7 +506,9 @@ class SearchScreen(Screen):
         """Move from the search box into the results."""
         results = self.query_one(ResultList)
         if results.option_count:
-            results.focus()
+            # set_focus now, not focus() (which waits a frame): keys that arrived together with
+            # this one (Down Enter from a fast typist or tmux) must reach the results.
+            self.set_focus(results)
             if results.highlighted is None:
                 results.highlighted = 0
 
@@ -519,7 +521,7 @@ class SearchScreen(Screen):
     @on(ResultList.Leave)
     def _leave_results(self) -> None:
         self._show_pending()
-        self.query_one(Input).focus()
+        self.set_focus(self.query_one(Input))
 
     def type_into_search(self, char: str) -> None:
         """Put a character typed in the results into the search box (``"\b"``: backspace) and
