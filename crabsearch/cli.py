@@ -204,16 +204,22 @@ def _run(args) -> int:
         if command:
             return run_resume(command)
         return EXIT_OK
-    from .index import Indexer
     from .search import Engine, IndexDamaged
 
-    indexer = Indexer(index_dir, env=env, index_tool_output=tools, extra_dirs=extra)
+    def make_indexer():
+        from .index.writer import Indexer
+
+        return Indexer(index_dir, env=env, index_tool_output=tools, extra_dirs=extra)
+
+    # The writer (and every agent reader) is imported only by what refreshes: not by a search
+    # with --no-refresh (issue 13).
+    indexer = _Lazy(make_indexer)
     engine = Engine(index_dir, redact=not getattr(args, "no_redact", False), resume_flags=cfg.resume)
     if args.command == "mcp":  # secrets always masked over MCP: no --no-redact
         from .mcp_server import serve
         from .mcp_tools import Door
 
-        return serve(Door(engine, indexer, tool_output=tools))
+        return serve(Door(engine, make_indexer(), tool_output=tools))
 
     if args.command == "index":
         report = indexer.refresh()
@@ -301,6 +307,20 @@ def _run(args) -> int:
     raise UsageError(f"unknown command {args.command!r}")
 
 
+class _Lazy:
+    """An object made on first attribute access by ``make()`` (the CLI's Indexer: importing the
+    writer costs ~30 ms that a search with nothing to refresh does not need)."""
+
+    def __init__(self, make):
+        self._make = make
+        self._obj = None
+
+    def __getattr__(self, name):
+        if self._obj is None:
+            self._obj = self._make()
+        return getattr(self._obj, name)
+
+
 def _find_session(engine, indexer, session_id: str):
     """The SessionRef for ``session_id`` (exact or a unique prefix), refreshing the index once when
     it is not there yet; None after printing the one-line error (unknown or ambiguous id)."""
@@ -332,13 +352,13 @@ def _export(engine, ref, args) -> int:
         raise UsageError(f"--from {args.first} is past the last message (the session has {total})")
     if args.last is not None and args.last < first + 1:
         raise UsageError(f"--to {args.last} is before --from {first + 1}")
-    from .hits import UNAVAILABLE
+    from .hits import GONE, UNAVAILABLE
 
     missing = [0]
 
     def counted():
         for piece in session_markdown(engine, ref, redact=not args.no_redact, start=first, stop=stop):
-            missing[0] += piece.count(UNAVAILABLE)
+            missing[0] += piece.count(UNAVAILABLE) + piece.count(GONE)
             yield piece
 
     pieces = counted()

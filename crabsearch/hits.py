@@ -21,7 +21,21 @@ MAX_ITEM_BYTES = 1024
 DEFAULT_LIMIT = 20
 UNAVAILABLE = "[message unavailable: the transcript changed since it was indexed; run `crabsearch index`]"
 GONE = "[message unavailable: the transcript is gone (deleted or moved since it was indexed); run `crabsearch index`]"
-"""What the app shows instead of :data:`UNAVAILABLE` when the transcript file no longer exists."""
+"""A message's text, in windows, pages and exports, when its transcript file no longer exists
+(:data:`UNAVAILABLE` when the file is there but no longer holds what was indexed)."""
+
+
+def transcript_gone(path: str | None) -> bool:
+    """True when the transcript file of a session ``path`` no longer exists (deleted or moved
+    since it was indexed). For a member path (``<file>#<member>``: a database row, an archive or
+    Aider member) the container file is what must exist."""
+    import os  # noqa: PLC0415
+
+    from .sources.base import MEMBER_SEP  # noqa: PLC0415
+
+    path = path or ""
+    container = path.split(MEMBER_SEP, 1)[0] if MEMBER_SEP in os.path.basename(path) else path
+    return bool(container) and not os.path.lexists(container)
 
 
 @dataclass

@@ -195,3 +195,14 @@ def test_the_app_s_resume_command_runs_after_it_exits(home, monkeypatch):
     monkeypatch.setattr("crabsearch.cli.subprocess.call", lambda argv: ran.append(argv) or 7)
     assert main([]) == 7
     assert ran == [["/bin/sh", "-c", "cd /tmp && claude --resume abc"]]
+
+
+def test_show_and_export_say_a_deleted_transcript_is_gone(home, capsys):
+    """Issue 15: a transcript deleted since indexing reads as gone, not as "changed"."""
+    sid = "5c0375b4-57a5-4f26-b12d-d022ee4e51b7"
+    assert run(capsys, "index")[0] == 0
+    next((home / ".claude" / "projects").rglob(f"{sid}.jsonl")).unlink()
+    code, out, _ = run(capsys, "show", sid)
+    assert code == 0 and "the transcript is gone (deleted or moved" in out and "changed since" not in out
+    code, out, err = run(capsys, "export", sid)
+    assert "the transcript is gone (deleted or moved" in out and "could not be read" in err

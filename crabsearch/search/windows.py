@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from collections import OrderedDict
 
-from ..hits import UNAVAILABLE, Item, SessionRef, abandoned_ranges, cut_around, cut_bytes, in_ranges
+from ..hits import (GONE, UNAVAILABLE, Item, SessionRef, abandoned_ranges, cut_around, cut_bytes, in_ranges,
+                    transcript_gone)
 from ..model import Session, from_ms
 from ..redact import redact as redact_secrets
 from ..sources import SOURCES
@@ -54,6 +55,7 @@ class Windows:
         off = abandoned_ranges(ref.session)
         items = []
         guess = anchor
+        gone = None  # checked once, at the first message that cannot be read
         for i in indexes:
             f, guess = message_doc(searcher, ref.fkey, i, guess)
             if not f:
@@ -65,6 +67,9 @@ class Windows:
                     text = src.message_text(obj, f.get("part", 0), f["label"])
                 except Exception:  # a record that no longer matches what was indexed
                     text = UNAVAILABLE
+            else:
+                gone = transcript_gone(ref.session.path) if gone is None else gone
+                text = GONE if gone else UNAVAILABLE
             if mask:
                 text = redact_secrets(text)
             truncated = False

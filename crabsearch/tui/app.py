@@ -17,6 +17,7 @@ from textual.binding import Binding
 from .. import paths
 from ..config import Config
 from ..index import Indexer
+from ..hits import GONE
 from ..search import UNAVAILABLE, Engine
 from ..sources.base import MEMBER_SEP
 from ..sources import SOURCES
@@ -271,7 +272,7 @@ class CrabsearchApp(App[str | None]):
                     pieces = (session_markdown(self.engine, hit.ref, redact=redact) if items is None
                               else [window_markdown(hit, items, title=full_title(self.engine, hit.ref))])
                     for piece in pieces:
-                        missing += piece.count(UNAVAILABLE)
+                        missing += piece.count(UNAVAILABLE) + piece.count(GONE)
                         fh.write(piece)
                 os.replace(tmp, path)
             except OSError as exc:

@@ -14,9 +14,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import Footer, Input, ProgressBar, Static
 
-from ..hits import GONE
-from ..search import UNAVAILABLE, Hit, IndexDamaged, SearchResult
-from ..sources.base import MEMBER_SEP
+from ..search import Hit, IndexDamaged, SearchResult
 from ..text import printable
 from ..sources import SOURCES
 from .filters import (DATE_CHOICES, FilterChips, PickerScreen, QueryInput, check_filters, filters, remove_token,
@@ -221,8 +219,6 @@ class SearchScreen(Screen):
         if message.generation != self._generation:
             return  # a newer query is on its way
         self._shown = message.generation
-        for hit in message.result.hits:
-            explain_unavailable(hit.window, hit.session)
         # The same query again (an index refresh, Ctrl+R, more rows) keeps the cursor where it
         # is; another query, or another order, starts at the first row.
         same = self.result is not None and (self.result.query, self._shown_sort) == (message.result.query, self.sort)
@@ -307,7 +303,7 @@ class SearchScreen(Screen):
         self._pick("since", "Only sessions active…", DATE_CHOICES)
 
     def _fetch_window(self, hit: Hit, before: int, after: int):
-        return explain_unavailable(self.app.engine.window(hit, before, after, redact=not self.reveal), hit.session)
+        return self.app.engine.window(hit, before, after, redact=not self.reveal)
 
     def action_toggle_sort(self) -> None:
         """Switch between relevance and newest-first, and search again."""
@@ -569,9 +565,8 @@ class SessionScreen(Screen):
         with Vertical(id="session-header"):
             yield Static(self._header(), id="session-meta")
             yield Static("", id="position")
-        yield TranscriptView(lambda off, lim: explain_unavailable(engine.page(
+        yield TranscriptView(lambda off, lim: engine.page(
                                  self.hit.ref, off, lim, max_bytes=MESSAGE_BYTES, redact=not self.reveal).messages,
-                                 s),
                              total=s.message_count, start=self.hit.message_index,
                              hit_index=self.hit.message_index, terms=self.terms,
                              hits=lambda: engine.matching_messages(self.hit.ref, self.search_text), id="transcript")
@@ -702,24 +697,6 @@ class SessionScreen(Screen):
         if room and t.cell_len + len(" · / find · ? keys") <= room:  # the hint only when it fits
             t.append(" · / find · ? keys", style="dim")
         line.update(t)
-
-
-def transcript_gone(session) -> bool:
-    """True when ``session``'s transcript file no longer exists (deleted or moved since it was
-    indexed); a database row or an archive member counts as there."""
-    path = session.path or ""
-    container = path.split(MEMBER_SEP, 1)[0] if MEMBER_SEP in os.path.basename(path) else path
-    return bool(container) and not os.path.lexists(container)
-
-
-def explain_unavailable(items: list, session) -> list:
-    """``items`` with an unreadable message's text saying the transcript is gone when it is
-    (the engine can only say it changed)."""
-    if any(it.text == UNAVAILABLE for it in items) and transcript_gone(session):
-        for it in items:
-            if it.text == UNAVAILABLE:
-                it.text = GONE
-    return items
 
 
 def _mb(n: int) -> str:
