@@ -30,6 +30,7 @@ from ..sources import SOURCES, Source
 from ..redact import redact, redact_value
 from ..jsonl import PLACES_KEPT
 from ..sources.base import REASON_CAP, TEXT_CAP, TOOL_TEXT_CAP
+from . import colfile
 from .manifest import Manifest, dumps, file_key
 from .querying import hour_key, project_name
 from .layout import LAST_REFRESH, owned, where
@@ -265,6 +266,7 @@ class Indexer:
             self._gen = where(self.index_dir)
             jobs, removed, _ = self._plan(ix, report, files)
             if not jobs and not removed:
+                colfile.write_all(self._gen, ix)  # an index committed before column files: once
                 self._touch_last_refresh()
                 report.seconds = time.perf_counter() - t0
                 return report
@@ -329,6 +331,7 @@ class Indexer:
             self._open_writer = None
             clear_old = False
             seal(self._gen)  # segment sizes, mtimes, checksums (damage check)
+            colfile.write_all(self._gen, ix)  # per-document columns, read in one go by searches
             commits += 1
             tick(n)
 

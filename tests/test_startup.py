@@ -1,0 +1,160 @@
+"""Issue 13 (whole-process CLI): what a search imports, the lazy agent registry, the lean whoosh
+import, and the per-segment column files. Each test guards one structural change."""
+
+from __future__ import annotations
+
+import json
+import os
+import pkgutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import crabsearch.sources as sources_pkg
+from crabsearch.index import colfile
+from crabsearch.index.collect import SegmentKeys
+from crabsearch.index.layout import where
+from crabsearch.index.store import open_index
+from crabsearch.index.writer import Indexer
+from crabsearch.sources import AGENTS, SOURCES, Source
+
+from builders import ClaudeSession, CodexSession
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# Runs the CLI in a fresh interpreter and prints, on stderr, the crabsearch and heavy modules it
+# imported (as JSON) after it finished.
+_PROBE = r"""
+import json, sys
+from crabsearch.cli import main
+code = main(sys.argv[1:])
+sys.stderr.write("\nMODULES " + json.dumps(sorted(sys.modules)) + "\n")
+sys.exit(code)
+"""
+
+
+@pytest.fixture
+def built(tmp_path):
+    """A home with one Claude and one Codex session, indexed; ``(env, index_dir)``."""
+    home = tmp_path / "home"
+    (ClaudeSession(home, session_id="5c0375b4-57a5-4f26-b12d-d022ee4e51b7", cwd="/home/dev/app")
+     .user("the cron job runs twice at midnight").assistant("Two crontab entries overlap.").write())
+    CodexSession(home, session_id="019a0000-1111-7222-8333-444455556666").user(
+        "parser rejects step values").assistant("Use */5").write()
+    env = {k: v for k, v in os.environ.items() if k not in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "CRABSEARCH_INDEX_DIR")}
+    env.update(HOME=str(home), XDG_CONFIG_HOME=str(tmp_path / "config"),
+               PYTHONPATH=os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH", "")) if p))
+    index_dir = tmp_path / "index"
+    Indexer(index_dir, env={"HOME": str(home)}).refresh()
+    return env, index_dir
+
+
+def _search(env, index_dir, *args) -> tuple[dict, set[str]]:
+    r = subprocess.run([sys.executable, "-c", _PROBE, "search", *args, "--json", "--index-dir", str(index_dir)],
+                       env=env, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    modules = json.loads(r.stderr.rpartition("MODULES ")[2])
+    return json.loads(r.stdout), set(modules)
+
+
+def _readers(modules: set[str]) -> set[str]:
+    return {m.rpartition(".")[2] for m in modules if m.startswith("crabsearch.sources.")} & set(AGENTS)
+
+
+def test_read_only_search_imports_no_writer_and_no_reader(built):
+    env, index_dir = built
+    data, modules = _search(env, index_dir, "zqxjvbnwk", "--no-refresh")
+    assert data["hits"] == []
+    assert "crabsearch.index.writer" not in modules
+    assert _readers(modules) == set()
+    assert not {"urllib.request", "asyncio", "cached_property", "sqlite3", "zstandard"} & modules
+
+
+def test_search_imports_the_readers_of_the_agents_it_shows_only(built):
+    env, index_dir = built
+    data, modules = _search(env, index_dir, "cron", "--no-refresh")
+    assert [h["agent"] for h in data["hits"]] == ["claude"]
+    assert data["hits"][0]["resume_command"].endswith("claude --resume 5c0375b4-57a5-4f26-b12d-d022ee4e51b7")
+    assert _readers(modules) == {"claude"}
+    assert "crabsearch.index.writer" not in modules
+
+
+def test_agents_list_every_source_module_in_order():
+    found = {}
+    for info in pkgutil.iter_modules(sources_pkg.__path__):
+        module = __import__(f"crabsearch.sources.{info.name}", fromlist=["SOURCE"])
+        src = getattr(module, "SOURCE", None)
+        if isinstance(src, Source):
+            assert src.agent == info.name, "a reader module is named after its agent"
+            found[src.agent] = src
+    assert set(found) == set(AGENTS)
+    assert list(AGENTS) == [s.agent for s in sorted(found.values(), key=lambda s: (s.order, s.agent))]
+    assert list(SOURCES) == list(AGENTS) and len(SOURCES) == len(AGENTS)
+    assert all(SOURCES[a] is found[a] for a in AGENTS) and SOURCES.get("vim") is None and "vim" not in SOURCES
+    with pytest.raises(KeyError):
+        SOURCES["vim"]
+
+
+def test_lean_whoosh_import_leaves_no_stand_ins():
+    code = ("import sys, crabsearch.index, whoosh.reading, functools\n"
+            "assert 'urllib.request' not in sys.modules and 'cached_property' not in sys.modules\n"
+            "assert isinstance(whoosh.reading.SegmentReader.__dict__['deleted_docs_set'], functools.cached_property)\n"
+            "import urllib.request\n"
+            "assert hasattr(urllib.request, 'Request') and hasattr(urllib.request, 'urlopen')\n"
+            "import cached_property\n"
+            "assert cached_property.cached_property is not functools.cached_property\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                       env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert r.returncode == 0, r.stderr
+
+
+def test_column_files_hold_whooshs_columns(built):
+    _, index_dir = built
+    gen = where(index_dir)
+    ix, _ = open_index(index_dir, create=False)
+    names = {n for n in os.listdir(gen) if n.startswith(colfile.PREFIX)}
+    assert names == {colfile.PREFIX + seg.segment_id() for seg in ix._read_toc().segments}
+    with ix.searcher() as s:
+        for sub, _ in s.leaf_searchers():
+            r = sub.reader()
+            sid = r.segment().segment_id()
+            got = colfile.load(gen, sid, r.doc_count_all())
+            assert got is not None
+            keys, updated, indexes = got
+            assert keys == [k.decode() if isinstance(k, bytes) else k for k in r.column_reader("skey")]
+            assert list(updated) == list(r.column_reader("updated"))
+            assert list(indexes) == list(r.column_reader("idx"))
+            assert colfile.load(gen, sid, r.doc_count_all() + 1) is None  # another segment's count: ignored
+            cached = SegmentKeys()
+            assert cached.keys(sub) == keys and cached.updated(sub) == updated and cached.indexes(sub) == indexes
+
+
+def test_column_file_damage_falls_back_to_whoosh(built):
+    _, index_dir = built
+    gen = where(index_dir)
+    for name in os.listdir(gen):
+        if name.startswith(colfile.PREFIX):
+            data = (gen / name).read_bytes()
+            (gen / name).write_bytes(data[:-3])  # cut short
+    ix, _ = open_index(index_dir, create=False)
+    with ix.searcher() as s:
+        for sub, _ in s.leaf_searchers():
+            r = sub.reader()
+            assert colfile.load(gen, r.segment().segment_id(), r.doc_count_all()) is None
+            assert SegmentKeys().keys(sub) == [k.decode() if isinstance(k, bytes) else k for k in r.column_reader("skey")]
+
+
+def test_column_files_follow_the_segments(built, tmp_path):
+    env, index_dir = built
+    home = Path(env["HOME"])
+    for i in range(3):  # more commits: new segments get files, merged-away ones lose theirs
+        ClaudeSession(home, session_id=f"5c0375b4-57a5-4f26-b12d-d022ee4e51c{i}").user(f"note {i}").write()
+        Indexer(index_dir, env={"HOME": str(home)}).refresh()
+    gen = where(index_dir)
+    ix, _ = open_index(index_dir, create=False)
+    names = {n for n in os.listdir(gen) if n.startswith(colfile.PREFIX)}
+    assert names == {colfile.PREFIX + seg.segment_id() for seg in ix._read_toc().segments}
+    assert colfile.decode(colfile.encode(["a", "b", "a"], [1, 2, 3], [0, -1, 5]), 3) == (
+        ["a", "b", "a"], __import__("array").array("q", [1, 2, 3]), __import__("array").array("i", [0, -1, 5]))
