@@ -36,6 +36,22 @@ def steps(*keys):
     return run_before
 
 
+async def indexing(pilot):
+    """A first run, a third of the way through reading (no worker: the progress is posted)."""
+    from crabsearch.index.writer import Progress
+    from crabsearch.tui.messages import IndexProgress
+
+    await settle(pilot)
+    screen = pilot.app.screen
+    screen._index = lambda: None
+    screen._time_left = lambda p, now: 42.0
+    screen.start_indexing("first")
+    for _ in range(2):
+        screen.post_message(IndexProgress(Progress(160, 478, 15_200_000, 45_000_000, 9000)))
+        await pilot.pause()
+    await settle(pilot)
+
+
 STATES = {
     "recent": steps(),
     "results": steps(*"cron", "_settle"),
@@ -50,6 +66,7 @@ STATES = {
     "session-find": steps(*"parser", "_settle", "down", "o", "slash", *"module 281", "enter"),
     "session-tools-hidden": steps(*"idempotent", "_settle", "down", "o", "t", "t", "T"),
     "bad-filter": steps(*"cron agent:vim", "_settle"),
+    "indexing": indexing,
 }
 
 

@@ -442,6 +442,32 @@ async def test_keys_that_arrive_together_act_where_the_first_one_moved_the_focus
         assert 0 in results.expanded
 
 
+@pytest.mark.parametrize("width", [120, 110, 80, 50])
+async def test_the_indexing_line_fits_its_row_at_every_width(sample, width, monkeypatch):
+    """The progress line never wraps mid-phrase ("about 12 s" / "left" on two rows at 110
+    columns): it shortens its heading, then its phase, then drops the estimate."""
+    from crabsearch.index.writer import Progress
+    from crabsearch.tui.messages import IndexProgress
+    from crabsearch.tui.screens import SearchScreen
+
+    monkeypatch.setattr(SearchScreen, "_time_left", lambda self, p, now: 12.0)
+    monkeypatch.setattr(SearchScreen, "_index", lambda self: None)  # progress comes from the test
+    app = app_of(sample)
+    async with app.run_test(size=(width, 30)) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        screen.start_indexing("first")
+        for _ in range(2):  # the second one measures the row the first one showed
+            screen.post_message(IndexProgress(Progress(120, 4780, 12_300_000, 45_000_000, 9000)))
+            await pilot.pause()
+        line = screen.query_one("#index-status")
+        text = str(line.render())
+        assert line.size.height == 1 and len(text) <= line.size.width, text
+        assert "120/4,780 files" in text and (width < 80 or text.startswith("Indexing"))
+        if width >= 110:
+            assert text.endswith("about 12 s left"), text
+
+
 async def test_empty_state_lists_every_agent_aligned_and_the_command_as_run(tmp_path, monkeypatch):
     import sys
 

@@ -430,7 +430,7 @@ class SearchScreen(Screen):
             if clock["writing_since"] is None:
                 clock["writing_since"], clock["writing_from"] = now, clock["committed"]
             bar.update(total=None)
-            what = f"writing the index ({p.messages:,} messages)"
+            what = [f"writing the index ({p.messages:,} messages)", "writing the index", "writing"]
         else:
             if clock["writing_since"] is not None:  # a commit ended: how long writing takes per message
                 took = now - clock["writing_since"]
@@ -439,11 +439,22 @@ class SearchScreen(Screen):
                     clock["per_message"] = took / (p.messages - clock["writing_from"])
                 clock["writing_since"], clock["committed"] = None, p.messages
             bar.update(total=max(1, p.bytes_total), progress=p.bytes_done)
-            what = f"reading {p.files_done:,}/{p.files_total:,} files, {_mb(p.bytes_done)} of {_mb(p.bytes_total)}"
+            what = [f"reading {p.files_done:,}/{p.files_total:,} files, {_mb(p.bytes_done)} of {_mb(p.bytes_total)}",
+                    f"reading {p.files_done:,}/{p.files_total:,} files", f"{p.files_done:,}/{p.files_total:,} files"]
         left = self._time_left(p, now)
+        eta = ""
         if left is not None and left >= 1:  # never "about 0 s left" with the writing still to come
-            what += f" · about {int(left)} s left" if left < 120 else f" · about {int(left // 60)} min left"
-        self._show_index_line(Text(f"{self._index_what()} · {what}", style="dim"))
+            eta = f" · about {int(left)} s left" if left < 120 else f" · about {int(left // 60)} min left"
+        self._show_index_line(Text(self._fit_index_line(what, eta), style="dim"))
+
+    def _fit_index_line(self, what: list[str], eta: str) -> str:
+        """The longest form of the indexing line that fits its one row (``what``: the phase, long
+        form first; ``eta``: `` · about N s left`` or empty): the heading shortens first, then the
+        phase, then the estimate and the heading go; never a line wrapped mid-phrase."""
+        room = self.query_one("#index-status").size.width or max(20, self.size.width - 27)
+        heads = [self._index_what(), "Indexing"]
+        forms = [f"{h} · {w}{e}" for e in (eta, "") for w in what for h in heads] + [what[-1], "Indexing…"]
+        return next((f for f in forms if len(f) <= room), forms[-1])
 
     def _time_left(self, p, now: float) -> float | None:
         """Seconds of indexing left: the reading still to do at the rate measured so far, plus
