@@ -38,7 +38,8 @@ WEIGHTS: dict[str, float] = {
     "summary": 1.0,      # session document: the session's summary
     "compaction": 1.0,   # compaction summary messages (a field of their own: message fields never
 }                        # occur on session documents, so message queries need no kind filter
-"""Query-time boosts per field: the one place ranking weights live (with :data:`PROXIMITY_SPAN`).
+"""Query-time boosts per field: the one place ranking weights live (with :data:`PROXIMITY_SPAN`
+and :data:`TOPIC_WEIGHT`).
 
 Titles and summaries were 2.0 and 3.0 while Whoosh's BM25F gave them almost nothing (its average
 field length and idf counted every document: ``index.whoosh_fixes`` 7 and 8); scored as BM25F
@@ -47,10 +48,27 @@ a title made from the first prompt repeats that prompt's words, so they count 1.
 measured on both relevance sets, ``bench/relevance`` and ``bench/relevance_real``)."""
 
 PROXIMITY_SPAN = 4
-"""Messages over which a session-wide match loses half its score (``search.ladder.proximity``): a
+"""Messages over which a session-wide match loses half its score (``search.scoring.proximity``): a
 window of a session's messages holding every query word keeps ``1 / (1 + (span - 1) /
 PROXIMITY_SPAN)`` of its words' scores, ``span`` counting the messages from the window's first
 to its last (2 for two adjacent messages: 0.8)."""
+
+TOPIC_WEIGHT = 1.0
+"""Weight of a session's topic score in the ``any`` rung (``search.scoring.topic_scores``): a
+session-level BM25 of the query's words (a word's frequency: the session's messages holding it;
+the length: its documents), added to its best window's score. A description in the searcher's
+own words (``bench/relevance_real``'s ``prose``) shares few words with any one message of the
+session it describes, which keeps coming back to them: weights from 0.75 to 1.5 all put the
+same two more of those in the top 3 (0.73 -> 0.82) and one more of the synthetic set's first."""
+
+TOPIC_MIN_WORDS = 2
+"""The topic score counts for a session whose messages hold at least this many of the query's
+word groups: one word in common says nothing of what a session is about (counted for one word,
+sessions that say ``nightly`` often outranked the one about nightly backups' compression)."""
+
+TOPIC_K1 = 1.2
+TOPIC_B = 0.75
+"""BM25's usual ``k1`` and ``b`` for the topic score (``b`` 0.5 to 1.0 measured the same)."""
 
 TEXT_FIELDS = tuple(WEIGHTS)
 

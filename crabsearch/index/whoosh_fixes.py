@@ -1,4 +1,4 @@
-"""Eight fixes to the pinned whoosh-reloaded 2.7.5 (no longer maintained), measured on the
+"""Nine fixes to the pinned whoosh-reloaded 2.7.5 (no longer maintained), measured on the
 bench corpora; :func:`install` puts them in place (``crabsearch.index.store`` calls it).
 
 1. **Zero-copy segments.** Whoosh reads segments through mmap but wraps each mapped sub-file in
@@ -41,6 +41,12 @@ bench corpora; :func:`install` puts them in place (``crabsearch.index.store`` ca
    holding the word in any scored (text) field (the sum of the fields' frequencies; crabsearch's
    documents have one role field each), the same for every field; field boosts alone weight
    the fields.
+9. **A phrase scores by how often the phrase occurs.** Whoosh scored an exact phrase as the sum
+   of its words' BM25F scores with each word's own frequency in the document, so a message that
+   repeats the phrase's common words (and holds the phrase once, in a file name) outscored a
+   title that is the phrase. Each word now counts with the phrase's frequency (its
+   spans in the document), as Lucene scores a phrase (issue 11: a title query such as ``Session
+   Start Error for Task 008`` found its session second).
 """
 
 from __future__ import annotations
@@ -214,6 +220,21 @@ def phrase_spans(self):
     return [Span(p, p + last) for p in sorted(starts)]
 
 
+def phrase_score(self) -> float:
+    """``SpanNear2Matcher.score`` for an exact phrase (fix 9): each word's BM25F score with the
+    phrase's own frequency in the document (its spans) as the word's frequency, as Lucene
+    scores a phrase; other span queries, and words without a BM25F scorer, score as before (the
+    sum of the words' own scores, which is never lower: a valid block-max bound still)."""
+    spans = self._spans
+    if not spans or self.slop != 1 or not self.ordered or self.mindist != 1:
+        return self.child.score()
+    try:
+        d = self.child.id()
+        return sum(m.scorer._score(len(spans), m.scorer.dfl(d)) for m in self.ms)
+    except AttributeError:
+        return self.child.score()
+
+
 def avg_field_length(self, fieldname: str, default=None):
     """``Searcher.avg_field_length`` over the documents that have the field (a non-zero length
     byte), counted once per top-level searcher; Whoosh's (over every document) when a segment's
@@ -282,6 +303,7 @@ def install() -> None:
     _scoring.WeightLengthScorer.setup = scorer_setup
     _scoring.BM25FScorer.score = bm25f_score
     SpanNear2.SpanNear2Matcher._get_spans = phrase_spans
+    SpanNear2.SpanNear2Matcher.score = phrase_score
     _w3.W3LeafMatcher.skip_to = leaf_skip_to
     _searching.Searcher.avg_field_length = avg_field_length
     _searching.Searcher.idf = idf

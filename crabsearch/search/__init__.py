@@ -6,7 +6,9 @@ This is the only layer above ``crabsearch.index`` that touches Whoosh; the TUI a
 * ``engine``: :class:`Engine`, the facade (search, recent, window, page, find_session, locate,
   matching_messages, facets), its searcher and caches, and damaged-index handling (``_guarded``);
 * ``ladder``: the ranking policy: the rungs (phrase, all, session, repair, any), filling a page
-  from lower rungs, titles and summaries per word, proximity of a session-wide match;
+  from lower rungs, titles and summaries per word;
+* ``scoring``: how the session-wide rungs score a session: proximity windows of its messages and
+  its topic score (session-level BM25 of the words, for many-word descriptions);
 * ``sessions``: session documents, copies of one message in several sessions, subagent links
   and titles, result rows, the recent-sessions and session-id listings;
 * ``windows``: context windows and session pages read from the transcripts by stored offsets;

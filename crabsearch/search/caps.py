@@ -1,5 +1,5 @@
 """The search's caps: how much it keeps, scans and returns. The one place they are set (ranking
-weights are in ``crabsearch.index.schema``: ``WEIGHTS``, ``PROXIMITY_SPAN``).
+weights are in ``crabsearch.index.schema``: ``WEIGHTS``, ``PROXIMITY_SPAN``, ``TOPIC_WEIGHT``).
 
 The caps that are part of the CLI contract (``--limit``, ``--before``/``--after``, a window's
 messages and a text's bytes) are defined in ``crabsearch.hits`` with the dataclasses they bound

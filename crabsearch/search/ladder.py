@@ -4,7 +4,7 @@ The rungs (issue 3, "Query language"; issue 11), highest first:
 
 1. ``phrase``: the words adjacent and in order in one message (or in a title/summary);
 2. ``all``: every word in one message (or in a title/summary);
-3. ``session``: every word somewhere in the session, ranked by proximity (:func:`best_window`);
+3. ``session``: every word somewhere in the session, ranked by proximity (``scoring.best_window``);
 4. ``repair``: ``all`` again with unknown words replaced by their spelling repair;
 5. ``any``: sessions holding any of the words, the most (and rarest) of them close together first.
 
@@ -14,14 +14,15 @@ rungs' order (each ``Row`` carries its ``route``). **Ranking within a rung**: a 
 is its best message's (BM25F with the role weights of ``index.schema.WEIGHTS``), plus the score
 of its title and summary for every query word they hold (problem 3), recency breaking ties; the
 ``session`` and ``any`` rungs score a window of consecutive messages instead, its words' best
-scores decayed by its span (problem 2: :func:`best_window`, :func:`best_span`), so that a long
-session mentioning the words far apart does not win by its length. ``sort="newest"`` orders each
-rung by its best document's time instead.
+scores decayed by its span (problem 2: ``scoring.best_window``, ``scoring.best_span``), so that
+a long session mentioning the words far apart does not win by its length; the ``any`` rung adds
+the session's topic score (``scoring.topic_scores``: how often its messages come back to the
+words, BM25 at the session level). ``sort="newest"`` orders each rung by its best document's
+time instead.
 """
 
 from __future__ import annotations
 
-from collections import deque
 from dataclasses import dataclass, field
 
 from whoosh.query import And
@@ -29,9 +30,10 @@ from whoosh.query import And
 from ..hits import SearchResult
 from ..index.collect import OutOfTime, SegmentKeys, best_per_session, each_match
 from ..index.querying import MESSAGE_FIELDS, SESSION_FIELDS, Compiler
-from ..index.schema import PROXIMITY_SPAN, WEIGHTS
+from ..index.schema import WEIGHTS
 from ..index.union import FlatOr
 from .caps import DEDUP_DEPTH, GATHER_CAP
+from .scoring import best_span, best_window, session_lengths, topic_scores
 
 
 @dataclass
@@ -144,7 +146,7 @@ def climb(ctx: Context) -> list[Row]:
             if not session_done:
                 take("session", session_entries(gathered, len(comp.groups)), groups=repaired)
             if not done():
-                take("any", any_entries(gathered), groups=repaired)
+                take("any", any_entries(ctx, gathered, len(repaired)), groups=repaired)
     return rows
 
 
@@ -262,20 +264,24 @@ def gather(ctx: Context, groups) -> dict[str, Gathered]:
     return per
 
 
-def any_entries(gathered: dict[str, Gathered]) -> dict[str, tuple]:
+def any_entries(ctx: Context, gathered: dict[str, Gathered], n_groups: int) -> dict[str, tuple]:
     """The ``any`` rung's entries ``{skey: (score, document, matched pairs)}``: each session
-    scored by its best window of messages (:func:`best_span`: the query words it holds close
+    scored by its best window of messages (``scoring.best_span``: the query words it holds close
     together, each counted once at its best score there, decayed by the window's span), so a
     long session that mentions many of the words far apart does not outrank a short one about
-    them (issue 11, problem 2); its hit is the window's best message. The title and summary
-    score is added by the rung."""
+    them (issue 11, problem 2), plus its topic score (``scoring.topic_scores``: how often its
+    messages come back to each word, BM25 at the session level, length-normalized); its hit is
+    the window's best message. The title and summary score is added by the rung."""
+    lengths = session_lengths(ctx.searcher, ctx.keys) if ctx.sort != "newest" else {}
+    topic = topic_scores(gathered, n_groups, lengths, len(lengths),
+                         sum(lengths.values()) / len(lengths)) if lengths else {}
     out = {}
     for k, g in gathered.items():
         if g.messages:
             value, doc = best_span(g.ordered())
         else:  # the title or summary alone: anchored on the first prompt
             value, doc = 0.0, g.title_doc
-        out[k] = (value, doc, sorted(g.matched))
+        out[k] = (value + topic.get(k, 0.0), doc, sorted(g.matched))
     return out
 
 
@@ -300,87 +306,6 @@ def session_entries(gathered: dict[str, Gathered], n_groups: int) -> dict[str, t
             value, _span, doc = found
             out[k] = (value, doc, sorted(g.matched))
     return out
-
-
-def proximity(span: int) -> float:
-    """The share of a window's score kept for a window of ``span`` messages:
-    ``1 / (1 + (span - 1) / PROXIMITY_SPAN)`` (1 for one message, 1/2 at ``PROXIMITY_SPAN + 1``)."""
-    return 1.0 / (1.0 + (span - 1) / PROXIMITY_SPAN)
-
-
-def best_window(messages: list[tuple[int, int, list[float], int]], need: int) -> tuple[float, int, int] | None:
-    """The best window of a session's matching ``messages`` (``(message index, group bit mask,
-    score per group, document number)``, in message order) that holds every group of the bit
-    mask ``need``: ``(value, span, document number of its best message)``, None when no window
-    holds them all.
-
-    A window's value is the sum, over the needed groups, of the best score for the group of a
-    window message, times :func:`proximity` of its ``span`` (the messages from its first to its
-    last). Windows are the shortest ones ending at each message (two pointers, one pass); each
-    group's best score in the window is kept in a monotonic queue."""
-    bits = [b for b in range(need.bit_length()) if need >> b & 1]
-    count = dict.fromkeys(bits, 0)
-    queues = {b: deque() for b in bits}  # window positions holding b, their scores for b decreasing
-    missing, left, out = len(bits), 0, None
-    for right, (_idx, mask, scores, _doc) in enumerate(messages):
-        for b in bits:
-            if mask >> b & 1:
-                missing -= count[b] == 0
-                count[b] += 1
-                q = queues[b]
-                while q and messages[q[-1]][2][b] <= scores[b]:
-                    q.pop()
-                q.append(right)
-        if missing:
-            continue
-        while True:  # drop messages from the left while the window still holds every group
-            lmask = messages[left][1]
-            if any(lmask >> b & 1 and count[b] == 1 for b in bits):
-                break
-            for b in bits:
-                if lmask >> b & 1:
-                    count[b] -= 1
-                    if queues[b][0] == left:
-                        queues[b].popleft()
-            left += 1
-        span = messages[right][0] - messages[left][0] + 1
-        value = sum(messages[queues[b][0]][2][b] for b in bits) * proximity(span)
-        if out is None or value > out[0]:
-            best = max(range(left, right + 1), key=lambda p: sum(messages[p][2]))
-            out = (value, span, messages[best][3])
-    return out
-
-
-def best_span(messages: list[tuple[int, int, list[float], int]]) -> tuple[float, int]:
-    """The ``any`` rung's value of a session: ``(value, document number of the best message of
-    the best window)``. A window is one message, or the messages of at most ``2 *
-    PROXIMITY_SPAN`` consecutive ones ending at a matching message; its value is the sum over
-    the word groups it holds of their best score in it, times :func:`proximity` of its span. One
-    pass with a monotonic queue per group."""
-    n_groups = len(messages[0][2])
-    reach = 2 * PROXIMITY_SPAN
-    queues = [deque() for _ in range(n_groups)]
-    left, best = 0, (-1.0, messages[0][3])
-    for right, (idx, mask, scores, doc) in enumerate(messages):
-        single = sum(scores)
-        if single > best[0]:
-            best = (single, doc)
-        while idx - messages[left][0] + 1 > reach:
-            left += 1
-        for b in range(n_groups):
-            q = queues[b]
-            while q and q[0] < left:
-                q.popleft()
-            if mask >> b & 1:
-                while q and messages[q[-1]][2][b] <= scores[b]:
-                    q.pop()
-                q.append(right)
-        if left < right:
-            value = sum(messages[q[0]][2][b] for b, q in enumerate(queues) if q) * proximity(idx - messages[left][0] + 1)
-            if value > best[0]:
-                top = max(range(left, right + 1), key=lambda p: sum(messages[p][2]))
-                best = (value, messages[top][3])
-    return best
 
 
 def excluded_sessions(searcher, comp: Compiler, keys: SegmentKeys) -> frozenset[str]:
