@@ -133,9 +133,10 @@ Adversarial inputs stay linear (the work per candidate is bounded): ``"key=" * 2
 from __future__ import annotations
 
 import bisect
+import functools
 import re
 
-__all__ = ["RULES_VERSION", "find_secrets", "mask", "redact", "redact_value"]
+__all__ = ["RULES_VERSION", "find_secrets", "mask", "redact", "redact_value", "secret_patterns"]
 
 RULES_VERSION = 2
 """1: issue 3's kinds; 2: issue 16's (Stripe, npm, SendGrid, Slack webhooks, Google OAuth, Telegram,
@@ -257,7 +258,7 @@ _BRANCHES = [
             before=None, back=10),
     # the bot id's digits (5-16) are counted back from the colon by _candidate
     _branch("k_telegram", "[0-9]", ":", r"A[A-Za-z0-9_\-]{34}(?![A-Za-z0-9_\-])", before=None),
-    _branch("curl", "", "c", r"url(?![A-Za-z0-9_])", before="A-Za-z0-9_"),  # see _CURL_USER_RE
+    _branch("curl", "", "c", r"url(?![A-Za-z0-9_])", before="A-Za-z0-9_"),  # see _CURL_BRANCHES
     _branch("url", "[A-Za-z0-9]", ":",
             r"""//(?P<user>[^\s:/@?#"'<>\[\]]{0,256}+):(?P<pw>[^\s/@?#"'<>]{1,256}+)@""",
             before=None, back=0),
@@ -285,17 +286,24 @@ _BRANCHES += [_branch(f"assign_{kw}_{c}", f"(?i:{head})", c, f"(?i:{rest})" + _A
                       before=None, back=len(head))
               for kw, (head, anchor, rest) in _KEYWORDS.items() for c in (anchor, anchor.upper())]
 
-_SECRET_RE = _compile(_BRANCHES)
-
 # curl -u / --user user:password: a regex of its own, run after each "curl" the big regex finds
 # (entering it at every "u" would cost ~15 %); _candidate checks the command.
-_CURL_USER_RE = _compile([_branch(
+_CURL_BRANCHES = ([_branch(
     "curlu", "[ \t\\-]-", "u",
     r"""(?:ser)?(?:=|[ \t]++)(?:\\?"(?P<u1>[^":\n]{0,128}+):(?P<p1>[^"\n]{1,256}+)"|"""
     r"""\\?'(?P<u2>[^':\n]{0,128}+):(?P<p2>[^'\n]{1,256}+)'|"""
     r"""(?P<u3>[^\s:"'`;|&<>()]{0,128}+):(?P<p3>[^\s"'`;|&<>()]{1,256}+)"""
     r"""(?=[\s;|&<>)]|\Z))""",
     before=None, back=2)])
+
+
+@functools.cache
+def secret_patterns() -> tuple[re.Pattern, re.Pattern]:
+    """``(the big pattern, the curl -u pattern)``, compiled on first use and kept: compiling
+    them costs ~15-20 ms, which a process that never masks anything (a search that finds
+    nothing, ``crabsearch status``) should not pay at import (issue 13). The same patterns as
+    compiling at import: the branches are built at import, only ``re.compile`` waits."""
+    return _compile(_BRANCHES), _compile(_CURL_BRANCHES)
 
 # --- deciding on a candidate ----------------------------------------------------------------------
 
@@ -546,7 +554,8 @@ def _scan(text: str) -> list[tuple[int, int, str]]:
     """``(start, end, replacement)`` of every secret, in order."""
     found: list[tuple[int, int, str]] = []
     extra: list[tuple[int, int, str]] = []  # found by a second look: merged at the end
-    search = _SECRET_RE.search
+    secret_re, curl_user_re = secret_patterns()
+    search = secret_re.search
     pos = done = 0
     curl_done = 0
     while (m := search(text, pos)) is not None:
@@ -556,7 +565,7 @@ def _scan(text: str) -> list[tuple[int, int, str]]:
                 ws = _SPACE.search(text, pos + 2048)
                 curl_done = ws.start() if ws else len(text)
                 extra += filter(None, (_candidate(text, c) for c in
-                                       _CURL_USER_RE.finditer(text, m.start(), curl_done)))
+                                       curl_user_re.finditer(text, m.start(), curl_done)))
             continue
         hit = _candidate(text, m)
         if hit is None or hit[1] <= done:
