@@ -158,3 +158,15 @@ def test_column_files_follow_the_segments(built, tmp_path):
     assert names == {colfile.PREFIX + seg.segment_id() for seg in ix._read_toc().segments}
     assert colfile.decode(colfile.encode(["a", "b", "a"], [1, 2, 3], [0, -1, 5]), 3) == (
         ["a", "b", "a"], __import__("array").array("q", [1, 2, 3]), __import__("array").array("i", [0, -1, 5]))
+
+
+def test_secret_patterns_compile_on_first_use_and_are_the_same():
+    code = ("import crabsearch.redact as r\n"
+            "assert r.secret_patterns.cache_info().currsize == 0\n"
+            "big, curl = r.secret_patterns()\n"
+            "assert r.secret_patterns() == (big, curl)\n"
+            "assert big.pattern == r._compile(r._BRANCHES).pattern and curl.pattern == r._compile(r._CURL_BRANCHES).pattern\n"
+            "assert r.redact('key sk-live-FAKEFAKEFAKE1234567890 here') == 'key sk-liv***7890 here'\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                       env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert r.returncode == 0, r.stderr
