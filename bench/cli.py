@@ -1,0 +1,299 @@
+#!/usr/bin/env python3
+"""Whole-process timings of the ``crabsearch`` command and of the app's start (issue 13, targets 1-2).
+
+    python bench/cli.py [--mb 50] [--runs 15] [--app-runs 7] [--workdir DIR] [--out FILE]
+    python bench/cli.py --smoke          # 2 MB, 3 runs, 2 app starts: a quick check, < 1 min
+
+What is timed (medians and p95 over ``--runs`` runs of every query shape, interleaved):
+
+* ``crabsearch search Q --json`` as a user runs it (the console script next to this Python,
+  a new process each time), with its default refresh and with ``--no-refresh``; for the shape
+  with an agent filter ``--agent codex``. Wall time from spawning the process to its exit, seen
+  by this process, and the child's CPU time (user + system, ``os.wait4``), which a shared machine
+  disturbs less.
+* ``rg -liF Q`` on the agents' directories of the same home (``.claude``, ``.codex``): the
+  query text as one fixed string, any case, file names only. The ratio is crabsearch's median over
+  ripgrep's, per shape and over all shapes (median of the per-shape medians).
+* App start: ``crabsearch`` with no command (the terminal app) in a subprocess, Textual's headless
+  driver (``App.run(headless=True)``), on the warm index, background refresh and file watching on
+  as a user has them. Timed from spawning the process to the first call of the results list's
+  ``show`` with rows (the recent sessions) plus the screen refresh after it
+  (``call_after_refresh``): the child then writes one line to its stdout, which this process
+  reads. Interpreter start, imports, the app's compose, the recent-sessions query and the first
+  paint of the rows are inside; the terminal's own drawing is not (headless).
+
+The home is ``bench/gen.py --mb N`` (seed 1) plus, when ``../shared/corpus/real`` exists next to
+the repository, its real Claude Code and Codex transcripts copied in (``real_files`` in the
+report). The index is built once with ``crabsearch index``; every measured child has ``HOME``
+set to the home, no ``CLAUDE_CONFIG_DIR``/``CODEX_HOME``/``CRABSEARCH_INDEX_DIR``,
+``XDG_CONFIG_HOME`` inside the home (no user config), and bytecode caching on
+(``PYTHONDONTWRITEBYTECODE`` removed, ``PYTHONPYCACHEPREFIX`` in the work directory; one
+warm-up run fills it): an installed package has its ``.pyc`` files, and without them every run
+would compile crabsearch's sources (~80 ms here).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+for p in (str(ROOT), str(HERE)):
+    if p not in sys.path:
+        sys.path.insert(0, p)
+
+import gen  # noqa: E402  (bench/gen.py)
+from run import EXTRA_QUERIES, QUERY_SHAPES, git_info, pct, pick_spread_pair  # noqa: E402
+
+REAL = ROOT.parent / "shared" / "corpus" / "real"
+TARGETS = {"refresh": 0.100, "no_refresh": 0.080, "rg_ratio": 5.0, "app_start": 0.5}
+"""Issue 13: targets 1 (median over the shapes, seconds; ratio against ripgrep) and 2."""
+
+# The child of an app-start run: the app as ``crabsearch`` starts it, headless, writing one line
+# to fd 1 once the first rows are shown and painted (print would go to Textual's capture).
+_APP_CHILD = r"""
+import os, sys
+from textual.app import App
+from crabsearch.tui import results
+
+_show = results.ResultList.show
+def show(self, hits, *a, **k):
+    _show(self, hits, *a, **k)
+    if hits and not getattr(self.app, "_bench_done", False):
+        self.app._bench_done = True
+        def done():
+            os.write(1, b"shown\n")
+            self.app.exit()
+        self.app.call_after_refresh(done)
+results.ResultList.show = show
+_run = App.run
+App.run = lambda self, **kw: _run(self, headless=True, **kw)
+from crabsearch.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def summary(values: list[float]) -> dict:
+    return {"median": statistics.median(values), "p95": pct(values, 95), "min": min(values),
+            "max": max(values), "n": len(values)}
+
+
+def child_env(home: Path, work: Path) -> dict[str, str]:
+    """The environment of every measured child (see the module docstring)."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "CRABSEARCH_INDEX_DIR", "PYTHONDONTWRITEBYTECODE",
+                        "XDG_CONFIG_HOME", "XDG_CACHE_HOME")}
+    env["HOME"] = str(home)
+    env["XDG_CONFIG_HOME"] = str(home / ".config")
+    env["XDG_CACHE_HOME"] = str(work / "cache")
+    env["PYTHONPYCACHEPREFIX"] = str(work / "pycache")
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH", "")) if p)
+    return env
+
+
+def crabsearch_command() -> list[str]:
+    """The console script beside this Python (what a user runs), else ``python -m crabsearch``."""
+    script = Path(sys.executable).with_name("crabsearch")
+    return [str(script)] if script.exists() else [sys.executable, "-m", "crabsearch"]
+
+
+def rg_command() -> tuple[list[str], str]:
+    """``(command, label)``: ripgrep (PyPI's ``ripgrep`` package puts ``rg`` beside this Python),
+    else ``grep -rliF`` as a stand-in, labelled so."""
+    for cand in (Path(sys.executable).with_name("rg"), shutil.which("rg")):
+        if cand and Path(cand).exists():
+            return [str(cand), "-liF"], "rg -liF"
+    return ["grep", "-rliF"], "grep -rliF (ripgrep not installed)"
+
+
+def timed(cmd: list[str], env: dict[str, str]) -> tuple[float, float, int, bytes]:
+    """``(wall seconds, child CPU seconds, exit code, stdout)`` of one run of ``cmd``."""
+    t = time.perf_counter()
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    out = proc.stdout.read()
+    _, status, ru = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - t
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    return wall, ru.ru_utime + ru.ru_stime, proc.returncode, out
+
+
+def app_start(env: dict[str, str], index_dir: Path, timeout: float = 60) -> float | None:
+    """Seconds from spawning the app (headless) to its first rows painted; None on failure."""
+    cmd = [sys.executable, "-c", _APP_CHILD, "--index-dir", str(index_dir)]
+    t = time.perf_counter()
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    try:
+        line = proc.stdout.readline()
+        took = time.perf_counter() - t
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        return None
+    return took if line.strip() == b"shown" else None
+
+
+def make_home(work: Path, mb: float, seed: int) -> dict:
+    """The generated home (kept when it exists) and the real transcripts copied into it."""
+    home = work / "home"
+    meta_path = home / "bench-corpus.json"
+    if not meta_path.exists():
+        gen.write_corpus(home, mb, seed)
+    real = 0
+    if REAL.is_dir():
+        for agent, sub, dest in (("claude", "projects", home / ".claude" / "projects"),
+                                 ("codex", "sessions", home / ".codex" / "sessions")):
+            for repo in sorted((REAL / agent).glob(f"*/{sub}")):
+                for f in repo.rglob("*"):
+                    if f.is_file():
+                        target = dest / f.relative_to(repo)
+                        if not target.exists():
+                            target.parent.mkdir(parents=True, exist_ok=True)
+                            shutil.copy2(f, target)
+                        real += 1
+    return {"home": home, "meta": json.loads(meta_path.read_text()), "real_files": real}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--mb", type=float, default=50, help="generated history size in MB (default 50)")
+    ap.add_argument("--runs", type=int, default=15, help="runs per shape and mode (default 15)")
+    ap.add_argument("--app-runs", type=int, default=7, help="app starts (default 7)")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--workdir", help="work here (kept; the home and index are reused)")
+    ap.add_argument("--out", default=str(HERE / "out" / "cli.json"), help="JSON report (default bench/out/cli.json)")
+    ap.add_argument("--smoke", action="store_true", help="2 MB, 3 runs, 2 app starts")
+    args = ap.parse_args(argv)
+    if args.smoke:
+        args.mb, args.runs, args.app_runs = 2, 3, 2
+    work = Path(args.workdir) if args.workdir else Path(tempfile.mkdtemp(prefix="crabsearch-cli-"))
+    work.mkdir(parents=True, exist_ok=True)
+    try:
+        return run(work, args)
+    finally:
+        if not args.workdir:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+def run(work: Path, args) -> int:
+    h = make_home(work, args.mb, args.seed)
+    home, meta = h["home"], h["meta"]
+    index_dir = work / "index"
+    env = child_env(home, work)
+    cs = crabsearch_command()
+    t = time.perf_counter()
+    subprocess.run(cs + ["index", "--index-dir", str(index_dir), "--json"], env=env, check=True,
+                   stdout=subprocess.DEVNULL)
+    build_s = time.perf_counter() - t
+    queries = dict(meta["queries"], **EXTRA_QUERIES)
+    queries["spread"] = pick_spread_pair(index_dir, args.seed)["query"]
+    rg, rg_label = rg_command()
+    roots = [str(home / d) for d in (".claude", ".codex") if (home / d).is_dir()]
+    transcripts = [p for r in roots for p in Path(r).rglob("*") if p.is_file()]
+    corpus = {"files": len(transcripts), "bytes": sum(p.stat().st_size for p in transcripts),
+              "real_files": h["real_files"]}
+
+    def cs_cmd(q, agent, refresh):
+        cmd = cs + ["search", *q.split(), "--json", "--index-dir", str(index_dir)]
+        if agent:
+            cmd += ["--agent", agent]
+        return cmd + ([] if refresh else ["--no-refresh"])
+
+    # warm-up: bytecode caches, the page cache, the index's files
+    for _ in range(2):
+        timed(cs_cmd("the", None, True), env)
+        timed(rg + ["the", *roots], env)
+    rows, problems = [], []
+    for name, key, agent in QUERY_SHAPES:
+        q = queries[key]
+        modes = {"refresh": cs_cmd(q, agent, True), "no_refresh": cs_cmd(q, agent, False),
+                 "rg": rg + [q, *roots]}
+        wall = {m: [] for m in modes}
+        cpu = {m: [] for m in modes}
+        hits = None
+        for _ in range(args.runs):
+            for m, cmd in modes.items():  # interleaved: a burst of load hits every mode alike
+                w, c, rc, out = timed(cmd, env)
+                if m != "rg" and rc != 0:
+                    problems.append(f"{name}: {m} exit {rc}")
+                if m == "no_refresh" and hits is None and rc == 0:
+                    hits = len(json.loads(out)["hits"])
+                wall[m].append(w)
+                cpu[m].append(c)
+        row = {"shape": name, "query": q, "agent": agent, "hits": hits}
+        for m in modes:
+            row[m] = summary(wall[m])
+            row[f"{m}_cpu"] = summary(cpu[m])
+        row["rg_ratio"] = row["refresh"]["median"] / row["rg"]["median"]
+        rows.append(row)
+        print(f"  {name:22} refresh {row['refresh']['median'] * 1000:5.0f} ms  no-refresh "
+              f"{row['no_refresh']['median'] * 1000:5.0f} ms  rg {row['rg']['median'] * 1000:4.1f} ms", flush=True)
+    app = [s for s in (app_start(env, index_dir) for _ in range(args.app_runs)) if s is not None]
+    if len(app) < args.app_runs:
+        problems.append(f"app start: {args.app_runs - len(app)} of {args.app_runs} runs did not show rows")
+    overall = {m: statistics.median(r[m]["median"] for r in rows) for m in ("refresh", "no_refresh", "rg")}
+    overall.update({f"{m}_cpu": statistics.median(r[f"{m}_cpu"]["median"] for r in rows)
+                    for m in ("refresh", "no_refresh", "rg")})
+    overall["rg_ratio"] = overall["refresh"] / overall["rg"]
+    report = {
+        "date": time.strftime("%Y-%m-%d"), "git": git_info(), "python": platform.python_version(),
+        "cpus": os.cpu_count(), "mb": args.mb, "runs": args.runs, "corpus": corpus, "build_s": build_s,
+        "command": cs, "rg": rg_label, "shapes": rows, "overall": overall,
+        "app_start": summary(app) if app else None, "targets": TARGETS, "problems": problems,
+    }
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n")
+    table = format_table(report)
+    print(table)
+    out.with_suffix(".txt").write_text(table + "\n")
+    return 1 if problems else 0
+
+
+def format_table(r: dict) -> str:
+    """The printed table: one row per shape, then the targets with their figures."""
+    ms = lambda s: f"{s * 1000:.0f}"  # noqa: E731
+    c = r["corpus"]
+    lines = [f"crabsearch whole-process CLI and app start: {r['date']}, git {r['git'].get('commit')}"
+             f"{' (crabsearch/ dirty)' if r['git'].get('crabsearch_dirty') else ''}, Python {r['python']}, "
+             f"{r['cpus']} CPUs",
+             f"home: {c['files']} transcripts, {c['bytes'] / 1e6:.1f} MB ({c['real_files']} real), "
+             f"{r['runs']} runs per shape and mode; ripgrep: {r['rg']}",
+             "",
+             "| shape | hits | search --json p50 / p95 ms (cpu) | --no-refresh p50 / p95 ms (cpu) | rg p50 ms | x rg |",
+             "|---|---|---|---|---|---|"]
+    for row in r["shapes"]:
+        f, n, g = row["refresh"], row["no_refresh"], row["rg"]
+        lines.append(f"| {row['shape']} | {row['hits']} | {ms(f['median'])} / {ms(f['p95'])} "
+                     f"({ms(row['refresh_cpu']['median'])}) | {ms(n['median'])} / {ms(n['p95'])} "
+                     f"({ms(row['no_refresh_cpu']['median'])}) | {g['median'] * 1000:.1f} | {row['rg_ratio']:.1f} |")
+    o, t = r["overall"], r["targets"]
+    ok = lambda good: "met" if good else "NOT met"  # noqa: E731
+    lines += ["",
+              f"median over shapes: search --json {ms(o['refresh'])} ms (cpu {ms(o['refresh_cpu'])}), target "
+              f"<= {ms(t['refresh'])}: {ok(o['refresh'] <= t['refresh'])}",
+              f"                    --no-refresh {ms(o['no_refresh'])} ms (cpu {ms(o['no_refresh_cpu'])}), target "
+              f"<= {ms(t['no_refresh'])}: {ok(o['no_refresh'] <= t['no_refresh'])}",
+              f"                    {r['rg']} {o['rg'] * 1000:.1f} ms; crabsearch / ripgrep {o['rg_ratio']:.1f}x, "
+              f"target <= {t['rg_ratio']:.0f}x: {ok(o['rg_ratio'] <= t['rg_ratio'])}"]
+    a = r["app_start"]
+    if a:
+        lines.append(f"app start (launch to recent sessions painted, headless, warm index): median "
+                     f"{ms(a['median'])} ms, p95 {ms(a['p95'])} ms (n={a['n']}), target <= {ms(t['app_start'])}: "
+                     f"{ok(a['median'] <= t['app_start'])}")
+    for p in r["problems"]:
+        lines.append(f"PROBLEM: {p}")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
