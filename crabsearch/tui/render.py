@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
+from rich.cells import cell_len
 from rich.console import Group
+from rich.measure import Measurement
 from rich.text import Text
 
 from ..hits import structure_notes
@@ -226,12 +228,56 @@ def item_lines(item: Item, terms: list[str], *, width: int = 160, lines: int = 1
     return out
 
 
+RUNG_NOTES = {
+    "all": "every word, not as a phrase, below",
+    "session": "the words spread over a session below",
+    "repair": "spelling repaired below",
+    "any": "fewer words matched below",
+}
+"""What the rows below a change of rung (``Hit.route``, issue 11) matched, by the lower rung."""
+
+
+def rung_note(above: Hit | None, hit: Hit) -> str | None:
+    """The note that marks where the rows switch from one rung of the ladder to the next: None
+    for the first row and for a row found by the same rung as the row above it."""
+    if above is None or not above.route or not hit.route or above.route == hit.route:
+        return None
+    return RUNG_NOTES.get(hit.route, "looser matches below")
+
+
+class RungRule:
+    """A thin rule across the row with ``note`` in it, as wide as the row:
+    ``── fewer words matched below ─────────``."""
+
+    def __init__(self, note: str) -> None:
+        self.note = note
+
+    def __rich_console__(self, console, options):
+        width = options.max_width
+        label = f" {self.note} "
+        rule = Text("──", style=MUTED)
+        rule.append(label, style=f"italic {MUTED}")
+        rule.append("─" * max(0, width - 2 - cell_len(label)), style=MUTED)
+        rule.truncate(width)
+        yield rule
+
+    def __rich_measure__(self, console, options):
+        return Measurement(1, options.max_width)
+
+
+def rung_rule(note: str) -> RungRule:
+    """The rule for :func:`rung_note`'s ``note``."""
+    return RungRule(note)
+
+
 def result_prompt(hit: Hit, terms: list[str], now: datetime, home: str | None,
-                  window: list[Item] | None = None) -> Group:
+                  window: list[Item] | None = None, note: str | None = None) -> Group:
     """The OptionList prompt of a result row: header, the structure line when the hit has notes
     (:func:`structure_line`), then the hit's snippet, or, when expanded, the context window
-    ``window`` (hit included) with a few lines per message."""
-    parts: list = [row_header(hit, now, home)]
+    ``window`` (hit included) with a few lines per message. ``note`` (:func:`rung_note`) puts a
+    thin rule with it above the row: the rows from here on were found by a lower rung."""
+    parts: list = [rung_rule(note)] if note else []
+    parts.append(row_header(hit, now, home))
     notes = structure_line(hit)
     if notes is not None:
         parts.append(notes)

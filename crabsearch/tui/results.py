@@ -11,7 +11,7 @@ from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
 from ..search import Hit, Item
-from .render import result_prompt, window_text
+from .render import result_prompt, rung_note, window_text
 
 
 
@@ -125,7 +125,8 @@ class ResultList(OptionList):
 
     def _prompt(self, i: int):
         window = self.expanded.get(i)
-        return result_prompt(self.hits[i], self.terms, self.now(), self.home, window[2] if window else None)
+        note = rung_note(self.hits[i - 1] if i else None, self.hits[i])  # a rule where the rung changes
+        return result_prompt(self.hits[i], self.terms, self.now(), self.home, window[2] if window else None, note)
 
     def _set_window(self, i: int, before: int, after: int) -> None:
         hit = self.hits[i]
