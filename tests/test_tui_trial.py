@@ -173,6 +173,34 @@ async def test_an_unexpected_search_error_shows_one_line_and_logs_the_details(sa
         assert oct(app.error_log.stat().st_mode)[-3:] == "600"
 
 
+async def test_engine_errors_on_the_app_s_own_thread_are_one_line_not_a_crash(sample, tmp_path):
+    """Expanding a row, opening a session and copying a message call the engine on the app's
+    thread: an exception there (an index swapped under a reader, a bug) is shown, not fatal."""
+    app = app_of(sample)
+    app.error_log = tmp_path / "errors.log"
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press(*"cron")
+        await settle(pilot)
+
+        def broken(*args, **kwargs):
+            raise ValueError("Reader already closed")
+
+        app.engine.window = app.engine.page = app.engine.matching_messages = broken
+        await pilot.press("down", "enter")
+        await settle(pilot)
+        assert app.is_running and app.screen.query_one(ResultList).expanded[0][2] == []
+        await pilot.press("o")
+        await settle(pilot)
+        await pilot.press("]", "c", "m")
+        await settle(pilot)
+        assert app.is_running
+        said = " ".join(n.message for n in app._notifications)
+        assert "Reading the context window failed unexpectedly" in said
+        assert "Reading the session failed unexpectedly" in said
+        assert "Reader already closed" not in said
+
+
 # -- defect 3: the first run --------------------------------------------------------------------
 
 

@@ -227,9 +227,10 @@ class CrabsearchApp(App[str | None]):
             elif key == "p":
                 self.copy_text(s.path, "transcript path")
             elif key == "m":
-                page = self.engine.page(hit.ref, message_index, 1)
-                if page.messages:
-                    self.copy_text(page.messages[0].text, f"message #{message_index + 1}")
+                messages = self.guarded("Reading the message", lambda: self.engine.page(
+                    hit.ref, message_index, 1).messages, [])
+                if messages:
+                    self.copy_text(messages[0].text, f"message #{message_index + 1}")
             elif key == "w":
                 self.copy_text(window(), "context window")
 
@@ -314,6 +315,16 @@ class CrabsearchApp(App[str | None]):
             pass
         return f"{what} failed unexpectedly{detail}"
 
+    def guarded(self, what: str, call, default):
+        """``call()``, or ``default`` after one line saying that ``what`` (``Reading the
+        session``) failed (:meth:`failure`): the engine calls made on the app's own thread (a
+        window expanded, a page scrolled into view, a message copied) must never end the app."""
+        try:
+            return call()
+        except Exception as exc:  # an index swapped or damaged meanwhile, a bug: shown, not a crash
+            self.notify(self.failure(what, exc), severity="error")
+            return default
+
     def copy_text(self, text: str, what: str) -> None:
         """Put ``text`` on the clipboard with OSC 52, and in :attr:`copy_file` for terminals that
         ignore OSC 52 (tmux without ``set-clipboard on``, some SSH setups): there is no way to
@@ -337,7 +348,7 @@ class CrabsearchApp(App[str | None]):
         app is suspended while the editor runs."""
         from ..editor import editor_command, line_of_offset
 
-        where = self.engine.locate(hit.ref, message_index)
+        where = self.guarded("Finding the message", lambda: self.engine.locate(hit.ref, message_index), None)
         if where is None:
             path = hit.session.path
             if MEMBER_SEP not in os.path.basename(path) and not os.path.lexists(path):

@@ -303,7 +303,8 @@ class SearchScreen(Screen):
         self._pick("since", "Only sessions active…", DATE_CHOICES)
 
     def _fetch_window(self, hit: Hit, before: int, after: int):
-        return self.app.engine.window(hit, before, after, redact=not self.reveal)
+        return self.app.guarded("Reading the context window", lambda: self.app.engine.window(
+            hit, before, after, redact=not self.reveal), [])
 
     def action_toggle_sort(self) -> None:
         """Switch between relevance and newest-first, and search again."""
@@ -449,11 +450,12 @@ class SearchScreen(Screen):
 
     def _fit_index_line(self, what: list[str], eta: str) -> str:
         """The longest form of the indexing line that fits its one row (``what``: the phase, long
-        form first; ``eta``: `` · about N s left`` or empty): the heading shortens first, then the
-        phase, then the estimate and the heading go; never a line wrapped mid-phrase."""
+        form first; ``eta``: `` · about N s left`` or empty): the phase shortens first, then the
+        heading, then the estimate and the heading go; never a line wrapped mid-phrase."""
         room = self.query_one("#index-status").size.width or max(20, self.size.width - 27)
         heads = [self._index_what(), "Indexing"]
-        forms = [f"{h} · {w}{e}" for e in (eta, "") for w in what for h in heads] + [what[-1], "Indexing…"]
+        pairs = [(heads[0], what[0]), (heads[0], what[1]), (heads[1], what[0]), (heads[1], what[1])]
+        forms = [f"{h} · {w}{e}" for e in (eta, "") for h, w in pairs] + [what[-1], "Indexing…"]
         return next((f for f in forms if len(f) <= room), forms[-1])
 
     def _time_left(self, p, now: float) -> float | None:
@@ -576,11 +578,12 @@ class SessionScreen(Screen):
         with Vertical(id="session-header"):
             yield Static(self._header(), id="session-meta")
             yield Static("", id="position")
-        yield TranscriptView(lambda off, lim: engine.page(
-                                 self.hit.ref, off, lim, max_bytes=MESSAGE_BYTES, redact=not self.reveal).messages,
+        yield TranscriptView(lambda off, lim: self.app.guarded("Reading the session", lambda: engine.page(
+                                 self.hit.ref, off, lim, max_bytes=MESSAGE_BYTES, redact=not self.reveal).messages, []),
                              total=s.message_count, start=self.hit.message_index,
                              hit_index=self.hit.message_index, terms=self.terms,
-                             hits=lambda: engine.matching_messages(self.hit.ref, self.search_text), id="transcript")
+                             hits=lambda: self.app.guarded("Finding the hits", lambda: engine.matching_messages(
+                                 self.hit.ref, self.search_text), []), id="transcript")
         find = Input(placeholder="Find in this session (any case)…  Enter: find · Esc: close", id="find",
                      select_on_focus=True)  # typing replaces the last find text
         find.cursor_blink = self.app.cursor_blink
@@ -652,8 +655,8 @@ class SessionScreen(Screen):
     def _window(self, index: int):
         """The messages around ``index`` (``context`` on each side), as the view masks them."""
         context = self.app.context
-        return self.app.engine.page(self.hit.ref, max(0, index - context), 2 * context + 1,
-                                    redact=not self.reveal).messages
+        return self.app.guarded("Reading the context window", lambda: self.app.engine.page(
+            self.hit.ref, max(0, index - context), 2 * context + 1, redact=not self.reveal).messages, [])
 
     def action_copy(self) -> None:
         """Copy the session id, resume command, path, the message at the cursor, or its window."""
