@@ -189,3 +189,67 @@ async def test_app_shows_hostile_strings_inert_on_every_screen(hostile):
         await pilot.pause()
         check("status")
     assert any("canary" in s for s in seen)
+
+
+# -- issue 15: a value put in the search box (picker, Tab) or a copy file ------------------------
+
+
+async def _hostile_app(hostile):
+    from crabsearch.tui.app import CrabsearchApp
+
+    home, index_dir = hostile
+    return CrabsearchApp(index_dir, env={"HOME": str(home)}, now=NOW, index_on_start=False, cursor_blink=False)
+
+
+def _assert_inert(app, where: str) -> str:
+    svg = _screen_text(app)
+    found = FORBIDDEN.search(svg.replace("\n", ""))
+    assert not found, f"{where}: {found.group()!r} on screen"
+    return svg.replace("&#160;", " ")
+
+
+@pytest.mark.parametrize("how", ["picker", "tab"])
+async def test_a_hostile_project_put_in_the_search_box_shows_inert_and_still_filters(hostile, how):
+    from builders import settle
+    from crabsearch.tui.filters import QueryInput
+
+    app = await _hostile_app(hostile)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        if how == "picker":
+            await pilot.press("f4", *"evil", "enter")
+        else:
+            await pilot.press(*"project:evi", "tab")
+        await settle(pilot)
+        box = app.screen.query_one(QueryInput)
+        assert CLEAR in box.value  # the value itself is the project's real name (the filter matches)
+        assert [h.session.agent for h in app.screen.result.hits] == ["claude"]
+        svg = _assert_inert(app, how)
+        assert "evil\u241b[2J" in svg
+        # The cursor sits after the value's last cell: one cell per character, ␛ included.
+        shown = printable(box.value, tabs=True)
+        assert box._cursor_offset == len(shown) + 1
+        await pilot.press("left", "left")
+        assert box._cursor_offset == len(shown) - 2
+
+
+async def test_the_copy_file_holds_hostile_text_inert_and_the_clipboard_exact(hostile, tmp_path):
+    from builders import settle
+
+    app = await _hostile_app(hostile)
+    app.copy_file = tmp_path / "cache" / "last-copy.txt"
+    copied = []
+    app.copy_to_clipboard = copied.append
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press(*"canary step")
+        await settle(pilot)
+        await pilot.press("down", "c", "r")  # the resume command quotes the hostile cwd
+        await pilot.pause()
+        assert CLEAR in copied[-1]  # OSC 52 gets the text exactly
+        saved = app.copy_file.read_text("utf-8")
+        assert not FORBIDDEN.search(saved) and "\u241b[2J" in saved
+        await pilot.press("c", "m")
+        await pilot.pause()
+        saved = app.copy_file.read_text("utf-8")
+        assert not FORBIDDEN.search(saved) and "canary" in saved

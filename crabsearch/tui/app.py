@@ -337,7 +337,9 @@ class CrabsearchApp(App[str | None]):
             st = folder.stat()  # crabsearch's own cache directory: made private, as the index is
             if st.st_mode & 0o077 and st.st_uid == os.getuid():
                 folder.chmod(paths.PRIVATE_DIR)
-            paths.write_private(self.copy_file, text)
+            # A file the user is told to `cat`: controls made inert (newlines and tabs kept);
+            # the clipboard above gets the text exactly.
+            paths.write_private(self.copy_file, printable(text.replace("\r\n", "\n"), tabs=True))
             saved = f" If your terminal ignores OSC 52, it is also in {short_path(str(self.copy_file), self.home)}"
         except OSError:
             pass

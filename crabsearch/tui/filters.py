@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass
 from typing import Callable
 
+from rich.cells import cell_len, get_character_cell_size
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
@@ -21,6 +22,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.screen import ModalScreen
+from textual.expand_tabs import expand_tabs_inline
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
@@ -151,7 +153,40 @@ def completions(text: str, cursor: int, facets: dict[str, list[tuple[str, int]]]
     return tok.start, tok.end, found
 
 
-class QueryInput(Input):
+class SafeInput(Input):
+    """An Input that draws its value through :func:`printable`: a value put there by a picker
+    or Tab completion (a project name from a transcript) or pasted may hold ESC sequences and
+    bidi controls, which Textual's Input would send to the terminal as they are. The value itself
+    is kept (a filter still matches the project); only what is drawn changes, one character for
+    one (``printable(..., tabs=True)``: ESC -> ␛, one cell each), so the cursor stays right."""
+
+    @property
+    def _shown(self) -> str:
+        return printable(self.value, tabs=True)
+
+    @property
+    def _value(self) -> Text:
+        if self.password:
+            return super()._value
+        text = Text(self._shown, no_wrap=True, overflow="ignore", end="")
+        return self.highlighter(text) if self.highlighter is not None else text
+
+    def _position_to_cell(self, position: int) -> int:
+        return cell_len(expand_tabs_inline(self._shown[:position], 4))
+
+    def _cell_offset_to_index(self, offset: int) -> int:
+        shown = self._shown
+        cells = 0
+        offset += self.scroll_offset[0]
+        for index, char in enumerate(shown):
+            width = get_character_cell_size(char)
+            if cells <= offset < cells + width:
+                return index
+            cells += width
+        return max(0, min(offset, len(shown)))
+
+
+class QueryInput(SafeInput):
     """The search box. Tab completes filter names and values (see :func:`completions`); pressing
     it again cycles through the candidates; with nothing to complete, Tab moves to the results.
     ``facets()`` returns what the index holds (``Engine.facets``)."""
@@ -246,7 +281,7 @@ class PickerScreen(ModalScreen[str | None]):
     def compose(self) -> ComposeResult:
         with Vertical(classes="panel picker"):
             yield Static(Text(self.title_text, style="bold"), classes="panel-title")
-            yield Input(placeholder="type to narrow…", id="narrow")
+            yield SafeInput(placeholder="type to narrow…", id="narrow")
             yield OptionList(id="choices")
             yield Static(Text("Enter: pick · Esc: cancel", style="dim"))
 

@@ -17,8 +17,8 @@ from textual.widgets import Footer, Input, ProgressBar, Static
 from ..search import Hit, IndexDamaged, SearchResult
 from ..text import printable
 from ..sources import SOURCES
-from .filters import (DATE_CHOICES, FilterChips, PickerScreen, QueryInput, check_filters, filters, remove_token,
-                      set_filter)
+from .filters import (DATE_CHOICES, FilterChips, PickerScreen, QueryInput, SafeInput, check_filters, filters,
+                      remove_token, set_filter)
 from ..watch import watch, watch_roots
 from .messages import FilesChanged, IndexDone, IndexProgress, SearchDone
 from .panels import ExplainScreen
@@ -584,8 +584,8 @@ class SessionScreen(Screen):
                              hit_index=self.hit.message_index, terms=self.terms,
                              hits=lambda: self.app.guarded("Finding the hits", lambda: engine.matching_messages(
                                  self.hit.ref, self.search_text), []), id="transcript")
-        find = Input(placeholder="Find in this session (any case)…  Enter: find · Esc: close", id="find",
-                     select_on_focus=True)  # typing replaces the last find text
+        find = SafeInput(placeholder="Find in this session (any case)…  Enter: find · Esc: close", id="find",
+                         select_on_focus=True)  # typing replaces the last find text
         find.cursor_blink = self.app.cursor_blink
         find.display = False
         yield find
