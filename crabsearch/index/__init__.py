@@ -22,6 +22,12 @@ def _urlretrieve(*args, **kwargs):  # pragma: no cover - whoosh's name for it; c
     return urlretrieve(*args, **kwargs)
 
 
+def _variations(*args, **kwargs):  # pragma: no cover - whoosh's Variations query; crabsearch never builds one
+    from whoosh.lang.morph_en import variations
+
+    return variations(*args, **kwargs)
+
+
 def import_whoosh_lean() -> None:
     """Import ``whoosh.compat`` and ``whoosh.reading`` without two imports they make that
     crabsearch never uses: ``urllib.request`` (``whoosh.compat`` binds ``urlretrieve``, pulling
@@ -29,7 +35,10 @@ def import_whoosh_lean() -> None:
     (``whoosh.reading``; it imports ``asyncio``: ~12 ms). While they import, ``sys.modules``
     holds stand-ins: ``urlretrieve`` importing the real one when called, and the standard
     library's ``functools.cached_property`` (the same non-data descriptor for the one plain
-    method whoosh decorates, ``SegmentReader.deleted_docs_set``). The stand-ins are removed
+    method whoosh decorates, ``SegmentReader.deleted_docs_set``). Also ``whoosh.lang.morph_en``,
+    which ``whoosh.query`` imports for its ``Variations`` query (unused here) and which compiles
+    ~50 regular expressions at import (~7 ms): its stand-in's ``variations`` imports the real
+    module when called. The stand-ins are removed
     afterwards, so any later ``import urllib.request`` gets the real module. Does nothing when
     whoosh or those modules are imported already. Measured in issue 13 (whole-process CLI)."""
     if "whoosh.reading" in sys.modules:
@@ -41,9 +50,13 @@ def import_whoosh_lean() -> None:
     if "cached_property" not in sys.modules:
         stubs["cached_property"] = types.ModuleType("cached_property")
         stubs["cached_property"].cached_property = functools.cached_property
+    if "whoosh.lang.morph_en" not in sys.modules and "whoosh.query" not in sys.modules:
+        stubs["whoosh.lang.morph_en"] = types.ModuleType("whoosh.lang.morph_en")
+        stubs["whoosh.lang.morph_en"].variations = _variations
     sys.modules.update(stubs)
     try:
         import whoosh.compat  # noqa: F401
+        import whoosh.query  # noqa: F401
         import whoosh.reading  # noqa: F401
     finally:
         for name, module in stubs.items():

@@ -152,20 +152,26 @@ CJK_CHARS = (
 )
 """Character class body (for ``[...]``) of the characters that are bigrammed."""
 
-_ALNUM = rf"[^\W_{CJK_CHARS}]"      # a letter or digit that is not CJK
-_WORD = rf"[^\W{CJK_CHARS}]"        # ... or an underscore
 _CONNECTOR = r"[\-./:@+#]"          # ``_`` is a word character, so it is in _WORD
 
 _APOSTROPHES = "'\u2019"
 """An apostrophe inside a word (ASCII ``'`` and the typographic ``’``) keeps the word whole."""
 
-TOKEN_PATTERN = (
-    rf"([{CJK_CHARS}]+)"
-    rf"|((?:[a-z0-9]++|[A-Z][a-z0-9]*+|[A-Z0-9]++)"
-    rf"(?!{_WORD}|{_CONNECTOR}+{_WORD}|\+\+|#|[{_APOSTROPHES}]{_ALNUM}))"
-    rf"|({_ALNUM}+(?:[{_APOSTROPHES}]{_ALNUM}+)+)"
-    rf"|(#?_*{_ALNUM}{_WORD}*(?:{_CONNECTOR}+{_WORD}+)*(?:\+\+|#)?)"
-)
+
+def _token_pattern(cjk: str) -> str:
+    """:data:`TOKEN_PATTERN` with ``cjk`` as the body of the CJK character class."""
+    _ALNUM = rf"[^\W_{cjk}]"      # a letter or digit that is not CJK
+    _WORD = rf"[^\W{cjk}]"        # ... or an underscore
+    return (
+        rf"([{cjk}]+)"
+        rf"|((?:[a-z0-9]++|[A-Z][a-z0-9]*+|[A-Z0-9]++)"
+        rf"(?!{_WORD}|{_CONNECTOR}+{_WORD}|\+\+|#|[{_APOSTROPHES}]{_ALNUM}))"
+        rf"|({_ALNUM}+(?:[{_APOSTROPHES}]{_ALNUM}+)+)"
+        rf"|(#?_*{_ALNUM}{_WORD}*(?:{_CONNECTOR}+{_WORD}+)*(?:\+\+|#)?)"
+    )
+
+
+TOKEN_PATTERN = _token_pattern(CJK_CHARS)
 """Group 1: a run of CJK characters (bigrammed); group 2: an ASCII word that is certainly a
 plain word (lower case, capitalized or upper case; the fast path); group 3: letters and digits
 with apostrophes inside (``isn't``, ``O'Reilly``, ``user's``: one word, see
@@ -174,7 +180,15 @@ out to be a plain word, ``naïve``)."""
 
 CJK_GROUP, PLAIN_GROUP, APOSTROPHE_GROUP, COMPOUND_GROUP = 1, 2, 3, 4
 
-_TOKEN_RE = re.compile(TOKEN_PATTERN)
+
+@lru_cache(maxsize=None)
+def _token_re(ascii_only: bool) -> re.Pattern:
+    """:data:`TOKEN_PATTERN` compiled on first use (issue 13: compiling it costs ~15 ms, most of
+    it in the CJK ranges of its character classes). ASCII text gets the same pattern with the CJK
+    class reduced to one non-ASCII character: it cannot occur in ASCII text, so the matches are
+    the same, and a process that sees only ASCII (most queries) never compiles the full one."""
+    return re.compile(_token_pattern("\U0010ffff") if ascii_only else TOKEN_PATTERN)
+
 
 MAX_COMPOUND = 255
 """A longer compound is data rather than a name (a base64 blob, minified code, a long URL):
@@ -333,7 +347,7 @@ class CompoundTokenizer(Tokenizer):
             yield t
             return
         pos = start_pos
-        for match in _TOKEN_RE.finditer(value):
+        for match in _token_re(value.isascii()).finditer(value):
             group = match.lastindex
             if group == CJK_GROUP and match.end() - match.start() > 1:  # CJK bigrams
                 run = match.group(1)
