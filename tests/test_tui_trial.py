@@ -82,6 +82,32 @@ async def test_a_refresh_of_the_same_query_keeps_the_cursor(many):
         assert results.current_hit.session.session_id == sid
 
 
+async def test_a_refresh_while_the_focus_is_in_the_box_starts_at_the_first_row(many):
+    """A query typed during the first indexing: its final answer lists the single early hit
+    far down; the user never moved into the results, so the cursor is on the new top row."""
+    app = app_of(many)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press(*"capybara")
+        await settle(pilot)
+        results = app.screen.query_one(ResultList)
+        assert results.highlighted == 0
+        search = app.engine.search
+
+        def reordered(*args, **kwargs):  # the index grew: the old top row is now far down
+            result = search(*args, **kwargs)
+            result.hits = result.hits[::-1]
+            return result
+
+        app.engine.search = reordered
+        top = results.current_hit.session.session_id
+        app.screen.run_query(app.screen.query_text)  # what an index refresh does
+        await settle(pilot)
+        assert results.hits[-1].session.session_id == top
+        assert results.highlighted == 0 and results.scroll_y == 0
+        assert "(Home: show)" not in str(app.screen.query_one("#status").render())
+
+
 # -- defect 4: the copy file is private, whoever made its directory --------------------------
 
 

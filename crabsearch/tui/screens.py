@@ -84,6 +84,8 @@ class SearchScreen(Screen):
         None for an ordinary refresh."""
         self.limit = RESULT_LIMIT
         """Rows asked for: grows by RESULT_LIMIT as the cursor nears the end of the list."""
+        self._asked_more = False
+        """True while the next rows are on their way (they keep the cursor and the scroll)."""
         self.facets: dict[str, list[tuple[str, int]]] = {"agent": [], "project": []}
         """Agent and project names with session counts (Tab completion, pickers)."""
 
@@ -220,9 +222,13 @@ class SearchScreen(Screen):
             return  # a newer query is on its way
         self._shown = message.generation
         # The same query again (an index refresh, Ctrl+R, more rows) keeps the cursor where it
-        # is; another query, or another order, starts at the first row.
-        same = self.result is not None and (self.result.query, self._shown_sort) == (message.result.query, self.sort)
+        # is while the user browses the rows; another query, or another order, or a refresh while
+        # the focus is still in the search box (a query typed during the first indexing), starts
+        # at the first row.
         results = self.query_one(ResultList)
+        more, self._asked_more = self._asked_more, False  # the next rows (the mouse wheel, too)
+        same = (self.result is not None and (self.focused is results or more)
+                and (self.result.query, self._shown_sort) == (message.result.query, self.sort))
         self._pending = None
         if same and results.has_focus and results.highlighted is not None and message.error is None:
             moves, new = results.reorders(message.result.hits)
@@ -257,6 +263,7 @@ class SearchScreen(Screen):
         """The cursor is near the last row: ask for the next RESULT_LIMIT rows, if there may be more."""
         if self.result is not None and self.settled and len(self.result.hits) >= self.limit:
             self.limit += RESULT_LIMIT
+            self._asked_more = True
             self.run_query(self.query_text)
 
     @on(FilterChips.Remove)
