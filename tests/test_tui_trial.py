@@ -359,6 +359,21 @@ async def test_a_filter_that_means_nothing_says_why_and_lists_recent_sessions(sa
         assert "Showing the recent sessions." in _screen_words(app)
 
 
+@pytest.mark.parametrize("query", ["project:nonexistent", "agent:gemini", "since:2030-01-01",
+                                   "project:nonexistent cron"])
+async def test_a_filter_that_matches_no_session_says_so(sample, query):
+    app = app_of(sample)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press(*query)
+        await settle(pilot)
+        screen = app.screen
+        assert screen.result.hits == []
+        status = screen.query_one("#status")
+        assert status.display and str(status.render()) == f"No session matches “{query}”"
+        assert f"No session matches “{query}”" in _screen_words(app)
+
+
 async def test_a_bad_filter_beside_words_searches_the_words(sample):
     app = app_of(sample)
     async with app.run_test(size=(80, 24)) as pilot:

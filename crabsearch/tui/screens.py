@@ -335,9 +335,9 @@ class SearchScreen(Screen):
         indexing = self.app.indexing
         if self.search_error:
             msg = self.search_error
-        elif not result.query.strip() or result.route == "recent":
+        elif not result.query.strip() or (result.route == "recent" and n):
             msg = f"Recent sessions ({n}{'+' if n >= self.limit else ''})" if n else ""
-        elif n == 0:
+        elif n == 0:  # also filters alone (`project:nonexistent`) that allow no session
             msg = f"No session matches “{printable(result.query)}”"
             if indexing:
                 msg += " yet (still indexing: it is searched again when indexing is done)"
