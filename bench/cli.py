@@ -6,8 +6,9 @@
 
 What is timed (medians and p95 over ``--runs`` runs of every query shape, interleaved):
 
-* ``crabsearch search Q --json`` as a user runs it (the console script next to this Python,
-  a new process each time), with its default refresh and with ``--no-refresh``; for the shape
+* ``crabsearch search Q --json`` as a user runs it after the README's ``pip install .``: the
+  console script of a copy installed in the work directory (``install``; not this repository's
+  editable ``.venv``, whose import hook adds 15-40 ms to every start), a new process each time, with its default refresh and with ``--no-refresh``; for the shape
   with an agent filter ``--agent codex``. Wall time from spawning the process to its exit, seen
   by this process, and the child's CPU time (user + system, ``os.wait4``), which a shared machine
   disturbs less.
@@ -97,14 +98,34 @@ def child_env(home: Path, work: Path) -> dict[str, str]:
     env["XDG_CONFIG_HOME"] = str(home / ".config")
     env["XDG_CACHE_HOME"] = str(work / "cache")
     env["PYTHONPYCACHEPREFIX"] = str(work / "pycache")
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH", "")) if p)
+    env.pop("PYTHONPATH", None)  # crabsearch comes from the installed copy (``install``)
     return env
 
 
-def crabsearch_command() -> list[str]:
-    """The console script beside this Python (what a user runs), else ``python -m crabsearch``."""
-    script = Path(sys.executable).with_name("crabsearch")
-    return [str(script)] if script.exists() else [sys.executable, "-m", "crabsearch"]
+def install(work: Path) -> Path:
+    """crabsearch installed as the README's ``pip install .`` installs it, in ``work/installed``:
+    a virtual environment whose site-packages holds a copy of ``crabsearch/`` and whose ``bin``
+    holds pip's console script; its dependencies come from this Python's site-packages through a
+    ``.pth`` line (so nothing is downloaded). Returns the environment's Python. An editable
+    install (``pip install -e``, this repository's ``.venv``) is not what users run: its import
+    hook costs 15-40 ms at every start (``python -X importtime``: ``__editable___crabsearch_*``)."""
+    import sysconfig
+
+    venv = work / "installed"
+    python = venv / "bin" / "python"
+    if not python.exists():
+        subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    site = Path(subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                               check=True, capture_output=True, text=True).stdout.strip())
+    shutil.rmtree(site / "crabsearch", ignore_errors=True)
+    shutil.copytree(ROOT / "crabsearch", site / "crabsearch", ignore=shutil.ignore_patterns("__pycache__"))
+    (site / "crabsearch-bench-deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    script = venv / "bin" / "crabsearch"
+    script.write_text(f"#!{python}\nimport re\nimport sys\nfrom crabsearch.cli import main\n"
+                      "if __name__ == '__main__':\n    sys.argv[0] = re.sub(r'(-script\\.pyw|\\.exe)?$', '', sys.argv[0])\n"
+                      "    sys.exit(main())\n")
+    script.chmod(0o755)
+    return python
 
 
 def rg_command() -> tuple[list[str], str]:
@@ -127,9 +148,10 @@ def timed(cmd: list[str], env: dict[str, str]) -> tuple[float, float, int, bytes
     return wall, ru.ru_utime + ru.ru_stime, proc.returncode, out
 
 
-def app_start(env: dict[str, str], index_dir: Path, timeout: float = 60) -> float | None:
-    """Seconds from spawning the app (headless) to its first rows painted; None on failure."""
-    cmd = [sys.executable, "-c", _APP_CHILD, "--index-dir", str(index_dir)]
+def app_start(python: Path, env: dict[str, str], index_dir: Path, timeout: float = 60) -> float | None:
+    """Seconds from spawning the app (headless, with the installed ``python``) to its first rows
+    painted; None on failure."""
+    cmd = [str(python), "-c", _APP_CHILD, "--index-dir", str(index_dir)]
     t = time.perf_counter()
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     try:
@@ -189,7 +211,8 @@ def run(work: Path, args) -> int:
     home, meta = h["home"], h["meta"]
     index_dir = work / "index"
     env = child_env(home, work)
-    cs = crabsearch_command()
+    python = install(work)
+    cs = [str(python.with_name("crabsearch"))]
     t = time.perf_counter()
     subprocess.run(cs + ["index", "--index-dir", str(index_dir), "--json"], env=env, check=True,
                    stdout=subprocess.DEVNULL)
@@ -237,7 +260,7 @@ def run(work: Path, args) -> int:
         rows.append(row)
         print(f"  {name:22} refresh {row['refresh']['median'] * 1000:5.0f} ms  no-refresh "
               f"{row['no_refresh']['median'] * 1000:5.0f} ms  rg {row['rg']['median'] * 1000:4.1f} ms", flush=True)
-    app = [s for s in (app_start(env, index_dir) for _ in range(args.app_runs)) if s is not None]
+    app = [s for s in (app_start(python, env, index_dir) for _ in range(args.app_runs)) if s is not None]
     if len(app) < args.app_runs:
         problems.append(f"app start: {args.app_runs - len(app)} of {args.app_runs} runs did not show rows")
     overall = {m: statistics.median(r[m]["median"] for r in rows) for m in ("refresh", "no_refresh", "rg")}

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -420,6 +419,8 @@ def write_atomically(target: Path, pieces) -> None:
 def run_resume(command: str) -> int:
     """Run a session's resume command (``cd 'DIR' && agent --resume ID``, quoted by the source)
     in a shell after the app has restored the terminal; returns its exit code."""
+    import subprocess
+
     print(command, flush=True)
     return subprocess.call(["/bin/sh", "-c", command])
 

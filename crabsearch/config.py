@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import os
 import re
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -71,10 +70,17 @@ def load(path: Path | None = None) -> Config:
     path = path or config_path()
     cfg = Config(path=path)
     try:
-        data = tomllib.loads(read_text(path, "utf-8"))
+        text = read_text(path, "utf-8")
     except FileNotFoundError:
         return cfg
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+    except (OSError, UnicodeDecodeError) as exc:
+        cfg.problem = f"{path}: {exc}; using defaults"
+        return cfg
+    import tomllib  # only with a config file: ~5 ms a process without one need not pay (issue 13)
+
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
         cfg.problem = f"{path}: {exc}; using defaults"
         return cfg
     problems = []

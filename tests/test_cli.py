@@ -192,7 +192,7 @@ def test_the_app_s_resume_command_runs_after_it_exits(home, monkeypatch):
 
     ran = []
     monkeypatch.setattr(tui_app.CrabsearchApp, "run", lambda self: "cd /tmp && claude --resume abc")
-    monkeypatch.setattr("crabsearch.cli.subprocess.call", lambda argv: ran.append(argv) or 7)
+    monkeypatch.setattr("subprocess.call", lambda argv: ran.append(argv) or 7)
     assert main([]) == 7
     assert ran == [["/bin/sh", "-c", "cd /tmp && claude --resume abc"]]
 
