@@ -22,11 +22,7 @@ import json
 import shlex
 from dataclasses import dataclass
 
-from markdown_it import MarkdownIt
-from markdown_it.token import Token
 from rich.console import Group, RenderableType
-from rich.markdown import Heading, Markdown
-from rich.syntax import Syntax
 from rich.text import Text
 
 from ..search import Item
@@ -97,44 +93,10 @@ def fold(text: str, cap: int, width: int) -> tuple[str, int]:
     return shown, more
 
 
-class _LeftHeading(Heading):
-    """A heading on the left, bold (Rich centres level 1); the ``#`` marks kept, dim."""
-
-    LEVEL_ALIGN = {}
-
-    def __rich_console__(self, console, options):
-        text = self.text.copy()
-        text.justify = "left"
-        level = int(self.tag[1:]) if self.tag[1:].isdigit() else 1
-        yield Text.assemble(("#" * level + " ", "dim"), text)
-
-
-class SafeMarkdown(Markdown):
-    """Rich's Markdown with HTML shown as written (the parser's ``html`` option off: a tag in a
-    transcript is text), headings on the left, images as text and links as text with their
-    address (``hyperlinks=False``)."""
-
-    elements = {**Markdown.elements, "heading_open": _LeftHeading}
-
-    def __init__(self, markup: str, **kwargs) -> None:
-        kwargs["hyperlinks"] = False
-        super().__init__(markup, **kwargs)
-        parser = MarkdownIt("commonmark", {"html": False}).enable("strikethrough").enable("table")
-        self.parsed = parser.parse(markup)
-        for token in self.parsed:  # an image is text in its line: [image: alt] (address)
-            if token.children and any(c.type == "image" for c in token.children):
-                token.children = [_image_text(c) if c.type == "image" else c for c in token.children]
-
-
-def _image_text(token: Token) -> Token:
-    alt = "".join(c.content for c in token.children or [])
-    out = Token("text", "", 0)
-    out.content = f"[image{': ' + alt if alt else ''}] ({token.attrs.get('src', '')})"
-    return out
-
-
 def markdown(text: str, look: Look) -> RenderableType:
     """``text`` as Markdown, code highlighted with a theme for the app's light or dark look."""
+    from .markdown import SafeMarkdown  # Rich's Markdown and markdown-it: ~30 ms, first opened session
+
     theme = "monokai" if look.dark else "friendly"
     return SafeMarkdown(text, code_theme=theme, inline_code_theme=theme)
 
@@ -218,6 +180,8 @@ def tool_call(name: str, text: str, look: Look) -> tuple[RenderableType, int]:
         return Group(head, diff_text(patch)), 0
     if args is not None:
         pretty = json.dumps(args, indent=2, ensure_ascii=False)
+        from rich.syntax import Syntax  # with Pygments: ~25 ms, paid when a session first shows a tool call
+
         return Group(head, Syntax(pretty, "json", theme="monokai" if look.dark else "friendly",
                                   word_wrap=True, background_color="default")), 0
     return Group(head, Text(text, style="dim")), 0
