@@ -143,6 +143,18 @@ def _screen_words(app) -> str:
     return app.export_screenshot().replace("&#160;", " ")
 
 
+def _screen_rows(app) -> list[str]:
+    """The screen's text, one string per row (the SVG's text pieces of a row joined)."""
+    import html
+    import re
+    from collections import defaultdict
+
+    rows = defaultdict(list)
+    for m in re.finditer(r'<text class="[^"]*" x="([\d.]+)" y="([\d.]+)"[^>]*>(.*?)</text>', app.export_screenshot()):
+        rows[float(m.group(2))].append((float(m.group(1)), html.unescape(m.group(3)).replace("\xa0", " ")))
+    return ["".join(t for _, t in sorted(rows[y])) for y in sorted(rows)]
+
+
 async def test_deleting_the_index_while_running_rebuilds_it_and_keeps_answering(sample, tmp_path):
     import shutil
 
@@ -586,6 +598,102 @@ async def _open(app, pilot, query):
     await pilot.press("down", "o")
     await settle(pilot)
     return app.screen.query_one(TranscriptView)
+
+
+LONG_MARKDOWN = "\n\n".join(
+    f"## Step {n}\n\nSome prose about step {n}, with a list:\n\n- one thing\n- another thing\n\n"
+    f"| a | b |\n|---|---|\n| {n} | {n * 2} |\n\n```python\nprint({n})\n```" for n in range(6))
+
+
+@pytest.fixture(scope="module")
+def ends_at_hit(tmp_path_factory):
+    """A session of 26 messages whose last one alone says "quokka", after a long Markdown
+    message (rendered much taller than its text's line count)."""
+    from crabsearch.index import Indexer
+
+    root = tmp_path_factory.mktemp("ends")
+    home = root / "home"
+    s = ClaudeSession(home, session_id="33333333-0000-4000-8000-000000000001")
+    for n in range(12):
+        s.user(f"question {n}").assistant(f"answer {n}")
+    s.assistant(LONG_MARKDOWN).user("and the quokka?")
+    s.write()
+    Indexer(root / "index", env={"HOME": str(home)}).refresh()
+    return home, root / "index"
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40), (100, 30)])
+async def test_a_hit_that_is_the_last_message_is_on_screen_when_the_session_opens(ends_at_hit, size):
+    app = app_of(ends_at_hit)
+    async with app.run_test(size=size) as pilot:
+        view = await _open(app, pilot, "quokka")
+        await pilot.pause()
+        assert view.hit_index == 25 and view.cursor == 25
+        assert view.top_message() <= 25 == view.bottom_message()
+        position = str(app.screen.query_one("#position").render())
+        assert "–26 of 26 · hit at #26" in position
+        assert "#26" in _screen_words(app) and "quokka" in _screen_words(app)
+
+
+async def test_the_position_line_follows_bracket_jumps_across_pages(tmp_path):
+    import re
+
+    from crabsearch.index import Indexer
+
+    home = tmp_path / "home"
+    s = ClaudeSession(home, session_id="44444444-0000-4000-8000-000000000001")
+    for n in range(200):
+        s.user(f"question {n}" + (" about the numbat" if n in (5, 108, 110, 165, 168) else ""))
+        s.assistant(LONG_MARKDOWN if n % 7 == 3 else f"answer {n}")
+    s.write()
+    Indexer(tmp_path / "index", env={"HOME": str(home)}).refresh()
+    app = app_of((home, tmp_path / "index"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        view = await _open(app, pilot, "numbat")
+        view.go_to(0)
+        await settle(pilot)
+        position = app.screen.query_one("#position")
+        for key in ["right_square_bracket"] * 5 + ["left_square_bracket"] * 5:
+            await pilot.press(key)
+            await settle(pilot)
+            top, bottom = view.top_message(), view.bottom_message()
+            assert top <= view.cursor <= bottom
+            assert f"messages {top + 1}–{bottom + 1} of 400" in str(position.render())
+            shown = "\n".join(_screen_rows(app))
+            assert re.search(rf"#{view.cursor + 1}(?!\d)", shown) and f"messages {top + 1}–" in shown
+
+
+async def test_the_position_line_follows_a_message_unfolded_in_place(tmp_path):
+    from crabsearch.index import Indexer
+
+    home = tmp_path / "home"
+    output = "\n".join(f"log line {i}" for i in range(40))
+    s = ClaudeSession(home).user("show me the bilby log").tool("Bash", {"command": "make"}, output)
+    for n in range(10):
+        s.user(f"question {n}").assistant(f"answer {n}")
+    s.write()
+    Indexer(tmp_path / "index", env={"HOME": str(home)}).refresh()
+    app = app_of((home, tmp_path / "index"))
+    async with app.run_test(size=(100, 30)) as pilot:
+        view = await _open(app, pilot, "bilby")
+        await pilot.press("J", "J", "enter")  # the tool output, unfolded: the messages below go
+        await settle(pilot)
+        top, bottom = view.top_message(), view.bottom_message()
+        assert f"messages {top + 1}–{bottom + 1} of 23" in str(app.screen.query_one("#position").render())
+
+
+async def test_one_folded_line_is_one_more_line(tmp_path):
+    from crabsearch.index import Indexer
+
+    home = tmp_path / "home"
+    output = "\n".join(f"log line {i}" for i in range(9))  # tool output folds at 8 lines
+    ClaudeSession(home).user("show me the wallaby log").tool("Bash", {"command": "make"}, output).write()
+    Indexer(tmp_path / "index", env={"HOME": str(home)}).refresh()
+    app = app_of((home, tmp_path / "index"))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await _open(app, pilot, "wallaby")
+        words = _screen_words(app)
+        assert "… 1 more line (Enter" in words and "1 more lines" not in words
 
 
 async def test_brackets_stop_at_a_thinking_message_that_shows_the_highlight(fruity):

@@ -196,6 +196,7 @@ class TranscriptView(ScrollView, can_focus=True):
         self._tops = tops
         self.virtual_size = Size(self._width, tops[-1])
         self.refresh()
+        self.call_after_refresh(self._after_scroll)  # heights changed: the position line follows
 
     def _block_at(self, y: int) -> int:
         """The number of the block holding line ``y`` (clamped to the loaded blocks)."""
@@ -210,8 +211,15 @@ class TranscriptView(ScrollView, can_focus=True):
         return max(0, self._tops[-1] - 1)
 
     def _scroll_to_message(self, message_index: int) -> None:
-        self._set_y(self._line_of(message_index))
-        self._prepare()
+        """Put ``message_index`` at the top of the view, or as high as it goes (the last
+        messages: the view ends at the session's end). Rendering what comes into view changes
+        heights (Markdown takes more lines than estimated): placed again until it stays."""
+        for _ in range(4):
+            self._set_y(self._line_of(message_index))
+            tops = self._tops
+            self._prepare()
+            if self._tops == tops or int(self.scroll_y) == self._line_of(message_index):
+                break
         self._after_scroll()
 
     def _set_y(self, y: int) -> None:
@@ -377,7 +385,8 @@ class TranscriptView(ScrollView, can_focus=True):
         parts = [Padding(renderable, (0, 1, 0, 4))]
         if more > 0:
             what = "t: tools in full" if is_tool(item) and not self.full else "e: every message in full"
-            parts.append(Padding(Text(f"… {more} more lines (Enter: this message in full · {what})",
+            lines = f"{more} more line{'s' if more != 1 else ''}"
+            parts.append(Padding(Text(f"… {lines} (Enter: this message in full · {what})",
                                       style="italic dim"), (0, 1, 0, 4)))
         parts += [Padding(line, (0, 1, 0, 4)) for line in subagent_lines(item)]
         console = self.app.console
@@ -459,6 +468,7 @@ class TranscriptView(ScrollView, can_focus=True):
         """Make message ``message_index`` the cursor and put it at the top (loading its page when
         it is not loaded)."""
         self._set_cursor(message_index)
+        self._top_index = None  # the position line says where the view went, always
         if not (self.lo <= message_index < self.hi):
             self._open_at(message_index)
         else:
