@@ -549,6 +549,36 @@ async def test_the_indexing_line_fits_its_row_at_every_width(sample, width, monk
             assert text.endswith("about 12 s left"), text
 
 
+@pytest.mark.parametrize("width", [50, 40, 30])
+async def test_on_narrow_terminals_the_progress_bar_yields_its_row_to_the_text(sample, width, monkeypatch):
+    from crabsearch.index.writer import Progress
+    from crabsearch.tui.messages import IndexProgress
+    from crabsearch.tui.screens import SearchScreen
+
+    monkeypatch.setattr(SearchScreen, "_time_left", lambda self, p, now: 12.0)
+    monkeypatch.setattr(SearchScreen, "_index", lambda self: None)
+    app = app_of(sample)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        screen.start_indexing("first")
+        screen.post_message(IndexProgress(Progress(120, 4780, 12_300_000, 45_000_000, 9000)))
+        await pilot.pause()
+        await pilot.resize_terminal(width, 30)  # made narrower while indexing
+        await pilot.pause()
+        screen.post_message(IndexProgress(Progress(121, 4780, 12_400_000, 45_000_000, 9000)))
+        await pilot.pause()
+        await pilot.pause()
+        line, bar = screen.query_one("#index-status"), screen.query_one("#progress")
+        text = str(line.render())
+        assert line.size.height == 1 and len(text) <= line.size.width, text
+        assert "121/4,780 files" in text
+        assert any("121/4,780 files" in row for row in _screen_rows(app))
+        if bar.display:
+            assert line.region.right < bar.region.x  # a space between the text and the bar
+        assert bar.display == (width >= 50)
+
+
 async def test_empty_state_lists_every_agent_aligned_and_the_command_as_run(tmp_path, monkeypatch):
     import sys
 

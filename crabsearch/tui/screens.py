@@ -88,6 +88,10 @@ class SearchScreen(Screen):
         """True while the next rows are on their way (they keep the cursor and the scroll)."""
         self.facets: dict[str, list[tuple[str, int]]] = {"agent": [], "project": []}
         """Agent and project names with session counts (Tab completion, pickers)."""
+        self._bar_wanted = True
+        """False after indexing failed (its error takes the row); the width may hide it too."""
+        self._index_line: tuple[list[str], str] | None = None
+        """The indexing line's forms (phase, estimate): fitted again when the width changes."""
 
     def compose(self) -> ComposeResult:
         app = self.app
@@ -120,6 +124,7 @@ class SearchScreen(Screen):
 
     def on_mount(self) -> None:
         self.query_one("#indexbar").display = False
+        self._fit_progress()
         self.query_one("#notes").display = False
         self.query_one("#empty").display = False
         self.query_one(Input).focus()
@@ -453,13 +458,37 @@ class SearchScreen(Screen):
         eta = ""
         if left is not None and left >= 1:  # never "about 0 s left" with the writing still to come
             eta = f" · about {int(left)} s left" if left < 120 else f" · about {int(left // 60)} min left"
+        self._index_line = (what, eta)
         self._show_index_line(Text(self._fit_index_line(what, eta), style="dim"))
+
+    def on_resize(self) -> None:
+        self._fit_progress()
+        self.call_after_refresh(self._refit_index_line)
+
+    def _refit_index_line(self) -> None:
+        """The indexing line again, fitted to the new width."""
+        if self.app.indexing and self._index_line is not None:
+            self._show_index_line(Text(self._fit_index_line(*self._index_line), style="dim"))
+
+    def _fit_progress(self) -> None:
+        """The progress bar takes 24 columns, 12 on a terminal narrower than 80, none below 50:
+        the indexing line's text keeps the row."""
+        bar = self.query_one("#progress", ProgressBar)
+        width = self.size.width or self.app.size.width
+        bar.styles.width = 24 if width >= 80 else 12
+        bar.display = self._bar_wanted and width >= 50
 
     def _fit_index_line(self, what: list[str], eta: str) -> str:
         """The longest form of the indexing line that fits its one row (``what``: the phase, long
         form first; ``eta``: `` · about N s left`` or empty): the phase shortens first, then the
         heading, then the estimate and the heading go; never a line wrapped mid-phrase."""
-        room = self.query_one("#index-status").size.width or max(20, self.size.width - 27)
+        bar = self.query_one("#progress", ProgressBar)
+        # The row: the screen's width but the status bar's padding and the bar with its margin
+        # (measured, not the line's own size, which lags a resize by a frame).
+        room = (self.size.width or self.app.size.width) - 4 - (
+            int(bar.styles.width.value) + 1 if bar.display and bar.styles.width else 0)
+        if self.query_one("#index-status").size.width:
+            room = min(room, self.query_one("#index-status").size.width)
         heads = [self._index_what(), "Indexing"]
         pairs = [(heads[0], what[0]), (heads[0], what[1]), (heads[1], what[0]), (heads[1], what[1])]
         forms = [f"{h} · {w}{e}" for e in (eta, "") for h, w in pairs] + [what[-1], "Indexing…"]
@@ -496,10 +525,12 @@ class SearchScreen(Screen):
         rebuilt, self.rebuilding = self.rebuilding, None
         if message.error:
             self._show_index_line(Text(message.error, style="bold red"))
-            self.query_one("#progress").display = False
+            self._bar_wanted = False
+            self._fit_progress()
             self.notify(message.error, severity="error", timeout=10)
         elif report is not None:
-            self.query_one("#progress").display = True
+            self._bar_wanted = True
+            self._fit_progress()
             if report.busy:
                 self.notify("Another crabsearch is updating the index; showing what is committed.")
             if rebuilt in ("deleted", "damaged"):
