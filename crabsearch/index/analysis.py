@@ -59,6 +59,21 @@ phrase ``get user`` matches ``getUserById``, and the phrase ``call resolve_dirs 
 whole compound *and* the word after it (``["resolve_dirs", "now"]``) does not match: Whoosh
 positions are single integers, so the whole compound cannot also end at its last leaf.
 
+Names: where a phrase lies inside one path or identifier
+-------------------------------------------------------
+
+When indexing (``mode="index"`` with positions, as Whoosh's ``Positions`` format asks), every
+compound that is a **name** (a path, file name, dotted, snake_case or camelCase identifier: any
+compound but a plain hyphenated word such as ``real-time`` or ``follow-up``, which is running
+text) also gives the term :data:`NAME_MARK` at the position of its first leaf and at the
+position of its last: ``see docs/set-up-cli.md now`` marks positions 1 and 5. A phrase's span
+lying within one such pair is found only inside that name (``set up cli`` in the file name),
+which ``index.querying.TextPhrase`` tells apart from the same words as running text (issue 11:
+SpecStory histories quote each other's file names, ``...-setting-up-minsky-cli-with-bun.md``,
+so a session's title words matched as a phrase in every session that named its file). The
+mark is never produced from a query (no token holds a space) and does not count in a field's
+length (``index.schema.NamePositions``).
+
 Every token's ``startchar``/``endchar`` cover its own characters (a piece its substring, the
 whole compound all of it), so highlighting marks exactly what matched.
 
@@ -180,6 +195,14 @@ out to be a plain word, ``naïve``)."""
 
 CJK_GROUP, PLAIN_GROUP, APOSTROPHE_GROUP, COMPOUND_GROUP = 1, 2, 3, 4
 
+NAME_MARK = " name"
+"""The term marking where a name compound's leaves start and end (see "Names" in the module
+docs); the space keeps it out of reach of any query word."""
+
+_HYPHENATED_RE = re.compile(r"[^\W_]+(?:-[^\W_]+)+")
+"""Letters and digits joined by hyphens only (``real-time``, ``end-to-end``): running text, not a
+name, unless a camelCase hump splits it further."""
+
 
 @lru_cache(maxsize=None)
 def _token_re(ascii_only: bool) -> re.Pattern:
@@ -211,6 +234,13 @@ WORD = "word"     # a token that stands alone: a plain word, a CJK bigram or uni
 WHOLE = "whole"   # a compound that has pieces (its pieces follow it)
 PIECE = "piece"   # an intermediate piece of a compound (``foo-bar.ts``)
 LEAF = "leaf"     # a piece of the last level (``foo``); leaves carry the positions
+MARK = "mark"     # NAME_MARK at a name's first and last leaf (indexing only)
+
+
+def is_name(word: str, leaves: int) -> bool:
+    """True when the compound ``word`` of ``leaves`` leaves is a name (see the module docs):
+    anything with two leaves or more but a plain hyphenated word."""
+    return leaves > 1 and not (_HYPHENATED_RE.fullmatch(word) and leaves == word.count("-") + 1)
 
 _NON_ASCII_RE = re.compile(r"[\x00-\x7f]?[^\x00-\x7f]+")
 
@@ -347,6 +377,7 @@ class CompoundTokenizer(Tokenizer):
             yield t
             return
         pos = start_pos
+        marks = positions and mode == "index"  # NAME_MARK: indexing only (module docs, "Names")
         for match in _token_re(value.isascii()).finditer(value):
             group = match.lastindex
             if group == CJK_GROUP and match.end() - match.start() > 1:  # CJK bigrams
@@ -425,6 +456,20 @@ class CompoundTokenizer(Tokenizer):
                     t.startchar = start_char + s
                     t.endchar = start_char + e
                 yield t
+            if marks and is_name(word, leaves):
+                t.text = NAME_MARK
+                t.kind = MARK
+                if keeporiginal:
+                    t.original = word
+                if chars:
+                    s, e = match.span()
+                    if starts is not None:
+                        s, e = starts[s], ends[e - 1]
+                    t.startchar = start_char + s
+                    t.endchar = start_char + e
+                for p in (pos, pos + leaves - 1):
+                    t.pos = p
+                    yield t
             pos += leaves
 
 CJKBigramTokenizer = CompoundTokenizer

@@ -27,6 +27,7 @@ from whoosh.query.wrappers import WrappingQuery
 
 from ..query import ParsedQuery
 from .analysis import folded_contexts, group_leaves, phrase_terms
+from .phrases import TextPhrase
 from .schema import WEIGHTS
 from .union import FlatOr
 
@@ -58,10 +59,13 @@ def _any_field(term: str, fields) -> Query:
     return FlatOr([Term(f, term, boost=WEIGHTS[f]) for f in fields])
 
 
-def _phrase(terms: list[str], fields) -> Query:
+def _phrase(terms: list[str], fields, text: bool = False) -> Query:
+    """The exact phrase of ``terms`` in any of ``fields``; ``text``: as running text only (a
+    span within one path or identifier does not count: ``index.phrases.TextPhrase``)."""
     if len(terms) == 1:
         return _any_field(terms[0], fields)
-    return FlatOr([Phrase(f, terms, boost=WEIGHTS[f]) for f in fields if f in PHRASE_FIELDS])
+    cls = TextPhrase if text else Phrase
+    return FlatOr([cls(f, terms, boost=WEIGHTS[f]) for f in fields if f in PHRASE_FIELDS])
 
 
 class ZeroScore(WrappingQuery):
@@ -263,7 +267,10 @@ class Compiler:
             # its whole term is the exact match, and ~8x cheaper than the phrase of its parts.
             out.append(("phrase", self.finish(required + [_any_field(self.groups[0][0], fields)], fields)))
         elif len(self.phrase_words) > 1:
-            out.append(("phrase", self.finish(required + [_phrase(self.phrase_words, fields)], fields)))
+            # Words typed apart count as running text, not inside one path or identifier
+            # (index.phrases); one identifier's parts (getUserById: get user by id) match anywhere.
+            phrase = _phrase(self.phrase_words, fields, text=len(self._leaves) > 1)
+            out.append(("phrase", self.finish(required + [phrase], fields)))
         out.append(("all", self.finish(required + [self.group_query(g, fields) for g in self.groups], fields)))
         repaired = self.repaired_groups()
         if repaired != self.groups:

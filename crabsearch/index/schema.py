@@ -17,16 +17,18 @@ Design (measurements in ``shared/reference/engineering.md`` sections 0, 4, 5):
 
 from __future__ import annotations
 
-from whoosh import columns
+from whoosh import columns, formats
 from whoosh.fields import COLUMN, ID, STORED, TEXT, Schema
 
-from .analysis import text_analyzer
+from .analysis import NAME_MARK, text_analyzer
 
-SCHEMA_VERSION = 11
+SCHEMA_VERSION = 12
 """Bump when the schema or the analyzer changes: an index with another stamp is rebuilt.
 10: the message index ``idx`` is also a column (proximity of a session's matches, issue 11).
 11: ``ß`` folds to ``ss`` (and ``æ``, ``œ``, ligatures to their letters); a word with an
-apostrophe inside is one term (``isn't`` -> ``isnt``, ``user's`` -> ``user``)."""
+apostrophe inside is one term (``isn't`` -> ``isnt``, ``user's`` -> ``user``).
+12: text fields hold ``analysis.NAME_MARK`` at the first and last leaf of each path or identifier
+(a phrase found only inside one counts as the name, not as running text: ``querying.TextPhrase``)."""
 
 WEIGHTS: dict[str, float] = {
     "user": 1.5,         # what the user said counts most
@@ -89,6 +91,26 @@ class StoredIndex(STORED):
         return value
 
 
+class NamePositions(formats.Positions):
+    """Whoosh's ``Positions`` format, but :data:`~crabsearch.index.analysis.NAME_MARK` (where a
+    path or identifier starts and ends) is kept out of the field's length: it is bookkeeping,
+    not a word, and BM25F's length normalization stays what it was."""
+
+    def word_values(self, value, analyzer, **kwargs):
+        """``(term, frequency, weight, encoded positions)`` per term; the mark's frequency 0 (the
+        writer sums the frequencies into the field's length)."""
+        for word, freq, weight, encoded in super().word_values(value, analyzer, **kwargs):
+            yield (word, 0 if word == NAME_MARK else freq, weight, encoded)
+
+
+class PhraseText(TEXT):
+    """A text field with positions (phrases), in the :class:`NamePositions` format."""
+
+    def __init__(self, analyzer):
+        super().__init__(analyzer=analyzer, phrase=True)
+        self.format = NamePositions(field_boost=1.0)
+
+
 def make_schema() -> Schema:
     """Build the schema (see the module docstring for the reasoning)."""
     ana = text_analyzer()
@@ -113,12 +135,12 @@ def make_schema() -> Schema:
         project=ID(),  # working directory (``project:/path`` prefix filter)
         projname=ID(),  # its last segment, lowercased (``project:NAME``)
         hour=ID(),  # YYYYMMDDHH UTC (``since:``/``until:`` as a term range, no trie terms)
-        user=TEXT(analyzer=ana, phrase=True),
-        assistant=TEXT(analyzer=ana, phrase=True),
-        acting=TEXT(analyzer=ana, phrase=True),
+        user=PhraseText(ana),
+        assistant=PhraseText(ana),
+        acting=PhraseText(ana),
         tool=TEXT(analyzer=ana, phrase=False),
-        tool_output=TEXT(analyzer=ana, phrase=True),
-        summary=TEXT(analyzer=ana, phrase=True),
-        compaction=TEXT(analyzer=ana, phrase=True),
-        title=TEXT(analyzer=ana, phrase=True),
+        tool_output=PhraseText(ana),
+        summary=PhraseText(ana),
+        compaction=PhraseText(ana),
+        title=PhraseText(ana),
     )

@@ -2,7 +2,9 @@
 
 The rungs (issue 3, "Query language"; issue 11), highest first:
 
-1. ``phrase``: the words adjacent and in order in one message (or in a title/summary);
+1. ``phrase``: the words adjacent and in order in one message (or in a title/summary), as
+   running text: words typed apart found only inside one path or identifier (a file name that
+   spells them) do not count here (``index.phrases``), and fall to ``all``;
 2. ``all``: every word in one message (or in a title/summary);
 3. ``session``: every word somewhere in the session, ranked by proximity (``scoring.best_window``);
 4. ``repair``: ``all`` again with unknown words replaced by their spelling repair;
