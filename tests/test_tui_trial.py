@@ -386,6 +386,42 @@ async def test_a_filter_that_matches_no_session_says_so(sample, query):
         assert f"No session matches “{query}”" in _screen_words(app)
 
 
+async def test_at_50x20_every_filter_note_shows_in_full(sample):
+    from rich.text import Text
+
+    app = app_of(sample)
+    async with app.run_test(size=(50, 20)) as pilot:
+        await settle(pilot)
+        await pilot.press(*"cron agent:vim since:banana")
+        await settle(pilot)
+        notes = app.screen.query_one("#notes")
+        text = str(notes.render())
+        assert "agent:vim: no agent" in text and "since:banana: that is not a date" in text
+        needed = len(Text(text).wrap(app.console, notes.content_region.width))
+        assert needed > 6 and notes.content_region.height == needed
+        rows = "\n".join(_screen_rows(app))
+        assert "(F5 picks one)." in rows  # the second note's last words
+
+
+async def test_at_50x20_the_empty_state_can_be_read_to_its_end(tmp_path, monkeypatch):
+    import sys
+
+    monkeypatch.setattr(sys, "argv", [".venv/bin/crabsearch"])
+    app = CrabsearchApp(tmp_path / "index", env={"HOME": str(tmp_path)}, now=NOW, cursor_blink=False)
+    async with app.run_test(size=(50, 20)) as pilot:
+        await settle(pilot)
+        empty = app.screen.query_one("#empty")
+        assert empty.display and "--demo" in str(empty.render())
+        assert "--demo" not in "\n".join(_screen_rows(app))  # more than the screen holds
+        await pilot.press("down")  # into the text, then down to its end
+        for _ in range(30):
+            await pilot.press("down")
+        await pilot.pause()
+        assert "--demo" in "\n".join(_screen_rows(app))
+        await pilot.press(*"x")  # typing still searches
+        assert app.screen.query_text == "x"
+
+
 async def test_a_bad_filter_beside_words_searches_the_words(sample):
     app = app_of(sample)
     async with app.run_test(size=(80, 24)) as pilot:

@@ -10,7 +10,7 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Input, ProgressBar, Static
 
@@ -34,6 +34,25 @@ SEARCH_TIME_LIMIT = 0.5  # seconds; past it the best hits found so far are shown
 WRITE_SECONDS_PER_MESSAGE = 0.0008
 """A first guess of the time Whoosh takes to commit a message (measured on the trial home: 10k
 messages in 8-10 s); replaced by the rate of the first commit for the time-left estimate."""
+
+
+class _EmptyBox(VerticalScroll):
+    """What the results area says when nothing is listed (no transcripts, indexing): scrolls
+    (Down from the search box, then Up / Down) when the terminal is too small for it; typing or
+    Esc goes back to the search box."""
+
+    def __init__(self, type_into_search, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.type_into_search = type_into_search
+
+    def on_key(self, event) -> None:
+        if (event.is_printable and event.character) or event.key in ("escape", "backspace"):
+            event.stop()
+            event.prevent_default()
+            if event.key == "escape":
+                self.screen.set_focus(self.screen.query_one("#query"))
+            else:
+                self.type_into_search("\b" if event.key == "backspace" else event.character)
 
 
 class SearchScreen(Screen):
@@ -111,7 +130,8 @@ class SearchScreen(Screen):
                 yield Static("", id="index-status")
                 yield ProgressBar(total=None, show_eta=False, id="progress")
         yield ResultList(self._fetch_window, self.type_into_search, lambda: app.now, app.home, id="results")
-        yield Static("", id="empty")
+        with _EmptyBox(self.type_into_search, id="empty-box"):  # scrolls on a small terminal
+            yield Static("", id="empty")
         yield Footer()
 
     def _title_text(self) -> Text:
@@ -126,7 +146,7 @@ class SearchScreen(Screen):
         self.query_one("#indexbar").display = False
         self._fit_progress()
         self.query_one("#notes").display = False
-        self.query_one("#empty").display = False
+        self.query_one("#empty").display = self.query_one("#empty-box").display = False
         self.query_one(Input).focus()
         self.run_query("")
         self._load_facets()
@@ -377,7 +397,7 @@ class SearchScreen(Screen):
         notes.update(Text("\n".join(lines)))  # in full, wrapped at words: never cut off
         notes.display = bool(lines)
         nothing_listed = n == 0 and not result.query.strip() and not self.search_error
-        empty.display = nothing_listed
+        empty.display = self.query_one("#empty-box").display = nothing_listed
         results.display = not nothing_listed
         if nothing_listed:
             empty.update(self._indexing_message() if indexing else self.app.empty_message(self.index_error))
@@ -552,6 +572,9 @@ class SearchScreen(Screen):
     def action_results(self) -> None:
         """Move from the search box into the results."""
         results = self.query_one(ResultList)
+        box = self.query_one("#empty-box")
+        if box.display and box.max_scroll_y:  # no rows, and more to read than the screen holds
+            self.set_focus(box)
         if results.option_count:
             # set_focus now, not focus() (which waits a frame): keys that arrived together with
             # this one (Down Enter from a fast typist or tmux) must reach the results.
