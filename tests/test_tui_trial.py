@@ -476,6 +476,37 @@ async def test_narrow_rows_keep_the_title_and_align_the_agent_column(long_paths,
             assert "…" in line and "mictlan" in line
 
 
+@pytest.mark.parametrize("cwd", ["/home/maya/code/翻訳ツール", "/home/maya/code/clients/とても長い翻訳ツールのプロジェクト"])
+async def test_wide_characters_in_a_path_keep_the_columns_aligned(tmp_path, cwd):
+    from rich.cells import cell_len
+
+    from crabsearch.index import Indexer
+
+    home = tmp_path / "home"
+    start = datetime(2026, 3, 18, tzinfo=timezone.utc)
+    ClaudeSession(home, session_id="11111111-0000-4000-8000-00000000000a", cwd=cwd, start=start).user(
+        "translate the dingo strings").assistant("done").write()
+    ClaudeSession(home, session_id="11111111-0000-4000-8000-00000000000b", cwd="/home/maya/code/api",
+                  start=start).user("the dingo endpoint").assistant("ok").write()
+    Indexer(tmp_path / "index", env={"HOME": str(home)}).refresh()
+    app = app_of((home, tmp_path / "index"))
+    async with app.run_test(size=(120, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press(*"dingo")
+        await settle(pilot)
+        results = app.screen.query_one(ResultList)
+        row_width = results.scrollable_content_region.width - 2
+        lines = []
+        for i in range(len(results.hits)):
+            header = app.console.render_lines(results._prompt(i), app.console.options.update_width(row_width))[0]
+            lines.append("".join(seg.text for seg in header))
+        assert all(cell_len(line) == row_width for line in lines)
+        assert all(line.endswith("2 msgs") for line in lines)  # the count is not cut
+        dates = [cell_len(line[:line.index("2d ago")]) for line in lines]
+        assert len(set(dates)) == 1, lines  # the date column is aligned
+        assert any("ツール" in line for line in lines)
+
+
 # -- defect 8: the smaller ones -------------------------------------------------------------
 
 

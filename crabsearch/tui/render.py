@@ -154,7 +154,8 @@ class RowHeader:
         out.append(" " * (AGENT_WIDTH - len(badge) - 2))
         if project_width:
             out.append("  ")
-            out.append(_tail(project, project_width).ljust(project_width), style=MUTED)
+            tail = _tail(project, project_width)
+            out.append(tail + " " * (project_width - cell_len(tail)), style=MUTED)  # cells: 翻訳 is 4
         if show_date:
             out.append("  ")
             out.append(date.rjust(DATE_WIDTH), style=MUTED)
@@ -190,11 +191,16 @@ def structure_line(hit: Hit) -> Text | None:
 
 
 def _tail(path: str, limit: int) -> str:
-    """The end of ``path`` when it is longer than ``limit`` characters (``…/dev/webapp``), from a
-    ``/`` when one is in it (whole folder names), else cut inside the last one."""
-    if len(path) <= limit:
+    """The end of ``path`` when it takes more than ``limit`` cells (``…/dev/webapp``; a CJK
+    character takes two), from a ``/`` when one is in it (whole folder names), else cut inside
+    the last one."""
+    if cell_len(path) <= limit:
         return path
-    cut = path[-(limit - 1):]
+    start, cells = len(path), 0
+    while start > 0 and cells + cell_len(path[start - 1]) <= limit - 1:
+        start -= 1
+        cells += cell_len(path[start])
+    cut = path[start:]
     at = cut.find("/", 1)
     return "…" + (cut[at:] if at > 0 else cut)
 
