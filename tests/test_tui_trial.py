@@ -538,6 +538,22 @@ async def test_help_shows_the_keys_as_rebound_in_the_config(sample):
         assert lines["explain why the row matched"].strip().startswith("x")
 
 
+async def test_the_expanded_row_names_the_keys_as_rebound(sample):
+    from crabsearch import config
+
+    home, index_dir = sample
+    app = CrabsearchApp(index_dir, env={"HOME": str(home)}, now=NOW, index_on_start=False, cursor_blink=False,
+                        config=config.Config(keys={"widen": "w", "open": "ctrl+o"}))
+    async with app.run_test(size=(100, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press(*"cron")
+        await settle(pilot)
+        await pilot.press("down", "enter")
+        await pilot.pause()
+        rows = "\n".join(_screen_rows(app))
+        assert "w/- widen/narrow · Ctrl+O open" in rows and "+/-" not in rows
+
+
 async def test_plus_then_minus_returns_to_the_same_window(sample):
     app = app_of(sample)
     async with app.run_test(size=(100, 30)) as pilot:

@@ -277,11 +277,13 @@ def rung_rule(note: str) -> RungRule:
 
 
 def result_prompt(hit: Hit, terms: list[str], now: datetime, home: str | None,
-                  window: list[Item] | None = None, note: str | None = None) -> Group:
+                  window: list[Item] | None = None, note: str | None = None,
+                  keys: tuple[str, str, str] = ("+", "-", "o")) -> Group:
     """The OptionList prompt of a result row: header, the structure line when the hit has notes
     (:func:`structure_line`), then the hit's snippet, or, when expanded, the context window
     ``window`` (hit included) with a few lines per message. ``note`` (:func:`rung_note`) puts a
-    thin rule with it above the row: the rows from here on were found by a lower rung."""
+    thin rule with it above the row: the rows from here on were found by a lower rung. ``keys``:
+    the widen, narrow and open keys the window's last line names (as bound in ``[keys]``)."""
     parts: list = [rung_rule(note)] if note else []
     parts.append(row_header(hit, now, home))
     notes = structure_line(hit)
@@ -295,7 +297,8 @@ def result_prompt(hit: Hit, terms: list[str], now: datetime, home: str | None,
         for it in window:
             parts.extend(item_lines(it, terms, lines=4 if it.hit else 2))
         parts.append(Text(f"  messages {window[0].message_index + 1}–{window[-1].message_index + 1} of "
-                          f"{hit.session.message_count} · +/- widen/narrow · o open", style=f"italic {MUTED}")
+                          f"{hit.session.message_count} · {keys[0]}/{keys[1]} widen/narrow · {keys[2]} open",
+                          style=f"italic {MUTED}")
                      if window else Text("  (no messages)", style=MUTED))
     return Group(*parts)
 

@@ -126,7 +126,16 @@ class ResultList(OptionList):
     def _prompt(self, i: int):
         window = self.expanded.get(i)
         note = rung_note(self.hits[i - 1] if i else None, self.hits[i])  # a rule where the rung changes
-        return result_prompt(self.hits[i], self.terms, self.now(), self.home, window[2] if window else None, note)
+        return result_prompt(self.hits[i], self.terms, self.now(), self.home, window[2] if window else None, note,
+                             self._keys() if window else ("+", "-", "o"))
+
+    def _keys(self) -> tuple[str, str, str]:
+        """The widen, narrow and open keys as bound (the config's ``[keys]`` rebinds them)."""
+        from .panels import key_label
+
+        rebound = getattr(getattr(self.app, "config", None), "keys", None) or {}
+        return tuple(key_label(rebound[i].split(",")[0]) if rebound.get(i) else default
+                     for i, default in (("widen", "+"), ("narrow", "-"), ("open", "o")))
 
     def _set_window(self, i: int, before: int, after: int) -> None:
         hit = self.hits[i]
