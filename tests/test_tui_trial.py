@@ -865,6 +865,26 @@ async def test_status_names_the_directories_from_the_config_file(sample, tmp_pat
         assert text.count(f"looked in {home}\n") == 1  # Aider's home once, not once per directory
 
 
+@pytest.mark.parametrize("width", [80, 120])
+async def test_the_status_panel_breaks_a_long_path_only_between_folders(sample, tmp_path, width):
+    from crabsearch import config
+
+    home, index_dir = sample
+    deep = tmp_path.joinpath(*[f"folder{n:02d}-abcdefgh" for n in range(9)], "opencode")
+    app = CrabsearchApp(index_dir, env={"HOME": str(home)}, now=NOW, index_on_start=False, cursor_blink=False,
+                        config=config.Config(sources={"opencode": [str(deep)]}))
+    async with app.run_test(size=(width, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("f2")
+        await pilot.pause()
+        rows = [row.strip("│ ") for row in _screen_rows(app)]
+        shown = "\n".join(rows)
+        assert shown.count("-abcdefgh") == 9 and "opencode (not found)" in shown  # no folder name cut
+        at = next(i for i, row in enumerate(rows) if "folder00" in row)
+        joined = "".join(rows[at - 1:at + 5])  # the path's pieces, joined again: the path whole
+        assert str(deep) in joined and all(f"/folder{n:02d}-abcdefgh/" in joined for n in range(9)), shown
+
+
 async def test_export_title_is_the_whole_first_prompt_not_the_cut_title(tmp_path):
     from crabsearch.index import Indexer
 

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+import re
 
+from rich.cells import cell_len
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -185,8 +187,61 @@ class StatusScreen(Panel):
     TITLE = "Sources and index"
     BINDINGS = [Binding("escape,q,f2", "app.pop_screen", "Close")]
 
-    def body(self) -> Text:
-        return Text(printable(self.app.status_text()))
+    def body(self):
+        return PathText(printable(self.app.status_text()))
+
+
+class PathText:
+    """Plain text wrapped at spaces for the width it gets, where a word too long for a line (a
+    path) is broken only before a ``/``, never inside a folder name; the continuation lines are
+    indented under the line's start."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __rich_console__(self, console, options):
+        yield Text("\n".join(wrap_paths(self.text, options.max_width)))
+
+
+def wrap_paths(text: str, width: int) -> list[str]:
+    """``text``'s lines wrapped to ``width`` cells (see :class:`PathText`)."""
+    width = max(10, width)
+    out = []
+    for line in text.split("\n"):
+        if cell_len(line) <= width:
+            out.append(line)
+            continue
+        lead = " " * (len(line) - len(line.lstrip(" ")))
+        indent = lead + "  "
+        current = lead
+        for word in line.split():
+            for n, part in enumerate(_path_parts(word, width - len(indent))):
+                glue = "" if n or not current.strip() else " "  # a path's parts join without a space
+                if cell_len(current + glue + part) <= width:
+                    current += glue + part
+                else:
+                    out.append(current.rstrip())
+                    current = indent + part
+        out.append(current.rstrip())
+    return out
+
+
+def _path_parts(word: str, room: int) -> list[str]:
+    """``word`` in pieces of at most ``room`` cells, cut before a ``/`` (a folder name longer
+    than ``room`` is cut where it must)."""
+    if cell_len(word) <= room:
+        return [word]
+    out = []
+    for part in re.split(r"(?=/)", word):
+        while cell_len(part) > room:
+            cut = room
+            while cell_len(part[:cut]) > room:
+                cut -= 1
+            out.append(part[:max(1, cut)])
+            part = part[max(1, cut):]
+        if part:
+            out.append(part)
+    return out
 
 
 class ChoiceScreen(ModalScreen[str | None]):
