@@ -195,3 +195,12 @@ def test_ascii_text_is_tokenized_as_by_the_full_pattern():
         assert [(m.lastindex, m.span()) for m in full.finditer(text)] == \
                [(m.lastindex, m.span()) for m in ascii_only.finditer(text)], text
     assert analysis._token_re(False).pattern == analysis.TOKEN_PATTERN
+
+
+def test_the_agent_column_fits_every_agent_badge():
+    """``tui.render.AGENT_WIDTH`` is a constant (computing it imports every reader): it must be
+    the longest badge or name of the agents plus 2."""
+    from crabsearch.sources import SOURCES
+    from crabsearch.tui.render import AGENT_WIDTH
+
+    assert AGENT_WIDTH == max(len(s.badge or s.display or s.agent) for s in SOURCES.values()) + 2

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import shutil
 import subprocess
@@ -16,7 +17,6 @@ from textual.binding import Binding
 
 from .. import paths
 from ..config import Config
-from ..index import Indexer
 from ..hits import GONE
 from ..search import UNAVAILABLE, Engine
 from ..sources.base import MEMBER_SEP
@@ -59,12 +59,21 @@ class CrabsearchApp(App[str | None]):
         self.cursor_blink = cursor_blink
         self.indexing = False
         self.engine = Engine(self.index_dir, resume_flags=self.config.resume)
-        self.indexer = Indexer(self.index_dir, env=self.env, index_tool_output=index_tool_output,
-                               extra_dirs={} if demo else self.config.sources)
+        self._indexer_options = {"index_tool_output": index_tool_output,
+                                 "extra_dirs": {} if demo else self.config.sources}
         self.copy_file = paths.cache_dir() / "last-copy.txt"
         """Every copy is also written here: the fallback when the terminal ignores OSC 52."""
         self.error_log = paths.cache_dir() / "errors.log"
         """Where an unexpected error's details go (:meth:`failure`); the screen says only that."""
+
+    @functools.cached_property
+    def indexer(self):
+        """The index writer (``crabsearch.index.Indexer``), made on first use: importing it and
+        the agents' readers is work the first paint of the recent sessions need not wait for
+        (issue 13); the first refresh asks for it after that paint."""
+        from ..index.writer import Indexer
+
+        return Indexer(self.index_dir, env=self.env, **self._indexer_options)
 
     @property
     def now(self) -> datetime:

@@ -98,7 +98,10 @@ def row_header(hit: Hit, now: datetime, home: str | None) -> "RowHeader":
     return RowHeader(hit, now, home)
 
 
-AGENT_WIDTH = max(len(src.badge or src.display or src.agent) for src in SOURCES.values()) + 2
+AGENT_WIDTH = 11
+"""Cells of the agent column: the longest agent badge or name (``SpecStory``, 9) plus 2. A
+constant, not computed from ``SOURCES`` at import: that imports every agent's reader, work the
+app's start does not need (issue 13); ``tests/test_startup.py`` checks it against ``SOURCES``."""
 """The agent column: as wide as the widest badge, so every row's badge starts at the same place."""
 DATE_WIDTH = 10  # ``2026-03-14``, ``yesterday``, ``12m ago``
 PROJECT_WIDTH = 28  # at most; the end of the path is kept (``…/dev/webapp``)

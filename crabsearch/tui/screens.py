@@ -78,6 +78,7 @@ class SearchScreen(Screen):
 
     def __init__(self) -> None:
         super().__init__()
+        self._go_live_after_first_paint = False
         self._generation = 0
         self._shown = -1
         self._timer = None
@@ -151,12 +152,19 @@ class SearchScreen(Screen):
         self.run_query("")
         self._load_facets()
         if self.app.index_on_start:
-            self.start_indexing(None if self.app.engine.exists else "first")
-            # Live: file events from the agents' directories refresh the index within a second;
-            # every REFRESH_EVERY seconds a refresh catches what no event reports (new agent
-            # directories, Aider and SpecStory logs in project folders, a deleted index).
-            self._watch_files()
-            self.set_interval(REFRESH_EVERY, self._periodic_refresh)
+            if self.app.engine.exists:  # the recent sessions first (issue 13: the app's start),
+                self._go_live_after_first_paint = True  # then the refresh and the watcher
+            else:
+                self._go_live()
+
+    def _go_live(self) -> None:
+        """Start the background refresh, the file watcher and the periodic refresh."""
+        self.start_indexing(None if self.app.engine.exists else "first")
+        # Live: file events from the agents' directories refresh the index within a second;
+        # every REFRESH_EVERY seconds a refresh catches what no event reports (new agent
+        # directories, Aider and SpecStory logs in project folders, a deleted index).
+        self._watch_files()
+        self.set_interval(REFRESH_EVERY, self._periodic_refresh)
 
     def _periodic_refresh(self) -> None:
         """Look for new or changed transcripts (not ``_auto_refresh``: Textual's own name)."""
@@ -273,6 +281,9 @@ class SearchScreen(Screen):
             self.start_indexing("damaged" if message.rebuild == "damaged" else
                                 "deleted" if self._had_index else "first")
         self._update_status()
+        if self._go_live_after_first_paint:
+            self._go_live_after_first_paint = False
+            self.call_after_refresh(self._go_live)
 
     @on(ResultList.ShowPending)
     def _show_pending(self) -> None:
