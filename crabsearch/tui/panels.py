@@ -114,7 +114,7 @@ class Panel(ModalScreen):
     def compose(self) -> ComposeResult:
         with VerticalScroll(classes="panel"):
             yield Static(Text(self.TITLE, style="bold"), classes="panel-title")
-            yield Static(self.body())
+            yield Static(self.body(), classes="panel-body")
             yield Static(Text("Esc to close", style="dim"))
 
 
@@ -187,24 +187,26 @@ class StatusScreen(Panel):
     TITLE = "Sources and index"
     BINDINGS = [Binding("escape,q,f2", "app.pop_screen", "Close")]
 
-    def body(self):
-        return PathText(printable(self.app.status_text()))
+    _text: str | None = None
 
+    def body(self) -> Text:
+        if self._text is None:
+            self._text = printable(self.app.status_text())
+        return Text("\n".join(wrap_paths(self._text, self._room())))
 
-class PathText:
-    """Plain text wrapped at spaces for the width it gets, where a word too long for a line (a
-    path) is broken only before a ``/``, never inside a folder name; the continuation lines are
-    indented under the line's start."""
+    def _room(self) -> int:
+        """The panel's text width: 90 columns or the screen's, but its border, padding and a
+        scrollbar."""
+        return min(90, self.app.size.width) - 2 - 4 - 2
 
-    def __init__(self, text: str) -> None:
-        self.text = text
-
-    def __rich_console__(self, console, options):
-        yield Text("\n".join(wrap_paths(self.text, options.max_width)))
+    def on_resize(self) -> None:
+        self.query_one(".panel-body", Static).update(self.body())
 
 
 def wrap_paths(text: str, width: int) -> list[str]:
-    """``text``'s lines wrapped to ``width`` cells (see :class:`PathText`)."""
+    """``text``'s lines wrapped to ``width`` cells at spaces, where a word too long for a line
+    (a path) is broken only before a ``/``, never inside a folder name; the continuation lines
+    are indented under the line's start."""
     width = max(10, width)
     out = []
     for line in text.split("\n"):
