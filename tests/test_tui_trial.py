@@ -885,6 +885,41 @@ async def test_the_status_panel_breaks_a_long_path_only_between_folders(sample, 
         assert str(deep) in joined and all(f"/folder{n:02d}-abcdefgh/" in joined for n in range(9)), shown
 
 
+@pytest.fixture(scope="module")
+def configs(tmp_path_factory):
+    """Many sessions about the config, two about a cong (a word one letter from "conf")."""
+    from crabsearch.index import Indexer
+
+    root = tmp_path_factory.mktemp("configs")
+    home = root / "home"
+    for n in range(6):
+        ClaudeSession(home, session_id=f"66666666-0000-4000-8000-00000000000{n}").user(
+            f"the config file number {n} is wrong").assistant("fixed the config").write()
+    for n in range(2):
+        ClaudeSession(home, session_id=f"77777777-0000-4000-8000-00000000000{n}").user(
+            f"play the cong drum {n}").assistant("cong cong").write()
+    Indexer(root / "index", env={"HOME": str(home)}).refresh()
+    return home, root / "index"
+
+
+async def test_a_word_still_being_typed_is_read_as_a_prefix_not_repaired(configs):
+    app = app_of(configs)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press(*"conf")
+        await settle(pilot)
+        status = str(app.screen.query_one("#status").render())
+        assert "cong" not in status and "showing results for config" in status, status
+        assert all("config" in h.item.text for h in app.screen.result.hits)
+        await pilot.press("space")  # the word is done: a repair may apply now
+        await settle(pilot)
+        assert "showing results for cong" in str(app.screen.query_one("#status").render())
+    from crabsearch.search import Engine
+
+    result = Engine(configs[1]).search("conf")  # scripts and the CLI: the word as given
+    assert result.corrections == {"conf": "cong"}
+
+
 async def test_export_title_is_the_whole_first_prompt_not_the_cut_title(tmp_path):
     from crabsearch.index import Indexer
 

@@ -172,9 +172,12 @@ class Compiler:
     its parts (``getUserById`` or ``get user by id``); phrases use ``analysis.phrase_terms``.
     """
 
-    def __init__(self, pq: ParsedQuery, searcher):
+    def __init__(self, pq: ParsedQuery, searcher, typing: str | None = None):
         self.pq = pq
         self.searcher = searcher
+        self._typing = {g[0] for g, _ in group_leaves(typing)} if typing in pq.words else set()
+        """The last word while it is being typed (``Engine.search(typing=True)``): read as the
+        start of a longer word (:meth:`_completion`), not repaired."""
         self._leaves: dict[tuple[str, ...], list[str]] = {}  # group -> its parts in order
         self._spelled: dict[tuple[str, ...], str] = {}  # group -> the word as typed
         self._folded: dict[str, list[str]] = {}  # folded word -> its folded letters in context
@@ -363,6 +366,10 @@ class Compiler:
         fields = ("user", "assistant", "acting", "compaction")
         if len(word) < 4 or any(s.doc_frequency(f, word) for f in (*fields, "title")):
             return None
+        if word in self._typing:  # search as you type: `conf` is config in the making, not cong
+            done = self._completion(word, fields)
+            if done is not None:
+                return done
         best: tuple[int, int, str] | None = None
         once: tuple[int, str] | None = None
         seen: set[bytes] = set()
@@ -387,6 +394,18 @@ class Compiler:
             self._once.add(once[1])
             return once[1]
         return best[2] if best else None
+
+    def _completion(self, word: str, fields: tuple[str, ...]) -> str | None:
+        """The most frequent indexed word that starts with ``word`` (of the first 2000 read),
+        or None when no word does."""
+        best: tuple[int, str] | None = None
+        for n, cand in enumerate(_vocabulary(self.searcher, fields, word, set())):
+            if n >= 2000:
+                break
+            freq = sum(self.searcher.doc_frequency(f, cand) for f in fields)
+            if freq and cand != word and (best is None or (-freq, cand) < best):
+                best = (-freq, cand)
+        return best[1] if best else None
 
 
 def _expand(searcher, field: str, prefix: str, cap: int) -> list[str] | None:

@@ -128,7 +128,7 @@ class Engine:
     def search(self, query: str, *, limit: int = DEFAULT_LIMIT, before: int = DEFAULT_BEFORE,
                after: int = DEFAULT_AFTER, agent: str | None = None, sort: str = "relevance",
                time_limit: float | None = None, explain: bool = False,
-               redact: bool | None = None) -> SearchResult:
+               redact: bool | None = None, typing: bool = False) -> SearchResult:
         """Best hit per session for ``query`` (the query language of ``crabsearch.query``), with
         context windows; never raises for any text.
 
@@ -138,7 +138,9 @@ class Engine:
         scoring early and returns the best hits found so far with ``partial=True`` (the app uses
         it so a word found in every message stays responsive; scripts get complete results).
         ``explain`` fills ``Hit.explain``. ``redact`` overrides the engine's masking for this
-        call.
+        call. ``typing`` (the app's search as you type): the query's last word may be the start
+        of a longer one, so when it is not indexed but starts indexed words it is read as its most
+        frequent completion (``conf`` -> ``config``), never spelling-repaired (``cong``).
 
         Ranking (``search.ladder``): the rungs phrase, all, session, repair, any, each filling
         what the ones above left of the page; within a rung a session's score is its best
@@ -161,7 +163,7 @@ class Engine:
             if by_id:
                 result.route, result.hits = "id", by_id
                 return result
-            comp = Compiler(pq, searcher)
+            comp = Compiler(pq, searcher, typing=query.split()[-1] if typing and query.split() else None)
             if comp.empty:
                 if pq.has_filters and not (pq.words or pq.phrases or pq.excluded):
                     result.route = "recent"

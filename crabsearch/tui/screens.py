@@ -235,8 +235,10 @@ class SearchScreen(Screen):
         query, problems = check_filters(text, tuple(SOURCES))  # filters that mean nothing: left out
         try:
             if query.strip():
+                # The last word with no space after it may still be being typed: read as a prefix.
+                typing = not text[-1:].isspace() and text.split()[-1:] == query.split()[-1:]
                 result = engine.search(query, limit=self.limit, before=0, after=0, time_limit=SEARCH_TIME_LIMIT,
-                                       sort=self.sort, explain=True, redact=not self.reveal)
+                                       sort=self.sort, explain=True, redact=not self.reveal, typing=typing)
             else:
                 result = SearchResult(query="", hits=engine.recent(limit=self.limit, redact=not self.reveal),
                                       route="recent")
