@@ -21,7 +21,7 @@ from bisect import bisect_right
 from dataclasses import dataclass
 
 from . import colfile
-from .querying import in_window
+from .filtering import in_window
 from .union import FlatUnionMatcher, scores
 
 DEADLINE_EVERY = 256
@@ -159,7 +159,7 @@ def best_per_session(searcher, query, limit: int, keys: SegmentKeys, *, newest: 
     ``newest`` orders by the document's ``updated`` time instead of its score (a session's
     newest matching message; nothing is scored). Documents of the sessions whose key is in
     ``excluded`` are passed over, and so are documents whose ``updated`` time is outside
-    ``window`` (``querying.time_window``). ``deadline`` (``time.monotonic()`` seconds) stops the scan
+    ``window`` (``filtering.time_window``). ``deadline`` (``time.monotonic()`` seconds) stops the scan
     once passed; ``partial`` is then True and the result holds what was found so far.
     """
     best: dict[str, Best] = {}

@@ -17,13 +17,8 @@ limit. Field boosts come from :data:`~crabsearch.index.schema.WEIGHTS`.
 
 from __future__ import annotations
 
-import os
-from datetime import datetime, timezone
-
+from whoosh.query import And, Or, Phrase, Prefix, Query, Term
 from whoosh.support.levenshtein import distance
-from whoosh.matching import NullMatcherClass, WrappingMatcher
-from whoosh.query import And, Or, Phrase, Prefix, Query, Term, TermRange
-from whoosh.query.wrappers import WrappingQuery
 
 from ..query import ParsedQuery
 from .analysis import folded_contexts, group_leaves, phrase_terms
@@ -43,18 +38,6 @@ MAX_PREFIX_TERMS = 64
 flat union, scored term at a time when it is the whole query); beyond, as Whoosh's ``Prefix``."""
 
 
-def hour_key(ts: datetime | None) -> str | None:
-    """The ``hour`` field value of a time: ``YYYYMMDDHH`` in UTC (None stays None)."""
-    return None if ts is None else ts.astimezone(timezone.utc).strftime("%Y%m%d%H")
-
-
-def project_name(project: str | None) -> str | None:
-    """The ``projname`` field value: the working directory's last segment, lowercased."""
-    if not project:
-        return None
-    return project.rstrip("/\\").replace("\\", "/").rsplit("/", 1)[-1].lower() or None
-
-
 def _any_field(term: str, fields) -> Query:
     return FlatOr([Term(f, term, boost=WEIGHTS[f]) for f in fields])
 
@@ -66,95 +49,6 @@ def _phrase(terms: list[str], fields, text: bool = False) -> Query:
         return _any_field(terms[0], fields)
     cls = TextPhrase if text else Phrase
     return FlatOr([cls(f, terms, boost=WEIGHTS[f]) for f in fields if f in PHRASE_FIELDS])
-
-
-class ZeroScore(WrappingQuery):
-    """The documents of ``child``, each with score 0: a filter. Its matcher is the child's,
-    wrapped with boost 0, so it stays lazy (``skip_to``). Whoosh's ``ConstantScoreQuery(q, 0)``
-    is not a filter here: when the search keeps matchers current (as crabsearch's collectors
-    do, for matched terms) it returns the child's matcher unchanged, and a ``since:`` range or a
-    ``project:/path`` prefix added about 1.0 to every score it let through."""
-
-    def matcher(self, searcher, context=None):
-        m = self.child.matcher(searcher, context)
-        return m if isinstance(m, NullMatcherClass) else WrappingMatcher(m, boost=0.0)
-
-
-def _zero(q: Query) -> Query:
-    """``q`` as a filter that adds nothing to the score: a term with boost 0, anything else in a
-    :class:`ZeroScore`. Both stay lazy (skip_to), where Whoosh's ``ConstantScoreQuery`` first
-    reads every id of its posting list (all message documents, for ``kind:m``: tens of ms per
-    rung on a large index)."""
-    if isinstance(q, Term):
-        return Term(q.fieldname, q.text, boost=0.0)
-    return ZeroScore(q)
-
-
-def passing(searcher, docnums: list[int], clauses: list[Query]) -> list[int]:
-    """The documents of ``docnums`` (ascending) that match every query of ``clauses``, found by
-    skipping one matcher to each of them (never reading the clauses' whole posting lists)."""
-    m = And(clauses).matcher(searcher, searcher.boolean_context())
-    out = []
-    for d in docnums:
-        if not m.is_active():
-            break
-        if m.id() < d:
-            m.skip_to(d)
-        if m.is_active() and m.id() == d:
-            out.append(d)
-    return out
-
-
-def time_window(pq: ParsedQuery) -> tuple[int | None, int | None] | None:
-    """``since:``/``until:`` as ``(from_ms, to_ms)`` on the ``updated`` column, both cut to the
-    hour (UTC) like the ``hour`` field: a document passes when it has a time and
-    ``from_ms <= updated < to_ms`` (None: open). None when the query has neither."""
-    if not (pq.since or pq.until):
-        return None
-
-    def floor(ts):
-        if ts is None:
-            return None
-        utc = ts.astimezone(timezone.utc).replace(minute=0, second=0, microsecond=0)
-        return int(utc.timestamp() * 1000)
-    return floor(pq.since), floor(pq.until)
-
-
-def in_window(updated: int, window: tuple[int | None, int | None]) -> bool:
-    """True when a document's ``updated`` time (ms, 0 = none) is inside :func:`time_window`."""
-    lo, hi = window
-    return bool(updated) and (lo is None or updated >= lo) and (hi is None or updated < hi)
-
-
-def filters(pq: ParsedQuery, *, sessions: bool, kind: bool = True, time: bool = True) -> list[Query] | None:
-    """Filter clauses for message documents, or for session documents when ``sessions``.
-
-    ``time=False`` leaves out ``since:``/``until:``, for a caller that checks
-    :func:`time_window` itself (the engine's collectors read the time of each match from a
-    column cache: cheaper than Whoosh's range, which reads every posting of every hour in it).
-    ``kind=False`` leaves out the ``kind`` term: for a query on MESSAGE_FIELDS or SESSION_FIELDS,
-    whose fields only ever occur on that kind of document, it is implied, and intersecting with
-    it costs a skip per matching document (a third of a common word's search time). Returns None
-    when the filters exclude every document of that kind (``role:`` excludes session documents:
-    only messages have a role).
-    """
-    out: list[Query] = [Term("kind", "s" if sessions else "m")] if kind else []
-    if pq.agent:
-        out.append(Term("agent", pq.agent))
-    if pq.project:
-        if "/" in pq.project or "\\" in pq.project:
-            path = os.path.expanduser(pq.project).rstrip("/") or "/"
-            # The folder itself or anything below it (not /home/me/webapp-old for /home/me/webapp).
-            out.append(Or([Term("project", path), Prefix("project", path.rstrip("/") + "/")]))
-        else:
-            out.append(Term("projname", pq.project.lower()))
-    if pq.role:
-        if sessions:
-            return None
-        out.append(Term("role", pq.role))
-    if time and (pq.since or pq.until):
-        out.append(TermRange("hour", hour_key(pq.since), hour_key(pq.until), startexcl=False, endexcl=True))
-    return [_zero(q) for q in out]
 
 
 STOPWORDS = frozenset("""a an and are as at be but by for from has have how i if in into is it its

@@ -32,7 +32,7 @@ from ..jsonl import PLACES_KEPT
 from ..sources.base import REASON_CAP, TEXT_CAP, TOOL_TEXT_CAP
 from . import colfile
 from .manifest import Manifest, dumps, file_key
-from .querying import hour_key, project_name
+from .filtering import hour_key, project_name
 from .layout import LAST_REFRESH, owned, where
 from .store import (LOCK_WAIT, doc_total, merge_policy, open_for_writing, open_index, remove_unfinished, seal, swap,
                     write_lock)

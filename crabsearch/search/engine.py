@@ -19,7 +19,8 @@ from whoosh.query import And, Prefix, Term
 from ..hits import AmbiguousSession, Hit, Item, Page, SearchResult, SessionRef, abandoned_ranges, branch_window
 from ..index.analysis import spans as _spans
 from ..index.collect import SegmentKeys
-from ..index.querying import MESSAGE_FIELDS, Compiler, filters, project_name, time_window
+from ..index.filtering import filters, project_name, time_window
+from ..index.querying import MESSAGE_FIELDS, Compiler
 from ..index.store import (IndexDamaged, current_dir, is_damage, mark_damaged, open_index, seal_problem,
                            variant_of)
 from ..query import parse

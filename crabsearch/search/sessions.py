@@ -13,7 +13,7 @@ from collections import OrderedDict
 from whoosh.query import And, Or, Term
 
 from ..hits import Hit, Item, SessionRef, abandoned_ranges, branch_window, in_ranges, last_compaction
-from ..index.querying import filters, in_window, passing
+from ..index.filtering import filters, in_window, passing
 from ..index.schema import WEIGHTS
 from ..model import Role, Session
 from ..redact import redact as redact_secrets
