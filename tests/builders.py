@@ -382,3 +382,20 @@ async def settle(pilot, timeout: float = 10.0) -> None:
         await pilot.pause(0.05)
     await app.workers.wait_for_complete()
     await pilot.pause()
+
+
+def indexed_engine(tmp_path: Path, *sessions):
+    """Write ``sessions`` (builders with a ``home``), index their home into ``tmp_path/index``
+    and return a search ``Engine`` on it (the ranking tests' setup)."""
+    from crabsearch.index import Indexer
+    from crabsearch.search import Engine
+
+    for s in sessions:
+        s.write()
+    Indexer(tmp_path / "index", env={"HOME": str(sessions[0].home)}).refresh()
+    return Engine(tmp_path / "index")
+
+
+def short_ids(result) -> list[str]:
+    """The first four characters of each hit's session id, in rank order."""
+    return [h.session.session_id[:4] for h in result.hits]

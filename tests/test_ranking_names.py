@@ -6,12 +6,10 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
 
-from crabsearch.index import Indexer
 from crabsearch.index.analysis import NAME_MARK, text_analyzer
 from crabsearch.index.phrases import inside_name
-from crabsearch.search import Engine
 
-from builders import ClaudeSession
+from builders import ClaudeSession, indexed_engine, short_ids
 
 NOW = datetime.now(timezone.utc)
 
@@ -24,15 +22,7 @@ def session(home, n, days=1):
     return ClaudeSession(home, sid(n), cwd="/home/dev/app", start=NOW - timedelta(days=days))
 
 
-def build(tmp_path, *sessions):
-    for s in sessions:
-        s.write()
-    Indexer(tmp_path / "index", env={"HOME": str(sessions[0].home)}).refresh()
-    return Engine(tmp_path / "index")
-
-
-def ids(result):
-    return [h.session.session_id[:4] for h in result.hits]
+build, ids = indexed_engine, short_ids
 
 
 def marks(text):

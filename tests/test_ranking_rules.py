@@ -10,10 +10,8 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from crabsearch.index import Indexer
-from crabsearch.search import Engine
 
-from builders import ClaudeSession
+from builders import ClaudeSession, indexed_engine, short_ids
 
 NOW = datetime.now(timezone.utc)
 
@@ -22,15 +20,7 @@ def sid(n: int) -> str:
     return f"{n:04d}aaaa-0000-4000-8000-000000000000"
 
 
-def build(tmp_path, *sessions):
-    for s in sessions:
-        s.write()
-    Indexer(tmp_path / "index", env={"HOME": str(sessions[0].home)}).refresh()
-    return Engine(tmp_path / "index")
-
-
-def ids(result):
-    return [h.session.session_id[:4] for h in result.hits]
+build, ids = indexed_engine, short_ids
 
 
 def aged(home, n, days, cwd="/home/dev/webapp"):

@@ -336,6 +336,16 @@ def _nfc_map(text: str):
     return out, starts, ends
 
 
+def _set_chars(t: Token, s: int, e: int, start_char: int, starts, ends) -> None:
+    """Set ``t.startchar``/``t.endchar`` from the span ``s:e`` of the analysed text, mapped back
+    to the original text through ``starts``/``ends`` when normalization changed its length
+    (``_nfc_map``; None: the same offsets), plus ``start_char``."""
+    if starts is not None:
+        s, e = starts[s], ends[e - 1]
+    t.startchar = start_char + s
+    t.endchar = start_char + e
+
+
 class CompoundTokenizer(Tokenizer):
     """Compounds (whole, then their pieces) and CJK bigrams, as described in the module docs.
 
@@ -393,10 +403,7 @@ class CompoundTokenizer(Tokenizer):
                     pos += 1
                     if chars:
                         s, e = base + i, base + i + 2
-                        if starts is not None:
-                            s, e = starts[s], ends[e - 1]
-                        t.startchar = start_char + s
-                        t.endchar = start_char + e
+                        _set_chars(t, s, e, start_char, starts, ends)
                     yield t
                 continue
             # A plain word (the fast path), a word with apostrophes, an isolated CJK character or
@@ -416,10 +423,7 @@ class CompoundTokenizer(Tokenizer):
                     pos += 1
                     if chars:
                         s, e = base + m.start(), base + m.end()
-                        if starts is not None:
-                            s, e = starts[s], ends[e - 1]
-                        t.startchar = start_char + s
-                        t.endchar = start_char + e
+                        _set_chars(t, s, e, start_char, starts, ends)
                     yield t
                 continue
             if group == COMPOUND_GROUP and not (word.islower() and word.isalnum()):
@@ -433,10 +437,7 @@ class CompoundTokenizer(Tokenizer):
                 t.pos = pos
             if chars:
                 s, e = match.span()
-                if starts is not None:
-                    s, e = starts[s], ends[e - 1]
-                t.startchar = start_char + s
-                t.endchar = start_char + e
+                _set_chars(t, s, e, start_char, starts, ends)
             yield t
             if not pieces:
                 pos += 1
@@ -451,10 +452,7 @@ class CompoundTokenizer(Tokenizer):
                     t.pos = pos + k
                 if chars:
                     s, e = base + a, base + b
-                    if starts is not None:
-                        s, e = starts[s], ends[e - 1]
-                    t.startchar = start_char + s
-                    t.endchar = start_char + e
+                    _set_chars(t, s, e, start_char, starts, ends)
                 yield t
             if marks and is_name(word, leaves):
                 t.text = NAME_MARK
@@ -463,10 +461,7 @@ class CompoundTokenizer(Tokenizer):
                     t.original = word
                 if chars:
                     s, e = match.span()
-                    if starts is not None:
-                        s, e = starts[s], ends[e - 1]
-                    t.startchar = start_char + s
-                    t.endchar = start_char + e
+                    _set_chars(t, s, e, start_char, starts, ends)
                 for p in (pos, pos + leaves - 1):
                     t.pos = p
                     yield t
