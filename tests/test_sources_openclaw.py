@@ -175,6 +175,24 @@ def test_store_incremental_rows(tmp_path):
     assert rest.session.to_state() == whole.session.to_state()
 
 
+def test_an_event_blob_that_would_expand_past_a_line_s_cap_is_skipped(tmp_path):
+    """A zstd bomb in ``event_zstd``: 20 MB of one byte, with and without the size in the frame
+    header, compresses to a few kB. Neither is held in memory: both rows are skipped as
+    undecodable, and the session's other messages are read."""
+    import zstandard
+
+    db = make_db(tmp_path / "agents" / "a" / "agent" / "openclaw-agent.sqlite", {S2: second_session()})
+    con = sqlite3.connect(db)
+    for seq, sized in ((90, True), (91, False)):
+        blob = zstandard.ZstdCompressor(write_content_size=sized).compress(b" " * (20 << 20))
+        assert len(blob) < 10_000
+        con.execute("INSERT INTO transcript_events VALUES (?, ?, NULL, 1, ?)", (S2, seq, blob))
+    con.commit()
+    con.close()
+    r = SRC.read(member_path(db, S2))
+    assert len(r.messages) == 3 and r.stats.reasons == {"undecodable event_zstd": 2}
+
+
 def test_store_broken_rows_and_databases(tmp_path):
     db = make_db(tmp_path / "agents" / "a" / "agent" / "openclaw-agent.sqlite", {S2: second_session()})
     con = sqlite3.connect(db)

@@ -55,7 +55,7 @@ from typing import Iterator, Mapping
 
 from .. import agentdb
 from ..files import read_file
-from ..jsonl import LineStats, Record, loads
+from ..jsonl import MAX_LINE, LineStats, Record, loads
 from ..model import Session
 from .base import (MEMBER_SEP, FileRead, Source, cd_and, env_dir, member_path, records_of_bytes,
                     split_member, string, walk_files, unzstd)
@@ -395,7 +395,8 @@ def _stat_or_none(path: str):
 
 def _event_text(row: sqlite3.Row) -> str | None:
     """A row's entry text: ``event_json``, else ``event_zstd`` decompressed (None when there is
-    no decoder or it is broken)."""
+    no decoder, or the blob is broken, cut short or would decompress to more than
+    ``jsonl.MAX_LINE`` bytes, the cap on one line of a JSONL transcript)."""
     keys = row.keys()
     text = row["event_json"] if "event_json" in keys else None
     if isinstance(text, str):
@@ -403,12 +404,15 @@ def _event_text(row: sqlite3.Row) -> str | None:
     blob = row["event_zstd"] if "event_zstd" in keys else None
     if blob is None or _zstd is None:
         return None
+    blob = bytes(blob)
     try:
-        dobj = _zstd.ZstdDecompressor().decompressobj()
-        raw = dobj.decompress(bytes(blob))
-    except Exception:  # zstandard.ZstdError and friends: a broken blob
-        return None
-    if not dobj.eof:  # a frame cut short decompresses to what it has, without an error
+        # A frame that declares its size is decompressed whole (max_output_size does not apply
+        # to it), so a declared size past MAX_LINE is refused first: a few kB must not expand
+        # to gigabytes. A frame without a size stops at MAX_LINE; a frame cut short raises.
+        if _zstd.frame_content_size(blob) > MAX_LINE:
+            return None
+        raw = _zstd.ZstdDecompressor().decompress(blob, max_output_size=MAX_LINE)
+    except Exception:  # zstandard.ZstdError and friends: a broken, cut or oversized blob
         return None
     return raw.decode("utf-8", "replace")
 
