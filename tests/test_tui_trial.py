@@ -9,6 +9,7 @@ import pytest
 from builders import NOW, ClaudeSession, settle
 from crabsearch.tui.app import CrabsearchApp
 from crabsearch.tui.results import ResultList
+from crabsearch.tui.screens import SessionScreen
 
 
 @pytest.fixture(scope="module")
@@ -962,11 +963,42 @@ async def test_a_deleted_transcript_says_it_is_gone(tmp_path):
         await pilot.press("down", "enter")
         window = app.screen.query_one(ResultList).expanded[0][2]
         assert window and all("the transcript is gone (deleted or moved" in it.text for it in window)
-        await pilot.press("o")
+        await pilot.press("o")  # nothing to page through: the list stays, and says why
         await settle(pilot)
-        view = app.screen.query_one(TranscriptView)
-        text = "\n".join(strip.text for _, strip in view._lines)
-        assert "the transcript is gone" in text and "changed since it was indexed" not in text
+        assert not isinstance(app.screen, SessionScreen)
+        said = " ".join(n.message for n in app._notifications)
+        assert "transcript is gone (deleted or moved since it was indexed)" in said
+
+
+async def test_a_session_the_index_no_longer_holds_says_so_instead_of_an_empty_view(sample):
+    """A row listed before a refresh dropped its session (the transcript was rewritten): the
+    session view has no page to show, and says so."""
+    app = app_of(sample)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press(*"cron")
+        await settle(pilot)
+        app.engine.page = lambda *a, **k: type("P", (), {"messages": []})()
+        await pilot.press("down", "o")
+        await settle(pilot)
+        assert isinstance(app.screen, SessionScreen)
+        said = " ".join(n.message for n in app._notifications)
+        assert "Nothing to show: this session's transcript is no longer what was indexed" in said
+
+
+def test_a_session_that_left_the_list_is_not_counted_as_new():
+    """A refresh after a transcript was deleted: one listed session is gone and one from below
+    the page comes in. That is "updated results", not "1 new session"."""
+    from types import SimpleNamespace as NS
+
+    def hits(*ids):
+        return [NS(session=NS(agent="claude", session_id=i), message_index=0) for i in ids]
+
+    rows = ResultList(None, None, lambda: NOW, None)
+    rows.hits = hits("a", "b", "c")
+    assert rows.reorders(hits("a", "c", "d")) == (True, 0)
+    assert rows.reorders(hits("d", "a", "b", "c")) == (True, 1)
+    assert rows.reorders(hits("a", "b", "c", "d")) == (False, 1)
 
 
 async def test_an_aider_session_copied_later_keeps_its_chat_date(tmp_path):

@@ -62,10 +62,14 @@ class ResultList(OptionList):
 
     def reorders(self, hits: list[Hit]) -> tuple[bool, int]:
         """``(would the rows move, new sessions)`` if ``hits`` replaced the rows: True unless
-        the rows shown keep their order at the top of ``hits`` (the same, or more below)."""
+        the rows shown keep their order at the top of ``hits`` (the same, or more below). New
+        sessions are counted only when every listed one is still there: a session that left
+        (its transcript deleted) lets one from below the page in, which is not new (0: the
+        status line then says "updated results")."""
         old = [_key(h)[:2] for h in self.hits]
         new = [_key(h)[:2] for h in hits]
-        return new[:len(old)] != old, len(set(new) - set(old))
+        fresh = len(set(new) - set(old)) if set(old) <= set(new) else 0
+        return new[:len(old)] != old, fresh
 
     def __init__(self, fetch_window, type_into_search, now: Callable[[], datetime], home: str | None,
                  **kwargs) -> None:

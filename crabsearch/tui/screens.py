@@ -14,6 +14,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Input, ProgressBar, Static
 
+from ..hits import transcript_gone
 from ..search import Hit, IndexDamaged, SearchResult
 from ..text import printable
 from ..sources import SOURCES
@@ -618,6 +619,10 @@ class SearchScreen(Screen):
 
     @on(ResultList.Open)
     def _open(self, message: ResultList.Open) -> None:
+        if transcript_gone(message.hit.session.path):  # nothing to read: say so, stay on the list
+            self.notify("This session's transcript is gone (deleted or moved since it was indexed); "
+                        "the next refresh removes it from the list.", severity="warning")
+            return
         terms = self.result.terms if self.result else []
         self.app.push_screen(SessionScreen(message.hit, terms, self.result.query if self.result else ""))
 
@@ -684,9 +689,20 @@ class SessionScreen(Screen):
     def on_mount(self) -> None:
         view = self.query_one(TranscriptView)
         view.focus()
+        self.call_after_refresh(self._say_if_empty)
         if self.hit.branch == "abandoned":  # follow the hit's own branch, marked
             view.show_abandoned = True
             self.notify("This hit is on an abandoned branch (a rewind replaced it); a: active branch only")
+
+    def _say_if_empty(self) -> None:
+        """A session the index no longer holds (its transcript changed or went away after the
+        list was shown) has no messages to page: say so rather than show an empty view."""
+        if self.hit.session.message_count and not self.query_one(TranscriptView).loaded:
+            gone = transcript_gone(self.hit.session.path)
+            self.notify("Nothing to show: this session's transcript is "
+                        + ("gone (deleted or moved since it was indexed)." if gone else
+                           "no longer what was indexed; the next refresh reads it again."),
+                        severity="warning")
 
     @property
     def current_message(self) -> int:
