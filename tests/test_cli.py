@@ -206,3 +206,15 @@ def test_show_and_export_say_a_deleted_transcript_is_gone(home, capsys):
     assert code == 0 and "the transcript is gone (deleted or moved" in out and "changed since" not in out
     code, out, err = run(capsys, "export", sid)
     assert "the transcript is gone (deleted or moved" in out and "could not be read" in err
+
+
+def test_demo_status_gives_no_advice_about_the_bundled_home(tmp_path, capsys, monkeypatch):
+    """Issue 15: ``crabsearch --demo status`` told the user to set cleanupPeriodDays in a
+    settings.json inside the installed package."""
+    index = str(tmp_path / "demo-index")
+    code, out, err = run(capsys, "--demo", "status", "--index-dir", index)
+    assert code == 0, err
+    assert "warning" not in out and "cleanupPeriodDays" not in out and "settings.json" not in out
+    code, out, err = run(capsys, "status", "--demo", "--index-dir", index, "--json")
+    assert code == 0, err
+    assert json.loads(out)["warnings"] == []

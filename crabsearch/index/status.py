@@ -155,13 +155,17 @@ def unknown_kinds(manifest: Manifest) -> list[dict]:
 
 def retention_warnings(indexer: Indexer) -> list[str]:
     """Warnings about agents deleting their own transcripts: Claude Code removes sessions older
-    than ``cleanupPeriodDays`` (``settings.json``; default 30 days, formats.md section 0)."""
+    than ``cleanupPeriodDays`` (``settings.json``; default 30 days, formats.md section 0). None
+    about the demo's bundled home (``--demo``): its files are part of the installed package."""
+    from ..paths import demo_home
+
     out = []
     src = next((s for s in indexer.sources if s.agent == "claude"), None)
     if src is None:
         return out
+    demo = demo_home()
     for root in src.roots(indexer.env, indexer.home):
-        if not root.is_dir():
+        if not root.is_dir() or root.resolve().is_relative_to(demo):
             continue
         days, where = CLAUDE_DEFAULT_RETENTION_DAYS, "the default"
         try:
