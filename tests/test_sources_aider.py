@@ -312,4 +312,4 @@ def test_cli_end_to_end(tmp_path, monkeypatch, capsys):
     aider = next(a for a in json.loads(out)["agents"] if a["agent"] == "aider")
     assert aider["files_found"] == 2 and aider["sessions"] == 2
     code, out, _ = run(capsys, "--index-dir", idx, "status")
-    assert "Aider: 2 transcripts found" in out
+    assert "Aider: 2 sessions found in 1 file," in out  # both sessions are in one history file

@@ -479,7 +479,7 @@ def test_end_to_end_cli(tmp_path, monkeypatch, capsys):
     status = json.loads(run("status", "--json"))
     crab = next(a for a in status["agents"] if a["agent"] == "crabtalk")
     assert crab["files_found"] == 4 and crab["sessions"] == 4
-    assert "Crabtalk: 4 transcripts found" in run("status")
+    assert "Crabtalk: 4 sessions found in 3 files," in run("status")  # two in store.crmem
     page = json.loads(run("show", H1, "--json"))
     assert [i["text"] for i in page["messages"]][:2] == ["deploy the narwhal staging build", "Deployed narwhal build 4821."]
     page = json.loads(run("show", "crab_user_2", "--json"))

@@ -1182,3 +1182,58 @@ async def test_only_the_messages_on_screen_are_rendered_and_bodies_are_cached(sa
             assert len(calls) == len(set(calls))  # each body rendered once, then from the cache
     finally:
         messageview.body = original
+
+
+# -- issue 15: the status panel's counts and its refresh time ----------------------------------
+
+
+def _aider_log(path, chats: int) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(f"# aider chat started at 2026-03-{n + 1:02d} 10:00:00\n\n#### question {n}\n\n"
+                            f"answer {n}\n\n" for n in range(chats)))
+
+
+async def test_the_status_panel_counts_aider_sessions_in_their_files(tmp_path):
+    """Aider keeps many sessions in one history file: the panel said "22 transcripts found"
+    for 2 files."""
+    from crabsearch.index import Indexer
+    from crabsearch.tui.panels import StatusScreen
+
+    home = tmp_path / "home"
+    _aider_log(home / "code" / "a" / ".aider.chat.history.md", 12)
+    _aider_log(home / "code" / "b" / ".aider.chat.history.md", 10)
+    ClaudeSession(home).user("one claude session").write()
+    env = {"HOME": str(home), "CRABSEARCH_AIDER_DIRS": str(home / "code")}
+    Indexer(tmp_path / "index", env=env).refresh()
+    app = CrabsearchApp(tmp_path / "index", env=env, now=NOW, index_on_start=False, cursor_blink=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("f2")
+        await pilot.pause()
+        assert isinstance(app.screen, StatusScreen)
+        text = str(app.screen.query_one(".panel-body").render())
+        aider = next(line for line in text.splitlines() if line.startswith("Aider:"))
+        assert aider.startswith("Aider: 22 sessions found in 2 files, 22 sessions and 44 messages indexed")
+        claude = next(line for line in text.splitlines() if line.startswith("Claude Code:"))
+        assert claude.startswith("Claude Code: 1 transcript found, 1 session and 1 message indexed")
+
+
+async def test_the_status_panel_follows_every_refresh_of_the_live_watcher(tmp_path, monkeypatch):
+    from crabsearch.index.layout import LAST_REFRESH
+    from crabsearch.tui import screens
+    from crabsearch.tui.panels import StatusScreen
+
+    monkeypatch.setattr(screens, "REFRESH_EVERY", 3600)  # only file events refresh
+    home = tmp_path / "home"
+    ClaudeSession(home, session_id="66666666-0000-4000-8000-000000000001").user("first session").write()
+    app = CrabsearchApp(tmp_path / "index", env={"HOME": str(home)}, now=NOW, cursor_blink=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        (tmp_path / "index" / LAST_REFRESH).write_text("2000-01-01T00:00:00+00:00")
+        await pilot.press("f2")
+        await pilot.pause()
+        body = app.screen.query_one(".panel-body")
+        assert isinstance(app.screen, StatusScreen) and "last refresh: 2000-01-01" in str(body.render())
+        ClaudeSession(home, session_id="66666666-0000-4000-8000-000000000002").user("a second one").write()
+        await _until(pilot, lambda: "Claude Code: 2 transcripts found, 2 sessions" in str(body.render()))
+        assert "2000-01-01" not in str(body.render())

@@ -23,12 +23,16 @@ CLAUDE_DEFAULT_RETENTION_DAYS = 30
 
 @dataclass
 class AgentStatus:
-    """One agent: where it looked, transcripts found on disk, and what the index holds."""
+    """One agent: where it looked, transcripts found on disk, and what the index holds.
+    ``files_found`` counts the units found (one session each: a transcript file, or a session
+    inside a file that holds many, such as an Aider history or an opencode database);
+    ``files_holding`` the files (or session directories) they are in."""
 
     agent: str
     display: str
     roots: list[str]
     files_found: int = 0
+    files_holding: int = 0
     files_indexed: int = 0
     sessions: int = 0
     messages: int = 0
@@ -73,7 +77,9 @@ class Status:
         lines = [f"index: {self.index_dir} ({size})",
                  f"last refresh: {self.last_refresh or 'never'}; format {self.index_version or '-'}", ""]
         for a in self.agents:
-            lines.append(f"{a.display}: {_n(a.files_found, 'transcript')} found, {_n(a.sessions, 'session')} "
+            found = (f"{_n(a.files_found, 'transcript')} found" if a.files_holding == a.files_found  # one file each
+                     else f"{_n(a.files_found, 'session')} found in {_n(a.files_holding, 'file')}")
+            lines.append(f"{a.display}: {found}, {_n(a.sessions, 'session')} "
                          f"and {_n(a.messages, 'message')} indexed, {_n(a.skipped_lines, 'line')} skipped")
             for root in a.roots:
                 lines.append(f"  looked in {root}" + ("" if Path(root).is_dir() else " (not found)"))
@@ -110,8 +116,12 @@ def collect(indexer: Indexer, *, top: int = 20) -> Status:
     for src in indexer.sources:
         by_agent[src.agent] = AgentStatus(src.agent, src.display or src.agent,
                                           [str(r) for r in indexer.roots_of(src)])  # config dirs too
-    for src, _path in indexer.discover():
+    holding: dict[str, set[str]] = {}
+    for src, path in indexer.discover():
         by_agent[src.agent].files_found += 1
+        holding.setdefault(src.agent, set()).add(container(path))
+    for agent, files in holding.items():
+        by_agent[agent].files_holding = len(files)
     for path, e in manifest.files.items():
         a = by_agent.get(e.get("agent"))
         if a is None:
@@ -132,6 +142,14 @@ def collect(indexer: Indexer, *, top: int = 20) -> Status:
     status.unknown_kinds = unknown_kinds(manifest)
     status.warnings = retention_warnings(indexer)
     return status
+
+
+def container(path: str) -> str:
+    """The file that holds unit ``path``: the file itself, or for a member unit
+    (``history.md#1234``, which is no file on disk) the file it is a member of."""
+    if MEMBER_SEP in os.path.basename(path) and not os.path.lexists(path):
+        return path.rpartition(MEMBER_SEP)[0]
+    return path
 
 
 def unknown_kinds(manifest: Manifest) -> list[dict]:

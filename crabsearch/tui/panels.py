@@ -7,6 +7,7 @@ import re
 
 from rich.cells import cell_len
 from rich.text import Text
+from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
@@ -201,6 +202,21 @@ class StatusScreen(Panel):
 
     def on_resize(self) -> None:
         self.query_one(".panel-body", Static).update(self.body())
+
+    def refreshed(self) -> None:
+        """The index was refreshed (the live watcher, the periodic refresh): read the report
+        again, so its counts and ``last refresh`` follow every refresh while the panel is open."""
+        self._collect()
+
+    @work(thread=True, exclusive=True, group="status", exit_on_error=False)
+    def _collect(self) -> None:
+        text = printable(self.app.status_text())  # discovery walks the agents' directories: not here
+        self.app.call_from_thread(self._show, text)
+
+    def _show(self, text: str) -> None:
+        self._text = text
+        if self.is_attached:
+            self.query_one(".panel-body", Static).update(self.body())
 
 
 def wrap_paths(text: str, width: int) -> list[str]:

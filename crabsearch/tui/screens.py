@@ -22,7 +22,7 @@ from .filters import (DATE_CHOICES, FilterChips, PickerScreen, QueryInput, SafeI
                       remove_token, set_filter)
 from ..watch import watch, watch_roots
 from .messages import FilesChanged, IndexDone, IndexProgress, SearchDone
-from .panels import ExplainScreen
+from .panels import ExplainScreen, StatusScreen
 from .render import agent_name, relative_date, short_path, window_text
 from .results import ResultList
 from .transcript import TranscriptView
@@ -577,6 +577,9 @@ class SearchScreen(Screen):
             self._update_status()
         if changed:
             self._load_facets()
+        for screen in self.app.screen_stack:  # an open status panel (F2) follows every refresh
+            if isinstance(screen, StatusScreen):
+                screen.refreshed()
         if self._refresh_again:
             self._refresh_again = False
             self.start_indexing()
