@@ -192,7 +192,7 @@ async def test_no_transcripts_says_where_it_looked(tmp_path):
         await settle(app, pilot)
         empty = app.screen.query_one("#empty")
         assert empty.display
-        text = str(empty.render())
+        text = str(empty.content)
         assert ".claude" in text and ".codex" in text and "crabsearch --demo" in text
 
 

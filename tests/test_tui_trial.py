@@ -412,7 +412,7 @@ async def test_at_50x20_the_empty_state_can_be_read_to_its_end(tmp_path, monkeyp
     async with app.run_test(size=(50, 20)) as pilot:
         await settle(pilot)
         empty = app.screen.query_one("#empty")
-        assert empty.display and "--demo" in str(empty.render())
+        assert empty.display and "--demo" in str(empty.content)
         assert "--demo" not in "\n".join(_screen_rows(app))  # more than the screen holds
         await pilot.press("down")  # into the text, then down to its end
         for _ in range(30):
@@ -670,7 +670,7 @@ async def test_empty_state_lists_every_agent_aligned_and_the_command_as_run(tmp_
     app = CrabsearchApp(tmp_path / "index", env={"HOME": str(tmp_path)}, now=NOW, cursor_blink=False)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
-        text = str(app.screen.query_one("#empty").render())
+        text = str(app.screen.query_one("#empty").content)
         assert "Cline / Roo Code  ~/.cline" in text
         assert "SpecStory" in text and "CRABSEARCH_SPECSTORY_DIRS" in text
         assert ".venv/bin/crabsearch --demo" in text
@@ -1237,3 +1237,30 @@ async def test_the_status_panel_follows_every_refresh_of_the_live_watcher(tmp_pa
         ClaudeSession(home, session_id="66666666-0000-4000-8000-000000000002").user("a second one").write()
         await _until(pilot, lambda: "Claude Code: 2 transcripts found, 2 sessions" in str(body.render()))
         assert "2000-01-01" not in str(body.render())
+
+
+# -- issue 15: the empty state keeps its columns when a path wraps -----------------------------
+
+
+@pytest.mark.parametrize("size", [(50, 20), (80, 24)])
+async def test_the_empty_state_indents_a_wrapped_path_under_the_path_column(tmp_path, size):
+    from textual.geometry import Region
+
+    app = CrabsearchApp(tmp_path / "index", env={"HOME": str(tmp_path)}, now=NOW, cursor_blink=False)
+    async with app.run_test(size=size) as pilot:
+        await settle(pilot)
+        empty = app.screen.query_one("#empty")
+        assert empty.display
+        lines = ["".join(seg.text for seg in strip).rstrip() for strip in
+                 empty.render_lines(Region(0, 0, *empty.outer_size))]
+        at = next(n for n, line in enumerate(lines) if "Cline / Roo Code" in line)
+        column = lines[at].index("~/.cline")
+        aider = next(n for n, line in enumerate(lines) if "Aider" in line)
+        assert aider > at + 1  # the second path wrapped: each continuation starts under the first
+        assert all(line[:column].strip() == "" and line[column] != " " for line in lines[at + 1:aider])
+        assert "~/.config/Code/User/globalStorage" in "".join(line.strip() for line in lines[at:aider])
+        claude = next(line for line in lines if "Claude Code" in line)
+        assert claude.index("~/.claude") == column
+        specstory = next(n for n, line in enumerate(lines) if "SpecStory" in line)
+        assert lines[specstory + 1][:column].strip() == ""  # its note wraps under its column too
+        assert any("--demo" in line for line in lines)

@@ -11,6 +11,7 @@ import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
+from rich.console import Group
 from rich.text import Text
 from textual.app import App, SystemCommand
 from textual.binding import Binding
@@ -23,7 +24,7 @@ from ..sources.base import MEMBER_SEP
 from ..sources import SOURCES
 from ..text import printable
 from .render import short_path
-from .panels import ChoiceScreen, HelpScreen, ResumeScreen, StatusScreen, key_label
+from .panels import ChoiceScreen, HelpScreen, PathColumns, ResumeScreen, StatusScreen, key_label
 from .screens import SearchScreen
 
 
@@ -406,9 +407,10 @@ class CrabsearchApp(App[str | None]):
         return (f"Demo: only the bundled example sessions in {short_path(str(paths.demo_home()), None)} are read. "
                 f"Run {self.program} without --demo to search your own.\n\n" + status.format())
 
-    def empty_message(self, error: str | None = None) -> Text:
+    def empty_message(self, error: str | None = None) -> Group:
         """What the app says when no session is indexed: the indexing ``error`` if there was one,
-        else where it looked and how to point it elsewhere."""
+        else where it looked (one row per agent, a wrapped path kept in the places' column) and
+        how to point it elsewhere."""
         t = Text()
         if error:
             t.append("Could not index the transcripts:\n", style="bold red")
@@ -424,19 +426,27 @@ class CrabsearchApp(App[str | None]):
             sources.setdefault(src.display or src.agent, src)
         for agent, root in self.indexer.roots():
             places.setdefault(agent, []).append(printable(short_path(str(root), self.home)))
-        width = max(map(len, places)) + 2  # the longest name ("Cline / Roo Code") and a gap
+        rows = []
         for agent, roots in places.items():
-            t.append(f"  {agent:<{width}}", style="cyan")
             if roots:
-                t.append(f"{', '.join(roots)}\n")
+                rows.append((agent, ", ".join(roots), ""))
             else:  # SpecStory: only in folders the user lists
                 src = sources.get(agent)
-                t.append(f"folders listed in {src.env_var} or the config's [sources] {src.agent}\n"
-                         if src is not None and src.env_var else "nowhere yet\n", style="dim")
-        t.append("\nPoint crabsearch elsewhere with CLAUDE_CONFIG_DIR=DIR or CODEX_HOME=DIR (F2: status),\n")
-        t.append("or try it on bundled example sessions: ")
-        t.append(f"{self.program} --demo", style="bold")
-        return t
+                rows.append((agent, f"folders listed in {src.env_var} or the config's [sources] {src.agent}"
+                             if src is not None and src.env_var else "nowhere yet", "dim"))
+        tail = Text("\nPoint crabsearch elsewhere with CLAUDE_CONFIG_DIR=DIR or CODEX_HOME=DIR (F2: status),\n")
+        tail.append("or try it on bundled example sessions: ")
+        tail.append(f"{self.program} --demo", style="bold")
+        t.rstrip()
+        return _Message(t, PathColumns(rows), tail)
 
     def on_unmount(self) -> None:
         self.engine.close()
+
+
+class _Message(Group):
+    """A message of several renderables (:meth:`CrabsearchApp.empty_message`); ``str()`` is its
+    text."""
+
+    def __str__(self) -> str:
+        return "\n".join(str(r) for r in self.renderables)

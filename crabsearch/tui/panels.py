@@ -6,6 +6,7 @@ import os
 import re
 
 from rich.cells import cell_len
+from rich.measure import Measurement
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
@@ -244,17 +245,66 @@ def wrap_paths(text: str, width: int) -> list[str]:
     return out
 
 
+class PathColumns:
+    """Rows of ``(name, places, style)`` in two columns, rendered at the width there is: the
+    names padded to one column, the places after them; a line of places too long for the width
+    wraps at spaces (a path too long for a line breaks only before a ``/``, as
+    :func:`wrap_paths`), and its continuation lines start at the places' column. ``str()`` is the
+    text unwrapped, one row a line."""
+
+    def __init__(self, rows: list[tuple[str, str, str]], indent: int = 2, gap: int = 2) -> None:
+        self.rows = rows
+        self.column = indent + max((cell_len(name) for name, _, _ in rows), default=0) + gap
+        self.indent = indent
+
+    def __str__(self) -> str:
+        return "\n".join(self._head(name) + places for name, places, _ in self.rows)
+
+    def _head(self, name: str) -> str:
+        return " " * self.indent + name + " " * (self.column - self.indent - cell_len(name))
+
+    def __rich_measure__(self, console, options) -> Measurement:
+        widest = max((self.column + cell_len(places) for _, places, _ in self.rows), default=0)
+        return Measurement(min(self.column + 10, widest), widest).clamp(max_width=options.max_width)
+
+    def __rich_console__(self, console, options):
+        room = max(10, options.max_width - self.column)
+        for name, places, style in self.rows:
+            lines, current = [], ""
+            for word in places.split():
+                if current and cell_len(f"{current} {word}") > room and cell_len(word) <= room:
+                    lines.append(current)  # a whole word on the next line rather than broken
+                    current = ""
+                for n, part in enumerate(_path_parts(word, room)):
+                    glue = "" if n or not current else " "  # a path's parts join without a space
+                    if cell_len(current + glue + part) <= room:
+                        current += glue + part
+                    else:
+                        lines.append(current)
+                        current = part
+            lines.append(current)
+            for n, line in enumerate(lines):
+                t = Text(self._head(name) if n == 0 else " " * self.column, style="cyan", no_wrap=True)
+                t.append(line, style=style)
+                yield t
+
+
 def _path_parts(word: str, room: int) -> list[str]:
     """``word`` in pieces of at most ``room`` cells, cut before a ``/`` (a folder name longer
-    than ``room`` is cut where it must)."""
+    than ``room`` is cut after its last ``.``, ``-`` or ``_`` that fits, else where it must);
+    ``~`` stays with the folder after it."""
     if cell_len(word) <= room:
         return [word]
     out = []
-    for part in re.split(r"(?=/)", word):
+    parts = re.split(r"(?=/)", word)
+    if len(parts) > 1 and parts[0] == "~":
+        parts[:2] = ["~" + parts[1]]
+    for part in parts:
         while cell_len(part) > room:
             cut = room
             while cell_len(part[:cut]) > room:
                 cut -= 1
+            cut = max((part.rfind(c, 1, cut) + 1 for c in ".-_"), default=0) or cut
             out.append(part[:max(1, cut)])
             part = part[max(1, cut):]
         if part:
