@@ -1264,3 +1264,55 @@ async def test_the_empty_state_indents_a_wrapped_path_under_the_path_column(tmp_
         specstory = next(n for n, line in enumerate(lines) if "SpecStory" in line)
         assert lines[specstory + 1][:column].strip() == ""  # its note wraps under its column too
         assert any("--demo" in line for line in lines)
+
+
+# -- issue 15: the filter chips never cut a word; notes in full when there is room ------------
+
+MANY_FILTERS = "since:banana until:zz role:tool agent:vim project:nonexistent"
+
+
+@pytest.mark.parametrize("size,query", [((50, 20), "cron agent:vim"), ((50, 20), MANY_FILTERS),
+                                        ((80, 24), MANY_FILTERS), ((120, 40), MANY_FILTERS),
+                                        ((80, 24), "cron project:/a/very/long/path/" + "x" * 90 + "/webapp")])
+async def test_the_filter_chips_are_whole_chips_and_the_hint_whole_or_gone(sample, size, query):
+    from crabsearch.tui.filters import FilterChips, filters
+
+    app = app_of(sample)
+    async with app.run_test(size=size) as pilot:
+        await settle(pilot)
+        await pilot.press(*query)
+        await settle(pilot)
+        chips = app.screen.query_one(FilterChips)
+        rows = _screen_rows(app)
+        at = next(n for n, row in enumerate(rows) if row.lstrip().startswith("filters:"))
+        shown = [row.rstrip() for row in rows[at:at + chips.size.height]]
+        text = " ".join(shown)
+        assert all(len(row) <= size[0] - 2 for row in shown)  # inside the bar's padding
+        for tok in filters(query):
+            if len(tok.text) < size[0] - 16:
+                assert f" {tok.text} ✕" in text  # every chip whole
+            else:  # wider than a row: shortened in its middle, never cut at the edge
+                assert f" {tok.text[:8]}" in text and f"{tok.text[-4:]} ✕" in text and "…" in text
+        hint = "click: remove · F3 F4 F5: pick"
+        assert text.endswith(("✕", hint, "click: remove"))  # the hint whole, shortened at a ·, or gone
+        assert sum(len(row.strip()) for row in shown) >= len(text.replace(" ", "")) - len(shown)
+        await pilot.click(chips, offset=chips.chip_offset(len(filters(query)) - 1))  # the last chip
+        await settle(pilot)
+        assert filters(app.screen.query_text) == filters(query)[:-1]
+
+
+async def test_the_filter_notes_show_in_full_when_nothing_matched_and_there_is_room(sample):
+    """No rows listed: the notes may take more than half the screen (at 50x23 they need 12 rows
+    and were cut at 11)."""
+    from rich.text import Text
+
+    app = app_of(sample)
+    async with app.run_test(size=(50, 23)) as pilot:
+        await settle(pilot)
+        await pilot.press(*MANY_FILTERS)
+        await settle(pilot)
+        notes = app.screen.query_one("#notes")
+        text = str(notes.render())
+        needed = len(Text(text).wrap(app.console, notes.content_region.width))
+        assert needed > 10 and notes.content_region.height == needed  # past half the screen: in full
+        assert "(F3 picks one)." in "\n".join(_screen_rows(app))  # the last note's last words

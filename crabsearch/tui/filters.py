@@ -15,14 +15,16 @@ from dataclasses import dataclass
 from typing import Callable
 
 from rich.cells import cell_len, get_character_cell_size
+from rich.style import Style
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
+from textual.containers import Vertical
 from textual.message import Message
 from textual.screen import ModalScreen
 from textual.expand_tabs import expand_tabs_inline
+from textual.widget import Widget
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
@@ -227,8 +229,15 @@ class QueryInput(SafeInput):
             self.app.notify(f"{n + 1} of {len(found)}: Tab for the next", timeout=2)
 
 
-class FilterChips(Horizontal):
-    """One chip per filter in the query (``agent:codex ✕``); clicking one posts :class:`Remove`."""
+class FilterChips(Widget):
+    """One chip per filter in the query (``agent:codex ✕``); clicking one posts :class:`Remove`.
+    Laid out at the width there is, whole chips only: chips that do not fit wrap onto another
+    row (under the first chip), the hint after them shortens or goes, and a chip wider than a
+    whole row shows its value shortened in the middle with ``…``, never cut off at the edge."""
+
+    COMPONENT_CLASSES = {"filter-chips--chip", "filter-chips--hover"}
+    LABEL = "filters:"
+    HINTS = ("click: remove · F3 F4 F5: pick", "click: remove")
 
     class Remove(Message):
         """Remove the filter token that starts at ``start`` in the query text."""
@@ -238,31 +247,105 @@ class FilterChips(Horizontal):
             self.start = start
 
     _shown: tuple = ()
+    _hover: int | None = None
 
     def show(self, text: str) -> None:
         """Show the chips of the filters in ``text`` (the bar hides when there are none). Called
-        on every keystroke: the chips are rebuilt only when the filters changed."""
+        on every keystroke: laid out again only when the filters changed."""
         found = filters(text)
-        key = tuple((t.start, t.text) for t in found)
+        key = tuple((t.start, printable(t.text)) for t in found)
         if key == self._shown:
             return
-        self._shown = key
-        self.remove_children()
+        self._shown, self._hover = key, None
         self.display = bool(found)
-        if found:
-            self.mount(Static(Text("filters:", style="dim"), classes="chips-label"))
-        for tok in found:
-            chip = Static(Text.assemble((f" {printable(tok.text)} ", "bold"), ("✕ ", "dim")), classes="chip")
-            chip.token_start = tok.start
-            self.mount(chip)
-        if found:
-            self.mount(Static(Text("click: remove · F3 F4 F5: pick", style="dim"), classes="chips-label"))
+        self.refresh(layout=True)
+
+    def rows(self, width: int) -> list[list[tuple[int, str, str, int | None]]]:
+        """The layout at ``width`` cells: rows of ``(column, text, kind, start)`` pieces, kind
+        ``label``, ``chip`` (``start``: its token's place in the query) or ``hint``."""
+        label = (0, self.LABEL, "label", None)
+        indent = cell_len(self.LABEL) + 1
+        rows, x = [[label]], indent
+        for start, text in self._shown:
+            room = max(1, width - indent)
+            chip = _shorten(f" {text} ✕ ", room)
+            w = cell_len(chip)
+            if x + w > width and x > indent:  # the next row, under the first chip
+                rows.append([])
+                x = indent
+            rows[-1].append((x, chip, "chip", start))
+            x += w + 1
+        hint = next((h for h in self.HINTS if x + cell_len(h) <= width), None)
+        if hint:
+            rows[-1].append((x, hint, "hint", None))
+        return rows
+
+    def get_content_height(self, container, viewport, width: int) -> int:
+        return len(self.rows(width)) if self._shown else 0
+
+    def render(self) -> Text:
+        chip_style = self.get_component_rich_style("filter-chips--chip")
+        hover_style = self.get_component_rich_style("filter-chips--hover")
+        lines = []
+        for row in self.rows(self.content_region.width or self.size.width):
+            t = Text(no_wrap=True, overflow="crop", end="")
+            for x, text, kind, start in row:
+                t.append(" " * (x - t.cell_len))
+                if kind == "chip":
+                    back = hover_style if start == self._hover else chip_style
+                    value, cross, after = text.rpartition("✕")
+                    t.append(value if cross else text, back + Style(bold=True))
+                    t.append(cross + after, back + Style(dim=True))
+                else:
+                    t.append(text, "dim")
+            lines.append(t)
+        return Text("\n", no_wrap=True, end="").join(lines)
+
+    def chip_at(self, x: int, y: int) -> int | None:
+        """The query place (``start``) of the chip at content cell ``(x, y)``, or None."""
+        rows = self.rows(self.content_region.width or self.size.width)
+        if 0 <= y < len(rows):
+            for col, text, kind, start in rows[y]:
+                if kind == "chip" and col <= x < col + cell_len(text):
+                    return start
+        return None
+
+    def chip_offset(self, n: int) -> tuple[int, int]:
+        """Where the ``n``-th chip is, relative to the widget (for a click)."""
+        rows = self.rows(self.content_region.width or self.size.width)
+        chips = [(col, y) for y, row in enumerate(rows) for col, _, kind, _ in row if kind == "chip"]
+        col, y = chips[n]
+        return col + 1 + self.styles.padding.left, y + self.styles.padding.top
 
     def on_click(self, event) -> None:
-        widget = event.widget
-        start = getattr(widget, "token_start", None)
+        at = event.get_content_offset(self)
+        start = self.chip_at(at.x, at.y) if at is not None else None
         if start is not None:
             self.post_message(self.Remove(start))
+
+    def on_mouse_move(self, event) -> None:
+        at = event.get_content_offset(self)
+        hover = self.chip_at(at.x, at.y) if at is not None else None
+        if hover != self._hover:
+            self._hover = hover
+            self.refresh()
+
+    def on_leave(self) -> None:
+        if self._hover is not None:
+            self._hover = None
+            self.refresh()
+
+
+def _shorten(chip: str, room: int) -> str:
+    """``chip`` (`` key:value ✕ ``) in at most ``room`` cells: the value's middle gives way to
+    ``…``, its start and its end (a path's last folder, the ✕) kept."""
+    if cell_len(chip) <= room:
+        return chip
+    head = chip[:max(1, (room - 1) // 2)]
+    tail = chip[len(head):]
+    while tail and cell_len(head) + 1 + cell_len(tail) > room:
+        tail = tail[1:]
+    return head + "…" + tail
 
 
 class PickerScreen(ModalScreen[str | None]):

@@ -410,6 +410,8 @@ class SearchScreen(Screen):
         lines = [printable(n) for n in self.problems + result.notes]
         notes.update(Text("\n".join(lines)))  # in full, wrapped at words: never cut off
         notes.display = bool(lines)
+        # Half the screen at most while rows are listed; with none, all the room there is.
+        notes.styles.max_height = "50vh" if n else "100vh"
         nothing_listed = n == 0 and not result.query.strip() and not self.search_error
         empty.display = self.query_one("#empty-box").display = nothing_listed
         results.display = not nothing_listed
