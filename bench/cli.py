@@ -153,7 +153,10 @@ def app_start(python: Path, env: dict[str, str], index_dir: Path, timeout: float
     painted; None on failure."""
     cmd = [str(python), "-c", _APP_CHILD, "--index-dir", str(index_dir)]
     t = time.perf_counter()
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    # From the work directory: ``python -c`` puts the current directory first on sys.path, and
+    # from this repository it would import crabsearch/ here instead of the installed copy.
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                            cwd=index_dir.parent)
     try:
         line = proc.stdout.readline()
         took = time.perf_counter() - t
