@@ -28,7 +28,10 @@ from .results import ResultList
 from .transcript import TranscriptView
 
 DEBOUNCE = 0.12  # seconds of quiet typing before a search runs
-RESULT_LIMIT = 100  # rows per load; moving near the end of the list loads the next 100
+RESULT_LIMIT = 50
+"""Rows per load; moving near the end of the list loads the next 50. Two or three screens of
+rows: each row costs the first paint about a millisecond, and the ladder fills the page from its
+lower rungs when the first find fewer sessions (issue 13: the app's start and typing)."""
 MESSAGE_BYTES = 256 * 1024  # of one message's text read for the session view
 REFRESH_EVERY = 30.0  # seconds between background refreshes while the app is open
 SEARCH_TIME_LIMIT = 0.5  # seconds; past it the best hits found so far are shown, marked partial
@@ -176,13 +179,18 @@ class SearchScreen(Screen):
 
     def _watch_files(self) -> None:
         """(Re)start the watcher thread on the agents' directories there are now. A plain
-        daemon thread, not a worker: it runs as long as the screen, and tests wait for workers."""
+        daemon thread, not a worker: it runs as long as the screen, and tests wait for workers.
+        The roots are found in that thread too: the first time, that makes the app's Indexer,
+        which imports every agent's reader (~0.1 s the app's own thread need not wait for)."""
         self._stop_watching()
-        self._watched = roots = watch_roots(self.app.indexer)
         self._watch_stop = stop = threading.Event()
-        if roots:
-            threading.Thread(target=watch, args=(roots, lambda n: self.post_message(FilesChanged(n)), stop),
-                             name="crabsearch-watch", daemon=True).start()
+
+        def run() -> None:
+            self._watched = roots = watch_roots(self.app.indexer)
+            if roots and not stop.is_set():
+                watch(roots, lambda n: self.post_message(FilesChanged(n)), stop)
+
+        threading.Thread(target=run, name="crabsearch-watch", daemon=True).start()
 
     def _stop_watching(self) -> None:
         if self._watch_stop is not None:
