@@ -389,31 +389,9 @@ def _export_done(missing: int) -> int:
 
 
 def write_atomically(target: Path, pieces) -> None:
-    """Write the strings ``pieces`` (UTF-8) to a temporary file beside ``target``, then rename it
-    over ``target`` (``os.replace``), so ``target`` is either the old file or the complete new
-    one. The new file gets the old file's permissions, or 0600 for a new file.
-    Raises OSError (the temporary file is removed)."""
-    import tempfile
-
-    try:
-        mode = target.stat().st_mode & 0o7777
-    except FileNotFoundError:
-        mode = paths.PRIVATE_FILE  # a new export holds transcript text: private, like the index
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
-            for piece in pieces:
-                f.write(piece)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, target)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    """An export's file: ``paths.write_atomically`` (the old file's permissions, or 0600 for a new
+    one; synced before the rename). Raises OSError."""
+    paths.write_atomically(target, pieces)
 
 
 def run_resume(command: str) -> int:

@@ -58,6 +58,39 @@ def write_private(path: Path, text: str) -> None:
         fh.write(text)
 
 
+def write_atomically(target: Path, pieces, *, mode: int | None = None, sync: bool = True,
+                     hidden: bool = True) -> None:
+    """Write ``pieces`` (``str``, UTF-8, or ``bytes``) to a temporary file beside ``target``, then
+    rename it over ``target`` (``os.replace``): ``target`` is the old file or the complete new
+    one, never half of one. ``mode``: the new file's permissions (None: the old file's, or 0600
+    for a new file: what crabsearch writes holds transcript text). ``sync``: fsync before the
+    rename. The temporary file is ``[.]<name>.<random>.tmp`` (``hidden``: with the dot).
+    Raises OSError (the temporary file is removed)."""
+    import tempfile
+
+    if mode is None:
+        try:
+            mode = target.stat().st_mode & 0o7777
+        except FileNotFoundError:
+            mode = PRIVATE_FILE
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f"{'.' if hidden else ''}{target.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            for piece in pieces:
+                f.write(piece.encode("utf-8") if isinstance(piece, str) else piece)
+            if sync:
+                f.flush()
+                os.fsync(f.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, target)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
 def make_private(directory: Path, owned_names) -> None:
     """Make ``directory`` 0700 and the files in it that crabsearch wrote 0600 (``owned_names(name)``
     says which: an index directory may be one the user made, 0755, with files of their own).

@@ -26,7 +26,7 @@ import sys
 from array import array
 from pathlib import Path
 
-from ..paths import PRIVATE_FILE
+from ..paths import PRIVATE_FILE, write_atomically
 
 PREFIX = "crabsearch-cols-"
 MAGIC = b"CSC1"
@@ -97,19 +97,10 @@ def load(directory: Path | str, segment_id: str, docs: int) -> tuple[list[str], 
 
 def _write_atomically(path: Path, data: bytes) -> None:
     """``data`` to a private temporary file renamed over ``path``: a search sees no file or the
-    whole one. Raises OSError (the temporary file is removed)."""
-    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, PRIVATE_FILE)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    whole one (``paths.write_atomically``; not synced: the file can always be made again from
+    the segment). The temporary file's name starts like the column file's (``layout.owned``
+    knows it; ``write_all`` leaves ``.tmp`` files alone). Raises OSError (it is removed)."""
+    write_atomically(path, [data], mode=PRIVATE_FILE, sync=False, hidden=False)
 
 
 def write_all(directory: Path, ix) -> None:
