@@ -986,6 +986,30 @@ async def test_a_session_the_index_no_longer_holds_says_so_instead_of_an_empty_v
         assert "Nothing to show: this session's transcript is no longer what was indexed" in said
 
 
+async def test_a_row_expanded_after_a_refresh_dropped_its_deleted_session_says_it_is_gone(tmp_path):
+    """The list was shown, the transcript deleted, a refresh removed its messages from the index;
+    then Enter on the row: its window is empty, and the row says the transcript is gone."""
+    from crabsearch.index import Indexer
+
+    home = tmp_path / "home"
+    path = (ClaudeSession(home, session_id="44444444-0000-4000-8000-000000000002")
+            .user("the osprey migration").assistant("done with the osprey").write())
+    Indexer(tmp_path / "index", env={"HOME": str(home)}).refresh()
+    app = CrabsearchApp(tmp_path / "index", env={"HOME": str(home)}, now=NOW, index_on_start=False,
+                        cursor_blink=False)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press(*"osprey")
+        await settle(pilot)
+        path.unlink()
+        app.indexer.refresh()
+        await pilot.press("down", "enter")
+        await settle(pilot)
+        results = app.screen.query_one(ResultList)
+        assert results.expanded[0][2] == []
+        assert "the transcript is gone (deleted or moved" in str(results.get_option_at_index(0).prompt.renderables[-1])
+
+
 def test_a_session_that_left_the_list_is_not_counted_as_new():
     """A refresh after a transcript was deleted: one listed session is gone and one from below
     the page comes in. That is "updated results", not "1 new session"."""

@@ -14,7 +14,7 @@ from rich.console import Group
 from rich.measure import Measurement
 from rich.text import Text
 
-from ..hits import structure_notes
+from ..hits import GONE, structure_notes, transcript_gone
 from ..search import Engine, Hit, Item
 from ..sources import SOURCES
 from ..text import printable
@@ -302,8 +302,17 @@ def result_prompt(hit: Hit, terms: list[str], now: datetime, home: str | None,
         parts.append(Text(f"  messages {window[0].message_index + 1}–{window[-1].message_index + 1} of "
                           f"{hit.session.message_count} · {keys[0]}/{keys[1]} widen/narrow · {keys[2]} open",
                           style=f"italic {MUTED}")
-                     if window else Text("  (no messages)", style=MUTED))
+                     if window else Text("  " + _no_window(hit), style=MUTED))
     return Group(*parts)
+
+
+def _no_window(hit: Hit) -> str:
+    """What an expanded row says when its window came back empty: the index no longer holds the
+    session (a refresh dropped it after the list was shown), because its transcript is gone or
+    no longer what was indexed."""
+    if transcript_gone(hit.session.path):
+        return GONE
+    return "(no messages: the transcript changed since the list was shown; Home shows the list again)"
 
 
 def window_text(items: list[Item], hit_index: int | None = None) -> str:
