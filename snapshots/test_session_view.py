@@ -13,14 +13,9 @@ SIZES = [(80, 24), (120, 40)]
 
 @pytest.fixture(scope="module")
 def rich(tmp_path_factory):
-    from crabsearch.index import Indexer
-    from session_samples import write_rich_session
+    from session_samples import indexed_rich_session
 
-    root = tmp_path_factory.mktemp("rich")
-    home = root / "home"
-    write_rich_session(home)
-    Indexer(root / "index", env={"HOME": str(home)}).refresh()
-    return home, root / "index"
+    return indexed_rich_session(tmp_path_factory.mktemp("rich"))
 
 
 def opened(*keys):

@@ -28,3 +28,14 @@ def write_rich_session(home: Path) -> Path:
                                               "-def parse(text):\n+def parse(text, strict=False):")
     s.assistant("Done: the ocelot parser is strict now.")
     return s.write()
+
+
+def indexed_rich_session(root: Path) -> tuple[Path, Path]:
+    """``root/home`` with :func:`write_rich_session`'s session, indexed into ``root/index``;
+    returns ``(home, index dir)`` (the session view's fixtures)."""
+    from crabsearch.index import Indexer
+
+    home = root / "home"
+    write_rich_session(home)
+    Indexer(root / "index", env={"HOME": str(home)}).refresh()
+    return home, root / "index"

@@ -59,6 +59,13 @@ def _search(env, index_dir, *args) -> tuple[dict, set[str]]:
     return json.loads(r.stdout), set(modules)
 
 
+def _python_ok(code: str) -> None:
+    """Run ``code`` in a fresh interpreter (this repository first on its path): it must exit 0."""
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                       env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert r.returncode == 0, r.stderr
+
+
 def _readers(modules: set[str]) -> set[str]:
     return {m.rpartition(".")[2] for m in modules if m.startswith("crabsearch.sources.")} & set(AGENTS)
 
@@ -109,9 +116,7 @@ def test_lean_whoosh_import_leaves_no_stand_ins():
             "from whoosh.query.terms import variations\n"
             "assert 'render' in set(variations('rendering'))\n"
             "assert 'whoosh.lang.morph_en' in sys.modules\n")
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
-                       env={**os.environ, "PYTHONPATH": str(ROOT)})
-    assert r.returncode == 0, r.stderr
+    _python_ok(code)
 
 
 def test_column_files_hold_whooshs_columns(built):
@@ -171,9 +176,7 @@ def test_secret_patterns_compile_on_first_use_and_are_the_same():
             "assert r.secret_patterns() == (big, curl)\n"
             "assert big.pattern == r._compile(r._BRANCHES).pattern and curl.pattern == r._compile(r._CURL_BRANCHES).pattern\n"
             "assert r.redact('key sk-live-FAKEFAKEFAKE1234567890 here') == 'key sk-liv***7890 here'\n")
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
-                       env={**os.environ, "PYTHONPATH": str(ROOT)})
-    assert r.returncode == 0, r.stderr
+    _python_ok(code)
 
 
 def test_ascii_text_is_tokenized_as_by_the_full_pattern():

@@ -1129,14 +1129,9 @@ def test_watched_directories_are_the_agents_own_not_home_or_project_trees(tmp_pa
 
 @pytest.fixture(scope="module")
 def rich_session(tmp_path_factory):
-    from crabsearch.index import Indexer
-    from session_samples import write_rich_session
+    from session_samples import indexed_rich_session
 
-    root = tmp_path_factory.mktemp("richview")
-    home = root / "home"
-    write_rich_session(home)
-    Indexer(root / "index", env={"HOME": str(home)}).refresh()
-    return home, root / "index"
+    return indexed_rich_session(tmp_path_factory.mktemp("richview"))
 
 
 def _styles_of(view, needle):
