@@ -207,3 +207,12 @@ def test_the_agent_column_fits_every_agent_badge():
     from crabsearch.tui.render import AGENT_WIDTH
 
     assert AGENT_WIDTH == max(len(s.badge or s.display or s.agent) for s in SOURCES.values()) + 2
+
+
+def test_the_app_imports_neither_the_writer_nor_a_reader():
+    """The app paints its first rows before it refreshes the index (issue 13): importing it must
+    not import the index writer or any agent's reader (its Indexer is made on first use)."""
+    _python_ok("import sys, crabsearch.tui.app\n"
+               "assert 'crabsearch.index.writer' not in sys.modules\n"
+               "readers = [m for m in sys.modules if m.startswith('crabsearch.sources.') and m != 'crabsearch.sources.base']\n"
+               "assert not readers, readers\n")

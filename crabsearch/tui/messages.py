@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from textual.message import Message
 
-from ..index import Progress, RefreshReport
-from ..search import SearchResult
+if TYPE_CHECKING:  # annotations only: importing the writer is work the app's start need not do
+    from ..index import Progress, RefreshReport
+    from ..search import SearchResult
 
 
 class SearchDone(Message):
