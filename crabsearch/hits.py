@@ -8,11 +8,13 @@ most 1024 bytes (cut on a character boundary and flagged ``truncated``).
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from datetime import datetime
 
 from .model import Session, iso
 from .sources import SOURCES
+from .sources.base import container_of
 
 DEFAULT_BEFORE = 4
 DEFAULT_AFTER = 4
@@ -28,14 +30,8 @@ GONE = "[message unavailable: the transcript is gone (deleted or moved since it 
 def transcript_gone(path: str | None) -> bool:
     """True when the transcript file of a session ``path`` no longer exists (deleted or moved
     since it was indexed). For a member path (``<file>#<member>``: a database row, an archive or
-    Aider member) the container file is what must exist."""
-    import os  # noqa: PLC0415
-
-    from .sources.base import MEMBER_SEP  # noqa: PLC0415
-
-    path = path or ""
-    container = path.split(MEMBER_SEP, 1)[0] if MEMBER_SEP in os.path.basename(path) else path
-    return bool(container) and not os.path.lexists(container)
+    Aider member) the container file is what must exist (``sources.base.container_of``)."""
+    return bool(path) and not os.path.lexists(container_of(path))
 
 
 @dataclass

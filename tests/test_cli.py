@@ -218,3 +218,18 @@ def test_demo_status_gives_no_advice_about_the_bundled_home(tmp_path, capsys, mo
     code, out, err = run(capsys, "status", "--demo", "--index-dir", index, "--json")
     assert code == 0, err
     assert json.loads(out)["warnings"] == []
+
+
+def test_a_transcript_with_a_hash_in_its_path_is_not_taken_for_gone(tmp_path):
+    """``transcript_gone`` finds a member's file as the status panel does (cut at the last
+    ``#``, and only when the path itself is not there): a ``#`` in a folder or file name is no
+    member part."""
+    from crabsearch.hits import transcript_gone
+
+    (tmp_path / "C#").mkdir()
+    history = tmp_path / "C#" / "h.md"
+    history.write_text("# aider chat started at 2025-06-02 14:29:21\n")
+    plain = tmp_path / "a#b.jsonl"
+    plain.write_text("{}\n")
+    assert not transcript_gone(f"{history}#0") and not transcript_gone(str(plain))
+    assert transcript_gone(f"{tmp_path / 'gone.md'}#0") and transcript_gone(str(tmp_path / "gone#x.jsonl"))

@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from ..files import open_file, read_file, read_text
-from ..sources.base import MEMBER_SEP
+from ..sources.base import MEMBER_SEP, container_of
 from ..jsonl import loads
 from ..text import printable
 from .manifest import Manifest
@@ -119,7 +119,7 @@ def collect(indexer: Indexer, *, top: int = 20) -> Status:
     holding: dict[str, set[str]] = {}
     for src, path in indexer.discover():
         by_agent[src.agent].files_found += 1
-        holding.setdefault(src.agent, set()).add(container(path))
+        holding.setdefault(src.agent, set()).add(container_of(path))
     for agent, files in holding.items():
         by_agent[agent].files_holding = len(files)
     for path, e in manifest.files.items():
@@ -142,14 +142,6 @@ def collect(indexer: Indexer, *, top: int = 20) -> Status:
     status.unknown_kinds = unknown_kinds(manifest)
     status.warnings = retention_warnings(indexer)
     return status
-
-
-def container(path: str) -> str:
-    """The file that holds unit ``path``: the file itself, or for a member unit
-    (``history.md#1234``, which is no file on disk) the file it is a member of."""
-    if MEMBER_SEP in os.path.basename(path) and not os.path.lexists(path):
-        return path.rpartition(MEMBER_SEP)[0]
-    return path
 
 
 def unknown_kinds(manifest: Manifest) -> list[dict]:

@@ -278,6 +278,16 @@ def split_member(path: str) -> tuple[str, str]:
     return container, member
 
 
+def container_of(path: str) -> str:
+    """The file that holds unit ``path``: ``path`` itself when it exists or its name has no
+    member part, else the file it is a member of (``history.md#1234``, a database row or an
+    archive member, is no file on disk; the container is cut at the last ``#``, so a ``#`` in a
+    folder or file name stays)."""
+    if MEMBER_SEP in os.path.basename(path) and not os.path.lexists(path):
+        return path.rpartition(MEMBER_SEP)[0]
+    return path
+
+
 def parse_ts(value) -> datetime | None:
     """Parse an agent timestamp to aware UTC: ISO-8601 (``Z``, offsets, nanosecond fractions) or
     epoch seconds / milliseconds (numbers above 1e11 are taken as milliseconds). None if unusable.

@@ -18,9 +18,8 @@ from textual.binding import Binding
 
 from .. import paths
 from ..config import Config
-from ..hits import GONE
+from ..hits import GONE, transcript_gone
 from ..search import UNAVAILABLE, Engine
-from ..sources.base import MEMBER_SEP
 from ..sources import SOURCES
 from ..text import printable
 from .render import short_path
@@ -362,8 +361,7 @@ class CrabsearchApp(App[str | None]):
 
         where = self.guarded("Finding the message", lambda: self.engine.locate(hit.ref, message_index), None)
         if where is None:
-            path = hit.session.path
-            if MEMBER_SEP not in os.path.basename(path) and not os.path.lexists(path):
+            if transcript_gone(hit.session.path):
                 self.notify("The transcript file is gone (deleted or moved since it was indexed).",
                             severity="warning")
             else:
