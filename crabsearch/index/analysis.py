@@ -549,26 +549,7 @@ def groups(text: str) -> list[list[str]]:
     A search layer can require, per group, the whole form OR all of its leaves (intermediate
     pieces such as ``foo-bar.ts`` are left out: the leaves already cover them).
     """
-    out: list[list[str]] = []
-    seen: set[tuple[str, ...]] = set()
-    cur: list[str] | None = None
-
-    def close():
-        if cur is not None:
-            key = tuple(cur)
-            if key not in seen:
-                seen.add(key)
-                out.append(cur)
-
-    for tok in text_analyzer()(text):
-        kind = tok.kind
-        if kind == WORD or kind == WHOLE:
-            close()
-            cur = [tok.text]
-        elif kind == LEAF and cur is not None and tok.text not in cur:
-            cur.append(tok.text)
-    close()
-    return out
+    return [group for group, _ in group_leaves(text)]
 
 
 def group_leaves(text: str) -> list[tuple[list[str], list[str]]]:

@@ -19,11 +19,15 @@ def hour_key(ts: datetime | None) -> str | None:
     return None if ts is None else ts.astimezone(timezone.utc).strftime("%Y%m%d%H")
 
 
+def folder_of(project: str) -> str:
+    """The last segment of a working directory as spelled (``/home/me/WebApp/`` -> ``WebApp``;
+    ``\\`` separators too; ``""`` for none)."""
+    return project.rstrip("/\\").replace("\\", "/").rsplit("/", 1)[-1]
+
+
 def project_name(project: str | None) -> str | None:
     """The ``projname`` field value: the working directory's last segment, lowercased."""
-    if not project:
-        return None
-    return project.rstrip("/\\").replace("\\", "/").rsplit("/", 1)[-1].lower() or None
+    return (folder_of(project).lower() or None) if project else None
 
 
 class ZeroScore(WrappingQuery):

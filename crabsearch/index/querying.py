@@ -157,30 +157,30 @@ class Compiler:
         fields = self.fields(fields)
         required = self.required(fields)
         if not self.groups:  # only quoted phrases and prefixes: "phrase" when it is phrases alone
-            return [("phrase" if self.phrases and not self.prefixes else "all", self.finish(required, fields))]
+            return [("phrase" if self.phrases and not self.prefixes else "all", self.finish(required))]
         out: list[tuple[str, Query]] = []
         if len(self.groups) == 1 and len(self.groups[0]) > 1 and self._known(self.groups[0][0]):
             # A lone identifier that the index knows whole (getUserById, src/auth/token-store.ts):
             # its whole term is the exact match, and ~8x cheaper than the phrase of its parts.
-            out.append(("phrase", self.finish(required + [_any_field(self.groups[0][0], fields)], fields)))
+            out.append(("phrase", self.finish(required + [_any_field(self.groups[0][0], fields)])))
         elif len(self.phrase_words) > 1:
             # Words typed apart count as running text, not inside one path or identifier
             # (index.phrases); one identifier's parts (getUserById: get user by id) match anywhere.
             phrase = _phrase(self.phrase_words, fields, text=len(self._leaves) > 1)
-            out.append(("phrase", self.finish(required + [phrase], fields)))
-        out.append(("all", self.finish(required + [self.group_query(g, fields) for g in self.groups], fields)))
+            out.append(("phrase", self.finish(required + [phrase])))
+        out.append(("all", self.finish(required + [self.group_query(g, fields) for g in self.groups])))
         repaired = self.repaired_groups()
         if repaired != self.groups:
-            out.append(("repair", self.finish(required + [self.group_query(g, fields) for g in repaired], fields)))
+            out.append(("repair", self.finish(required + [self.group_query(g, fields) for g in repaired])))
         return out
 
     def any_query(self, fields, groups=None) -> Query:
         """Any of the word groups (required parts still required)."""
         fields = self.fields(fields)
         groups = self.groups if groups is None else groups
-        return self.finish(self.required(fields) + [FlatOr([self.group_query(g, fields) for g in groups])], fields)
+        return self.finish(self.required(fields) + [FlatOr([self.group_query(g, fields) for g in groups])])
 
-    def finish(self, parts: list[Query], fields) -> Query:
+    def finish(self, parts: list[Query]) -> Query:
         """AND the parts (exclusions apply per session: see :meth:`excluded_query`)."""
         return parts[0] if len(parts) == 1 else And(parts)
 

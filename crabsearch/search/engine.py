@@ -19,7 +19,7 @@ from whoosh.query import And, Prefix, Term
 from ..hits import AmbiguousSession, Hit, Item, Page, SearchResult, SessionRef, abandoned_ranges, branch_window
 from ..index.analysis import spans as _spans
 from ..index.collect import SegmentKeys
-from ..index.filtering import filters, project_name, time_window
+from ..index.filtering import filters, folder_of, time_window
 from ..index.querying import MESSAGE_FIELDS, Compiler
 from ..index.store import (IndexDamaged, current_dir, is_damage, mark_damaged, open_index, seal_problem,
                            variant_of)
@@ -324,10 +324,9 @@ class Engine:
             # spelled (from the full paths in ``project``; the first spelling seen wins).
             spelled: dict[str, str] = {}
             for raw in searcher.lexicon("project"):
-                folder = project_name(raw.decode("utf-8", "replace"))
+                folder = folder_of(raw.decode("utf-8", "replace"))
                 if folder:
-                    spelled.setdefault(folder, raw.decode("utf-8", "replace").rstrip("/\\").replace("\\", "/")
-                                       .rsplit("/", 1)[-1])
+                    spelled.setdefault(folder.lower(), folder)
             out: dict[str, list[tuple[str, int]]] = {}
             for name, fieldname in (("agent", "agent"), ("project", "projname")):
                 counts = []

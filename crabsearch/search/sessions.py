@@ -17,7 +17,7 @@ from ..index.filtering import filters, in_window, passing
 from ..index.schema import WEIGHTS
 from ..model import Role, Session
 from ..redact import redact as redact_secrets
-from .caps import MAX_ITEM_BYTES, SESSION_DOCS_KEPT, fetch_for
+from .caps import MAX_ITEM_BYTES, SESSION_DOCS_KEPT
 
 
 class Sessions:
@@ -184,12 +184,12 @@ class Sessions:
         once, a message that several sessions copy shown once (:meth:`dedupe`), each with its
         context window (``before``/``after`` neighbours on the hit's branch) and, with
         ``explain``, how it matched. Stored fields and session documents are read for
-        ``caps.fetch_for(limit)`` rows at most."""
+        ``ctx.fetch`` (``caps.fetch_for(limit)``) rows at most."""
         searcher = ctx.searcher
         picked = []
         seen: set[tuple] = set()  # (agent, uid, ts, text) of the hit messages so far
         for row in rows:
-            if len(picked) >= fetch_for(limit):
+            if len(picked) >= ctx.fetch:
                 break
             m_fields = None if row.m_doc is None else searcher.stored_fields(row.m_doc)
             s_fields = None if row.s_doc is None else searcher.stored_fields(row.s_doc)

@@ -51,7 +51,6 @@ class Windows:
         ``max_bytes`` (None: whole) and masked when ``mask``; the hit message (``hit_index``)
         around its first match of ``terms``. ``anchor`` is ``(message index, document
         number)`` of one message when known (the hit)."""
-        src = SOURCES.get(ref.session.agent)
         off = abandoned_ranges(ref.session)
         items = []
         guess = anchor
@@ -60,14 +59,8 @@ class Windows:
             f, guess = message_doc(searcher, ref.fkey, i, guess)
             if not f:
                 continue
-            obj = self.record(src, ref.session.path, f["off"], f["len"]) if src else None
-            text = UNAVAILABLE
-            if obj is not None:
-                try:
-                    text = src.message_text(obj, f.get("part", 0), f["label"])
-                except Exception:  # a record that no longer matches what was indexed
-                    text = UNAVAILABLE
-            else:
+            text = self.doc_text(ref.session, f)
+            if text is None:
                 gone = transcript_gone(ref.session.path) if gone is None else gone
                 text = GONE if gone else UNAVAILABLE
             if mask:
