@@ -400,3 +400,25 @@ def test_cli_end_to_end_legacy_json(tmp_path, monkeypatch, capsys):
     assert main(["--index-dir", index, "status", "--json"]) == 0
     agents = {a["agent"]: a for a in json.loads(capsys.readouterr().out)["agents"]}
     assert agents["gemini"]["sessions"] == 2 and agents["gemini"]["files_found"] == 2
+
+
+def test_a_set_snapshot_is_split_once_not_once_per_message(tmp_path, monkeypatch):
+    """A ``$set`` line of N messages is split into pieces once for all its N message ids (it was
+    split once per id: quadratic, 18 s for 2,000 messages); every message keeps its piece."""
+    import json
+
+    from crabsearch.sources import gemini
+
+    msgs = [{"id": f"m{i}", "timestamp": "2026-07-22T07:53:15Z", "type": "user" if i % 2 == 0 else "gemini",
+             "content": [{"text": f"message {i}"}]} for i in range(50)]
+    path = tmp_path / "chats" / "session-big.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps({"sessionId": "big", "projectHash": "abc", "startTime": "2026-07-22T07:53:15Z",
+                                "lastUpdated": "2026-07-22T07:53:15Z", "kind": "main"}) + "\n"
+                    + json.dumps({"$set": {"messages": msgs}}) + "\n")
+    calls = []
+    real = gemini._pieces_owned
+    monkeypatch.setattr(gemini, "_pieces_owned", lambda obj: calls.append(1) or real(obj))
+    read = gemini.GeminiSource().read(path)
+    assert [m.text for m in read.messages] == [f"message {i}" for i in range(50)]
+    assert [m.part for m in read.messages] == list(range(50)) and len(calls) == 1
