@@ -406,6 +406,14 @@ def walk_files(root: Path, pattern: str) -> Iterator[Path]:
         yield Path(path)
 
 
+def matching(paths: Iterable[Path], root: Path, pattern: str) -> list[Path]:
+    """The ``paths`` (found under ``root`` by :func:`walk_files`) whose path relative to ``root``
+    matches ``pattern`` as :func:`walk_files` matches it, in their order: one walk of a tree
+    serves several patterns (Codex: five patterns over two trees)."""
+    rx = _glob_regex(pattern)
+    return [p for p in paths if rx.fullmatch(p.relative_to(root).as_posix())]
+
+
 @functools.lru_cache(maxsize=32)
 def _glob_regex(pattern: str) -> re.Pattern:
     out = ""

@@ -61,7 +61,7 @@ from ..model import (LABEL_ASSISTANT, LABEL_SUMMARY, LABEL_THINKING, LABEL_USER,
                      Session, tool_call_label)
 from ..redact import redact
 from .base import (capped, Source, cd_and, env_dir, note_unknown, parse_ts, dump_text, records_of_bytes,
-                    string, walk_files, unzstd)
+                    matching, string, walk_files, unzstd)
 from .pieces import Piece, emit, note_compaction, piece_text
 
 SUMMARY_CAP = 8192
@@ -106,13 +106,14 @@ class CodexSource(Source):
         before ``archived_sessions/``."""
         seen: set[Path] = set()
         for root in self.roots(env, home):
+            walked = {sub: list(walk_files(root / sub, "**/*")) for sub in ("sessions", "archived_sessions")}
             found: list[Path] = []
             for sub, pattern in (("sessions", "**/rollout-*.jsonl"),
                                  ("archived_sessions", "**/rollout-*.jsonl"),
                                  ("archived_sessions", "*.jsonl"),
                                  ("sessions", "**/rollout-*.jsonl.zst"),
                                  ("archived_sessions", "**/*.jsonl.zst")):
-                found += walk_files(root / sub, pattern)
+                found += matching(walked[sub], root / sub, pattern)  # each tree walked once
             names: set[str] = set()
             for path in found:
                 name = plain_name(path)

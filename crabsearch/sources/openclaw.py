@@ -296,11 +296,16 @@ def _query(db: str, sql: str, args: tuple = ()) -> list[sqlite3.Row]:
         con.close()
 
 
+def _store_key(db: str) -> tuple:
+    """What the store's caches are keyed by: the mtime and size of the database and its WAL."""
+    return tuple((st.st_mtime_ns, st.st_size) for st in map(_stat_or_none, (db, db + "-wal")) if st)
+
+
 def _summary(db: str) -> dict[str, tuple[int, int, int]]:
     """``{session id: (rows, max rowid, newest change in ms)}`` of a store, cached by the stat of
     the database and its WAL file; ``{}`` when it cannot be read (never raises)."""
     try:
-        key = tuple((st.st_mtime_ns, st.st_size) for st in map(_stat_or_none, (db, db + "-wal")) if st)
+        key = _store_key(db)
         hit = _SUMMARY.get(db)
         if hit and hit[0] == key:
             return hit[1]
@@ -329,15 +334,16 @@ def _archives(db: str) -> dict[str, dict]:
     "created_at"}}`` of the latest archive of each session id in ``session_transcript_archives``
     (names holding ``/`` or ``#`` are left out: they cannot be member names); cached by the stat
     of the database and its WAL; ``{}`` when the table is absent or the store unreadable."""
+    key = _store_key(db)
+    hit = _ARCHIVES.get(db)
+    if hit and hit[0] == key:
+        return hit[1]
     try:
-        key = tuple((st.st_mtime_ns, st.st_size) for st in map(_stat_or_none, (db, db + "-wal")) if st)
-        hit = _ARCHIVES.get(db)
-        if hit and hit[0] == key:
-            return hit[1]
         rows = _query(db, "SELECT session_id, generation, reason, encoding, archive_name, archive_sha256, "
                           "created_at, length(archive_blob) AS size FROM session_transcript_archives "
                           "ORDER BY created_at, rowid")
-    except (OSError, sqlite3.Error):
+    except (OSError, sqlite3.Error):  # most stores have no archives table: remembered, not asked again
+        _ARCHIVES[db] = (key, {})
         return {}
     latest: dict[str, dict] = {}
     for r in rows:
