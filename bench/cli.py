@@ -54,7 +54,7 @@ for p in (str(ROOT), str(HERE)):
         sys.path.insert(0, p)
 
 import gen  # noqa: E402  (bench/gen.py)
-from run import EXTRA_QUERIES, QUERY_SHAPES, git_info, pct, pick_spread_pair  # noqa: E402
+from run import EXTRA_QUERIES, QUERY_SHAPES, git_info, pick_spread_pair, summary  # noqa: E402
 
 REAL = ROOT.parent / "shared" / "corpus" / "real"
 TARGETS = {"refresh": 0.100, "no_refresh": 0.080, "rg_ratio": 5.0, "app_start": 0.5}
@@ -82,11 +82,6 @@ App.run = lambda self, **kw: _run(self, headless=True, **kw)
 from crabsearch.cli import main
 sys.exit(main(sys.argv[1:]))
 """
-
-
-def summary(values: list[float]) -> dict:
-    return {"median": statistics.median(values), "p95": pct(values, 95), "min": min(values),
-            "max": max(values), "n": len(values)}
 
 
 def child_env(home: Path, work: Path) -> dict[str, str]:

@@ -372,7 +372,7 @@ def _export(engine, ref, args) -> int:
             print(f"crabsearch: {args.output} is the session's own transcript; choose another file",
                   file=sys.stderr)
             return EXIT_ERROR
-        write_atomically(target, pieces)
+        paths.write_atomically(target, pieces)
     except OSError as exc:
         print(f"crabsearch: cannot write {args.output}: {exc.strerror or exc}", file=sys.stderr)
         return EXIT_ERROR
@@ -386,12 +386,6 @@ def _export_done(missing: int) -> int:
         print(f"crabsearch: warning: {missing} message{'s' if missing != 1 else ''} could not be read: the "
               "transcript changed or is gone since it was indexed (run `crabsearch index`)", file=sys.stderr)
     return EXIT_OK
-
-
-def write_atomically(target: Path, pieces) -> None:
-    """An export's file: ``paths.write_atomically`` (the old file's permissions, or 0600 for a new
-    one; synced before the rename). Raises OSError."""
-    paths.write_atomically(target, pieces)
 
 
 def run_resume(command: str) -> int:

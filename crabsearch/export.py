@@ -108,7 +108,7 @@ def header(ref: SessionRef, messages: str, title: str | None = None) -> str:
             ("Started", when(s.started)), ("Updated", when(s.updated)), ("Messages", messages),
             ("Session", code_span(s.session_id)),
             ("Parent session", code_span(s.parent_session_id) if s.parent_session_id else None),
-            ("Archived", "yes (its agent archived it)" if getattr(s, "archived", False) else None),
+            ("Archived", "yes (its agent archived it)" if s.archived else None),
             ("Resume", code_span(ref.resume_command) if ref.resume_command else None),
             ("Transcript", code_span(s.path))]
     title = " ".join(clean(title or s.title or "").split()) or "(untitled)"

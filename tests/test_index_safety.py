@@ -14,7 +14,7 @@ import pytest
 from builders import ClaudeSession
 from source_checks import run_cli
 
-from crabsearch.cli import write_atomically
+from crabsearch.paths import write_atomically
 from crabsearch.index import Indexer
 from crabsearch.index.layout import where
 from crabsearch.index.store import DAMAGED, SEAL, IndexDamaged, seal_problem

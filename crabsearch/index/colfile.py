@@ -95,14 +95,6 @@ def load(directory: Path | str, segment_id: str, docs: int) -> tuple[list[str], 
     return decode(data, docs)
 
 
-def _write_atomically(path: Path, data: bytes) -> None:
-    """``data`` to a private temporary file renamed over ``path``: a search sees no file or the
-    whole one (``paths.write_atomically``; not synced: the file can always be made again from
-    the segment). The temporary file's name starts like the column file's (``layout.owned``
-    knows it; ``write_all`` leaves ``.tmp`` files alone). Raises OSError (it is removed)."""
-    write_atomically(path, [data], mode=PRIVATE_FILE, sync=False, hidden=False)
-
-
 def write_all(directory: Path, ix) -> None:
     """After a commit: write the column file of every segment of ``ix`` (in ``directory``) that
     has none, and remove those of segments that are gone. Errors are ignored (searches then read
@@ -134,6 +126,10 @@ def write_all(directory: Path, ix) -> None:
             finally:
                 reader.close()
             if len(keys) == len(updated) == len(indexes) == n:
-                _write_atomically(path_for(directory, seg.segment_id()), encode(keys, updated, indexes))
+                # Not synced: the file can always be made again from the segment. The temporary
+                # file's name starts like the column file's (layout.owned knows it; the cleanup
+                # above leaves .tmp files alone).
+                write_atomically(path_for(directory, seg.segment_id()), [encode(keys, updated, indexes)],
+                                 mode=PRIVATE_FILE, sync=False, hidden=False)
     except Exception:  # noqa: BLE001 - a cache: a failure only costs the next search the slow read
         return

@@ -60,10 +60,6 @@ class Registry(Mapping):
     def __len__(self) -> int:
         return len(self._names)
 
-    def loaded(self) -> tuple[str, ...]:
-        """The agents whose modules are imported so far (tests, diagnostics)."""
-        return tuple(n for n in self._names if n in self._loaded)
-
 
 SOURCES: Registry = Registry(AGENTS)
 
