@@ -351,13 +351,13 @@ def _export(engine, ref, args) -> int:
         raise UsageError(f"--from {args.first} is past the last message (the session has {total})")
     if args.last is not None and args.last < first + 1:
         raise UsageError(f"--to {args.last} is before --from {first + 1}")
-    from .hits import GONE, UNAVAILABLE
+    from .hits import unreadable_count
 
     missing = [0]
 
     def counted():
         for piece in session_markdown(engine, ref, redact=not args.no_redact, start=first, stop=stop):
-            missing[0] += piece.count(UNAVAILABLE) + piece.count(GONE)
+            missing[0] += unreadable_count(piece)
             yield piece
 
     pieces = counted()

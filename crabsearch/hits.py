@@ -27,6 +27,12 @@ GONE = "[message unavailable: the transcript is gone (deleted or moved since it 
 (:data:`UNAVAILABLE` when the file is there but no longer holds what was indexed)."""
 
 
+def unreadable_count(text: str) -> int:
+    """How many messages in ``text`` (an export's Markdown) read as :data:`UNAVAILABLE` or
+    :data:`GONE`: what an export warns about."""
+    return text.count(UNAVAILABLE) + text.count(GONE)
+
+
 def transcript_gone(path: str | None) -> bool:
     """True when the transcript file of a session ``path`` no longer exists (deleted or moved
     since it was indexed). For a member path (``<file>#<member>``: a database row, an archive or

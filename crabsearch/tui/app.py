@@ -18,8 +18,8 @@ from textual.binding import Binding
 
 from .. import paths
 from ..config import Config
-from ..hits import GONE, transcript_gone
-from ..search import UNAVAILABLE, Engine
+from ..hits import transcript_gone, unreadable_count
+from ..search import Engine
 from ..sources import SOURCES
 from ..text import printable
 from .render import short_path
@@ -282,7 +282,7 @@ class CrabsearchApp(App[str | None]):
                     pieces = (session_markdown(self.engine, hit.ref, redact=redact) if items is None
                               else [window_markdown(hit, items, title=full_title(self.engine, hit.ref))])
                     for piece in pieces:
-                        missing += piece.count(UNAVAILABLE) + piece.count(GONE)
+                        missing += unreadable_count(piece)
                         fh.write(piece)
                 os.replace(tmp, path)
             except OSError as exc:

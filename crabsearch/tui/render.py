@@ -101,8 +101,8 @@ def row_header(hit: Hit, now: datetime, home: str | None) -> "RowHeader":
 AGENT_WIDTH = 11
 """Cells of the agent column: the longest agent badge or name (``SpecStory``, 9) plus 2. A
 constant, not computed from ``SOURCES`` at import: that imports every agent's reader, work the
-app's start does not need (issue 13); ``tests/test_startup.py`` checks it against ``SOURCES``."""
-"""The agent column: as wide as the widest badge, so every row's badge starts at the same place."""
+app's start does not need (issue 13); ``tests/test_startup.py`` checks it against ``SOURCES``.
+As wide as the widest badge, so every row's badge starts at the same place."""
 DATE_WIDTH = 10  # ``2026-03-14``, ``yesterday``, ``12m ago``
 PROJECT_WIDTH = 28  # at most; the end of the path is kept (``…/dev/webapp``)
 COUNT_FROM = 100  # rows at least this wide show the message count
@@ -123,8 +123,6 @@ class RowHeader:
         yield self.line(options.max_width)
 
     def __rich_measure__(self, console, options):
-        from rich.measure import Measurement
-
         return Measurement(20, options.max_width)
 
     def line(self, width: int) -> Text:

@@ -173,7 +173,7 @@ class TranscriptView(ScrollView, can_focus=True):
         width = max(20, region.width)
         if width != self._width and self._blocks:
             self._width = width
-            self.rerender()
+            self.rerender(keep_bodies=True)  # the bodies are cached per width: a resize back reuses them
         else:
             self._prepare()
 
@@ -374,9 +374,10 @@ class TranscriptView(ScrollView, can_focus=True):
         return Strip(line)
 
     def _body(self, item: Item) -> list[Strip]:
-        """The rendered body of ``item`` (cached by message, text, width and look)."""
+        """The rendered body of ``item`` (cached by message, text, width and look; the theme's
+        styles are in it, so a theme change empties the cache: ``rerender()``)."""
         look = self._look(item)
-        key = (item.message_index, len(item.text), hash(item.text), look, item.message_index == self.hit_index,
+        key = (item.message_index, hash(item.text), self._width, look,
                tuple(tuple(sorted(s.items())) for s in item.subagents))
         cached = self._bodies.get(key)
         if cached is not None:
@@ -833,6 +834,3 @@ def _restyle(strip: Strip, text: str, marks: list[tuple[int, int, Style]]) -> St
 def _mark(strip: Strip, spans: list[tuple[int, int]], style: Style) -> Strip:
     """``strip`` with the character ``spans`` of its text in ``style``."""
     return _restyle(strip, strip.text, [(a, b, style) for a, b in spans]) if spans else strip
-
-
-_is_tool = is_tool  # the name the screens and tests knew
