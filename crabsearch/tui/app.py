@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import dataclasses
-import functools
 import os
 import shutil
 import subprocess
 import sys
+import threading
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -61,19 +61,25 @@ class CrabsearchApp(App[str | None]):
         self.engine = Engine(self.index_dir, resume_flags=self.config.resume)
         self._indexer_options = {"index_tool_output": index_tool_output,
                                  "extra_dirs": {} if demo else self.config.sources}
+        self._indexer = None
+        self._indexer_lock = threading.Lock()
         self.copy_file = paths.cache_dir() / "last-copy.txt"
         """Every copy is also written here: the fallback when the terminal ignores OSC 52."""
         self.error_log = paths.cache_dir() / "errors.log"
         """Where an unexpected error's details go (:meth:`failure`); the screen says only that."""
 
-    @functools.cached_property
+    @property
     def indexer(self):
         """The index writer (``crabsearch.index.Indexer``), made on first use: importing it and
         the agents' readers is work the first paint of the recent sessions need not wait for
-        (issue 13); the first refresh asks for it after that paint."""
-        from ..index.writer import Indexer
+        (issue 13); the first refresh and the file watcher ask for it after that paint, each
+        from its own thread, so it is made under a lock (once)."""
+        with self._indexer_lock:
+            if self._indexer is None:
+                from ..index.writer import Indexer
 
-        return Indexer(self.index_dir, env=self.env, **self._indexer_options)
+                self._indexer = Indexer(self.index_dir, env=self.env, **self._indexer_options)
+            return self._indexer
 
     @property
     def now(self) -> datetime:
