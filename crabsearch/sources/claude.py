@@ -69,7 +69,7 @@ from ..jsonl import Record, loads
 from ..model import (LABEL_ASSISTANT, LABEL_SUMMARY, LABEL_SYSTEM, LABEL_THINKING, LABEL_USER,
                      Message, Role, Session, tool_call_label)
 from .base import capped, Source, cd_and, parse_ts, dump_text, note_unknown, string, walk_files
-from .pieces import Piece, emit, note_compaction, piece_text
+from .pieces import Piece, abandon, emit, note_compaction, piece_text
 
 UUID_WINDOW = 64
 """Hashes of this many most recent line uuids are kept to validate later summary lines."""
@@ -543,11 +543,7 @@ def _rewound(obj: dict, state: dict) -> None:
     for ph, after in reversed(chain):
         if ph == h:
             if after < state["next_index"]:
-                off = state.setdefault("off", [])
-                if off and after <= off[-1][1]:
-                    off[-1] = [min(off[-1][0], after), state["next_index"]]
-                else:
-                    off.append([after, state["next_index"]])
+                abandon(state, after, state["next_index"])
             return
 
 
@@ -587,11 +583,7 @@ def _root(obj: dict, kind: str, state: dict) -> None:
     start = state.get("root", 0)
     if (kind == "user" and state.get("linked") and _major(obj.get("version")) >= 2
             and any(p.prompt for p in _user(obj)) and start < state["next_index"]):
-        off = state.setdefault("off", [])
-        if off and start <= off[-1][1]:
-            off[-1] = [min(off[-1][0], start), state["next_index"]]
-        else:
-            off.append([start, state["next_index"]])
+        abandon(state, start, state["next_index"])
     state["root"] = state["next_index"]
     state["linked"] = False
 

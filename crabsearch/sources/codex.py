@@ -62,7 +62,7 @@ from ..model import (LABEL_ASSISTANT, LABEL_SUMMARY, LABEL_THINKING, LABEL_USER,
 from ..redact import redact
 from .base import (capped, Source, cd_and, env_dir, note_unknown, parse_ts, dump_text, records_of_bytes,
                     matching, string, walk_files, unzstd)
-from .pieces import Piece, emit, note_compaction, piece_text
+from .pieces import Piece, abandon, emit, note_compaction, piece_text
 
 SUMMARY_CAP = 8192
 """Characters of a compaction summary stored on the Session (the message keeps the full text)."""
@@ -386,13 +386,8 @@ def _rolled_back(num_turns, state: dict) -> None:
         return
     start = turns[-min(num_turns, len(turns))]
     del turns[-min(num_turns, len(turns)):]
-    if start >= state["next_index"]:
-        return
-    off = state.setdefault("off", [])
-    if off and start <= off[-1][1]:
-        off[-1] = [min(off[-1][0], start), state["next_index"]]
-    else:
-        off.append([start, state["next_index"]])
+    if start < state["next_index"]:
+        abandon(state, start, state["next_index"])
 
 
 def plain_name(path: Path) -> str:

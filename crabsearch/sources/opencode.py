@@ -79,7 +79,7 @@ from ..model import (LABEL_ASSISTANT, LABEL_SUMMARY, LABEL_SYSTEM, LABEL_THINKIN
                      Role, Session, tool_call_label, tool_result_label)
 from .base import (capped, FileRead, Source, cd_and, dump_text, head_fingerprint,
                    member_path, note_unknown, parse_ts, split_member, string, walk_files)
-from .pieces import Piece, emit, piece_text
+from .pieces import Piece, abandon, emit, piece_text
 
 PLACEHOLDER_TITLE = re.compile(r"^(New|Child) session - \d{4}-\d{2}-\d{2}T")
 """opencode's default titles (``session/index.ts`` createDefaultTitle), replaced by a first prompt."""
@@ -255,7 +255,7 @@ class OpencodeSource(Source):
         emit(pieces, rec, state, out, ts)
         if len(out) > base and _reverted(state.get("revert"), rec.obj.get("mid") or string(info.get("id")),
                                          rec.obj.get("pid") or string((part or {}).get("id"))):
-            _off(state, start, start + len(out) - base)
+            abandon(state, start, start + len(out) - base, keep=256)
 
     def _take_v2(self, rec: Record, state: dict, session: Session, out: list[Message]) -> None:
         """A ``session_message`` row (rule 14)."""
@@ -280,7 +280,7 @@ class OpencodeSource(Source):
             else:
                 hidden = _reverted(revert, string(m.get("id")), "")
             if hidden:
-                _off(state, start, start + len(out) - base)
+                abandon(state, start, start + len(out) - base, keep=256)
 
     def finish(self, state: dict, session: Session) -> None:
         """opencode title: ``session.title`` unless it is a placeholder, else the first user prompt;
@@ -406,16 +406,6 @@ def _reverted(revert, mid: str, pid: str) -> bool:
     if mid != rmid:
         return mid > rmid
     return not rpid or (bool(pid) and pid >= rpid)
-
-
-def _off(state: dict, start: int, end: int) -> None:
-    """Add ``[start, end)`` to the abandoned ranges (merged with the last one when they touch)."""
-    off = state.setdefault("off", [])
-    if off and start <= off[-1][1]:
-        off[-1] = [min(off[-1][0], start), max(off[-1][1], end)]
-    else:
-        off.append([start, end])
-    del off[:-256]
 
 
 def _part_time(part) -> object:

@@ -87,6 +87,19 @@ def emit(pieces: list[Piece], rec: Record, state: dict, out: list[Message], ts: 
         out.append(Message(index, p.role, label, p.text, rec.offset, rec.length, part, name, ts))
 
 
+def abandon(state: dict, start: int, end: int, keep: int | None = None) -> None:
+    """Add messages ``[start, end)`` to the abandoned ranges of a read (``state["off"]``: a rewind
+    or a rollback replaced them), merged with the last range when they touch; ``keep``: at most
+    that many ranges kept (the latest)."""
+    off = state.setdefault("off", [])
+    if off and start <= off[-1][1]:
+        off[-1] = [min(off[-1][0], start), max(off[-1][1], end)]
+    else:
+        off.append([start, end])
+    if keep is not None:
+        del off[:-keep]
+
+
 COMPACTIONS_KEPT = 64
 """Latest compaction points kept in ``Session.extra["compactions"]``."""
 
