@@ -16,7 +16,6 @@ This module does not use ``from __future__ import annotations``: the SDK reads t
 signatures to build their input and output schemas.
 """
 
-import json
 import logging
 import os
 import sys
@@ -32,7 +31,7 @@ from . import __version__
 from .mcp_tools import (LIST_TEXT_CAP, MAX_HITS, MAX_PAGE, MAX_RECENT, MAX_WINDOW, SEARCH_TEXT_CAP, Answer,
                         BadCall, Door)
 from .sources import SOURCES
-from .text import terminal_json
+from .text import inert_json_text
 
 log = logging.getLogger("crabsearch.mcp")
 
@@ -242,8 +241,8 @@ def argument_error(exc: ValidationError) -> str:
 # -- stdio -------------------------------------------------------------------------------------
 
 class _InertWire:
-    """The protocol's stdout: each JSON-RPC line re-spelled by ``terminal_json`` (same JSON, with
-    DEL, C1 and bidi controls escaped) and written to ``stream``."""
+    """The protocol's stdout: each JSON-RPC line with DEL, C1 and bidi controls escaped
+    (``text.inert_json_text``: the same JSON, not parsed again) and written to ``stream``."""
 
     def __init__(self, stream):
         self._stream = stream
@@ -253,18 +252,13 @@ class _InertWire:
         self._pending += text
         while "\n" in self._pending:
             line, self._pending = self._pending.split("\n", 1)
-            self._stream.write(_inert(line) + "\n")
+            self._stream.write(inert_json_text(line) + "\n")
         return len(text)
 
     def flush(self) -> None:
         self._stream.flush()
 
 
-def _inert(line: str) -> str:
-    try:
-        return terminal_json(json.loads(line), indent=None)
-    except ValueError:  # not JSON (never from the SDK): written as it is
-        return line
 
 
 async def run_stdio(server: MCPServer) -> None:

@@ -54,5 +54,12 @@ def terminal_json(obj, *, indent: int | None = 2) -> str:
     overrides are escaped here as ``\\uXXXX``. ``json.loads`` gives back exactly ``obj``: the
     data stays faithful, only its spelling changes. Raises ``TypeError`` for values JSON cannot
     hold."""
-    out = json.dumps(obj, ensure_ascii=False, indent=indent)
-    return _JSON_UNSAFE.sub(_escape, out)
+    return inert_json_text(json.dumps(obj, ensure_ascii=False, indent=indent))
+
+
+def inert_json_text(text: str) -> str:
+    """JSON text with DEL, C1 controls and bidi overrides escaped as ``\\uXXXX``, without parsing
+    it: in valid JSON they can only stand inside strings, where the escape means the same
+    character (``json`` already escapes C0 controls). What :func:`terminal_json` does to its
+    output, for JSON another library wrote (the MCP SDK's messages)."""
+    return _JSON_UNSAFE.sub(_escape, text)
