@@ -14,9 +14,11 @@ from __future__ import annotations
 import sys
 
 from whoosh.codec.whoosh3 import W3LeafMatcher
-from whoosh.matching import mcore
+from whoosh.matching import ListMatcher, mcore
 from whoosh.matching.wrappers import FilterMatcher, WrappingMatcher
 from whoosh.query import Or
+
+from .whoosh_fixes import leaf_scorer
 
 DONE = sys.maxsize
 """The document number of an exhausted sub-matcher (larger than any real one)."""
@@ -101,7 +103,9 @@ class FlatUnionMatcher(mcore.Matcher):
             deleted = frozenset()
             if type(m) is FilterMatcher and m._exclude:  # the segment's deleted documents
                 deleted, m = m._ids, m.child
-            if type(m) is not W3LeafMatcher or getattr(m.scorer, "_crab_table", None) is None:
+            if type(m) is not W3LeafMatcher and type(m) is not ListMatcher:
+                return None
+            if getattr(leaf_scorer(m), "_crab_table", None) is None:
                 return None
             out.append((m, b, deleted))
         return out
@@ -151,18 +155,12 @@ def scores(plain: list[tuple], expired=None) -> tuple[dict[int, float], dict[int
     get = acc.get
     for bit, (m, boost, deleted) in enumerate(plain):
         flag = 1 << bit
-        scorer = m.scorer
+        scorer = leaf_scorer(m)
         table, memo = scorer._crab_table, scorer._crab_memo
-        while m.is_active():
-            if m._ids is None:
-                m._read_ids()
-            if expired is not None and expired(len(m._ids) - m._i):
+        for ids, weights in _blocks(m):
+            if expired is not None and expired(len(ids)):
                 return acc, masks, True
-            if m._weights is None:
-                m._read_weights()
-            i = m._i
-            ids, weights = m._ids, m._weights
-            for d, w in zip(ids[i:] if i else ids, weights[i:] if i else weights):
+            for d, w in zip(ids, weights):
                 if deleted and d in deleted:
                     continue
                 sc = memo.get((w, table[d]))
@@ -175,8 +173,26 @@ def scores(plain: list[tuple], expired=None) -> tuple[dict[int, float], dict[int
                 else:
                     acc[d] = old + sc * boost
                     masks[d] |= flag
-            m._next_block()
     return acc, masks, False
+
+
+def _blocks(m):
+    """``(ids, weights)`` of each block of a leaf from its current posting on: a
+    ``W3LeafMatcher``'s blocks as stored, a ``ListMatcher`` (a short list kept in its term info,
+    ``index.codec``) as one block. The leaf is used up."""
+    if type(m) is ListMatcher:
+        i, ids = m._i, m._ids
+        m._i = len(ids)
+        yield ids[i:], (m._weights[i:] if m._weights is not None else (1.0,) * (len(ids) - i))
+        return
+    while m.is_active():
+        if m._ids is None:
+            m._read_ids()
+        if m._weights is None:
+            m._read_weights()
+        i = m._i
+        yield (m._ids[i:] if i else m._ids), (m._weights[i:] if i else m._weights)
+        m._next_block()
 
 
 class FlatOr(Or):

@@ -220,6 +220,14 @@ def phrase_spans(self):
     return [Span(p, p + last) for p in sorted(starts)]
 
 
+def leaf_scorer(m):
+    """The scorer of a term's matcher: a ``W3LeafMatcher``'s ``scorer``, or the ``_scorer`` of a
+    ``ListMatcher`` (a short posting list kept in its term info, ``index.codec``); raises
+    ``AttributeError`` for a matcher without one."""
+    scorer = getattr(m, "scorer", None)
+    return scorer if scorer is not None else m._scorer
+
+
 def phrase_score(self) -> float:
     """``SpanNear2Matcher.score`` for an exact phrase (fix 9): each word's BM25F score with the
     phrase's own frequency in the document (its spans) as the word's frequency, as Lucene
@@ -230,7 +238,7 @@ def phrase_score(self) -> float:
         return self.child.score()
     try:
         d = self.child.id()
-        return sum(m.scorer._score(len(spans), m.scorer.dfl(d)) for m in self.ms)
+        return sum(sc._score(len(spans), sc.dfl(d)) for sc in map(leaf_scorer, self.ms))
     except AttributeError:
         return self.child.score()
 

@@ -31,6 +31,7 @@ from ..redact import redact, redact_value
 from ..jsonl import PLACES_KEPT
 from ..sources.base import REASON_CAP, TEXT_CAP, TOOL_TEXT_CAP
 from . import colfile
+from .codec import CompactCodec
 from .manifest import Manifest, dumps, file_key
 from .filtering import hour_key, project_name
 from .layout import LAST_REFRESH, owned, where
@@ -381,7 +382,7 @@ class Indexer:
         crabsearch holds it: then waiting up to ``LOCK_WAIT``); None and ``report.busy`` when it
         stays taken."""
         try:
-            self._open_writer = ix.writer(timeout=LOCK_WAIT, delay=0.25)
+            self._open_writer = ix.writer(timeout=LOCK_WAIT, delay=0.25, codec=CompactCodec())
         except LockError:
             report.busy = True
             self._open_writer = None

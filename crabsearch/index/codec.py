@@ -1,0 +1,410 @@
+"""A compact term dictionary for Whoosh segments (issue 13, target 4: index size).
+
+Whoosh's ``W3Codec`` costs about 180 bytes for every distinct (field, word) of a segment, however
+rare the word: its term file is a hash table (8 bytes of lengths, two 16-byte hash slots and a
+4-byte order entry per key, then a 35-byte fixed-width term info), and every posting list, even
+one of a single document, is a block of its own in the postings file (a 4-byte magic, a length,
+a pickled block header, and a zlib stream of a protocol-2 pickle, where each position list
+pickles as a ``_codecs.encode`` call): 82 bytes for one posting. Real conversations have a long
+tail of words seen once (names, paths, hashes, typos), and one document per message has its own
+key word (``mkey``), so on the shared corpus's real transcripts the index was 0.6x to 2.8x the
+size of the transcripts it indexes.
+
+:class:`CompactCodec` keeps Whoosh's postings format and readers (``W3LeafMatcher``, which
+``index.union`` and ``index.whoosh_fixes`` read directly) and changes three things:
+
+* **The term file** (``.ctm``) is a sorted table in blocks of :data:`~crabsearch.index.termtable.BLOCK` keys, each key
+  front-coded against the one before it in its block, with the first key and the offset of each
+  block in an index at the end (bisection, then one block decoded: ``TermTable``). The term info
+  is varint-coded (``encode_info``): 6-12 bytes for most words instead of 35.
+* **Short posting lists live in the term info** (at most :data:`INLINE_MAX` documents: ids as
+  varint deltas, weights as varints when whole, each position list with its length), read back
+  as Whoosh's ``ListMatcher`` as ``W3Codec`` does for inlined postings (whose writer crashes in
+  whoosh-reloaded 2.7.5: ``set_inline`` does not exist).
+* **Stored fields are compressed in blocks** of :data:`~crabsearch.index.termtable.DOCS_PER_BLOCK` documents (``.sfb``):
+  Whoosh compressed each document's pickled dict on its own, so the field names, session key and
+  agent repeated in every message cost their full size (about 180 bytes a message).
+* **Pickles use protocol 5** (posting blocks and stored fields): bytes are pickled as bytes, not
+  as ``_codecs.encode`` calls; whole weights as ints; a block is zlib-compressed only when that
+  makes it smaller. (Positions themselves are encoded by the schema's format,
+  ``schema.NamePositions``.)
+
+Segments written by ``W3Codec`` (indexes built before this codec) still read: a segment names
+its codec in the index's table of contents. Scores are unchanged, bit for bit: the postings
+(ids, weights, positions) and the statistics Whoosh reads from a term info are the same numbers
+(``tests/test_codec.py`` compares every term, posting and score with ``W3Codec``'s)."""
+
+from __future__ import annotations
+
+import pickle
+import struct
+import zlib
+
+from whoosh.codec import base
+from whoosh.codec import whoosh3 as w3
+from whoosh.reading import TermNotFound
+from whoosh.system import _INT_SIZE
+from whoosh.util.numeric import byte_to_length, length_to_byte
+
+from .termtable import STORED_EXT, StoredBlocks, StoredBlocksWriter, TermTable, TermTableWriter, read_varint, varint
+
+INLINE_MAX = 4
+"""Posting lists of at most this many documents are kept in the term info instead of a block of
+the postings file (most of a real vocabulary: words seen in one to four messages)."""
+
+_F32 = struct.Struct("<f")
+_INLINED, _SINGLE, _WHOLE, _NOVALUES = 1, 2, 4, 8
+
+
+def _whole(x) -> bool:
+    return 0 <= x < 1 << 32 and x == int(x)
+
+
+def _put_number(x, whole: bool, out: bytearray) -> None:
+    if whole:
+        varint(int(x), out)
+    else:
+        out += _F32.pack(x)
+
+
+def _get_number(buf, pos: int, whole: bool) -> tuple[float, int]:
+    if whole:
+        n, pos = read_varint(buf, pos)
+        return float(n), pos
+    return _F32.unpack_from(buf, pos)[0], pos + 4
+
+
+def encode_info(ti: w3.W3TermInfo) -> bytes:
+    """A ``W3TermInfo`` as bytes: a flags byte, the total weight, the document frequency, the
+    min/max field-length bytes, the highest weight, the first and last document, then either the
+    inlined postings or the posting list's (offset, length) in the postings file. Weights that are
+    whole numbers (term frequencies; crabsearch boosts fields at query time) are varints, others
+    float32 as Whoosh stores them. Raises ``ValueError`` for a term info without postings."""
+    inlined = ti._inlined
+    ids = inlined[0] if inlined is not None else ()
+    weights = inlined[1] if inlined is not None else ()
+    if ti._minid is None:
+        raise ValueError("a term info without postings")
+    single = ti._df == 1 and ti._maxweight == ti._weight and ti._minid == ti._maxid
+    whole = _whole(ti._weight) and _whole(ti._maxweight) and all(_whole(w) for w in weights)
+    values = inlined[2] if inlined is not None else None
+    if values and len(values) != len(ids):
+        raise ValueError("inlined postings with values for only some documents")
+    flags = ((_INLINED if inlined is not None else 0) | (_SINGLE if single else 0)
+             | (_WHOLE if whole else 0) | (_NOVALUES if not values else 0))
+    out = bytearray((flags,))
+    _put_number(ti._weight, whole, out)
+    if not single:
+        varint(ti._df, out)
+        _put_number(ti._maxweight, whole, out)
+    out.append(0 if ti._minlength is None else length_to_byte(ti._minlength))
+    out.append(length_to_byte(ti._maxlength))
+    varint(ti._minid, out)
+    if not single:
+        varint(ti._maxid - ti._minid, out)
+    if inlined is None:
+        varint(ti._offset, out)
+        varint(ti._length, out)
+        return bytes(out)
+    varint(len(ids), out)
+    last = 0
+    for d in ids:
+        varint(d - last, out)
+        last = d
+    for w in weights:
+        _put_number(w, whole, out)
+    for v in values or ():
+        varint(len(v), out)
+        out += v
+    return bytes(out)
+
+
+def decode_info(buf, pos: int = 0) -> w3.W3TermInfo:
+    """The ``W3TermInfo`` that :func:`encode_info` wrote at ``buf[pos:]`` (the same numbers:
+    Whoosh reads ``weight``, ``doc_frequency``, ``min_length``/``max_length``, ``max_weight``,
+    ``min_id``/``max_id`` and the postings from it)."""
+    flags = buf[pos]
+    whole = flags & _WHOLE
+    ti = w3.W3TermInfo()
+    ti._weight, pos = _get_number(buf, pos + 1, whole)
+    if flags & _SINGLE:
+        ti._df, ti._maxweight = 1, ti._weight
+    else:
+        ti._df, pos = read_varint(buf, pos)
+        ti._maxweight, pos = _get_number(buf, pos, whole)
+    ti._minlength, ti._maxlength = byte_to_length(buf[pos]), byte_to_length(buf[pos + 1])
+    ti._minid, pos = read_varint(buf, pos + 2)
+    if flags & _SINGLE:
+        ti._maxid = ti._minid
+    else:
+        span, pos = read_varint(buf, pos)
+        ti._maxid = ti._minid + span
+    if not flags & _INLINED:
+        ti._offset, pos = read_varint(buf, pos)
+        ti._length, pos = read_varint(buf, pos)
+        return ti
+    n, pos = read_varint(buf, pos)
+    ids, last = [], 0
+    for _ in range(n):
+        delta, pos = read_varint(buf, pos)
+        last += delta
+        ids.append(last)
+    weights = []
+    for _ in range(n):
+        w, pos = _get_number(buf, pos, whole)
+        weights.append(w)
+    values = (None,) * n  # as W3LeafMatcher reads a posting without a value (a merge needs one per id)
+    if not flags & _NOVALUES:
+        values = []
+        for _ in range(n):
+            size, pos = read_varint(buf, pos)
+            values.append(bytes(buf[pos:pos + size]))
+            pos += size
+        values = tuple(values)
+    ti._inlined = (tuple(ids), tuple(weights), values)
+    return ti
+
+
+class CompactFieldWriter(w3.W3FieldWriter):
+    """``W3FieldWriter`` writing a :class:`TermTableWriter` (``.ctm``) instead of Whoosh's hash
+    table, with each term info as :func:`encode_info` bytes."""
+
+    def __init__(self, codec, storage, segment) -> None:
+        self._codec = codec
+        self._storage = storage
+        self._segment = segment
+        self._fieldname = self._fieldid = self._btext = self._fieldobj = self._format = None
+        self._tindex = TermTableWriter(self._create_file(CompactCodec.TERMS_EXT))
+        self._fieldmap = self._tindex.fieldmap
+        self._postfile = self._create_file(w3.W3Codec.POSTS_EXT)
+        self._postwriter = None
+        self._infield = False
+        self.is_closed = False
+
+    def finish_term(self) -> None:
+        terminfo = self._postwriter.finish_postings()
+        self._tindex.add(w3.pack_ushort(self._fieldid) + self._btext, encode_info(terminfo))
+
+
+class CompactPostingsWriter(w3.W3PostingsWriter):
+    """``W3PostingsWriter`` that inlines lists of at most :data:`INLINE_MAX` postings and
+    pickles blocks with protocol 5 (compressed only when zlib makes them smaller). Whoosh's
+    ``W3LeafMatcher`` reads the blocks unchanged (``pickle.loads`` reads any protocol)."""
+
+    def finish_postings(self):
+        terminfo = self._terminfo
+        if not self.written() and len(self._ids) <= INLINE_MAX:
+            terminfo.add_block(self)
+            terminfo.set_inlined(self._ids, self._weights, self._values)
+        else:
+            if self._ids:
+                self._write_block(last=True)
+            terminfo.set_extent(self._startoffset, self._postfile.tell() - self._startoffset)
+        self._terminfo = None
+        return terminfo
+
+    def _mini_weights(self):
+        """Whoosh's (None when all are 1.0, one number when all are equal), but whole weights (a
+        word's frequency in the document) as ints: 2 bytes each in the pickle instead of 9. The
+        reader's scores are the same (BM25F computes with the number, not its type)."""
+        weights = super()._mini_weights()
+        if isinstance(weights, tuple) and all(_whole(w) for w in weights):
+            return tuple(int(w) for w in weights)
+        return weights
+
+    def _write_block(self, last: bool = False) -> None:
+        if not self._blockcount:
+            self._postfile.write(w3.WHOOSH3_HEADER_MAGIC)
+        self._terminfo.add_block(self)
+        data = pickle.dumps((self._mini_ids(), self._mini_weights(), self._mini_values()), 5)
+        comp = 0
+        if self._compression:
+            packed = zlib.compress(data, self._compression)
+            if len(packed) < len(data):
+                data, comp = packed, self._compression
+        ids = self._ids
+        info = pickle.dumps((len(ids), ids[-1], self._maxweight, comp,
+                             length_to_byte(self._minlength), length_to_byte(self._maxlength)), 5)
+        size = len(info) + len(data)
+        self._postfile.write_int(-size if last else size)
+        self._postfile.write(info)
+        self._postfile.write(data)
+        self._blockcount += 1
+        self._new_block()
+
+
+class CompactPerDocWriter(w3.W3PerDocWriter):
+    """``W3PerDocWriter`` that writes each document's stored fields (a protocol-5 pickle) to
+    :class:`StoredBlocksWriter` (``.sfb``) instead of Whoosh's stored-field column."""
+
+    def __init__(self, codec, storage, segment) -> None:
+        super().__init__(codec, storage, segment)
+        self._blocks = StoredBlocksWriter(self._create_file(STORED_EXT))
+
+    def finish_doc(self) -> None:
+        if self._indoc:  # Whoosh's close() calls finish_doc again after the last document
+            sf = self._storedfields
+            self._blocks.add(pickle.dumps(sf, 5) if sf else b"")
+            sf.clear()
+        self._indoc = False
+
+    def close(self) -> None:
+        super().close()
+        self._blocks.close()
+
+
+class CompactPerDocReader(w3.W3PerDocReader):
+    """``W3PerDocReader`` reading stored fields from the segment's :class:`StoredBlocks`."""
+
+    def __init__(self, storage, segment) -> None:
+        super().__init__(storage, segment)
+        name = segment.make_filename(STORED_EXT)
+        self._blocks = StoredBlocks(storage.open_file(name), storage.file_length(name))
+
+    def stored_fields(self, docnum: int) -> dict:
+        raw = self._blocks.get(docnum)
+        return pickle.loads(raw) if raw else {}
+
+    def close(self) -> None:
+        super().close()
+        self._blocks.dbfile.close()
+
+
+class CompactCursor(base.FieldCursor):
+    """A field's words in order over a :class:`TermTable` (Whoosh's ``FieldCursor``: ``first``,
+    ``find``, ``next``, ``text``, ``term_info``, ``is_valid``), as Whoosh's fuzzy matching
+    walks them."""
+
+    def __init__(self, reader: "CompactTermsReader", fieldname: str, fieldobj) -> None:
+        self._reader, self._fieldname, self._fieldobj = reader, fieldname, fieldobj
+        self._prefix = reader._keycoder(fieldname, b"")
+        self._it = None
+        self._text = self._info = None
+        self.first()
+
+    def _go(self, key: bytes):
+        self._it = self._reader._table.items_from(key)
+        return self.next()
+
+    def first(self):
+        return self._go(self._prefix)
+
+    def find(self, term):
+        if not isinstance(term, bytes):
+            term = self._fieldobj.to_bytes(term)
+        return self._go(self._prefix + term)
+
+    def next(self):
+        for key, buf, start in self._it:
+            if key.startswith(self._prefix):
+                self._text = self._fieldobj.from_bytes(key[len(self._prefix):])
+                self._info = (buf, start)
+                return self._text
+            break
+        self._text = self._info = None
+        return None
+
+    def text(self):
+        return self._text
+
+    def term_info(self):
+        return None if self._info is None else decode_info(*self._info)
+
+    def is_valid(self) -> bool:
+        return self._text is not None
+
+
+class CompactTermsReader(base.TermsReader):
+    """Whoosh's ``TermsReader`` over a :class:`TermTable`: the same answers as
+    ``W3TermsReader`` (``term_info`` raises ``TermNotFound``, ``frequency`` and
+    ``doc_frequency`` ``KeyError`` for a missing word, as Whoosh's reader expects)."""
+
+    def __init__(self, codec, dbfile, length: int, postfile) -> None:
+        self._codec = codec
+        self._table = TermTable(dbfile, length)
+        self._fieldmap = self._table.fieldmap
+        self._fieldunmap = {num: name for name, num in self._fieldmap.items()}
+        self._postfile = postfile
+
+    def _keycoder(self, fieldname: str, tbytes: bytes) -> bytes:
+        return w3.pack_ushort(self._fieldmap.get(fieldname, 65535)) + tbytes
+
+    def _keydecoder(self, key: bytes) -> tuple[str, bytes]:
+        return self._fieldunmap[w3.unpack_ushort(key[:2])[0]], key[2:]
+
+    def _info(self, fieldname: str, tbytes: bytes) -> w3.W3TermInfo:
+        found = self._table.value(self._keycoder(fieldname, tbytes))
+        if found is None:
+            raise KeyError((fieldname, tbytes))
+        return decode_info(*found)
+
+    def __contains__(self, term) -> bool:
+        return self._table.value(self._keycoder(*term)) is not None
+
+    def indexed_field_names(self):
+        return self._fieldmap.keys()
+
+    def cursor(self, fieldname, fieldobj):
+        return CompactCursor(self, fieldname, fieldobj)
+
+    def terms(self):
+        return (self._keydecoder(k) for k, _, _ in self._table.items_from(b""))
+
+    def terms_from(self, fieldname, prefix):
+        return (self._keydecoder(k) for k, _, _ in self._table.items_from(self._keycoder(fieldname, prefix)))
+
+    def items(self):
+        return ((self._keydecoder(k), decode_info(buf, s)) for k, buf, s in self._table.items_from(b""))
+
+    def items_from(self, fieldname, prefix):
+        return ((self._keydecoder(k), decode_info(buf, s))
+                for k, buf, s in self._table.items_from(self._keycoder(fieldname, prefix)))
+
+    def term_info(self, fieldname, tbytes):
+        try:
+            return self._info(fieldname, tbytes)
+        except KeyError:
+            raise TermNotFound(f"No term {fieldname}:{tbytes!r}") from None
+
+    def frequency(self, fieldname, tbytes):
+        return self._info(fieldname, tbytes).weight()
+
+    def doc_frequency(self, fieldname, tbytes):
+        return self._info(fieldname, tbytes).doc_frequency()
+
+    def matcher(self, fieldname, tbytes, format_, scorer=None):
+        return self._codec.postings_reader(self._postfile, self.term_info(fieldname, tbytes), format_,
+                                           term=(fieldname, tbytes), scorer=scorer)
+
+    def close(self) -> None:
+        self._table.dbfile.close()
+        self._postfile.close()
+
+
+class CompactCodec(w3.W3Codec):
+    """``W3Codec`` with the compact term table, inlined short posting lists and protocol-5
+    pickles (module docstring). Pass it as ``ix.writer(codec=CompactCodec())``; readers find it
+    in the segment (Whoosh pickles each segment's codec in the table of contents)."""
+
+    TERMS_EXT = ".ctm"
+
+    def per_document_writer(self, storage, segment):
+        return CompactPerDocWriter(self, storage, segment)
+
+    def field_writer(self, storage, segment):
+        return CompactFieldWriter(self, storage, segment)
+
+    def per_document_reader(self, storage, segment):
+        return CompactPerDocReader(storage, segment)
+
+    def postings_writer(self, dbfile, byteids=False):
+        return CompactPostingsWriter(dbfile, blocklimit=self._blocklimit, byteids=byteids,
+                                     compression=self._compression, inlinelimit=INLINE_MAX)
+
+    def terms_reader(self, storage, segment):
+        name = segment.make_filename(self.TERMS_EXT)
+        return CompactTermsReader(self, storage.open_file(name), storage.file_length(name),
+                                  segment.open_file(storage, self.POSTS_EXT))
+
+
+assert _INT_SIZE == 4  # the block length Whoosh's W3LeafMatcher reads (``write_int``)
