@@ -53,7 +53,7 @@ INLINE_MAX = 4
 the postings file (most of a real vocabulary: words seen in one to four messages)."""
 
 _F32 = struct.Struct("<f")
-_INLINED, _SINGLE, _WHOLE, _NOVALUES = 1, 2, 4, 8
+_INLINED, _SINGLE, _WHOLE, _NOVALUES, _DERIVED = 1, 2, 4, 8, 16
 
 
 def _whole(x) -> bool:
@@ -79,7 +79,10 @@ def encode_info(ti: w3.W3TermInfo) -> bytes:
     min/max field-length bytes, the highest weight, the first and last document, then either the
     inlined postings or the posting list's (offset, length) in the postings file. Weights that are
     whole numbers (term frequencies; crabsearch boosts fields at query time) are varints, others
-    float32 as Whoosh stores them. Raises ``ValueError`` for a term info without postings."""
+    float32 as Whoosh stores them. Inlined postings with whole weights carry only the flags, the
+    length bytes and the postings: the rest is their count, sum, maximum, first and last id
+    (what Whoosh's ``add_block`` computed from them; 11 bytes for most words seen once instead
+    of 17). Raises ``ValueError`` for a term info without postings."""
     inlined = ti._inlined
     ids = inlined[0] if inlined is not None else ()
     weights = inlined[1] if inlined is not None else ()
@@ -90,6 +93,12 @@ def encode_info(ti: w3.W3TermInfo) -> bytes:
     values = inlined[2] if inlined is not None else None
     if values and len(values) != len(ids):
         raise ValueError("inlined postings with values for only some documents")
+    if inlined is not None and whole:  # the statistics follow from the postings themselves
+        out = bytearray((_INLINED | _WHOLE | _DERIVED | (0 if values else _NOVALUES),))
+        out.append(0 if ti._minlength is None else length_to_byte(ti._minlength))
+        out.append(length_to_byte(ti._maxlength))
+        _put_postings(ids, weights, values, True, out)
+        return bytes(out)
     flags = ((_INLINED if inlined is not None else 0) | (_SINGLE if single else 0)
              | (_WHOLE if whole else 0) | (_NOVALUES if not values else 0))
     out = bytearray((flags,))
@@ -106,6 +115,11 @@ def encode_info(ti: w3.W3TermInfo) -> bytes:
         varint(ti._offset, out)
         varint(ti._length, out)
         return bytes(out)
+    _put_postings(ids, weights, values, whole, out)
+    return bytes(out)
+
+
+def _put_postings(ids, weights, values, whole: bool, out: bytearray) -> None:
     varint(len(ids), out)
     last = 0
     for d in ids:
@@ -116,7 +130,6 @@ def encode_info(ti: w3.W3TermInfo) -> bytes:
     for v in values or ():
         varint(len(v), out)
         out += v
-    return bytes(out)
 
 
 def decode_info(buf, pos: int = 0) -> w3.W3TermInfo:
@@ -126,6 +139,12 @@ def decode_info(buf, pos: int = 0) -> w3.W3TermInfo:
     flags = buf[pos]
     whole = flags & _WHOLE
     ti = w3.W3TermInfo()
+    if flags & _DERIVED:
+        ti._minlength, ti._maxlength = byte_to_length(buf[pos + 1]), byte_to_length(buf[pos + 2])
+        ids, weights, values = ti._inlined = _get_postings(buf, pos + 3, flags)
+        ti._df, ti._minid, ti._maxid = len(ids), ids[0], ids[-1]
+        ti._weight, ti._maxweight = float(sum(weights)), float(max(weights))
+        return ti
     ti._weight, pos = _get_number(buf, pos + 1, whole)
     if flags & _SINGLE:
         ti._df, ti._maxweight = 1, ti._weight
@@ -143,6 +162,13 @@ def decode_info(buf, pos: int = 0) -> w3.W3TermInfo:
         ti._offset, pos = read_varint(buf, pos)
         ti._length, pos = read_varint(buf, pos)
         return ti
+    ti._inlined = _get_postings(buf, pos, flags)
+    return ti
+
+
+def _get_postings(buf, pos: int, flags: int) -> tuple:
+    """``(ids, weights, values)`` that :func:`_put_postings` wrote at ``buf[pos:]``."""
+    whole = flags & _WHOLE
     n, pos = read_varint(buf, pos)
     ids, last = [], 0
     for _ in range(n):
@@ -161,8 +187,7 @@ def decode_info(buf, pos: int = 0) -> w3.W3TermInfo:
             values.append(bytes(buf[pos:pos + size]))
             pos += size
         values = tuple(values)
-    ti._inlined = (tuple(ids), tuple(weights), values)
-    return ti
+    return tuple(ids), tuple(weights), values
 
 
 class CompactFieldWriter(w3.W3FieldWriter):
