@@ -18,12 +18,14 @@ import argparse
 import json
 import sys
 import tempfile
+from datetime import datetime, timezone
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path[:0] = [str(HERE.parent), str(HERE / "relevance_real")]
+sys.path[:0] = [str(HERE.parent), str(HERE), str(HERE / "relevance_real")]
 
 import corpus as cmod  # noqa: E402  (bench/relevance_real/corpus.py)
+from run import git_info  # noqa: E402  (bench/run.py)
 from whoosh.codec.whoosh3 import W3Codec  # noqa: E402
 from whoosh.columns import VarBytesColumn  # noqa: E402
 from whoosh.formats import Positions  # noqa: E402
@@ -70,6 +72,9 @@ def main() -> int:
         print("no shared corpus with real/SOURCES.md found", file=sys.stderr)
         return 2
     rows = []
+    git = git_info()
+    print(f"crabsearch index size on real transcripts: {datetime.now(timezone.utc):%Y-%m-%d}, git {git['commit']}"
+          f"{' (crabsearch/ modified)' if git['crabsearch_dirty'] else ''}, corpus {corpus}\n")
     print("| transcripts | transcript MB | index now | index before (Whoosh's formats) | now / before |")
     print("|---|---|---|---|---|")
     for agents in [(a,) for a in AGENTS] + [AGENTS]:
@@ -85,7 +90,7 @@ def main() -> int:
     print(f"\nall real transcripts: index {share:.1%} of transcript bytes, target <= {TARGET:.0%}: "
           f"{'met' if share <= TARGET else 'NOT met'}")
     if args.out:
-        args.out.write_text(json.dumps({"rows": rows, "target": TARGET, "share": share}, indent=2) + "\n")
+        args.out.write_text(json.dumps({"git": git, "rows": rows, "target": TARGET, "share": share}, indent=2) + "\n")
     return 0
 
 

@@ -230,3 +230,27 @@ def test_session_key_column_keeps_every_key(keys):
     expected = values[:5] + [b""] + values[6:]
     assert list(r) == expected
     assert [r[d] for d in (0, 5, len(values) - 1)] == [expected[0], b"", expected[-1]]
+
+
+def test_a_damaged_term_block_is_a_failed_read():
+    """A term table block whose bytes changed raises (its CRC-32): varints of damaged bytes
+    would otherwise decode to other words without an error, and the index would never know to
+    rebuild."""
+    from crabsearch.index.termtable import DamagedBlock
+
+    st = RamStorage()
+    w = TermTableWriter(st.create_file("t"))
+    keys = [b"\x00\x00word%03d" % i for i in range(40)]
+    for k in keys:
+        w.add(k, b"v")
+    w.close()
+    data = bytearray(st.open_file("t").read(st.file_length("t")))
+    data[5] ^= 0x20  # inside the first block
+    with st.create_file("u") as f:
+        f.write(bytes(data))
+    table = TermTable(st.open_file("u"), st.file_length("u"))
+    with pytest.raises(DamagedBlock):
+        table.value(keys[1])
+    with pytest.raises(DamagedBlock):
+        list(table.items_from(b""))
+    assert table.value(keys[-1]) is not None  # the other blocks still read

@@ -25,8 +25,7 @@ size of the transcripts it indexes.
   Whoosh compressed each document's pickled dict on its own, so the field names, session key and
   agent repeated in every message cost their full size (about 180 bytes a message).
 * **Pickles use protocol 5** (posting blocks and stored fields): bytes are pickled as bytes, not
-  as ``_codecs.encode`` calls; whole weights as ints; a block is zlib-compressed only when that
-  makes it smaller. (Positions themselves are encoded by the schema's format,
+  as ``_codecs.encode`` calls; whole weights as ints. (Positions themselves are encoded by the schema's format,
   ``schema.NamePositions``.)
 
 Segments written by ``W3Codec`` (indexes built before this codec) still read: a segment names
@@ -213,7 +212,7 @@ class CompactFieldWriter(w3.W3FieldWriter):
 
 class CompactPostingsWriter(w3.W3PostingsWriter):
     """``W3PostingsWriter`` that inlines lists of at most :data:`INLINE_MAX` postings and
-    pickles blocks with protocol 5 (compressed only when zlib makes them smaller). Whoosh's
+    pickles blocks with protocol 5. Whoosh's
     ``W3LeafMatcher`` reads the blocks unchanged (``pickle.loads`` reads any protocol)."""
 
     def finish_postings(self):
@@ -242,11 +241,9 @@ class CompactPostingsWriter(w3.W3PostingsWriter):
             self._postfile.write(w3.WHOOSH3_HEADER_MAGIC)
         self._terminfo.add_block(self)
         data = pickle.dumps((self._mini_ids(), self._mini_weights(), self._mini_values()), 5)
-        comp = 0
-        if self._compression:
-            packed = zlib.compress(data, self._compression)
-            if len(packed) < len(data):
-                data, comp = packed, self._compression
+        comp = self._compression  # always, as Whoosh's: zlib's checksum makes damage a failed read
+        if comp:
+            data = zlib.compress(data, comp)
         ids = self._ids
         info = pickle.dumps((len(ids), ids[-1], self._maxweight, comp,
                              length_to_byte(self._minlength), length_to_byte(self._maxlength)), 5)

@@ -155,12 +155,18 @@ def swap(root: Path, gen: Path) -> None:
     _clear_legacy(root)
 
 
+class Damage(str):
+    """Why an index cannot be opened, when the reason is damage (a table of contents or segment
+    that does not decode, or files changed on disk): a reader reports it as
+    :class:`IndexDamaged` rather than finding nothing."""
+
+
 def open_index(root: Path, *, create: bool = True, variant: str | None = None):
     """Open the index in ``root`` (see ``layout.py``); returns ``(ix, rebuilt)`` where
     ``rebuilt`` says why the index was reset or must be, else None.
 
     Readers pass ``create=False``: ``(None, None)`` when there is no index, ``(None, why)``
-    when one exists but cannot be searched (stale, damaged). ``variant`` names what the index
+    when one exists but cannot be searched (stale, damaged: then ``why`` is a :class:`Damage`). ``variant`` names what the index
     holds beyond the default (``"tools"`` with tool output); None accepts any. With ``create``
     (tests and tools; the indexer uses :func:`open_for_writing` under its own lock) a missing or
     stale index is replaced by a new, empty, current generation. Raises :class:`IndexError_`
@@ -173,7 +179,9 @@ def open_index(root: Path, *, create: bool = True, variant: str | None = None):
             ix, problem = None, ("index format changed (an index from before generations); rebuilding"
                                  if is_legacy(root) else None)
             break
-        ix, problem, _ = _try_open(gen, variant)
+        ix, problem, kind = _try_open(gen, variant)
+        if kind == "damaged":
+            problem = Damage(problem)
         if ix is not None or current_dir(root) == gen:
             break
     if ix is not None or not create:

@@ -46,12 +46,16 @@ def read_varint(buf, pos: int) -> tuple[int, int]:
         shift += 7
 
 
+class DamagedBlock(ValueError):
+    """A block of a crabsearch file whose bytes no longer match their checksum."""
+
+
 class TermTableWriter:
     """Writes ``(key, value)`` pairs, keys in increasing byte order, to ``dbfile`` (a Whoosh
     ``StructFile``): blocks of :data:`BLOCK` front-coded entries (varint shared-prefix length,
     varint suffix length, suffix, varint value length, value), then the index (a protocol-5
-    pickle of ``(fieldmap, first keys, block offsets + end)``), then the index's offset and
-    :data:`MAGIC`. Raises ``ValueError`` on a key out of order."""
+    pickle of ``(fieldmap, first keys, block offsets + end, block CRC-32s)``), then the index's
+    offset and :data:`MAGIC`. Raises ``ValueError`` on a key out of order."""
 
     def __init__(self, dbfile) -> None:
         self._f = dbfile
@@ -59,6 +63,7 @@ class TermTableWriter:
         self._count = 0
         self._firsts: list[bytes] = []
         self._offsets: list[int] = []
+        self._crcs: list[int] = []
         self._last: bytes | None = None
         self.fieldmap: dict[str, int] = {}
 
@@ -87,14 +92,16 @@ class TermTableWriter:
 
     def _flush(self) -> None:
         if self._block:
-            self._f.write(bytes(self._block))
+            data = bytes(self._block)
+            self._f.write(data)
+            self._crcs.append(zlib.crc32(data))
             self._block = bytearray()
 
     def close(self) -> None:
         """Write the last block, the index and the footer, and close the file."""
         self._flush()
         end = self._f.tell()
-        self._f.write(pickle.dumps((self.fieldmap, self._firsts, self._offsets + [end]), 5))
+        self._f.write(pickle.dumps((self.fieldmap, self._firsts, self._offsets + [end], self._crcs), 5))
         self._f.write(_FOOT.pack(end, MAGIC))
         self._f.close()
 
@@ -102,24 +109,32 @@ class TermTableWriter:
 class TermTable:
     """Reads what :class:`TermTableWriter` wrote: ``dbfile`` a Whoosh ``StructFile`` (its ``get``
     reads the segment's map without copying it all), ``length`` its size in bytes. Raises
-    ``ValueError`` when the footer is not this format's."""
+    ``ValueError`` when the footer is not this format's, and :class:`DamagedBlock` when a block
+    read does not match its CRC-32 (varints of damaged bytes would decode to wrong words without
+    an error: the check makes damage a failed read, which the index then rebuilds from)."""
 
     def __init__(self, dbfile, length: int) -> None:
         self.dbfile = dbfile
         end, magic = _FOOT.unpack(bytes(dbfile.get(length - _FOOT.size, _FOOT.size)))
         if magic != MAGIC:
             raise ValueError(f"not a crabsearch term table (footer {magic!r})")
-        self.fieldmap, self._firsts, self._offsets = pickle.loads(
+        self.fieldmap, self._firsts, self._offsets, self._crcs = pickle.loads(
             bytes(dbfile.get(end, length - _FOOT.size - end)))
         self._cache: dict[int, tuple[list[bytes], list[tuple[int, int]]]] = {}
+
+    def _read(self, b: int) -> bytes:
+        start = self._offsets[b]
+        buf = bytes(self.dbfile.get(start, self._offsets[b + 1] - start))
+        if zlib.crc32(buf) != self._crcs[b]:
+            raise DamagedBlock(f"term table block {b} at {start} does not match its checksum")
+        return buf
 
     def block(self, b: int) -> tuple[list[bytes], list[tuple[int, int]], bytes]:
         """Block ``b``: its keys, each value's (start, end) in the block's bytes, and the bytes."""
         hit = self._cache.get(b)
         if hit is not None:
             return hit
-        start, stop = self._offsets[b], self._offsets[b + 1]
-        buf = bytes(self.dbfile.get(start, stop - start))
+        buf = self._read(b)
         keys, spans, pos, key = [], [], 0, b""
         while pos < len(buf):
             shared, pos = read_varint(buf, pos)
@@ -142,8 +157,7 @@ class TermTable:
         b = bisect_right(self._firsts, key) - 1
         if b < 0:
             return None
-        start = self._offsets[b]
-        buf = bytes(self.dbfile.get(start, self._offsets[b + 1] - start))
+        buf = self._read(b)
         pos, end, cur = 0, len(buf), b""
         while pos < end:
             shared = buf[pos]

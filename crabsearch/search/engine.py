@@ -21,7 +21,7 @@ from ..index.analysis import spans as _spans
 from ..index.collect import SegmentKeys
 from ..index.filtering import filters, folder_of, time_window
 from ..index.querying import MESSAGE_FIELDS, Compiler
-from ..index.store import (IndexDamaged, current_dir, is_damage, mark_damaged, open_index, seal_problem,
+from ..index.store import (Damage, IndexDamaged, current_dir, is_damage, mark_damaged, open_index, seal_problem,
                            variant_of)
 from ..query import parse
 from ..sources import SOURCES
@@ -83,7 +83,10 @@ class Engine:
             self._windows.forget()
         if self._searcher is None:
             if self._ix is None:
-                self._ix, _ = open_index(self.index_dir, create=False)
+                self._ix, problem = open_index(self.index_dir, create=False)
+                if isinstance(problem, Damage):  # not "nothing found": the index must be rebuilt
+                    mark_damaged(self.index_dir, problem)
+                    raise IndexDamaged(f"{problem} from the transcripts at the next refresh")
                 if self._ix is None:
                     return None
             self._searcher = self._ix.searcher()
@@ -290,9 +293,13 @@ class Engine:
 
     @property
     def exists(self) -> bool:
-        """True when there is an index to search (it may still be empty)."""
+        """True when there is an index to search (it may still be empty); False when there is
+        none, or it is damaged (then :attr:`damage` says why)."""
         with self._lock:
-            return self._get_searcher() is not None
+            try:
+                return self._get_searcher() is not None
+            except IndexDamaged:
+                return False
 
     @property
     def damage(self) -> str | None:
@@ -301,9 +308,12 @@ class Engine:
         return seal_problem(self.index_dir)
 
     def doc_count(self) -> int:
-        """Number of indexed sessions (0 when there is no index)."""
+        """Number of indexed sessions (0 when there is no index, or it is damaged)."""
         with self._lock:
-            searcher = self._get_searcher()
+            try:
+                searcher = self._get_searcher()
+            except IndexDamaged:
+                return 0
             if searcher is None:
                 return 0
             return len(list(searcher.document_numbers(kind="s")))
