@@ -254,3 +254,22 @@ def test_a_damaged_term_block_is_a_failed_read():
     with pytest.raises(DamagedBlock):
         list(table.items_from(b""))
     assert table.value(keys[-1]) is not None  # the other blocks still read
+
+
+def test_field_cursor_walks_a_fields_words(built):
+    """Whoosh's fuzzy matching walks a field's words with a cursor: first, next, find (the
+    first word at or after a text) give the field's words in order, with their term infos."""
+    ix, _ = open_index(built["compact"], create=False)
+    with ix.reader() as r:
+        sub = r.leaf_readers()[0][0]
+        words = [t for t in sub.lexicon("user")]
+        cur = sub.cursor("user")
+        walked = [cur.text()]
+        while cur.next() is not None:
+            walked.append(cur.text())
+        assert walked == [w.decode() for w in words] and len(walked) > 10 and not cur.is_valid()
+        middle = words[len(words) // 2]
+        assert cur.find(middle.decode()) == middle.decode()
+        assert cur.term_info().doc_frequency() == sub.doc_frequency("user", middle)
+        assert cur.find(middle.decode() + "\x00") == words[len(words) // 2 + 1].decode()
+        assert cur.first() == words[0].decode()
