@@ -17,6 +17,7 @@ Design (measurements in ``shared/reference/engineering.md`` sections 0, 4, 5):
 
 from __future__ import annotations
 
+import sys
 from array import array
 from itertools import accumulate
 
@@ -161,7 +162,10 @@ class NamePositions(formats.Positions):
         if top < 0x100:
             return POSITION_TAGS["B"] + bytes(gaps)
         code = "H" if top < 0x10000 else "I"
-        return POSITION_TAGS[code] + array(code, gaps).tobytes()
+        packed = array(code, gaps)
+        if _BIG_ENDIAN:  # stored little-endian: an index reads the same on any machine
+            packed.byteswap()
+        return POSITION_TAGS[code] + packed.tobytes()
 
     def decode_positions(self, valuestring) -> list[int]:
         """The positions of one posting, from either encoding."""
@@ -169,7 +173,10 @@ class NamePositions(formats.Positions):
         if code == "B":
             return list(accumulate(valuestring[1:]))
         if code:
-            return list(accumulate(array(code, valuestring[1:])))
+            packed = array(code, valuestring[1:])
+            if _BIG_ENDIAN:
+                packed.byteswap()
+            return list(accumulate(packed))
         return super().decode_positions(valuestring)
 
     def decode_frequency(self, valuestring) -> int:
@@ -185,6 +192,7 @@ POSITION_TAGS = {"B": b"\xc0", "H": b"\xc1", "I": b"\xc2"}
 the gaps (an ``array`` type code). Whoosh's own encoding starts with a 4-byte big-endian count,
 whose first byte is 0 for any count under 16 million: the two never mix up."""
 _TAG_CODES = {tag: code for code, tag in POSITION_TAGS.items()}
+_BIG_ENDIAN = sys.byteorder == "big"
 
 
 class PhraseText(TEXT):
