@@ -193,6 +193,41 @@ async def test_deleting_the_index_while_running_rebuilds_it_and_keeps_answering(
         assert len(screen.result.hits) == 4 and (mine / "current").exists()
 
 
+async def test_an_index_damaged_before_the_start_says_so_and_is_rebuilt(sample, tmp_path, monkeypatch):
+    """A segment that no longer opens (its directory overwritten, size and time kept): the app
+    says the index was damaged, not that it indexes for the first time, and shows the sessions
+    once it is rebuilt."""
+    import os
+    import shutil
+
+    from crabsearch.index.layout import where
+    from crabsearch.tui.screens import SearchScreen
+
+    home, index_dir = sample
+    mine = tmp_path / "index"
+    shutil.copytree(index_dir, mine, symlinks=True)
+    for seg in where(mine).glob("*.seg"):
+        st = os.stat(seg)
+        data = bytearray(seg.read_bytes())
+        data[-64:] = b"\xff" * 64  # the compound file's directory
+        seg.write_bytes(bytes(data))
+        os.utime(seg, ns=(st.st_atime_ns, st.st_mtime_ns))
+    reasons = []
+    original = SearchScreen.start_indexing
+
+    def spy(self, rebuilding=None):
+        reasons.append(rebuilding)
+        return original(self, rebuilding)
+
+    monkeypatch.setattr(SearchScreen, "start_indexing", spy)
+    app = CrabsearchApp(mine, env={"HOME": str(home)}, now=NOW, cursor_blink=False)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        assert reasons and reasons[0] == "damaged"
+        assert len(screen.result.hits) == 4 and screen.search_error is None
+
+
 async def test_an_unexpected_search_error_shows_one_line_and_logs_the_details(sample, tmp_path):
     app = app_of(sample)
     app.error_log = tmp_path / "errors.log"

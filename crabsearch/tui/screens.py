@@ -163,7 +163,8 @@ class SearchScreen(Screen):
 
     def _go_live(self) -> None:
         """Start the background refresh, the file watcher and the periodic refresh."""
-        self.start_indexing(None if self.app.engine.exists else "first")
+        engine = self.app.engine
+        self.start_indexing(None if engine.exists else "damaged" if engine.damage else "first")
         # Live: file events from the agents' directories refresh the index within a second;
         # every REFRESH_EVERY seconds a refresh catches what no event reports (new agent
         # directories, Aider and SpecStory logs in project folders, a deleted index).
