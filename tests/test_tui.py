@@ -381,3 +381,31 @@ async def test_brackets_jump_between_matching_messages(sample):
         await pilot.press("left_square_bracket")
         await settle(app, pilot)
         assert view.top_message() < 599
+
+
+async def test_footer_is_rebuilt_only_when_its_keys_change(sample, monkeypatch):
+    """The start sends several binding changes that change nothing the footer shows: it is
+    built once; moving to the results, whose keys differ, rebuilds it with their keys."""
+    from textual.widgets._footer import FooterKey
+
+    from crabsearch.tui.screens import KeyFooter
+
+    built = []
+    original = KeyFooter.recompose
+
+    async def counting(self):
+        built.append(self.screen)
+        return await original(self)
+
+    monkeypatch.setattr(KeyFooter, "recompose", counting)
+    app = make_app(sample)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(app, pilot)
+        footer = app.screen.query_one(KeyFooter)
+        in_box = [k.description for k in footer.query(FooterKey)]
+        assert len(built) == 1 and in_box
+        await pilot.press("down")
+        await settle(app, pilot)
+        assert app.focused is app.screen.query_one(ResultList)
+        in_list = [k.description for k in footer.query(FooterKey)]
+        assert in_list != in_box and len(built) == 2

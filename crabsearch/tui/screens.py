@@ -59,6 +59,39 @@ class _EmptyBox(VerticalScroll):
                 self.type_into_search("\b" if event.key == "backspace" else event.character)
 
 
+class KeyFooter(Footer):
+    """Textual's ``Footer``, rebuilt only when the keys it shows change: Textual's queues a full
+    recompose (every key widget made and styled again, about 10 ms here) for each binding
+    change, and a screen's start (activation, focus, the first results) sends several, most of
+    which change nothing it shows."""
+
+    _recompose_pending = False
+    _shown: tuple | None = None
+
+    def bindings_changed(self, screen) -> None:
+        self._bindings_ready = True
+        if not screen.app.app_focus or self._recompose_pending:
+            return
+        if self.is_attached and screen is self.screen:
+            self._recompose_pending = True
+            self.call_after_refresh(self._recompose_now)
+
+    def _keys_shown(self) -> tuple:
+        """What the footer would show: each shown binding (and the command palette's) with its
+        key, description, action, state and tooltip."""
+        palette = self.app.COMMAND_PALETTE_BINDING
+        return tuple((key, b.key, b.description, b.action, enabled, tooltip)
+                     for key, (_, b, enabled, tooltip) in self.screen.active_bindings.items()
+                     if b.show or key == palette)
+
+    async def _recompose_now(self) -> None:
+        self._recompose_pending = False
+        shown = self._keys_shown()
+        if shown != self._shown:
+            self._shown = shown
+            await self.recompose()
+
+
 class SearchScreen(Screen):
     """Search box, status line, result list, indexing progress. Typing searches as you type
     (debounced, in a worker; a stale query's results are dropped). An empty box lists recent
@@ -137,7 +170,7 @@ class SearchScreen(Screen):
         yield ResultList(self._fetch_window, self.type_into_search, lambda: app.now, app.home, id="results")
         with _EmptyBox(self.type_into_search, id="empty-box"):  # scrolls on a small terminal
             yield Static("", id="empty")
-        yield Footer()
+        yield KeyFooter()
 
     def _title_text(self) -> Text:
         t = Text()
@@ -682,7 +715,7 @@ class SessionScreen(Screen):
         find.cursor_blink = self.app.cursor_blink
         find.display = False
         yield find
-        yield Footer()
+        yield KeyFooter()
 
     def _header(self) -> Text:
         s = self.hit.session
