@@ -35,6 +35,35 @@ def app_of(home_index, **kw) -> CrabsearchApp:
     return CrabsearchApp(index_dir, env={"HOME": str(home)}, now=NOW, cursor_blink=False, **kw)
 
 
+async def test_a_new_list_paints_a_screenful_first_then_the_rest(many, monkeypatch):
+    """A new result list renders a screenful of rows before its first paint and the others right
+    after; rows added late never land on a list that other results replaced meanwhile."""
+    from crabsearch.tui.results import FIRST_ROWS
+
+    first_counts = []
+    original = ResultList.show
+
+    def spy(self, hits, terms, **kw):
+        original(self, hits, terms, **kw)
+        if hits:
+            first_counts.append((len(hits), self.option_count))
+
+    monkeypatch.setattr(ResultList, "show", spy)
+    app = app_of(many)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        results = app.screen.query_one(ResultList)
+        assert first_counts[0] == (50, FIRST_ROWS)  # the recent sessions, first paint
+        assert results.option_count == 50 and app.screen.query_one(ResultList).highlighted == 0
+        hits = list(results.hits)
+        results.show(hits[:40], [], keep=False)  # a new list: 20 rows, the rest queued...
+        queued = results._generation
+        assert results.option_count == FIRST_ROWS
+        results.show(hits[40:43], [], keep=False)  # ...and replaced before the next paint
+        results._add_rest(queued)  # what the queued call then does
+        assert results.option_count == 3 and results.hits == hits[40:43]
+
+
 # -- defect 1: a new result list starts at its first row ---------------------------------------
 
 

@@ -15,6 +15,11 @@ from .render import result_prompt, rung_note, window_text
 
 
 
+FIRST_ROWS = 20
+"""At least this many rows of a new result list are rendered before its first paint (more when
+the list is taller than 40 lines); the others right after it."""
+
+
 class ResultList(OptionList):
     """Rows of :class:`~crabsearch.search.Hit`. Enter/Right expands or collapses the highlighted
     row into its context window (fetched through ``fetch_window(hit, before, after)``), ``+``/``-``
@@ -83,6 +88,9 @@ class ResultList(OptionList):
         self.expanded: dict[int, tuple[int, int, list[Item]]] = {}
         self._widened: dict[int, list[tuple[int, int]]] = {}
         """Per row, the window sizes before each ``+``: ``-`` goes back through them exactly."""
+        self._generation = 0
+        """Counts :meth:`show` calls: rows left for after the first paint are added only if no
+        later call replaced them."""
 
     def show(self, hits: list[Hit], terms: list[str], *, keep: bool = True) -> None:
         """Replace the rows. A refresh of the same results (``keep``) keeps the cursor on the
@@ -97,8 +105,9 @@ class ResultList(OptionList):
         grown = (keep and terms == self.terms and len(hits) > len(old) > 0 and all(
             _key(a) == _key(b) for a, b in zip(old, hits)))
         self.hits, self.terms = hits, terms
+        self._generation += 1
         if grown:  # more rows of the same results: render only the new ones
-            self.add_options([Option(self._prompt(i), id=str(i)) for i in range(len(old), len(hits))])
+            self.add_options([Option(self._prompt(i), id=str(i)) for i in range(self.option_count, len(hits))])
             return
         self.expanded = {}
         self._widened = {}
@@ -107,7 +116,13 @@ class ResultList(OptionList):
             if sizes is not None:
                 self.expanded[i] = (*sizes, self.fetch_window(h, *sizes))
         scroll = self.scroll_y
-        self.set_options([Option(self._prompt(i), id=str(i)) for i in range(len(hits))])
+        # A new list starts at its top: render a screenful, paint, then the rest (each row is
+        # rendered to measure its height; 50 rows took ~30 ms before the first paint). A refresh
+        # renders them all, so the scroll position and cursor stay where they were.
+        first = len(hits) if keep and old else max(FIRST_ROWS, self.size.height // 2 + 1)
+        self.set_options([Option(self._prompt(i), id=str(i)) for i in range(min(first, len(hits)))])
+        if first < len(hits):
+            self.call_after_refresh(self._add_rest, self._generation)
         if keep:  # a refresh: the rows stay where they were on screen
             self.scroll_to(y=scroll, animate=False, immediate=True)
         if hits:
@@ -119,6 +134,13 @@ class ResultList(OptionList):
             self.highlighted = target
         if not keep or not hits:
             self.scroll_to(y=0, animate=False, immediate=True)
+
+    def _add_rest(self, generation: int) -> None:
+        """Render the rows :meth:`show` left for after the first paint, unless other rows have
+        replaced them since."""
+        if generation == self._generation and self.option_count < len(self.hits):
+            self.add_options([Option(self._prompt(i), id=str(i))
+                              for i in range(self.option_count, len(self.hits))])
 
     @property
     def current_hit(self) -> Hit | None:
