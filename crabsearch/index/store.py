@@ -168,9 +168,10 @@ def open_index(root: Path, *, create: bool = True, variant: str | None = None):
     Readers pass ``create=False``: ``(None, None)`` when there is no index, ``(None, why)``
     when one exists but cannot be searched (stale; damaged, when ``why`` is a :class:`Damage`).
     ``variant`` names what the index holds beyond the default (``"tools"`` with tool output);
-    None accepts any. With ``create`` (tests and tools; the indexer uses :func:`open_for_writing`
-    under its own lock) a missing or stale index is replaced by a new, empty, current generation. Raises :class:`IndexError_`
-    when the directory cannot be written or the lock stays taken for ``LOCK_WAIT`` seconds.
+    None accepts any. With ``create`` (tests and tools; the indexer uses
+    :func:`open_for_writing` under its own lock) a missing or stale index is replaced by a new,
+    empty, current generation. Raises :class:`IndexError_` when the directory cannot be written
+    or the lock stays taken for ``LOCK_WAIT`` seconds.
     """
     root = Path(root)
     for _ in range(3):  # a swap between reading the link and opening: read the link again
