@@ -6,6 +6,7 @@ slices a segment's map without copying all of it); what goes in them is ``codec`
 from __future__ import annotations
 
 import pickle
+from array import array
 import struct
 import zlib
 from bisect import bisect_right
@@ -54,8 +55,10 @@ class TermTableWriter:
     """Writes ``(key, value)`` pairs, keys in increasing byte order, to ``dbfile`` (a Whoosh
     ``StructFile``): blocks of :data:`BLOCK` front-coded entries (varint shared-prefix length,
     varint suffix length, suffix, varint value length, value), then the index (a protocol-5
-    pickle of ``(fieldmap, first keys, block offsets + end, block CRC-32s)``), then the index's
-    offset and :data:`MAGIC`. Raises ``ValueError`` on a key out of order."""
+    pickle of ``(fieldmap, the blocks' first keys joined, where each starts + end, block offsets +
+    end, block CRC-32s)``, the numbers as ``array`` objects: it loads in one go, where a list of
+    a large segment's first keys took milliseconds to unpickle), then the index's offset and
+    :data:`MAGIC`. Raises ``ValueError`` on a key out of order."""
 
     def __init__(self, dbfile) -> None:
         self._f = dbfile
@@ -101,7 +104,13 @@ class TermTableWriter:
         """Write the last block, the index and the footer, and close the file."""
         self._flush()
         end = self._f.tell()
-        self._f.write(pickle.dumps((self.fieldmap, self._firsts, self._offsets + [end], self._crcs), 5))
+        code = "I" if end < 1 << 32 else "Q"  # both counts are below the file's size
+        starts = array(code, [0])
+        for key in self._firsts:
+            starts.append(starts[-1] + len(key))
+        index = (self.fieldmap, b"".join(self._firsts), starts, array(code, self._offsets + [end]),
+                 array("I", self._crcs))
+        self._f.write(pickle.dumps(index, 5))
         self._f.write(_FOOT.pack(end, MAGIC))
         self._f.close()
 
@@ -118,9 +127,18 @@ class TermTable:
         end, magic = _FOOT.unpack(bytes(dbfile.get(length - _FOOT.size, _FOOT.size)))
         if magic != MAGIC:
             raise ValueError(f"not a crabsearch term table (footer {magic!r})")
-        self.fieldmap, self._firsts, self._offsets, self._crcs = pickle.loads(
+        self.fieldmap, self._keys, self._starts, self._offsets, self._crcs = pickle.loads(
             bytes(dbfile.get(end, length - _FOOT.size - end)))
+        self._blocks = range(len(self._starts) - 1)
         self._cache: dict[int, tuple[list[bytes], list[tuple[int, int]]]] = {}
+
+    def _first(self, b: int) -> bytes:
+        """The first key of block ``b``."""
+        return self._keys[self._starts[b]:self._starts[b + 1]]
+
+    def _block_of(self, key: bytes) -> int:
+        """The block that would hold ``key`` (-1 when it sorts before the first key)."""
+        return bisect_right(self._blocks, key, key=self._first) - 1
 
     def _read(self, b: int) -> bytes:
         start = self._offsets[b]
@@ -154,7 +172,7 @@ class TermTable:
         """``(block bytes, start of the value)`` for ``key``, or None when it is absent. Scans
         the key's block from its start and stops at the key or past it, decoding no more than
         that (a lookup is usually a block not seen before: decoding it whole cost 5x more)."""
-        b = bisect_right(self._firsts, key) - 1
+        b = self._block_of(key)
         if b < 0:
             return None
         buf = self._read(b)
@@ -184,8 +202,7 @@ class TermTable:
 
     def items_from(self, key: bytes):
         """``(key, block bytes, value start)`` for every key >= ``key``, in order."""
-        b = max(0, bisect_right(self._firsts, key) - 1)
-        for i in range(b, len(self._firsts)):
+        for i in range(max(0, self._block_of(key)), len(self._blocks)):
             keys, spans, buf = self.block(i)
             for k, (s, _) in zip(keys, spans):
                 if k >= key:
@@ -194,13 +211,13 @@ class TermTable:
     @property
     def block_count(self) -> int:
         """How many blocks of keys the table holds."""
-        return len(self._firsts)
+        return len(self._blocks)
 
 
 class StoredBlocksWriter:
     """Writes each document's stored fields (bytes, in document order) to ``dbfile`` in
     zlib-compressed blocks of :data:`DOCS_PER_BLOCK` documents (each document's bytes after its
-    varint length), then the blocks' offsets (a protocol-5 pickle), its offset and
+    varint length), then the blocks' offsets (a protocol-5 pickle of an ``array``), its offset and
     :data:`STORED_MAGIC`. A block compresses what documents repeat (field names, session key,
     agent, role), which Whoosh's one-stream-per-document column could not."""
 
@@ -228,7 +245,7 @@ class StoredBlocksWriter:
         """Write the last block, the offsets and the footer, and close the file."""
         self._flush()
         end = self._f.tell()
-        self._f.write(pickle.dumps(self._offsets + [end], 5))
+        self._f.write(pickle.dumps(array("I" if end < 1 << 32 else "Q", self._offsets + [end]), 5))
         self._f.write(_FOOT.pack(end, STORED_MAGIC))
         self._f.close()
 
