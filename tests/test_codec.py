@@ -273,3 +273,34 @@ def test_field_cursor_walks_a_fields_words(built):
         assert cur.term_info().doc_frequency() == sub.doc_frequency("user", middle)
         assert cur.find(middle.decode() + "\x00") == words[len(words) // 2 + 1].decode()
         assert cur.first() == words[0].decode()
+
+
+def test_term_infos_are_remembered_per_segment(built, monkeypatch):
+    """A word looked up again reads its block once (a search asks for the same words at every
+    rung and in every field); a missing word stays missing; the memo empties when full."""
+    from whoosh.reading import TermNotFound
+
+    from crabsearch.index import codec
+
+    ix, _ = open_index(built["compact"], create=False)
+    with ix.reader() as r:
+        sub = r.leaf_readers()[0][0]
+        terms = sub._terms
+        scans = []
+        original = terms._table.value
+
+        def counting(key):
+            scans.append(key)
+            return original(key)
+
+        monkeypatch.setattr(terms._table, "value", counting)
+        word = next(t for f, t in sub.all_terms() if f == "user")
+        first = sub.term_info("user", word)
+        assert sub.term_info("user", word) is first and sub.doc_frequency("user", word) == first.doc_frequency()
+        for _ in range(2):
+            with pytest.raises(TermNotFound):
+                sub.term_info("user", b"zzqq-not-a-word")
+        assert len(scans) == 2
+        monkeypatch.setattr(codec, "INFOS_KEPT", 2)
+        sub.doc_frequency("assistant", word)  # the memo is full: emptied, then this one kept
+        assert len(terms._infos) == 1

@@ -47,6 +47,9 @@ from whoosh.util.numeric import byte_to_length, length_to_byte
 
 from .termtable import STORED_EXT, StoredBlocks, StoredBlocksWriter, TermTable, TermTableWriter, read_varint, varint
 
+INFOS_KEPT = 4096
+"""Term infos a segment's terms reader remembers (found or not); the memo is emptied when full."""
+
 INLINE_MAX = 4
 """Posting lists of at most this many documents are kept in the term info instead of a block of
 the postings file (most of a real vocabulary: words seen in one to four messages)."""
@@ -347,6 +350,7 @@ class CompactTermsReader(base.TermsReader):
         self._fieldmap = self._table.fieldmap
         self._fieldunmap = {num: name for name, num in self._fieldmap.items()}
         self._postfile = postfile
+        self._infos: dict[tuple[str, bytes], w3.W3TermInfo | None] = {}
 
     def _keycoder(self, fieldname: str, tbytes: bytes) -> bytes:
         return w3.pack_ushort(self._fieldmap.get(fieldname, 65535)) + tbytes
@@ -355,10 +359,20 @@ class CompactTermsReader(base.TermsReader):
         return self._fieldunmap[w3.unpack_ushort(key[:2])[0]], key[2:]
 
     def _info(self, fieldname: str, tbytes: bytes) -> w3.W3TermInfo:
-        found = self._table.value(self._keycoder(fieldname, tbytes))
-        if found is None:
-            raise KeyError((fieldname, tbytes))
-        return decode_info(*found)
+        """The word's term info, remembered (:data:`INFOS_KEPT`): one search looks the same words
+        up again and again (each rung, each field's statistics, every segment), and a lookup
+        here is a block scan, about twice Whoosh's hash lookup. Raises ``KeyError``."""
+        key = (fieldname, tbytes)
+        info = self._infos.get(key, self)
+        if info is self:
+            found = self._table.value(self._keycoder(fieldname, tbytes))
+            info = None if found is None else decode_info(*found)
+            if len(self._infos) >= INFOS_KEPT:
+                self._infos.clear()
+            self._infos[key] = info
+        if info is None:
+            raise KeyError(key)
+        return info
 
     def __contains__(self, term) -> bool:
         return self._table.value(self._keycoder(*term)) is not None
