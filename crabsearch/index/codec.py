@@ -375,7 +375,11 @@ class CompactTermsReader(base.TermsReader):
         return info
 
     def __contains__(self, term) -> bool:
-        return self._table.value(self._keycoder(*term)) is not None
+        try:
+            self._info(*term)  # remembered: Whoosh asks before every matcher it makes
+        except KeyError:
+            return False
+        return True
 
     def indexed_field_names(self):
         return self._fieldmap.keys()
