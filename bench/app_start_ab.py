@@ -17,17 +17,14 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import statistics
 import subprocess
 import sys
-import sysconfig
+import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-
-import time  # noqa: E402
 
 import cli as bench_cli  # noqa: E402  (bench/cli.py)
 
@@ -49,19 +46,6 @@ def start(python: Path, env: dict[str, str], index: Path) -> tuple[float, float]
     return (wall, float(parts[1])) if len(parts) == 2 and parts[0] == b"shown" else None
 
 
-def install(tree: Path, venv: Path) -> Path:
-    """``tree``'s crabsearch/ copied into a virtual environment at ``venv``; its Python."""
-    python = venv / "bin" / "python"
-    if not python.exists():
-        subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
-    site = Path(subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                               check=True, capture_output=True, text=True).stdout.strip())
-    shutil.rmtree(site / "crabsearch", ignore_errors=True)
-    shutil.copytree(tree / "crabsearch", site / "crabsearch", ignore=shutil.ignore_patterns("__pycache__"))
-    (site / "crabsearch-bench-deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
-    return python
-
-
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("tree_a", type=Path)
@@ -76,7 +60,7 @@ def main() -> int:
     env = {k: v for k, v in os.environ.items() if k not in drop}
     env.update(HOME=str(args.home), XDG_CONFIG_HOME=str(args.home / ".config"),
                XDG_CACHE_HOME=str(args.workdir / "cache"), PYTHONPYCACHEPREFIX=str(args.workdir / "pycache"))
-    pythons = {"A": install(args.tree_a, args.workdir / "a"), "B": install(args.tree_b, args.workdir / "b")}
+    pythons = {"A": bench_cli.install(args.workdir, args.tree_a, "a"), "B": bench_cli.install(args.workdir, args.tree_b, "b")}
     for name in "ABAB":  # warm-up: bytecode caches, the page cache
         start(pythons[name], env, args.index)
     times: dict[str, list[tuple[float, float]]] = {"A": [], "B": []}

@@ -97,23 +97,24 @@ def child_env(home: Path, work: Path) -> dict[str, str]:
     return env
 
 
-def install(work: Path) -> Path:
+def install(work: Path, src: Path = ROOT, name: str = "installed") -> Path:
     """crabsearch installed as the README's ``pip install .`` installs it, in ``work/installed``:
     a virtual environment whose site-packages holds a copy of ``crabsearch/`` and whose ``bin``
     holds pip's console script; its dependencies come from this Python's site-packages through a
     ``.pth`` line (so nothing is downloaded). Returns the environment's Python. An editable
     install (``pip install -e``, this repository's ``.venv``) is not what users run: its import
-    hook costs 15-40 ms at every start (``python -X importtime``: ``__editable___crabsearch_*``)."""
+    hook costs 15-40 ms at every start (``python -X importtime``: ``__editable___crabsearch_*``).
+    ``src``: the source tree whose ``crabsearch/`` is copied; ``name``: the environment's folder."""
     import sysconfig
 
-    venv = work / "installed"
+    venv = work / name
     python = venv / "bin" / "python"
     if not python.exists():
         subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     site = Path(subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
                                check=True, capture_output=True, text=True).stdout.strip())
     shutil.rmtree(site / "crabsearch", ignore_errors=True)
-    shutil.copytree(ROOT / "crabsearch", site / "crabsearch", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(src / "crabsearch", site / "crabsearch", ignore=shutil.ignore_patterns("__pycache__"))
     (site / "crabsearch-bench-deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
     script = venv / "bin" / "crabsearch"
     script.write_text(f"#!{python}\nimport re\nimport sys\nfrom crabsearch.cli import main\n"
