@@ -259,8 +259,6 @@ class _InertWire:
         self._stream.flush()
 
 
-
-
 async def run_stdio(server: MCPServer) -> None:
     """Serve ``server`` over this process's stdin and stdout until stdin closes."""
     import anyio

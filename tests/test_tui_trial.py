@@ -1009,17 +1009,22 @@ async def test_export_title_is_the_whole_first_prompt_not_the_cut_title(tmp_path
         assert f.read_text().splitlines()[0] == "# " + prompt, f.name
 
 
-async def test_a_deleted_transcript_says_it_is_gone(tmp_path):
+def _one_session(tmp_path, n: int, word: str):
+    """A home with one Claude Code session about ``word``, indexed: ``(its transcript, an app
+    on the index, not refreshing on its own)``."""
     from crabsearch.index import Indexer
-    from crabsearch.tui.transcript import TranscriptView
 
     home = tmp_path / "home"
-    path = (ClaudeSession(home, session_id="44444444-0000-4000-8000-000000000001")
-            .user("the heron migration").assistant("done with the heron").write())
+    path = (ClaudeSession(home, session_id=f"44444444-0000-4000-8000-00000000000{n}")
+            .user(f"the {word} migration").assistant(f"done with the {word}").write())
     Indexer(tmp_path / "index", env={"HOME": str(home)}).refresh()
+    return path, CrabsearchApp(tmp_path / "index", env={"HOME": str(home)}, now=NOW, index_on_start=False,
+                               cursor_blink=False)
+
+
+async def test_a_deleted_transcript_says_it_is_gone(tmp_path):
+    path, app = _one_session(tmp_path, 1, "heron")
     path.unlink()
-    app = CrabsearchApp(tmp_path / "index", env={"HOME": str(home)}, now=NOW, index_on_start=False,
-                        cursor_blink=False)
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
         await pilot.press(*"heron")
@@ -1053,14 +1058,7 @@ async def test_a_session_the_index_no_longer_holds_says_so_instead_of_an_empty_v
 async def test_a_row_expanded_after_a_refresh_dropped_its_deleted_session_says_it_is_gone(tmp_path):
     """The list was shown, the transcript deleted, a refresh removed its messages from the index;
     then Enter on the row: its window is empty, and the row says the transcript is gone."""
-    from crabsearch.index import Indexer
-
-    home = tmp_path / "home"
-    path = (ClaudeSession(home, session_id="44444444-0000-4000-8000-000000000002")
-            .user("the osprey migration").assistant("done with the osprey").write())
-    Indexer(tmp_path / "index", env={"HOME": str(home)}).refresh()
-    app = CrabsearchApp(tmp_path / "index", env={"HOME": str(home)}, now=NOW, index_on_start=False,
-                        cursor_blink=False)
+    path, app = _one_session(tmp_path, 2, "osprey")
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
         await pilot.press(*"osprey")

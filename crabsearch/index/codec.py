@@ -1,4 +1,5 @@
-"""A compact term dictionary for Whoosh segments (issue 13, target 4: index size).
+"""crabsearch's segment format: Whoosh's with a compact term dictionary and stored fields (issue
+13, target 4: index size).
 
 Whoosh's ``W3Codec`` costs about 180 bytes for every distinct (field, word) of a segment, however
 rare the word: its term file is a hash table (8 bytes of lengths, two 16-byte hash slots and a
@@ -11,22 +12,24 @@ key word (``mkey``), so on the shared corpus's real transcripts the index was 0.
 size of the transcripts it indexes.
 
 :class:`CompactCodec` keeps Whoosh's postings format and readers (``W3LeafMatcher``, which
-``index.union`` and ``index.whoosh_fixes`` read directly) and changes three things:
+``index.union`` and ``index.whoosh_fixes`` read directly) and changes four things (the file
+formats themselves are in ``index.termtable``):
 
-* **The term file** (``.ctm``) is a sorted table in blocks of :data:`~crabsearch.index.termtable.BLOCK` keys, each key
-  front-coded against the one before it in its block, with the first key and the offset of each
-  block in an index at the end (bisection, then one block decoded: ``TermTable``). The term info
-  is varint-coded (``encode_info``): 6-12 bytes for most words instead of 35.
+* **The term file** (``.ctm``) is a sorted table of front-coded keys in blocks, with each
+  block's first key, offset and CRC-32 in an index at the end (bisection, then a scan of one
+  block). The term info is varint-coded (:func:`encode_info`): 6-12 bytes for most words
+  instead of 35. A lookup is a scan, about twice Whoosh's hash lookup, so each segment's terms
+  reader remembers the term infos it was asked for (:data:`INFOS_KEPT`).
 * **Short posting lists live in the term info** (at most :data:`INLINE_MAX` documents: ids as
   varint deltas, weights as varints when whole, each position list with its length), read back
   as Whoosh's ``ListMatcher`` as ``W3Codec`` does for inlined postings (whose writer crashes in
   whoosh-reloaded 2.7.5: ``set_inline`` does not exist).
-* **Stored fields are compressed in blocks** of :data:`~crabsearch.index.termtable.DOCS_PER_BLOCK` documents (``.sfb``):
-  Whoosh compressed each document's pickled dict on its own, so the field names, session key and
-  agent repeated in every message cost their full size (about 180 bytes a message).
+* **Stored fields are compressed in blocks of documents** (``.sfb``): Whoosh compressed each
+  document's pickled dict on its own, so the field names, session key and agent repeated in
+  every message cost their full size (about 180 bytes a message).
 * **Pickles use protocol 5** (posting blocks and stored fields): bytes are pickled as bytes, not
-  as ``_codecs.encode`` calls; whole weights as ints. (Positions themselves are encoded by the schema's format,
-  ``schema.NamePositions``.)
+  as ``_codecs.encode`` calls; whole weights as ints. (Positions themselves are encoded by the
+  schema's format, ``schema.NamePositions``.)
 
 Segments written by ``W3Codec`` (indexes built before this codec) still read: a segment names
 its codec in the index's table of contents. Scores are unchanged, bit for bit: the postings
@@ -42,7 +45,6 @@ import zlib
 from whoosh.codec import base
 from whoosh.codec import whoosh3 as w3
 from whoosh.reading import TermNotFound
-from whoosh.system import _INT_SIZE
 from whoosh.util.numeric import byte_to_length, length_to_byte
 
 from .termtable import STORED_EXT, StoredBlocks, StoredBlocksWriter, TermTable, TermTableWriter, read_varint, varint
@@ -214,9 +216,9 @@ class CompactFieldWriter(w3.W3FieldWriter):
 
 
 class CompactPostingsWriter(w3.W3PostingsWriter):
-    """``W3PostingsWriter`` that inlines lists of at most :data:`INLINE_MAX` postings and
-    pickles blocks with protocol 5. Whoosh's
-    ``W3LeafMatcher`` reads the blocks unchanged (``pickle.loads`` reads any protocol)."""
+    """``W3PostingsWriter`` that inlines lists of at most :data:`INLINE_MAX` postings and pickles
+    blocks with protocol 5: Whoosh's ``W3LeafMatcher`` reads them unchanged (``pickle.loads``
+    reads any protocol)."""
 
     def finish_postings(self):
         terminfo = self._terminfo
@@ -446,5 +448,3 @@ class CompactCodec(w3.W3Codec):
         return CompactTermsReader(self, storage.open_file(name), storage.file_length(name),
                                   segment.open_file(storage, self.POSTS_EXT))
 
-
-assert _INT_SIZE == 4  # the block length Whoosh's W3LeafMatcher reads (``write_int``)

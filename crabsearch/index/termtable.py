@@ -6,9 +6,9 @@ slices a segment's map without copying all of it); what goes in them is ``codec`
 from __future__ import annotations
 
 import pickle
-from array import array
 import struct
 import zlib
+from array import array
 from bisect import bisect_right
 
 BLOCK = 16
@@ -22,6 +22,7 @@ DOCS_PER_BLOCK = 32
 """Documents per compressed block of stored fields: 32 messages' fields (~6 kB) compress to about
 a fifth; reading one decompresses its block (~15 us)."""
 _FOOT = struct.Struct("<Q4s")
+
 
 def varint(n: int, out: bytearray) -> None:
     """Append ``n`` (>= 0) to ``out`` as a little-endian base-128 varint."""
@@ -45,6 +46,50 @@ def read_varint(buf, pos: int) -> tuple[int, int]:
         if b < 0x80:
             return n, pos + 1
         shift += 7
+
+
+def _write_tail(f, index, magic: bytes) -> None:
+    """End a file at its current position: ``index`` (a protocol-5 pickle), where it starts, and
+    ``magic``; close ``f``."""
+    end = f.tell()
+    f.write(pickle.dumps(index, 5))
+    f.write(_FOOT.pack(end, magic))
+    f.close()
+
+
+def _read_tail(dbfile, length: int, magic: bytes, what: str):
+    """The index :func:`_write_tail` left at the end of ``dbfile`` (``length`` bytes). Raises
+    ``ValueError`` when the file does not end with ``magic`` (``what`` names the format)."""
+    end, found = _FOOT.unpack(bytes(dbfile.get(length - _FOOT.size, _FOOT.size)))
+    if found != magic:
+        raise ValueError(f"not {what} (footer {found!r})")
+    return pickle.loads(bytes(dbfile.get(end, length - _FOOT.size - end)))
+
+
+def _entries(buf: bytes):
+    """``(key, value start, value end)`` of each entry of a term table block, in order. (The
+    one-byte varints, nearly all of them, are read in line: a lookup scans half a block.)"""
+    pos, end, key = 0, len(buf), b""
+    while pos < end:
+        shared = buf[pos]
+        if shared < 0x80:
+            pos += 1
+        else:
+            shared, pos = read_varint(buf, pos)
+        size = buf[pos]
+        if size < 0x80:
+            pos += 1
+        else:
+            size, pos = read_varint(buf, pos)
+        key = key[:shared] + buf[pos:pos + size]
+        pos += size
+        size = buf[pos]
+        if size < 0x80:
+            pos += 1
+        else:
+            size, pos = read_varint(buf, pos)
+        yield key, pos, pos + size
+        pos += size
 
 
 class DamagedBlock(ValueError):
@@ -108,11 +153,8 @@ class TermTableWriter:
         starts = array(code, [0])
         for key in self._firsts:
             starts.append(starts[-1] + len(key))
-        index = (self.fieldmap, b"".join(self._firsts), starts, array(code, self._offsets + [end]),
-                 array("I", self._crcs))
-        self._f.write(pickle.dumps(index, 5))
-        self._f.write(_FOOT.pack(end, MAGIC))
-        self._f.close()
+        _write_tail(self._f, (self.fieldmap, b"".join(self._firsts), starts, array(code, self._offsets + [end]),
+                              array("I", self._crcs)), MAGIC)
 
 
 class TermTable:
@@ -124,13 +166,10 @@ class TermTable:
 
     def __init__(self, dbfile, length: int) -> None:
         self.dbfile = dbfile
-        end, magic = _FOOT.unpack(bytes(dbfile.get(length - _FOOT.size, _FOOT.size)))
-        if magic != MAGIC:
-            raise ValueError(f"not a crabsearch term table (footer {magic!r})")
-        self.fieldmap, self._keys, self._starts, self._offsets, self._crcs = pickle.loads(
-            bytes(dbfile.get(end, length - _FOOT.size - end)))
+        self.fieldmap, self._keys, self._starts, self._offsets, self._crcs = _read_tail(
+            dbfile, length, MAGIC, "a crabsearch term table")
         self._blocks = range(len(self._starts) - 1)
-        self._cache: dict[int, tuple[list[bytes], list[tuple[int, int]]]] = {}
+        self._cache: dict[int, tuple[list[tuple[bytes, int, int]], bytes]] = {}
 
     def _first(self, b: int) -> bytes:
         """The first key of block ``b``."""
@@ -147,66 +186,38 @@ class TermTable:
             raise DamagedBlock(f"term table block {b} at {start} does not match its checksum")
         return buf
 
-    def block(self, b: int) -> tuple[list[bytes], list[tuple[int, int]], bytes]:
-        """Block ``b``: its keys, each value's (start, end) in the block's bytes, and the bytes."""
+    def block(self, b: int) -> tuple[list[tuple[bytes, int, int]], bytes]:
+        """Block ``b``: its entries (:func:`_entries`) and its bytes; the last blocks read are
+        kept (a prefix's words are read block after block)."""
         hit = self._cache.get(b)
         if hit is not None:
             return hit
         buf = self._read(b)
-        keys, spans, pos, key = [], [], 0, b""
-        while pos < len(buf):
-            shared, pos = read_varint(buf, pos)
-            size, pos = read_varint(buf, pos)
-            key = key[:shared] + buf[pos:pos + size]
-            pos += size
-            size, pos = read_varint(buf, pos)
-            keys.append(key)
-            spans.append((pos, pos + size))
-            pos += size
         if len(self._cache) > 256:
             self._cache.clear()
-        hit = self._cache[b] = (keys, spans, buf)
+        hit = self._cache[b] = (list(_entries(buf)), buf)
         return hit
 
     def value(self, key: bytes) -> tuple[bytes, int] | None:
         """``(block bytes, start of the value)`` for ``key``, or None when it is absent. Scans
-        the key's block from its start and stops at the key or past it, decoding no more than
-        that (a lookup is usually a block not seen before: decoding it whole cost 5x more)."""
+        the key's block from its start and stops at the key or past it (a lookup is usually of
+        a block not read before: decoding it whole cost 5x more)."""
         b = self._block_of(key)
         if b < 0:
             return None
         buf = self._read(b)
-        pos, end, cur = 0, len(buf), b""
-        while pos < end:
-            shared = buf[pos]
-            if shared < 0x80:
-                pos += 1
-            else:
-                shared, pos = read_varint(buf, pos)
-            size = buf[pos]
-            if size < 0x80:
-                pos += 1
-            else:
-                size, pos = read_varint(buf, pos)
-            cur = cur[:shared] + buf[pos:pos + size]
-            pos += size
-            vlen = buf[pos]
-            if vlen < 0x80:
-                pos += 1
-            else:
-                vlen, pos = read_varint(buf, pos)
+        for cur, start, _ in _entries(buf):
             if cur >= key:
-                return (buf, pos) if cur == key else None
-            pos += vlen
+                return (buf, start) if cur == key else None
         return None
 
     def items_from(self, key: bytes):
         """``(key, block bytes, value start)`` for every key >= ``key``, in order."""
         for i in range(max(0, self._block_of(key)), len(self._blocks)):
-            keys, spans, buf = self.block(i)
-            for k, (s, _) in zip(keys, spans):
+            entries, buf = self.block(i)
+            for k, start, _ in entries:
                 if k >= key:
-                    yield k, buf, s
+                    yield k, buf, start
 
     @property
     def block_count(self) -> int:
@@ -245,9 +256,7 @@ class StoredBlocksWriter:
         """Write the last block, the offsets and the footer, and close the file."""
         self._flush()
         end = self._f.tell()
-        self._f.write(pickle.dumps(array("I" if end < 1 << 32 else "Q", self._offsets + [end]), 5))
-        self._f.write(_FOOT.pack(end, STORED_MAGIC))
-        self._f.close()
+        _write_tail(self._f, array("I" if end < 1 << 32 else "Q", self._offsets + [end]), STORED_MAGIC)
 
 
 class StoredBlocks:
@@ -257,10 +266,7 @@ class StoredBlocks:
 
     def __init__(self, dbfile, length: int) -> None:
         self.dbfile = dbfile
-        end, magic = _FOOT.unpack(bytes(dbfile.get(length - _FOOT.size, _FOOT.size)))
-        if magic != STORED_MAGIC:
-            raise ValueError(f"not crabsearch stored-field blocks (footer {magic!r})")
-        self._offsets = pickle.loads(bytes(dbfile.get(end, length - _FOOT.size - end)))
+        self._offsets = _read_tail(dbfile, length, STORED_MAGIC, "crabsearch stored-field blocks")
         self._cache: dict[int, list[bytes]] = {}
 
     def get(self, docnum: int) -> bytes:

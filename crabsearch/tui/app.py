@@ -281,18 +281,19 @@ class CrabsearchApp(App[str | None]):
         from ..export import full_title, session_markdown, window_markdown
 
         def write() -> None:
-            tmp = path.with_name(f".{path.name}.tmp")
             missing = 0
-            try:
-                with paths.open_private(tmp) as fh:  # transcript text: readable by its owner only
-                    pieces = (session_markdown(self.engine, hit.ref, redact=redact) if items is None
-                              else [window_markdown(hit, items, title=full_title(self.engine, hit.ref))])
-                    for piece in pieces:
-                        missing += unreadable_count(piece)
-                        fh.write(piece)
-                os.replace(tmp, path)
+
+            def counted():
+                nonlocal missing
+                pieces = (session_markdown(self.engine, hit.ref, redact=redact) if items is None
+                          else [window_markdown(hit, items, title=full_title(self.engine, hit.ref))])
+                for piece in pieces:
+                    missing += unreadable_count(piece)
+                    yield piece
+
+            try:  # transcript text: readable by its owner only
+                paths.write_atomically(path, counted(), mode=paths.PRIVATE_FILE)
             except OSError as exc:
-                tmp.unlink(missing_ok=True)
                 self.call_from_thread(self.notify, f"Export failed: {exc.strerror or exc}", severity="error")
                 return
             if missing:

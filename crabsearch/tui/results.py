@@ -13,8 +13,6 @@ from textual.widgets.option_list import Option
 from ..search import Hit, Item
 from .render import result_prompt, rung_note, window_text
 
-
-
 FIRST_ROWS = 20
 """At least this many rows of a new result list are rendered before its first paint (more when
 the list is taller than 40 lines); the others right after it."""
@@ -107,7 +105,7 @@ class ResultList(OptionList):
         self.hits, self.terms = hits, terms
         self._generation += 1
         if grown:  # more rows of the same results: render only the new ones
-            self.add_options([Option(self._prompt(i), id=str(i)) for i in range(self.option_count, len(hits))])
+            self._add_rest(self._generation)
             return
         self.expanded = {}
         self._widened = {}
@@ -136,8 +134,8 @@ class ResultList(OptionList):
             self.scroll_to(y=0, animate=False, immediate=True)
 
     def _add_rest(self, generation: int) -> None:
-        """Render the rows :meth:`show` left for after the first paint, unless other rows have
-        replaced them since."""
+        """Render the rows not rendered yet (left for after the first paint, or new rows of the
+        same results), unless another :meth:`show` has replaced the rows since ``generation``."""
         if generation == self._generation and self.option_count < len(self.hits):
             self.add_options([Option(self._prompt(i), id=str(i))
                               for i in range(self.option_count, len(self.hits))])

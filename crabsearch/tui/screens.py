@@ -60,7 +60,7 @@ class _EmptyBox(VerticalScroll):
 
 
 class KeyFooter(Footer):
-    """Textual's ``Footer``, rebuilt only when the keys it shows change: Textual's queues a full
+    """Textual's ``Footer``, rebuilt only when the keys it shows change: Textual queues a full
     recompose (every key widget made and styled again, about 10 ms here) for each binding
     change, and a screen's start (activation, focus, the first results) sends several, most of
     which change nothing it shows."""
