@@ -27,6 +27,12 @@ from . import paths
 from .text import printable, terminal_json
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE = 0, 1, 2
+ENGINES_KEPT = 4
+
+KEPT: dict | None = None
+"""The resident server's open engines (:mod:`crabsearch.resident` sets a dict), by index
+directory, masking and resume flags, kept between its requests (the oldest closed past
+:data:`ENGINES_KEPT`); None in a process that runs one command."""
 
 
 class UsageError(Exception):
@@ -203,7 +209,7 @@ def _run(args) -> int:
         if command:
             return run_resume(command)
         return EXIT_OK
-    from .search import Engine, IndexDamaged
+    from .search import IndexDamaged
 
     def make_indexer():
         from .index.writer import Indexer
@@ -213,7 +219,7 @@ def _run(args) -> int:
     # The writer (and every agent reader) is imported only by what refreshes: not by a search
     # with --no-refresh (issue 13).
     indexer = _Lazy(make_indexer)
-    engine = Engine(index_dir, redact=not getattr(args, "no_redact", False), resume_flags=cfg.resume)
+    engine = _engine(index_dir, not getattr(args, "no_redact", False), cfg.resume)
     if args.command == "mcp":  # secrets always masked over MCP: no --no-redact
         from .mcp_server import serve
         from .mcp_tools import Door
@@ -253,6 +259,8 @@ def _run(args) -> int:
                       "already indexed", file=sys.stderr)
             else:
                 _warn(report)
+                if report.files_read or report.files_removed or report.rebuilt:
+                    engine.reload()  # a kept engine's records may be of transcripts that changed
                 if report.busy:
                     print("crabsearch: another crabsearch is updating the index; searching what is committed",
                           file=sys.stderr)
@@ -304,6 +312,21 @@ def _run(args) -> int:
             _print_page(page)
         return EXIT_OK
     raise UsageError(f"unknown command {args.command!r}")
+
+
+def _engine(index_dir: Path, redact: bool, resume: dict[str, str]):
+    """An :class:`~crabsearch.search.Engine` on ``index_dir``: a new one, or in the resident
+    server the one kept from an earlier request (it reopens its searcher when the index changed)."""
+    from .search import Engine
+
+    if KEPT is None:
+        return Engine(index_dir, redact=redact, resume_flags=resume)
+    key = (str(index_dir), redact, tuple(sorted(resume.items())))
+    engine = KEPT.pop(key, None) or Engine(index_dir, redact=redact, resume_flags=resume)
+    KEPT[key] = engine  # newest last
+    while len(KEPT) > ENGINES_KEPT:
+        KEPT.pop(next(iter(KEPT))).close()
+    return engine
 
 
 class _Lazy:

@@ -1,3 +1,11 @@
-"""Shared fixtures (defined in ``builders.py`` so ``snapshots/`` can share them)."""
+"""Shared fixtures (defined in ``builders.py`` so ``snapshots/`` can share them).
 
-from builders import sample  # noqa: F401
+Every ``crabsearch`` a test starts runs its command itself: no resident server is left behind
+(``CRABSEARCH_NO_SERVER``; ``test_resident.py`` starts its own, in its own directories).
+"""
+
+import os
+
+os.environ["CRABSEARCH_NO_SERVER"] = "1"
+
+from builders import sample  # noqa: E402,F401

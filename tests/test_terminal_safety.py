@@ -78,6 +78,18 @@ def test_terminal_json_escapes_c1_and_bidi_and_round_trips():
     assert "naïve café 日付" in out  # only controls are escaped
 
 
+@pytest.mark.parametrize("obj", [
+    {"a": [1, 2.5, -0.0, True, None, {}, []], "b": {"c": "x\x1b]0;t\x07\x9b\u202e"}, "d": 0.1 + 0.2},
+    {"big": 2 ** 70},  # past 64 bits: orjson refuses, json writes it
+    {"lone": "\ud800"}, {1: "int key"}, [], "s",
+])
+def test_terminal_json_is_json_dumps_text(obj):
+    """The CLI's JSON (orjson, indent 2) is the text ``json.dumps`` writes, made inert."""
+    from crabsearch.text import inert_json_text
+
+    assert terminal_json(obj) == inert_json_text(json.dumps(obj, ensure_ascii=False, indent=2))
+
+
 @pytest.mark.parametrize("argv", [
     ("search", "canary"), ("search", "canary", "--no-redact"), ("search", "canary", "--explain"),
     ("show", "0badc0de"), ("show", "019a0000-0bad"), ("status",), ("index",),

@@ -1,0 +1,236 @@
+"""The resident server behind ``crabsearch search`` and ``show`` (``crabsearch.launch`` and
+``crabsearch.resident``): what goes to it, the socket's directory, the answers it gives, and that
+a served command prints exactly what the command prints when it runs in its own process."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+from crabsearch import launch, resident
+
+from builders import ClaudeSession
+
+ROOT = Path(__file__).resolve().parent.parent
+pytestmark = pytest.mark.skipif(not hasattr(socket, "AF_UNIX"), reason="no Unix sockets")
+
+
+@pytest.mark.parametrize("argv, sent", [
+    (["search", "cron", "--json"], True),
+    (["--index-dir", "search", "show", "x"], True),  # "search" is --index-dir's value here
+    (["--demo", "show", "abcd"], True),
+    (["search", "cron", "-flaky"], True),
+    (["status"], False), (["index"], False), (["export", "abcd"], False), (["mcp"], False),
+    ([], False),  # the app
+    (["search", "cron", "--help"], False), (["-h"], False), (["--", "search"], False),
+])
+def test_only_search_and_show_go_to_the_server(argv, sent):
+    assert launch.wanted(argv, {}) is sent
+
+
+@pytest.mark.parametrize("value, sent", [("1", False), ("yes", False), ("0", True), ("", True)])
+def test_crabsearch_no_server_turns_it_off(value, sent):
+    assert launch.wanted(["search", "x"], {"CRABSEARCH_NO_SERVER": value}) is sent
+
+
+def _short_dir() -> Path:
+    """A new private directory with a short path (a socket's path must fit in 104 bytes)."""
+    return Path(tempfile.mkdtemp(prefix="cs-"))
+
+
+def test_socket_directory_is_private_or_not_used(tmp_path):
+    run = _short_dir()
+    path = launch.socket_path({"XDG_RUNTIME_DIR": str(run)})
+    folder = run / "crabsearch"
+    assert path is not None and Path(path).parent == folder
+    assert folder.stat().st_mode & 0o777 == 0o700
+    folder.chmod(0o755)  # readable by others: someone else could have made it
+    assert launch.socket_path({"XDG_RUNTIME_DIR": str(run)}) is None
+    folder.rmdir()
+    folder.symlink_to(tmp_path)  # a link, even to a private directory, is not used
+    assert launch.socket_path({"XDG_RUNTIME_DIR": str(run)}) is None
+    tmp = run / "tmp"
+    tmp.mkdir()
+    path = launch.socket_path({"TMPDIR": str(tmp)})
+    assert path is not None and Path(path).parent == tmp / f"crabsearch-{os.getuid()}"
+    shutil.rmtree(run)
+    long = tmp_path / ("x" * 80)
+    long.mkdir()
+    assert launch.socket_path({"XDG_RUNTIME_DIR": str(long)}) is None  # too long for a socket
+
+
+def _answer(request: bytes, stale: bool = False) -> bytes:
+    a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    with a, b:
+        a.sendall(request)
+        a.shutdown(socket.SHUT_WR)
+        resident.handle(b, stale)
+        b.close()
+        return b"".join(iter(lambda: a.recv(4096), b""))
+
+
+def test_server_declines_what_it_must_not_run():
+    ok = launch.request(["search", "x"], {"HOME": "/nowhere"}, "/", "utf-8")
+    assert _answer(ok, stale=True) == b"-stale\n"
+    assert _answer(b"GET / HTTP/1.1\r\n\r\n") == b"-protocol\n"
+    other = ok.replace(launch.PACKAGE.encode(), b"/elsewhere/crabsearch")
+    assert _answer(other) == b"-other installation\n"
+
+
+def test_package_stamp_changes_when_a_file_changes(tmp_path):
+    (tmp_path / "a.py").write_text("x = 1\n")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "b.py").write_text("y = 1\n")
+    before = resident.package_stamp(str(tmp_path))
+    assert before[1] == 2
+    os.utime(tmp_path / "sub" / "b.py", ns=(before[0] + 10**9, before[0] + 10**9))
+    assert resident.package_stamp(str(tmp_path)) != before
+    (tmp_path / "c.py").write_text("")
+    assert resident.package_stamp(str(tmp_path))[1] == 3
+
+
+# -- a real server, in its own process ----------------------------------------------------------
+
+
+@pytest.fixture
+def served(tmp_path):
+    """``(env, socket path, home)``: a home with one Claude Code session, its index, a private
+    runtime directory; the server this test starts is stopped at the end."""
+    home = tmp_path / "home"
+    ClaudeSession(home, session_id="5c0375b4-57a5-4f26-b12d-d022ee4e51b7", cwd="/home/dev/app").user(
+        "the cron job runs twice at midnight").assistant("Two crontab entries overlap.").write()
+    run = _short_dir()
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("CRABSEARCH_NO_SERVER", "CLAUDE_CONFIG_DIR", "CODEX_HOME", "XDG_CONFIG_HOME")}
+    env.update(HOME=str(home), XDG_RUNTIME_DIR=str(run), CRABSEARCH_INDEX_DIR=str(tmp_path / "index"),
+               CRABSEARCH_SERVER_IDLE="60", XDG_CONFIG_HOME=str(tmp_path / "config"),
+               PYTHONPATH=os.pathsep.join([str(ROOT), *[p for p in [os.environ.get("PYTHONPATH")] if p]]))
+    path = launch.socket_path(env)
+    yield env, path, home
+    _stop(path)
+    shutil.rmtree(run, ignore_errors=True)
+
+
+def _stop(path: str) -> None:
+    """Stop the server on ``path`` (its pid from the socket's peer credentials)."""
+    try:
+        with socket.socket(socket.AF_UNIX) as s:
+            s.connect(path)
+            pid = int.from_bytes(s.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12)[:4], sys.byteorder)
+        os.kill(pid, 15)
+    except OSError:
+        pass
+
+
+def crabsearch(env, *argv, **kw) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "crabsearch", *argv], env=env, capture_output=True,
+                          text=True, timeout=120, cwd=kw.get("cwd", "/"))
+
+
+def _wait_for(path: str, timeout: float = 30) -> None:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        try:
+            with socket.socket(socket.AF_UNIX) as s:
+                s.connect(path)
+                return
+        except OSError:
+            time.sleep(0.05)
+    raise AssertionError("the server did not start")
+
+
+def _served(env, path, *argv) -> tuple[int | None, bytes]:
+    """Run ``argv`` through the server from this process, as the client does: (exit code or
+    None when it was not served, stdout bytes)."""
+    r, w = os.pipe()
+    saved, old_env = os.dup(1), dict(os.environ)
+    os.dup2(w, 1)
+    try:
+        os.environ.clear()
+        os.environ.update(env)
+        code, _ = launch.call(path, list(argv))
+    finally:
+        os.environ.clear()
+        os.environ.update(old_env)
+        os.dup2(saved, 1)
+        os.close(w)
+    out = b"".join(iter(lambda: os.read(r, 65536), b""))
+    os.close(r)
+    return code, out
+
+
+def test_first_call_starts_a_server_and_later_calls_print_the_same(served):
+    env, path, home = served
+    first = crabsearch(env, "search", "cron", "--json")  # no server yet: runs itself, starts one
+    assert first.returncode == 0, first.stderr
+    _wait_for(path)
+    code, out = _served(env, path, "search", "cron", "--json")
+    assert code == 0 and out.decode() == first.stdout
+    alone = crabsearch({**env, "CRABSEARCH_NO_SERVER": "1"}, "search", "cron", "--json")
+    assert alone.stdout == first.stdout
+    sid = json.loads(out)["hits"][0]["session_id"]
+    code, out = _served(env, path, "show", sid[:8], "--json")
+    assert code == 0 and json.loads(out)["session"]["session_id"] == sid
+
+
+def test_served_errors_keep_their_exit_code_and_stderr(served):
+    env, path, _ = served
+    crabsearch(env, "index")
+    subprocess.run([sys.executable, "-c", "from crabsearch.launch import spawn; import sys; spawn(sys.argv[1])",
+                    path], env=env, check=True, cwd="/")
+    _wait_for(path)
+    proc = crabsearch(env, "search", "cron", "--agent", "nosuchagent")
+    assert proc.returncode == 2 and "unknown agent 'nosuchagent'" in proc.stderr and not proc.stdout
+    code, _ = _served(env, path, "search", "cron", "--agent", "nosuchagent")
+    assert code == 2
+
+
+def test_each_request_has_its_own_environment_and_sees_new_messages(served, tmp_path):
+    env, path, home = served
+    crabsearch(env, "index")
+    subprocess.run([sys.executable, "-c", "from crabsearch.launch import spawn; import sys; spawn(sys.argv[1])",
+                    path], env=env, check=True, cwd="/")
+    _wait_for(path)
+    code, out = _served(env, path, "search", "quokka", "--json")
+    assert code == 0 and json.loads(out)["hits"] == []
+    ClaudeSession(home, session_id="6d0375b4-57a5-4f26-b12d-d022ee4e51b7", cwd="/home/dev/zoo").user(
+        "a quokka in the logs").assistant("Quokkas are marsupials.").write()
+    code, out = _served(env, path, "search", "quokka", "--json")  # refreshed by the served call
+    assert code == 0 and [h["session_id"][:4] for h in json.loads(out)["hits"]] == ["6d03"]
+    other = {**env, "CRABSEARCH_INDEX_DIR": str(tmp_path / "other-index"), "HOME": str(tmp_path / "empty")}
+    code, out = _served(other, path, "search", "quokka", "--json", "--no-refresh")
+    assert code == 1  # that environment's index does not exist: the served command says so
+    assert not (tmp_path / "other-index").exists()
+
+
+def test_idle_server_exits_and_a_second_one_does_not_start(served):
+    env, path, _ = served
+    env = {**env, "CRABSEARCH_SERVER_IDLE": "1"}
+    code = "import sys; from crabsearch.resident import main; sys.exit(main(sys.argv[1:]))"
+    one = subprocess.Popen([sys.executable, "-c", code, path, "3"], env=env, cwd="/")
+    _wait_for(path)
+    two = subprocess.run([sys.executable, "-c", code, path, "3"], env=env, cwd="/", timeout=30)
+    assert two.returncode == 0 and one.poll() is None  # the second saw the lock and left at once
+    assert one.wait(timeout=30) == 0
+    assert not os.path.exists(path)
+
+
+def test_a_dead_servers_socket_means_run_here_and_start_one(served):
+    env, path, _ = served
+    dead = socket.socket(socket.AF_UNIX)
+    dead.bind(path)  # bound, never listening: what a killed server leaves
+    dead.close()
+    assert launch.call(path, ["search", "x"]) == (None, True)
+    proc = crabsearch(env, "search", "cron", "--json")
+    assert proc.returncode == 0, proc.stderr
+    _wait_for(path)  # the new server replaced the dead socket
+    assert _served(env, path, "search", "cron", "--json")[0] == 0
