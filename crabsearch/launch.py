@@ -14,12 +14,16 @@ here as it always did, and a server is started in the background for the next ca
 stops after :data:`IDLE_SECONDS` without a request, when crabsearch's installed files change, or
 when its memory passes a cap. ``CRABSEARCH_NO_SERVER=1`` turns all of this off.
 
-Wire format (version ``CRAB1``): the request is NUL-separated fields (no field of a command line
-or an environment can hold a NUL): ``CRAB1``, the package directory, the Python executable, the
-working directory, stdout's encoding, the argument count, the arguments, then ``KEY=VALUE`` for
-every environment variable; the client then shuts its side down. The server answers ``+`` at
-once (it is alive and working), then ``CODE OUTLEN ERRLEN\\n`` and the two byte strings; or
-``-REASON\\n`` when it will not run the command (then this process runs it).
+Wire format (version ``CRAB2``): the request is NUL-separated byte strings (no field of a
+command line or an environment can hold a NUL), each as the operating system gave it
+(``os.fsencode``): ``CRAB2``, the package directory, the Python executable, the file system
+encoding, the working directory, stdout's encoding and error handler, stderr's, the argument
+count, the arguments, then ``KEY=VALUE`` for every environment variable; the client then shuts
+its side down. The server answers ``+`` at once (it is alive and working), a ``.`` every
+:data:`HEARTBEAT_SECONDS` while the command runs, then what the command wrote, in the order it
+wrote it, as frames ``1 LEN\\n`` (stdout) or ``2 LEN\\n`` (stderr) and LEN bytes, and last
+``x CODE\\n``; or instead of all that ``-REASON\\n`` when it will not run the command (then
+this process runs it).
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ from __future__ import annotations
 import os
 import sys
 
-MAGIC = "CRAB1"
+MAGIC = b"CRAB2"
 COMMANDS = ("search", "show")
 """The commands sent to the server: the read-only ones scripts and agents call in loops."""
 IDLE_SECONDS = 600
@@ -35,6 +39,11 @@ IDLE_SECONDS = 600
 ACK_SECONDS = 3.0
 """How long a client waits for the server's ``+`` (it answers one request at a time) before
 running the command itself."""
+HEARTBEAT_SECONDS = 1.0
+"""How often a working server says so (``.``)."""
+STALL_SECONDS = 10.0
+"""A client that hears nothing for this long from a server that took its command (a stopped or
+hung server) runs the command itself."""
 PACKAGE = os.path.dirname(os.path.abspath(__file__))
 
 
@@ -62,20 +71,21 @@ def main() -> int:
 
 def wanted(argv: list[str], env) -> bool:
     """Whether ``argv`` goes to the server: its command is one of :data:`COMMANDS`, it asks for
-    no help (argparse sizes help to the terminal), and ``CRABSEARCH_NO_SERVER`` is unset (or
-    ``0``)."""
-    if env.get("CRABSEARCH_NO_SERVER", "0") not in ("", "0"):
+    no help (argparse sizes help to the terminal; it also takes ``--he`` for ``--help``), both
+    standard streams are open, and ``CRABSEARCH_NO_SERVER`` is unset (or ``0``)."""
+    if env.get("CRABSEARCH_NO_SERVER", "0") not in ("", "0") or sys.stdout is None or sys.stderr is None:
+        return False
+    if any(a == "-h" or a == "--" or (a.startswith("--h") and "--help".startswith(a.partition("=")[0]))
+           for a in argv):
         return False
     skip = False
     for a in argv:
         if skip:
             skip = False
-        elif a in ("-h", "--help", "--"):
-            return False
         elif a == "--index-dir":
             skip = True
         elif not a.startswith("-"):
-            return a in COMMANDS and not any(b in ("-h", "--help") for b in argv)
+            return a in COMMANDS
     return False
 
 
@@ -102,30 +112,43 @@ def socket_path(env) -> str | None:
         return None
     if st.st_uid != uid or st.st_mode & 0o077 or (st.st_mode & 0o170000) != 0o040000:
         return None
-    key = zlib.crc32(f"{PACKAGE}\0{sys.executable}".encode("utf-8", "surrogateescape"))
+    # One server per installation and file system encoding (the bytes of paths and arguments
+    # mean the same text only under the same one).
+    key = zlib.crc32(os.fsencode(f"{PACKAGE}\0{sys.executable}\0{sys.getfilesystemencoding()}"))
     path = os.path.join(folder, f"server-{key:08x}.sock")
     return path if len(path.encode()) < 104 else None  # sun_path: 104 bytes on macOS, 108 on Linux
 
 
-def request(argv: list[str], env, cwd: str, encoding: str) -> bytes:
-    """The request bytes (see the module docstring)."""
-    fields = [MAGIC, PACKAGE, sys.executable, cwd, encoding, str(len(argv)), *argv,
-              *(f"{k}={v}" for k, v in env.items())]
-    return b"\0".join(f.encode("utf-8", "surrogateescape") for f in fields)
+def request(argv: list[str], env: dict[bytes, bytes], cwd: bytes, streams: list[str]) -> bytes:
+    """The request bytes (see the module docstring): ``env`` and ``cwd`` as bytes
+    (``os.environb``, ``os.getcwdb()``), ``streams`` stdout's and stderr's encoding and error
+    handler."""
+    fields = [MAGIC, os.fsencode(PACKAGE), os.fsencode(sys.executable), sys.getfilesystemencoding().encode(), cwd,
+              *(x.encode() for x in streams), str(len(argv)).encode(), *map(os.fsencode, argv),
+              *(k + b"=" + v for k, v in env.items())]
+    return b"\0".join(fields)
+
+
+def streams() -> list[str]:
+    """``[stdout encoding, its errors, stderr encoding, its errors]`` of this process."""
+    return [str(getattr(f, a, None) or d) for f in (sys.stdout, sys.stderr)
+            for a, d in (("encoding", "utf-8"), ("errors", "strict"))]
 
 
 def call(path: str, argv: list[str]) -> tuple[int | None, bool]:
     """Run ``argv`` through the server at ``path``: ``(exit code, False)`` when it answered and
-    its output was written here; ``(None, start)`` when this process must run the command, with
-    ``start`` True when no server is there (or it stopped as stale) and one should be started."""
+    what the command wrote was written here; ``(None, start)`` when this process must run the
+    command, with ``start`` True when no server is there (or it stopped as stale) and one should
+    be started."""
     try:
         import _socket
     except ImportError:
         return None, False
-    if not hasattr(_socket, "AF_UNIX"):
+    environb = getattr(os, "environb", None)
+    if not hasattr(_socket, "AF_UNIX") or environb is None:
         return None, False
     try:
-        cwd = os.getcwd()
+        cwd = os.getcwdb()
     except OSError:
         return None, False
     sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
@@ -135,31 +158,56 @@ def call(path: str, argv: list[str]) -> tuple[int | None, bool]:
             sock.connect(path)
         except (FileNotFoundError, ConnectionRefusedError):
             return None, True
-        sock.sendall(request(argv, os.environ, cwd, getattr(sys.stdout, "encoding", None) or "utf-8"))
+        sock.sendall(request(argv, environb, cwd, streams()))
         sock.shutdown(_socket.SHUT_WR)
         first = sock.recv(1)
         if first != b"+":  # declined ("-stale" etc.) or gone
             reason = first + _read_all(sock)
             return None, reason.startswith(b"-stale")
-        sock.settimeout(None)  # working: a refresh after many new transcripts can take minutes
+        sock.settimeout(STALL_SECONDS)  # working (heartbeats): a big refresh can take minutes
         reply = _read_all(sock)
     except OSError:  # a timeout, a reset: run it here
         return None, False
     finally:
         sock.close()
-    head, sep, body = reply.partition(b"\n")
-    try:
-        code, n_out, n_err = (int(x) for x in head.split())
-    except ValueError:
+    frames = parse(reply.lstrip(b"."))
+    if frames is None:
         return None, False
-    if not sep or len(body) != n_out + n_err:
-        return None, False
+    *chunks, code = frames
     try:
-        _write(1, body[:n_out])
-        _write(2, body[n_out:])
+        for fd, data in chunks:
+            _write(fd, data)
     except BrokenPipeError:  # `crabsearch search x | head`: as the command does itself
         return 0, False
+    except OSError as exc:  # a failing stream (a full disk): one line, as the command itself says
+        try:
+            _write(2, os.fsencode(f"crabsearch: error: {exc}\n"))
+        except OSError:
+            pass
+        return 1, False
     return code, False
+
+
+def parse(reply: bytes) -> list | None:
+    """``[(fd, bytes), ..., exit code]`` from the frames of a reply, or None when it is not
+    complete (a server that died while answering)."""
+    out: list = []
+    i = 0
+    while True:
+        j = reply.find(b"\n", i)
+        if j < 0:
+            return None
+        kind, _, value = reply[i:j].partition(b" ")
+        try:
+            n = int(value)
+        except ValueError:
+            return None
+        if kind == b"x":
+            return out + [n] if j + 1 == len(reply) else None
+        if kind not in (b"1", b"2") or j + 1 + n > len(reply):
+            return None
+        out.append((int(kind), reply[j + 1:j + 1 + n]))
+        i = j + 1 + n
 
 
 def _read_all(sock) -> bytes:
@@ -184,11 +232,20 @@ def spawn(path: str) -> None:
     ignored: the next call simply runs the command itself again."""
     import subprocess
 
-    idle = os.environ.get("CRABSEARCH_SERVER_IDLE") or str(IDLE_SECONDS)
+    idle = idle_seconds(os.environ.get("CRABSEARCH_SERVER_IDLE"))
     code = "import sys; from crabsearch.resident import main; sys.exit(main(sys.argv[1:]))"
     try:
-        subprocess.Popen([sys.executable, "-c", code, path, idle], cwd="/", stdin=subprocess.DEVNULL,
+        subprocess.Popen([sys.executable, "-c", code, path, str(idle)], cwd="/", stdin=subprocess.DEVNULL,
                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
                          close_fds=True)
     except OSError:
         pass
+
+
+def idle_seconds(value: str | None) -> float:
+    """``CRABSEARCH_SERVER_IDLE`` as seconds: a finite number above 0, else :data:`IDLE_SECONDS`."""
+    try:
+        idle = float(value or "")
+    except ValueError:
+        return IDLE_SECONDS
+    return idle if 0 < idle < 10**7 else IDLE_SECONDS

@@ -2,15 +2,17 @@
 
 Started in the background by :mod:`crabsearch.launch` when a call finds none, it listens on a
 Unix socket in a directory only its user can enter, and runs each request's command line through
-:func:`crabsearch.cli.main` with the request's environment and working directory, capturing what
-it prints: the same command, with its imports done and its index kept open (``cli.KEPT``) between
-requests. One request at a time; the wire format is in :mod:`crabsearch.launch`.
+:func:`crabsearch.cli.main` with the request's environment (``TZ`` included), working directory
+and stream encodings, keeping what it writes to stdout and stderr in order: the same command,
+with its imports done and its index kept open (``cli.KEPT``) between requests. One request at a
+time; the wire format is in :mod:`crabsearch.launch`.
 
-It stops by itself: after ``idle`` seconds without a request, when a ``.py`` file of the
-installed package changed since it started (it answers ``-stale`` and the client runs the command
-itself and starts a fresh one), and when its peak memory passes :data:`MAX_RSS_MB`. A second
-server for the same socket exits at once (``flock`` on ``SOCKET.lock``). It never writes to the
-client's terminal; its own failures go to ``SOCKET.log``.
+It stops by itself: after ``idle`` seconds without a request; when a ``.py`` file of the
+installed package changed since it started (it answers ``-stale``, and the client runs the
+command itself and starts a fresh server); when its socket was removed or replaced; on SIGTERM;
+and when its peak memory passes :data:`MAX_RSS_MB`. A second server for the same socket exits at
+once (``flock`` on ``SOCKET.lock``). It never writes to the client's terminal; its own failures
+go to ``SOCKET.log``.
 """
 
 from __future__ import annotations
@@ -19,32 +21,41 @@ import fcntl
 import io
 import os
 import resource
+import signal
 import socket
 import struct
 import sys
+import threading
 import time
 import traceback
 
 from . import cli
-from .launch import MAGIC, PACKAGE
+from .launch import HEARTBEAT_SECONDS, MAGIC, PACKAGE, idle_seconds
 
 MAX_RSS_MB = 1024
 """Past this peak resident size (MiB) the server exits after the request it is serving."""
 REQUEST_SECONDS = 10.0
-"""How long the server waits for a connected client to send its whole request."""
+"""How long the server waits for a connected client to send its whole request, and for a
+client to take each part of the answer."""
+CHECK_SECONDS = 5.0
+"""How often an idle server checks that its socket is still the one clients find."""
+
+
+class Stop(BaseException):
+    """SIGTERM: leave the loop, close the index, remove the socket (not an ``Exception``, so a
+    command being served does not catch it; its writer cleans up as for any interruption)."""
 
 
 def main(argv: list[str]) -> int:
     """``python -c '...main(sys.argv[1:])' SOCKET IDLE_SECONDS``: serve until idle; returns 0."""
-    path, idle = argv[0], float(argv[1])
-    serve(path, idle)
+    serve(argv[0], idle_seconds(argv[1] if len(argv) > 1 else None))
     return 0
 
 
 def serve(path: str, idle: float) -> None:
     """Listen on ``path`` and answer requests until ``idle`` seconds pass without one, the
-    package's files change, or memory passes :data:`MAX_RSS_MB`. Returns at once when another
-    server holds ``path``'s lock."""
+    package's files change, the socket is removed, SIGTERM, or memory passes
+    :data:`MAX_RSS_MB`. Returns at once when another server holds ``path``'s lock."""
     lock = os.open(path + ".lock", os.O_RDWR | os.O_CREAT, 0o600)
     try:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -52,7 +63,9 @@ def serve(path: str, idle: float) -> None:
         os.close(lock)
         return
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    mine = None
     try:
+        signal.signal(signal.SIGTERM, _stop)
         try:
             os.unlink(path)  # a socket left by a server that was killed
         except FileNotFoundError:
@@ -66,31 +79,56 @@ def serve(path: str, idle: float) -> None:
         mine = os.stat(path).st_ino
         cli.KEPT = {}
         stamp = package_stamp()
-        listener.settimeout(idle)
+        listener.settimeout(min(CHECK_SECONDS, idle))
+        last = time.monotonic()
         while True:
             try:
                 conn, _ = listener.accept()
             except TimeoutError:
-                break
+                if time.monotonic() - last >= idle or _inode(path) != mine:
+                    break
+                continue
             with conn:
                 stale = package_stamp() != stamp
                 try:
                     handle(conn, stale)
+                except OSError:  # the client went away
+                    pass
                 except Exception:  # noqa: BLE001 - one bad request must not stop the server
                     log(path, traceback.format_exc())
-            if stale or resource.getrusage(resource.RUSAGE_SELF).ru_maxrss > MAX_RSS_MB * 1024:
+            last = time.monotonic()
+            if stale or _peak_mb() > MAX_RSS_MB:
                 break
+    except Stop:
+        pass
     finally:
         listener.close()
-        try:
-            if os.stat(path).st_ino == mine:  # not a newer server's socket
+        if mine is not None and _inode(path) == mine:  # not a newer server's socket
+            try:
                 os.unlink(path)
-        except (OSError, NameError):
-            pass
+            except OSError:
+                pass
         for engine in (cli.KEPT or {}).values():
             engine.close()
         cli.KEPT = None
         os.close(lock)
+
+
+def _stop(signum, frame):
+    raise Stop
+
+
+def _inode(path: str) -> int | None:
+    try:
+        return os.stat(path).st_ino
+    except OSError:
+        return None
+
+
+def _peak_mb() -> float:
+    """This process's peak resident size in MiB (``ru_maxrss``: KiB on Linux, bytes on macOS)."""
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak / (1 << 20) if sys.platform == "darwin" else peak / 1024
 
 
 def package_stamp(package: str = PACKAGE) -> tuple[int, int]:
@@ -110,65 +148,111 @@ def package_stamp(package: str = PACKAGE) -> tuple[int, int]:
 
 
 def handle(conn: socket.socket, stale: bool) -> None:
-    """Read one request from ``conn``, run it, send the answer (see :mod:`crabsearch.launch`)."""
+    """Read one request from ``conn``, run it, send the answer (see :mod:`crabsearch.launch`).
+    Raises ``OSError`` when the client goes away."""
     if hasattr(socket, "SO_PEERCRED"):  # the directory is private already; this costs nothing
         _pid, uid, _gid = struct.unpack("3i", conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED,
                                                              struct.calcsize("3i")))
         if uid != os.getuid():
             return
     conn.settimeout(REQUEST_SECONDS)
-    data = b"".join(iter(lambda: conn.recv(1 << 16), b""))
-    fields = [f.decode("utf-8", "surrogateescape") for f in data.split(b"\0")]
-    if len(fields) < 6 or fields[0] != MAGIC:
+    fields = b"".join(iter(lambda: conn.recv(1 << 16), b"")).split(b"\0")
+    if len(fields) < 10 or fields[0] != MAGIC:
         conn.sendall(b"-protocol\n")
         return
-    package, python, cwd, encoding = fields[1:5]
+    package, python, fs_encoding, cwd = fields[1:5]
+    out_enc, out_err, err_enc, err_err = (f.decode() for f in fields[5:9])
     if stale:
         conn.sendall(b"-stale\n")
         return
-    if package != PACKAGE or python != sys.executable:
+    if (fs_encoding.decode() != sys.getfilesystemencoding() or package != os.fsencode(PACKAGE)
+            or python != os.fsencode(sys.executable)):
         conn.sendall(b"-other installation\n")
         return
-    argc = int(fields[5])
-    argv = fields[6:6 + argc]
-    env = dict(f.partition("=")[::2] for f in fields[6 + argc:])
+    argc = int(fields[9])
+    argv = [os.fsdecode(a) for a in fields[10:10 + argc]]
+    env = dict(f.partition(b"=")[::2] for f in fields[10 + argc:] if f)
     conn.sendall(b"+")
-    code, out, err = run(argv, env, cwd)
+    done = threading.Event()
+    beat = threading.Thread(target=_heartbeat, args=(conn, done), daemon=True)
+    beat.start()
     try:
-        body_out, body_err = out.encode(encoding, "replace"), err.encode(encoding, "replace")
+        frames, code = run(argv, env, cwd, (out_enc, out_err), (err_enc, err_err))
+    finally:
+        done.set()
+        beat.join()
+    conn.sendall(b"".join(b"%d %d\n%s" % (fd, len(data), data) for fd, data in frames) + b"x %d\n" % code)
+
+
+def _heartbeat(conn: socket.socket, done: threading.Event) -> None:
+    """Send ``.`` every :data:`~crabsearch.launch.HEARTBEAT_SECONDS` until ``done``."""
+    while not done.wait(HEARTBEAT_SECONDS):
+        try:
+            conn.sendall(b".")
+        except OSError:
+            return
+
+
+class _Frames(io.RawIOBase):
+    """A binary sink that records each write as ``(fd, bytes)`` in a list shared by stdout and
+    stderr, so the client replays them in the order the command wrote them."""
+
+    def __init__(self, fd: int, frames: list) -> None:
+        self.fd, self.frames = fd, frames
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, b) -> int:
+        self.frames.append((self.fd, bytes(b)))
+        return len(b)
+
+
+def _stream(fd: int, frames: list, encoding: tuple[str, str]) -> io.TextIOWrapper:
+    """A text stream like the client's (its encoding and error handler) writing to ``frames``;
+    an unknown encoding falls back to UTF-8."""
+    try:
+        return io.TextIOWrapper(_Frames(fd, frames), encoding=encoding[0], errors=encoding[1], write_through=True)
     except LookupError:
-        body_out, body_err = out.encode("utf-8", "replace"), err.encode("utf-8", "replace")
-    conn.settimeout(None)
-    try:
-        conn.sendall(f"{code} {len(body_out)} {len(body_err)}\n".encode() + body_out + body_err)
-    except OSError:  # the client went away (Ctrl-C): nothing to tell
-        pass
+        return io.TextIOWrapper(_Frames(fd, frames), encoding="utf-8", errors="strict", write_through=True)
 
 
-def run(argv: list[str], env: dict[str, str], cwd: str) -> tuple[int, str, str]:
-    """``(exit code, stdout, stderr)`` of ``crabsearch ARGV`` run here with the client's
-    environment and working directory (everything the command reads of them is read per call:
-    the index directory, the config, the sources' directories)."""
-    os.environ.clear()
-    os.environ.update(env)
-    out, err = io.StringIO(), io.StringIO()
+def run(argv: list[str], env: dict[bytes, bytes], cwd: bytes, out: tuple[str, str],
+        err: tuple[str, str]) -> tuple[list[tuple[int, bytes]], int]:
+    """``([(fd, bytes)], exit code)`` of ``crabsearch ARGV`` run here with the client's
+    environment, working directory and stream encodings (``(encoding, errors)``): everything the
+    command reads of them is read per call (the index directory, the config, the sources'
+    directories, the local time zone)."""
+    os.environb.clear()
+    os.environb.update(env)
+    if hasattr(time, "tzset"):
+        time.tzset()  # TZ: local dates in filters and in Aider's headers
+    frames: list[tuple[int, bytes]] = []
     real = sys.stdout, sys.stderr
-    sys.stdout, sys.stderr = out, err
+    sys.stdout, sys.stderr = _stream(1, frames, out), _stream(2, frames, err)
     try:
         os.chdir(cwd)
+        for key, engine in list((cli.KEPT or {}).items()):
+            if not engine.index_dir.exists():  # deleted: let its files go
+                cli.KEPT.pop(key).close()
         code = cli.main(argv)
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else 1
     except OSError as exc:  # the client's directory is gone
-        print(f"crabsearch: error: {exc}", file=err)
+        print(f"crabsearch: error: {exc}", file=sys.stderr)
         code = cli.EXIT_ERROR
     finally:
+        for f in (sys.stdout, sys.stderr):
+            try:
+                f.flush()
+            except (OSError, ValueError):
+                pass
         sys.stdout, sys.stderr = real
         try:
             os.chdir("/")
         except OSError:
             pass
-    return code, out.getvalue(), err.getvalue()
+    return frames, code
 
 
 def log(path: str, text: str) -> None:

@@ -12,6 +12,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
@@ -32,6 +33,8 @@ pytestmark = pytest.mark.skipif(not hasattr(socket, "AF_UNIX"), reason="no Unix 
     (["status"], False), (["index"], False), (["export", "abcd"], False), (["mcp"], False),
     ([], False),  # the app
     (["search", "cron", "--help"], False), (["-h"], False), (["--", "search"], False),
+    (["search", "cron", "--hel"], False), (["search", "--he=x"], False),  # argparse's abbreviations
+    (["search", "--history"], True),  # not a --help abbreviation: a usage error, served
 ])
 def test_only_search_and_show_go_to_the_server(argv, sent):
     assert launch.wanted(argv, {}) is sent
@@ -78,12 +81,27 @@ def _answer(request: bytes, stale: bool = False) -> bytes:
         return b"".join(iter(lambda: a.recv(4096), b""))
 
 
+@pytest.mark.parametrize("value, seconds", [("30", 30.0), ("0.5", 0.5), (None, 600), ("", 600), ("0", 600),
+                                            ("-1", 600), ("abc", 600), ("inf", 600), ("nan", 600)])
+def test_idle_setting_must_be_a_positive_number(value, seconds):
+    assert launch.idle_seconds(value) == seconds
+
+
+def test_reply_frames_are_complete_or_refused():
+    assert launch.parse(b"2 4\nwarn1 3\nout2 0\nx 1\n") == [(2, b"warn"), (1, b"out"), (2, b""), 1]
+    assert launch.parse(b"x 0\n") == [0]
+    for broken in (b"", b"1 3\nou", b"1 3\nout", b"1 3\noutx 0", b"1 3\noutx 0\nmore", b"3 1\nax 0\n", b"1 z\n"):
+        assert launch.parse(broken) is None
+
+
 def test_server_declines_what_it_must_not_run():
-    ok = launch.request(["search", "x"], {"HOME": "/nowhere"}, "/", "utf-8")
+    ok = launch.request(["search", "x"], {b"HOME": b"/nowhere"}, b"/", ["utf-8", "strict"] * 2)
     assert _answer(ok, stale=True) == b"-stale\n"
     assert _answer(b"GET / HTTP/1.1\r\n\r\n") == b"-protocol\n"
-    other = ok.replace(launch.PACKAGE.encode(), b"/elsewhere/crabsearch")
+    other = ok.replace(os.fsencode(launch.PACKAGE), b"/elsewhere/crabsearch")
     assert _answer(other) == b"-other installation\n"
+    latin = ok.replace(b"\0" + sys.getfilesystemencoding().encode() + b"\0", b"\0latin-1\0", 1)
+    assert latin != ok and _answer(latin) == b"-other installation\n"
 
 
 def test_package_stamp_changes_when_a_file_changes(tmp_path):
@@ -234,3 +252,89 @@ def test_a_dead_servers_socket_means_run_here_and_start_one(served):
     assert proc.returncode == 0, proc.stderr
     _wait_for(path)  # the new server replaced the dead socket
     assert _served(env, path, "search", "cron", "--json")[0] == 0
+
+
+SERVED_ONLY = ("import os, sys; from crabsearch import launch; "
+               "code, _ = launch.call(launch.socket_path(os.environ), sys.argv[1:]); sys.exit(99 if code is None else code)")
+"""A client that only asks the server (exit 99 when it was not served)."""
+
+
+def _started(env, path) -> None:
+    subprocess.run([sys.executable, "-c", "from crabsearch.launch import spawn; import sys; spawn(sys.argv[1])",
+                    path], env=env, check=True, cwd="/")
+    _wait_for(path)
+
+
+def _both(env, *argv, merged: bool = False) -> tuple[subprocess.CompletedProcess, subprocess.CompletedProcess]:
+    """``(served, alone)``: ``argv`` through the server only, and in its own process, as bytes."""
+    err = subprocess.STDOUT if merged else subprocess.PIPE
+    served = subprocess.run([sys.executable, "-c", SERVED_ONLY, *argv], env=env, stdout=subprocess.PIPE,
+                            stderr=err, timeout=120, cwd="/")
+    alone = subprocess.run([sys.executable, "-m", "crabsearch", *argv], env={**env, "CRABSEARCH_NO_SERVER": "1"},
+                           stdout=subprocess.PIPE, stderr=err, timeout=120, cwd="/")
+    assert served.returncode != 99, "not served"
+    return served, alone
+
+
+def _same(served, alone) -> None:
+    assert (served.returncode, served.stdout, served.stderr) == (alone.returncode, alone.stdout, alone.stderr)
+
+
+def test_stdout_and_stderr_keep_their_order(served, tmp_path):
+    env, path, _ = served
+    crabsearch(env, "index")
+    cfg = tmp_path / "config" / "crabsearch"
+    cfg.mkdir(parents=True)
+    (cfg / "config.toml").write_text("x = = [\n")  # a warning on stderr before the results
+    _started(env, path)
+    s, a = _both(env, "search", "cron", "--limit", "1", merged=True)
+    _same(s, a)
+    assert s.stdout.index(b"crabsearch: config") < s.stdout.index(b"cron")
+
+
+@pytest.mark.parametrize("encoding", ["latin-1", "ascii:backslashreplace", "utf-16"])
+def test_served_output_is_encoded_as_the_clients_streams(served, encoding):
+    env, path, _ = served
+    env = {**env, "PYTHONIOENCODING": encoding}
+    crabsearch(env, "index")
+    _started(env, path)
+    for argv in (("search", "日本"), ("search", "crontab"), ("show", "nope日本"), ("search", "cron", "--json")):
+        _same(*_both(env, *argv))
+
+
+def test_each_request_has_its_own_time_zone(tmp_path):
+    """``since:`` is a local date: 23:30 UTC is the next day in Tokyo (POSIX TZ ``JST-9``)."""
+    home = tmp_path / "home"
+    ClaudeSession(home, start=datetime(2026, 3, 19, 23, 30, tzinfo=timezone.utc)).user(
+        "the nightly cron job").assistant("It ran.").write()
+    run = _short_dir()
+    env = {k: v for k, v in os.environ.items() if k not in ("CRABSEARCH_NO_SERVER", "CLAUDE_CONFIG_DIR")}
+    env.update(HOME=str(home), XDG_RUNTIME_DIR=str(run), CRABSEARCH_INDEX_DIR=str(tmp_path / "index"),
+               XDG_CONFIG_HOME=str(tmp_path / "config"), TZ="UTC",
+               PYTHONPATH=os.pathsep.join([str(ROOT), *[p for p in [os.environ.get("PYTHONPATH")] if p]]))
+    path = launch.socket_path(env)
+    try:
+        crabsearch(env, "index")
+        _started(env, path)
+        hits = {}
+        for tz in ("UTC", "JST-9", "UTC"):
+            s, a = _both({**env, "TZ": tz}, "search", "cron since:2026-03-20", "--json")
+            _same(s, a)
+            hits[tz] = len(json.loads(s.stdout)["hits"])
+        assert hits == {"UTC": 0, "JST-9": 1}
+    finally:
+        _stop(path)
+        shutil.rmtree(run, ignore_errors=True)
+
+
+def test_server_leaves_when_its_socket_goes_and_cleans_up_on_sigterm(served):
+    env, path, _ = served
+    code = "import sys; from crabsearch.resident import main; sys.exit(main(sys.argv[1:]))"
+    one = subprocess.Popen([sys.executable, "-c", code, path, "600"], env=env, cwd="/")
+    _wait_for(path)
+    os.unlink(path)  # nobody can reach it now: it must not hold the lock for ten minutes
+    assert one.wait(timeout=resident.CHECK_SECONDS + 20) == 0
+    two = subprocess.Popen([sys.executable, "-c", code, path, "600"], env=env, cwd="/")
+    _wait_for(path)
+    two.terminate()
+    assert two.wait(timeout=30) == 0 and not os.path.exists(path)
