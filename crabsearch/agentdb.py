@@ -151,7 +151,7 @@ def _copy(db: str) -> str:
         key = _key(db)
         entries = _copies.setdefault(db, [])
         for k, d in entries:
-            if k == key:
+            if k == key and os.path.exists(os.path.join(d, "db")):  # a long-lived process: gone with its TMPDIR?
                 return os.path.join(d, "db")
         _sweep()
         for _attempt in range(COPY_TRIES):

@@ -17,8 +17,8 @@ when its memory passes a cap. ``CRABSEARCH_NO_SERVER=1`` turns all of this off.
 Wire format (version ``CRAB2``): the request is NUL-separated byte strings (no field of a
 command line or an environment can hold a NUL), each as the operating system gave it
 (``os.fsencode``): ``CRAB2``, the package directory, the Python executable, the file system
-encoding, the working directory, stdout's encoding and error handler, stderr's, the argument
-count, the arguments, then ``KEY=VALUE`` for every environment variable; the client then shuts
+encoding, the working directory, stdout's encoding and error handler, stderr's, the umask (in
+octal), the argument count, the arguments, then ``KEY=VALUE`` for every environment variable; the client then shuts
 its side down. The server answers ``+`` at once (it is alive and working), a ``.`` every
 :data:`HEARTBEAT_SECONDS` while the command runs, then what the command wrote, in the order it
 wrote it, as frames ``1 LEN\\n`` (stdout) or ``2 LEN\\n`` (stderr) and LEN bytes, and last
@@ -65,24 +65,26 @@ def main() -> int:
 
     code = cli_main(argv)
     if start:
-        spawn(path)
+        spawn(path, argv)
     return code
 
 
 def wanted(argv: list[str], env) -> bool:
     """Whether ``argv`` goes to the server: its command is one of :data:`COMMANDS`, it asks for
-    no help (argparse sizes help to the terminal; it also takes ``--he`` for ``--help``), both
-    standard streams are open, and ``CRABSEARCH_NO_SERVER`` is unset (or ``0``)."""
+    no help (argparse sizes help to the terminal; it takes ``--he`` for ``--help`` and ``-hh``
+    or ``-hx`` for ``-h``), both standard streams are open, and ``CRABSEARCH_NO_SERVER`` is unset
+    (or ``0``). The server checks the command again with the real parser (``--index-d`` is
+    ``--index-dir`` to argparse)."""
     if env.get("CRABSEARCH_NO_SERVER", "0") not in ("", "0") or sys.stdout is None or sys.stderr is None:
         return False
-    if any(a == "-h" or a == "--" or (a.startswith("--h") and "--help".startswith(a.partition("=")[0]))
+    if any(a == "--" or a.startswith("-h") or (a.startswith("--h") and "--help".startswith(a.partition("=")[0]))
            for a in argv):
         return False
     skip = False
     for a in argv:
         if skip:
             skip = False
-        elif a == "--index-dir":
+        elif len(a) >= 9 and "--index-dir".startswith(a):  # --index-d, --index-di, --index-dir
             skip = True
         elif not a.startswith("-"):
             return a in COMMANDS
@@ -119,14 +121,21 @@ def socket_path(env) -> str | None:
     return path if len(path.encode()) < 104 else None  # sun_path: 104 bytes on macOS, 108 on Linux
 
 
-def request(argv: list[str], env: dict[bytes, bytes], cwd: bytes, streams: list[str]) -> bytes:
+def request(argv: list[str], env: dict[bytes, bytes], cwd: bytes, streams: list[str], umask: int = 0o022) -> bytes:
     """The request bytes (see the module docstring): ``env`` and ``cwd`` as bytes
     (``os.environb``, ``os.getcwdb()``), ``streams`` stdout's and stderr's encoding and error
-    handler."""
+    handler, ``umask`` this process's."""
     fields = [MAGIC, os.fsencode(PACKAGE), os.fsencode(sys.executable), sys.getfilesystemencoding().encode(), cwd,
-              *(x.encode() for x in streams), str(len(argv)).encode(), *map(os.fsencode, argv),
+              *(x.encode() for x in streams), b"%o" % umask, str(len(argv)).encode(), *map(os.fsencode, argv),
               *(k + b"=" + v for k, v in env.items())]
     return b"\0".join(fields)
+
+
+def current_umask() -> int:
+    """This process's umask (read by setting it, then set back)."""
+    mask = os.umask(0o077)
+    os.umask(mask)
+    return mask
 
 
 def streams() -> list[str]:
@@ -158,7 +167,7 @@ def call(path: str, argv: list[str]) -> tuple[int | None, bool]:
             sock.connect(path)
         except (FileNotFoundError, ConnectionRefusedError):
             return None, True
-        sock.sendall(request(argv, environb, cwd, streams()))
+        sock.sendall(request(argv, environb, cwd, streams(), current_umask()))
         sock.shutdown(_socket.SHUT_WR)
         first = sock.recv(1)
         if first != b"+":  # declined ("-stale" etc.) or gone
@@ -225,17 +234,19 @@ def _write(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view):]
 
 
-def spawn(path: str) -> None:
+def spawn(path: str, argv: list[str] = ()) -> None:
     """Start the server for ``path`` in the background: a new session (no terminal, no signals
-    from this one), standard streams on ``/dev/null``, working directory ``/`` (so it imports
-    the installed crabsearch, not a ``crabsearch/`` folder where the user stands). Errors are
-    ignored: the next call simply runs the command itself again."""
+    from this one), standard streams on ``/dev/null``, working directory ``/`` and ``-P`` (no
+    working directory on its import path: it imports the installed crabsearch and standard
+    library, never a ``shlex.py`` where a user stands). ``argv``, the command that started it,
+    warms it up (a ``search`` runs once with ``--no-refresh``, its output dropped: the index is
+    then open for the next call). Errors are ignored: the next call runs the command itself."""
     import subprocess
 
     idle = idle_seconds(os.environ.get("CRABSEARCH_SERVER_IDLE"))
     code = "import sys; from crabsearch.resident import main; sys.exit(main(sys.argv[1:]))"
     try:
-        subprocess.Popen([sys.executable, "-c", code, path, str(idle)], cwd="/", stdin=subprocess.DEVNULL,
+        subprocess.Popen([sys.executable, "-P", "-c", code, path, str(idle), *argv], cwd="/", stdin=subprocess.DEVNULL,
                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
                          close_fds=True)
     except OSError:

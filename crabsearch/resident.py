@@ -21,16 +21,18 @@ import fcntl
 import io
 import os
 import resource
+import select
 import signal
 import socket
 import struct
 import sys
+import tempfile
 import threading
 import time
 import traceback
 
 from . import cli
-from .launch import HEARTBEAT_SECONDS, MAGIC, PACKAGE, idle_seconds
+from .launch import COMMANDS, HEARTBEAT_SECONDS, MAGIC, PACKAGE, idle_seconds
 
 MAX_RSS_MB = 1024
 """Past this peak resident size (MiB) the server exits after the request it is serving."""
@@ -47,15 +49,33 @@ class Stop(BaseException):
 
 
 def main(argv: list[str]) -> int:
-    """``python -c '...main(sys.argv[1:])' SOCKET IDLE_SECONDS``: serve until idle; returns 0."""
-    serve(argv[0], idle_seconds(argv[1] if len(argv) > 1 else None))
+    """``python -P -c '...main(sys.argv[1:])' SOCKET IDLE_SECONDS [COMMAND...]``: serve until
+    idle, warmed up by ``COMMAND`` (the call that started it); returns 0."""
+    sys.path[:] = [p for p in sys.path if p not in ("", ".")]  # never import from a client's directory
+    serve(argv[0], idle_seconds(argv[1] if len(argv) > 1 else None), warm=argv[2:])
     return 0
 
 
-def serve(path: str, idle: float) -> None:
+USAGE = "(usage error)"
+
+
+def served_command(argv: list[str]) -> str | None:
+    """The command ``argv`` runs as the CLI's parser reads it: its name, None for the app (no
+    command), or :data:`USAGE` when it does not parse (its one-line usage error is then the
+    answer). Only :data:`~crabsearch.launch.COMMANDS` and :data:`USAGE` are served."""
+    try:
+        args, _ = cli.build_parser().parse_known_args(argv)
+    except (cli.UsageError, SystemExit):
+        return USAGE
+    return args.command
+
+
+def serve(path: str, idle: float, warm: list[str] = ()) -> None:
     """Listen on ``path`` and answer requests until ``idle`` seconds pass without one, the
     package's files change, the socket is removed, SIGTERM, or memory passes
-    :data:`MAX_RSS_MB`. Returns at once when another server holds ``path``'s lock."""
+    :data:`MAX_RSS_MB`. Returns at once when another server holds ``path``'s lock. ``warm``: a
+    ``search`` command line run once first with ``--no-refresh`` (output dropped), in the
+    environment the server was started with, so the first served call finds its index open."""
     lock = os.open(path + ".lock", os.O_RDWR | os.O_CREAT, 0o600)
     try:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -75,10 +95,16 @@ def serve(path: str, idle: float) -> None:
             listener.bind(path)
         finally:
             os.umask(old)
-        listener.listen(16)
+        listener.listen(64)
         mine = os.stat(path).st_ino
         cli.KEPT = {}
         stamp = package_stamp()
+        if warm and served_command(list(warm)) == "search":
+            try:
+                run([*warm, "--no-refresh"], dict(os.environb), os.getcwdb(), ("utf-8", "replace"),
+                    ("utf-8", "replace"), os.umask(0o022))
+            except Exception:  # noqa: BLE001 - a warm-up only
+                log(path, traceback.format_exc())
         listener.settimeout(min(CHECK_SECONDS, idle))
         last = time.monotonic()
         while True:
@@ -157,7 +183,7 @@ def handle(conn: socket.socket, stale: bool) -> None:
             return
     conn.settimeout(REQUEST_SECONDS)
     fields = b"".join(iter(lambda: conn.recv(1 << 16), b"")).split(b"\0")
-    if len(fields) < 10 or fields[0] != MAGIC:
+    if len(fields) < 11 or fields[0] != MAGIC:
         conn.sendall(b"-protocol\n")
         return
     package, python, fs_encoding, cwd = fields[1:5]
@@ -169,19 +195,32 @@ def handle(conn: socket.socket, stale: bool) -> None:
             or python != os.fsencode(sys.executable)):
         conn.sendall(b"-other installation\n")
         return
-    argc = int(fields[9])
-    argv = [os.fsdecode(a) for a in fields[10:10 + argc]]
-    env = dict(f.partition(b"=")[::2] for f in fields[10 + argc:] if f)
+    umask, argc = int(fields[9], 8), int(fields[10])
+    argv = [os.fsdecode(a) for a in fields[11:11 + argc]]
+    env = dict(f.partition(b"=")[::2] for f in fields[11 + argc:] if f)
+    if served_command(argv) not in (*COMMANDS, USAGE):  # `--index-d show`: the app, not `show`
+        conn.sendall(b"-not served\n")
+        return
+    if _hung_up(conn):  # the client gave up waiting (it runs the command itself)
+        return
     conn.sendall(b"+")
     done = threading.Event()
     beat = threading.Thread(target=_heartbeat, args=(conn, done), daemon=True)
     beat.start()
     try:
-        frames, code = run(argv, env, cwd, (out_enc, out_err), (err_enc, err_err))
+        frames, code = run(argv, env, cwd, (out_enc, out_err), (err_enc, err_err), umask)
     finally:
         done.set()
         beat.join()
     conn.sendall(b"".join(b"%d %d\n%s" % (fd, len(data), data) for fd, data in frames) + b"x %d\n" % code)
+
+
+def _hung_up(conn: socket.socket) -> bool:
+    """True when the client closed its socket (it shut down only its sending side to end the
+    request; a hang-up means both)."""
+    poller = select.poll()
+    poller.register(conn, select.POLLHUP)
+    return any(ev & (select.POLLHUP | select.POLLERR) for _, ev in poller.poll(0))
 
 
 def _heartbeat(conn: socket.socket, done: threading.Event) -> None:
@@ -218,15 +257,17 @@ def _stream(fd: int, frames: list, encoding: tuple[str, str]) -> io.TextIOWrappe
 
 
 def run(argv: list[str], env: dict[bytes, bytes], cwd: bytes, out: tuple[str, str],
-        err: tuple[str, str]) -> tuple[list[tuple[int, bytes]], int]:
+        err: tuple[str, str], umask: int) -> tuple[list[tuple[int, bytes]], int]:
     """``([(fd, bytes)], exit code)`` of ``crabsearch ARGV`` run here with the client's
-    environment, working directory and stream encodings (``(encoding, errors)``): everything the
-    command reads of them is read per call (the index directory, the config, the sources'
-    directories, the local time zone)."""
+    environment, working directory, umask and stream encodings (``(encoding, errors)``):
+    everything the command reads of them is read per call (the index directory, the config, the
+    sources' directories, the local time zone, the temporary directory)."""
     os.environb.clear()
     os.environb.update(env)
     if hasattr(time, "tzset"):
         time.tzset()  # TZ: local dates in filters and in Aider's headers
+    tempfile.tempdir = None  # TMPDIR: found again (opencode's and OpenClaw's databases are copied there)
+    os.umask(umask)
     frames: list[tuple[int, bytes]] = []
     real = sys.stdout, sys.stderr
     sys.stdout, sys.stderr = _stream(1, frames, out), _stream(2, frames, err)

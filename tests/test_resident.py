@@ -35,6 +35,9 @@ pytestmark = pytest.mark.skipif(not hasattr(socket, "AF_UNIX"), reason="no Unix 
     (["search", "cron", "--help"], False), (["-h"], False), (["--", "search"], False),
     (["search", "cron", "--hel"], False), (["search", "--he=x"], False),  # argparse's abbreviations
     (["search", "--history"], True),  # not a --help abbreviation: a usage error, served
+    (["search", "cron", "-hh"], False), (["search", "-hello"], False),  # argparse: -h, then more flags
+    (["--index-d", "show"], False), (["--index-di", "search", "status"], False),  # --index-dir's value
+    (["--index-d", "x", "search", "cron"], True),
 ])
 def test_only_search_and_show_go_to_the_server(argv, sent):
     assert launch.wanted(argv, {}) is sent
@@ -85,6 +88,14 @@ def _answer(request: bytes, stale: bool = False) -> bytes:
                                             ("-1", 600), ("abc", 600), ("inf", 600), ("nan", 600)])
 def test_idle_setting_must_be_a_positive_number(value, seconds):
     assert launch.idle_seconds(value) == seconds
+
+
+@pytest.mark.parametrize("argv, command", [
+    (["search", "x"], "search"), (["--index-d", "show"], None), (["--index-d", "search", "mcp"], "mcp"),
+    (["show", "abcd", "--json"], "show"), (["search", "--limit", "zero", "x"], resident.USAGE), ([], None),
+])
+def test_server_reads_the_command_with_the_real_parser(argv, command):
+    assert resident.served_command(argv) == command
 
 
 def test_reply_frames_are_complete_or_refused():
@@ -338,3 +349,41 @@ def test_server_leaves_when_its_socket_goes_and_cleans_up_on_sigterm(served):
     _wait_for(path)
     two.terminate()
     assert two.wait(timeout=30) == 0 and not os.path.exists(path)
+
+
+def test_commands_the_server_must_not_run_are_declined(served):
+    env, path, _ = served
+    crabsearch(env, "index")
+    _started(env, path)
+    for argv in (["--index-d", "show"], ["--index-d", "search", "mcp"]):  # the app, the MCP server
+        p = subprocess.run([sys.executable, "-c", SERVED_ONLY, *argv], env=env, capture_output=True, timeout=60,
+                           cwd="/")
+        assert p.returncode == 99 and not p.stdout
+
+
+def test_served_commands_keep_the_clients_umask_and_import_nothing_from_its_directory(served, tmp_path,
+                                                                                      monkeypatch):
+    env, path, _ = served
+    crabsearch(env, "index")
+    _started(env, path)
+    pid = int.from_bytes(_peer(path)[:4], sys.byteorder)
+    if os.path.exists(f"/proc/{pid}"):
+        assert b"-P" in Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    evil = tmp_path / "checkout"
+    evil.mkdir()
+    (evil / "shlex.py").write_text("raise SystemExit('imported from the working directory')\n")
+    monkeypatch.chdir(evil)
+    old = os.umask(0o077)
+    try:
+        code, out = _served({**env, "CRABSEARCH_INDEX_DIR": str(tmp_path / "new" / "index")},
+                            path, "search", "cron", "--json")
+    finally:
+        os.umask(old)
+    assert code == 0 and "claude --resume" in json.loads(out)["hits"][0]["resume_command"]
+    assert (tmp_path / "new").stat().st_mode & 0o777 == 0o700
+
+
+def _peer(path: str) -> bytes:
+    with socket.socket(socket.AF_UNIX) as s:
+        s.connect(path)
+        return s.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12)
