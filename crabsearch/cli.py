@@ -237,11 +237,14 @@ def _run(args) -> int:
     if args.command == "status":
         from .index.status import collect
 
-        st = collect(indexer)
+        from .launch import server
+
+        st, srv = collect(indexer), server(os.environ)
         if args.json:
-            _dump(st.to_json())
+            _dump({**st.to_json(), "server": srv})
         else:
             print(st.format())
+            print(_server_line(srv))
         return EXIT_OK
     if args.command == "search":
         if not args.query:
@@ -341,6 +344,18 @@ class _Lazy:
         if self._obj is None:
             self._obj = self._make()
         return getattr(self._obj, name)
+
+
+def _server_line(srv: dict) -> str:
+    """``crabsearch status``'s line on the resident server (``launch.server``)."""
+    if not srv["enabled"]:
+        return "resident server: off (CRABSEARCH_NO_SERVER)"
+    if srv["socket"] is None:
+        return "resident server: not used (no private directory for its socket)"
+    if not srv["running"]:
+        return "resident server: not running (the next search or show starts it)"
+    pid = f"pid {srv['pid']}, " if srv["pid"] else ""
+    return f"resident server: running ({pid}socket {srv["socket"]}; it stops when idle)"
 
 
 def _find_session(engine, indexer, session_id: str):

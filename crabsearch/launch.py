@@ -18,12 +18,12 @@ Wire format (version ``CRAB2``): the request is NUL-separated byte strings (no f
 command line or an environment can hold a NUL), each as the operating system gave it
 (``os.fsencode``): ``CRAB2``, the package directory, the Python executable, the file system
 encoding, the working directory, stdout's encoding and error handler, stderr's, the umask (in
-octal), the argument count, the arguments, then ``KEY=VALUE`` for every environment variable; the client then shuts
-its side down. The server answers ``+`` at once (it is alive and working), a ``.`` every
-:data:`HEARTBEAT_SECONDS` while the command runs, then what the command wrote, in the order it
-wrote it, as frames ``1 LEN\\n`` (stdout) or ``2 LEN\\n`` (stderr) and LEN bytes, and last
-``x CODE\\n``; or instead of all that ``-REASON\\n`` when it will not run the command (then
-this process runs it).
+octal), the argument count, the arguments, then ``KEY=VALUE`` for every environment variable;
+the client then shuts its side down. The server answers ``+`` at once (it is alive and
+working), a ``.`` every :data:`HEARTBEAT_SECONDS` while the command runs, then what the command
+wrote, in the order it wrote it, as frames ``1 LEN\\n`` (stdout) or ``2 LEN\\n`` (stderr) and
+LEN bytes, and last ``x CODE\\n``; or instead of all that ``-REASON\\n`` when it will not run
+the command (then this process runs it).
 """
 
 from __future__ import annotations
@@ -101,7 +101,10 @@ def socket_path(env) -> str | None:
 
     base = env.get("XDG_RUNTIME_DIR")
     uid = os.getuid()
-    folder = os.path.join(base, "crabsearch") if base else os.path.join(env.get("TMPDIR") or "/tmp", f"crabsearch-{uid}")
+    if base:
+        folder = os.path.join(base, "crabsearch")
+    else:
+        folder = os.path.join(env.get("TMPDIR") or "/tmp", f"crabsearch-{uid}")
     try:
         os.mkdir(folder, 0o700)
     except FileExistsError:
@@ -251,6 +254,30 @@ def spawn(path: str, argv: list[str] = ()) -> None:
                          close_fds=True)
     except OSError:
         pass
+
+
+def server(env) -> dict:
+    """What ``crabsearch status`` says of the resident server for this installation:
+    ``{"enabled": bool, "socket": path or None, "running": bool, "pid": int or None}`` (the pid
+    from the socket's peer credentials, on Linux)."""
+    enabled = env.get("CRABSEARCH_NO_SERVER", "0") in ("", "0")
+    path = socket_path(env) if enabled else None
+    out = {"enabled": enabled, "socket": path, "running": False, "pid": None}
+    if path is None:
+        return out
+    import socket
+
+    try:
+        with socket.socket(socket.AF_UNIX) as s:
+            s.settimeout(1.0)
+            s.connect(path)
+            out["running"] = True
+            if hasattr(socket, "SO_PEERCRED"):
+                out["pid"] = int.from_bytes(s.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12)[:4],
+                                            sys.byteorder)
+    except OSError:
+        pass
+    return out
 
 
 def idle_seconds(value: str | None) -> float:

@@ -183,8 +183,10 @@ def test_status(home, capsys, tmp_path):
     assert data["skipped_files"][0]["path"] == str(bad)
     assert data["skipped_files"][0]["reasons"] == {"broken JSON": 1, "not a JSON object": 1}
     assert "90 days" in data["warnings"][0] and data["last_refresh"] and data["index_bytes"] > 0
+    assert data["server"] == {"enabled": False, "socket": None, "running": False, "pid": None}  # conftest
     code, out, _ = run(capsys, "status")
     assert "Claude Code: 2 transcripts found" in out and "files with skipped lines" in out
+    assert "resident server: off (CRABSEARCH_NO_SERVER)" in out
 
 
 def test_the_app_s_resume_command_runs_after_it_exits(home, monkeypatch):

@@ -253,6 +253,18 @@ def test_idle_server_exits_and_a_second_one_does_not_start(served):
     assert not os.path.exists(path)
 
 
+def test_status_says_whether_the_server_runs(served):
+    env, path, _ = served
+    crabsearch(env, "index")
+    data = json.loads(crabsearch(env, "status", "--json").stdout)
+    assert data["server"] == {"enabled": True, "socket": path, "running": False, "pid": None}
+    assert "resident server: not running (the next search or show starts it)" in crabsearch(env, "status").stdout
+    _started(env, path)
+    data = json.loads(crabsearch(env, "status", "--json").stdout)["server"]
+    assert data["running"] and data["pid"] == int.from_bytes(_peer(path)[:4], sys.byteorder)
+    assert f"resident server: running (pid {data['pid']}, socket {path}" in crabsearch(env, "status").stdout
+
+
 def test_a_dead_servers_socket_means_run_here_and_start_one(served):
     env, path, _ = served
     dead = socket.socket(socket.AF_UNIX)
@@ -266,7 +278,8 @@ def test_a_dead_servers_socket_means_run_here_and_start_one(served):
 
 
 SERVED_ONLY = ("import os, sys; from crabsearch import launch; "
-               "code, _ = launch.call(launch.socket_path(os.environ), sys.argv[1:]); sys.exit(99 if code is None else code)")
+               "code, _ = launch.call(launch.socket_path(os.environ), sys.argv[1:]); "
+               "sys.exit(99 if code is None else code)")
 """A client that only asks the server (exit 99 when it was not served)."""
 
 
