@@ -355,7 +355,7 @@ def _server_line(srv: dict) -> str:
     if not srv["running"]:
         return "resident server: not running (the next search or show starts it)"
     pid = f"pid {srv['pid']}, " if srv["pid"] else ""
-    return f"resident server: running ({pid}socket {srv["socket"]}; it stops when idle)"
+    return f"resident server: running ({pid}socket {srv['socket']}; it stops when idle)"
 
 
 def _find_session(engine, indexer, session_id: str):
