@@ -243,13 +243,21 @@ def spawn(path: str, argv: list[str] = ()) -> None:
     working directory on its import path: it imports the installed crabsearch and standard
     library, never a ``shlex.py`` where a user stands). ``argv``, the command that started it,
     warms it up (a ``search`` runs once with ``--no-refresh``, its output dropped: the index is
-    then open for the next call). Errors are ignored: the next call runs the command itself."""
+    then open for the next call); it goes in the environment (``CRABSEARCH_SERVER_WARM``, JSON
+    with the working directory), which only this user can read, not on the command line, which
+    ``ps`` shows everyone. Errors are ignored: the next call runs the command itself."""
+    import json
     import subprocess
 
     idle = idle_seconds(os.environ.get("CRABSEARCH_SERVER_IDLE"))
     code = "import sys; from crabsearch.resident import main; sys.exit(main(sys.argv[1:]))"
     try:
-        subprocess.Popen([sys.executable, "-P", "-c", code, path, str(idle), *argv], cwd="/", stdin=subprocess.DEVNULL,
+        warm = json.dumps({"argv": list(argv), "cwd": os.getcwd()})
+    except OSError:  # the working directory is gone
+        warm = "null"
+    try:
+        subprocess.Popen([sys.executable, "-P", "-c", code, path, str(idle)], cwd="/", stdin=subprocess.DEVNULL,
+                         env={**os.environ, "CRABSEARCH_SERVER_WARM": warm},
                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
                          close_fds=True)
     except OSError:

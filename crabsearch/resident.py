@@ -49,10 +49,18 @@ class Stop(BaseException):
 
 
 def main(argv: list[str]) -> int:
-    """``python -P -c '...main(sys.argv[1:])' SOCKET IDLE_SECONDS [COMMAND...]``: serve until
-    idle, warmed up by ``COMMAND`` (the call that started it); returns 0."""
+    """``python -P -c '...main(sys.argv[1:])' SOCKET IDLE_SECONDS``: serve until idle, warmed
+    up by the call that started it (``CRABSEARCH_SERVER_WARM``: ``{"argv": [...], "cwd": ...}``,
+    see ``launch.spawn``); returns 0."""
+    import json
+
     sys.path[:] = [p for p in sys.path if p not in ("", ".")]  # never import from a client's directory
-    serve(argv[0], idle_seconds(argv[1] if len(argv) > 1 else None), warm=argv[2:])
+    try:
+        warm = json.loads(os.environ.pop("CRABSEARCH_SERVER_WARM", "null")) or {}
+    except ValueError:
+        warm = {}
+    serve(argv[0], idle_seconds(argv[1] if len(argv) > 1 else None), warm=warm.get("argv") or [],
+          warm_cwd=warm.get("cwd") or "/")
     return 0
 
 
@@ -70,12 +78,13 @@ def served_command(argv: list[str]) -> str | None:
     return args.command
 
 
-def serve(path: str, idle: float, warm: list[str] = ()) -> None:
+def serve(path: str, idle: float, warm: list[str] = (), warm_cwd: str = "/") -> None:
     """Listen on ``path`` and answer requests until ``idle`` seconds pass without one, the
     package's files change, the socket is removed, SIGTERM, or memory passes
     :data:`MAX_RSS_MB`. Returns at once when another server holds ``path``'s lock. ``warm``: a
     ``search`` command line run once first with ``--no-refresh`` (output dropped), in the
-    environment the server was started with, so the first served call finds its index open."""
+    environment the server was started with and ``warm_cwd``, so the first served call finds
+    its index open."""
     lock = os.open(path + ".lock", os.O_RDWR | os.O_CREAT, 0o600)
     try:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -101,7 +110,7 @@ def serve(path: str, idle: float, warm: list[str] = ()) -> None:
         stamp = package_stamp()
         if warm and served_command(list(warm)) == "search":
             try:
-                run([*warm, "--no-refresh"], dict(os.environb), os.getcwdb(), ("utf-8", "replace"),
+                run([*warm, "--no-refresh"], dict(os.environb), os.fsencode(warm_cwd), ("utf-8", "replace"),
                     ("utf-8", "replace"), os.umask(0o022))
             except Exception:  # noqa: BLE001 - a warm-up only
                 log(path, traceback.format_exc())

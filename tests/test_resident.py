@@ -202,6 +202,9 @@ def test_first_call_starts_a_server_and_later_calls_print_the_same(served):
     first = crabsearch(env, "search", "cron", "--json")  # no server yet: runs itself, starts one
     assert first.returncode == 0, first.stderr
     _wait_for(path)
+    pid = int.from_bytes(_peer(path)[:4], sys.byteorder)
+    if os.path.exists(f"/proc/{pid}"):  # the query that started it is not on its command line (ps)
+        assert b"cron" not in Path(f"/proc/{pid}/cmdline").read_bytes()
     code, out = _served(env, path, "search", "cron", "--json")
     assert code == 0 and out.decode() == first.stdout
     alone = crabsearch({**env, "CRABSEARCH_NO_SERVER": "1"}, "search", "cron", "--json")
