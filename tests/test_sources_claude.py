@@ -495,3 +495,60 @@ def test_demo_sessions_read_cleanly():
     assert {"Fix nightly sales report cron timezone", "getUserById → async UserRepository",
             "Zero-downtime invoice currency migration"} <= titles
     assert sum(r.session.summary is not None for r in reads) == 2  # compaction + summary line
+
+
+# -- Claude Code's warm-up exchanges (2.0.x) ------------------------------------------------------
+
+
+def _side(obj: dict, agent: str = "a9d48ea") -> dict:
+    return {**obj, "isSidechain": True, "agentId": agent}
+
+
+GREETING = [{"type": "text", "text": "I'm ready to help! I'm Claude Code's file search specialist."}]
+
+
+def test_a_warm_up_subagent_file_yields_no_message(tmp_path):
+    """Claude Code 2.0.71 sends ``Warmup`` to each subagent at a session's start: a two-line
+    ``agent-<id>.jsonl`` (the shared corpus holds 8 such files) that is no conversation."""
+    warm = write_jsonl(tmp_path / "-p" / "agent-a9d48ea.jsonl", _side(user("Warmup", uuid="w1")),
+                       _side(assistant(GREETING, uuid="w2", parent="w1")))
+    read = SRC.read(warm)
+    assert read.messages == [] and read.session.message_count == 0
+    blocks = write_jsonl(tmp_path / "-p" / "agent-b1.jsonl",  # the prompt as one text block, streamed reply
+                         _side(user([{"type": "text", "text": "Warmup"}], uuid="w1"), "b1"),
+                         _side(assistant(GREETING[:1], uuid="w2", parent="w1"), "b1"),
+                         _side(assistant([{"type": "text", "text": "More."}], uuid="w3", parent="w2"), "b1"))
+    assert SRC.read(blocks).messages == []
+
+
+def test_warm_up_is_dropped_only_where_it_is_one(tmp_path):
+    # A subagent that was warmed up and then given a task: the task and its work stay.
+    work = write_jsonl(tmp_path / "-p" / "agent-c2.jsonl", _side(user("Warmup", uuid="w1"), "c2"),
+                       _side(assistant(GREETING, uuid="w2", parent="w1"), "c2"),
+                       _side(user("Find the cron parser", uuid="t1", parent="w2"), "c2"),
+                       _side(assistant([{"type": "text", "text": "It is in sched.py."}], uuid="t2", parent="t1",
+                                       msg_id="msg_2"), "c2"))
+    read = SRC.read(work)
+    assert [m.text for m in read.messages] == ["Find the cron parser", "It is in sched.py."]
+    assert read.session.title == "Find the cron parser"
+    # The word as a real prompt: in a main session, later in a subagent, or with more words.
+    main = write_jsonl(tmp_path / "-p" / "s-1.jsonl", user("Warmup"), assistant(GREETING, parent="u1"))
+    assert [m.text for m in SRC.read(main).messages][0] == "Warmup"
+    later = write_jsonl(tmp_path / "-p" / "agent-d3.jsonl", _side(user("Check the logs", uuid="t1"), "d3"),
+                        _side(user("Warmup", uuid="t2", parent="t1"), "d3"))
+    assert [m.text for m in SRC.read(later).messages] == ["Check the logs", "Warmup"]
+    more = write_jsonl(tmp_path / "-p" / "agent-e4.jsonl", _side(user("Warmup the cache first", uuid="w1"), "e4"))
+    assert len(SRC.read(more).messages) == 1
+
+
+@pytest.mark.skipif(not (CORPUS / "real" / "claude").is_dir(), reason="the shared corpus is not here")
+def test_real_warm_up_files_hold_no_session():
+    """The shared corpus's real Claude Code 2.0.71 home: its 8 warm-up files read as empty, its
+    other files as before (the subagent and main sessions keep every message)."""
+    files = sorted((CORPUS / "real" / "claude").rglob("agent-*.jsonl"))
+    warm = [f for f in files if '"content":"Warmup"' in f.read_text("utf-8", "replace").split("\n", 1)[0]]
+    assert len(warm) >= 8
+    for f in warm:
+        assert SRC.read(f).messages == [], f
+    for f in set(files) - set(warm):
+        assert SRC.read(f).messages, f

@@ -36,9 +36,9 @@ from ..model import Message, Session
 from ..redact import redact
 
 
-READERS_VERSION = 2
+READERS_VERSION = 3
 """Bumped when a reader turns the same bytes into other messages or sessions (1: before issue 14;
-2: issue 14's formats). It is part of the index stamp, so an index read by older readers is read
+2: issue 14's formats; 3: Claude Code's warm-up exchanges dropped). It is part of the index stamp, so an index read by older readers is read
 again from the transcripts."""
 
 TEXT_CAP = 64 * 1024

@@ -164,7 +164,7 @@ class ClaudeSource(Source):
             title = string(obj.get(key)).strip()
             if title:
                 state[key] = capped(title, TITLE_CAP)
-        if kind not in _CONVERSATION:
+        if kind not in _CONVERSATION or (state.get("sub") and _warmup(obj, kind, state)):
             _chain(obj, state, state["next_index"])
             return
         ts = parse_ts(obj.get("timestamp"))
@@ -514,6 +514,38 @@ def _repeats(obj: dict, pieces: list[Piece], state: dict) -> list[int]:
 
 
 # -- small helpers -----------------------------------------------------------------------------
+
+
+WARMUP = "Warmup"
+"""The prompt of Claude Code's cache warm-up (2.0.x): at a session's start it sends ``Warmup`` to
+its subagents, each answering with a canned greeting in a subagent file of its own; real Claude
+Code homes hold dozens of these two-line files (8 of the shared corpus's Claude Code files).
+claude-code-log and claude-history drop them too (``shared/reference/peer-tools.md``)."""
+
+
+def _warmup(obj: dict, kind: str, state: dict) -> bool:
+    """True for a line of a subagent file's warm-up exchange, which yields no message: the file's
+    first conversation line when it is a root (``parentUuid`` null) ``user`` line whose whole
+    content is :data:`WARMUP`, and the ``assistant`` lines answering it (their ``parentUuid``
+    is the prompt's or an earlier answer line's). A user line after it is the subagent's real
+    work and is kept, with all that follows."""
+    seen = state.get("warmup")
+    uuid = obj.get("uuid")
+    if seen is None:
+        content = obj.get("message", {}).get("content") if isinstance(obj.get("message"), dict) else None
+        if isinstance(content, list) and len(content) == 1 and isinstance(content[0], dict):
+            content = content[0].get("text") if content[0].get("type") == "text" else None
+        if (kind == "user" and state["next_index"] == 0 and obj.get("parentUuid") is None
+                and content == WARMUP and isinstance(uuid, str)):
+            state["warmup"] = [uuid]  # a list: the state is saved as JSON for the next refresh
+            return True
+        state["warmup"] = []  # not a warm-up file
+        return False
+    if kind == "assistant" and seen and obj.get("parentUuid") in seen and isinstance(uuid, str):
+        seen[:] = seen[-7:] + [uuid]  # a reply's streamed lines chain one to the next
+        return True
+    seen.clear()  # anything else ends the exchange
+    return False
 
 
 def _chain(obj: dict, state: dict, index_after: int) -> None:
