@@ -437,8 +437,9 @@ async def test_a_filter_that_means_nothing_says_why_and_lists_recent_sessions(sa
 
 
 @pytest.mark.parametrize("query", ["project:nonexistent", "agent:gemini", "since:2030-01-01",
-                                   "project:nonexistent cron"])
+                                   "project:nonexistent cron", "project:nonexistent "])
 async def test_a_filter_that_matches_no_session_says_so(sample, query):
+    """The query quoted as typed, without the space typed after its last word."""
     app = app_of(sample)
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
@@ -447,8 +448,8 @@ async def test_a_filter_that_matches_no_session_says_so(sample, query):
         screen = app.screen
         assert screen.result.hits == []
         status = screen.query_one("#status")
-        assert status.display and str(status.render()) == f"No session matches “{query}”"
-        assert f"No session matches “{query}”" in _screen_words(app)
+        assert status.display and str(status.render()) == f"No session matches “{query.strip()}”"
+        assert f"No session matches “{query.strip()}”" in _screen_words(app)
 
 
 async def test_at_50x20_every_filter_note_shows_in_full(sample):

@@ -419,7 +419,7 @@ class SearchScreen(Screen):
         elif not result.query.strip() or (result.route == "recent" and n):
             msg = f"Recent sessions ({n}{'+' if n >= self.limit else ''})" if n else ""
         elif n == 0:  # also filters alone (`project:nonexistent`) that allow no session
-            msg = f"No session matches “{printable(result.query)}”"
+            msg = f"No session matches “{printable(result.query.strip())}”"
             if indexing:
                 msg += " yet (still indexing: it is searched again when indexing is done)"
         else:
