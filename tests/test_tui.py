@@ -409,3 +409,19 @@ async def test_footer_is_rebuilt_only_when_its_keys_change(sample, monkeypatch):
         assert app.focused is app.screen.query_one(ResultList)
         in_list = [k.description for k in footer.query(FooterKey)]
         assert in_list != in_box and len(built) == 2
+
+
+def test_an_expanded_hit_marks_left_out_text_once():
+    """A hit whose match is on a later line, far into it: the line is cut before the match (one
+    ``…``), not also marked as a later line (``… …s/incorrect``, a user trial)."""
+    from crabsearch.hits import Item
+    from crabsearch.tui.render import item_lines
+
+    text = "first line\nsecond line\n" + "x " * 120 + "the display was incorrect"
+    item = Item(message_index=3, role="assistant", label="assistant", timestamp=None, text=text,
+                truncated=False, hit=True)
+    row = item_lines(item, ["incorrect"], width=80, lines=3)[0].plain
+    assert row.count("…") == 1 and "incorrect" in row
+    near = Item(message_index=3, role="assistant", label="assistant", timestamp=None,
+                text="first line\nthe display was incorrect", truncated=False, hit=True)
+    assert item_lines(near, ["incorrect"], width=80, lines=3)[0].plain.startswith("▶ assistant  … the display")

@@ -222,8 +222,9 @@ def item_lines(item: Item, terms: list[str], *, width: int = 160, lines: int = 1
         start = next((i for i, ln in enumerate(body) if Engine.spans(ln, terms)), 0)
     more = len(body) > start + lines or item.truncated
     shown = body[start:start + lines]
-    first.append_text(snippet(shown[0], terms, width) if item.hit else highlighted(shown[0][: width + 1], terms))
-    if start:
+    text = snippet(shown[0], terms, width) if item.hit else highlighted(shown[0][: width + 1], terms)
+    first.append_text(text)
+    if start and not text.plain.startswith("…"):  # one mark of text left out, not two
         first = Text.assemble(first[:13], Text("… ", style=MUTED), first[13:], no_wrap=True, overflow="ellipsis")
     out = [first]
     for ln in shown[1:]:
