@@ -912,6 +912,28 @@ async def test_find_counts_matches_and_n_moves_match_by_match(fruity):
         assert "“kiwi” 5/5 n/N" in position()
 
 
+async def test_find_skips_what_a_toggle_hides(fruity):
+    """``T`` hides the thinking message that holds one of the five ``kiwi``: the count drops to
+    4 and ``n`` goes round the shown messages only (a user trial: after ``t`` hid the tools, ``n``
+    landed on a hidden tool output, nothing highlighted)."""
+    app = app_of(fruity)
+    async with app.run_test(size=(100, 30)) as pilot:
+        view = await _open(app, pilot, "zebra")
+        view.go_to(0)
+        await pilot.press("slash", *"kiwi", "enter")
+        await settle(pilot)
+        assert view.cursor == 2 and view.find_position == (1, 5)  # in the thinking message
+        await pilot.press("T")
+        await settle(pilot)
+        assert view.find_position[1] == 4
+        seen = []
+        for _ in range(5):
+            await pilot.press("n")
+            await settle(pilot)
+            seen.append(view.cursor)
+        assert 2 not in seen and set(seen) == {3, 5}
+
+
 async def test_status_names_the_directories_from_the_config_file(sample, tmp_path):
     from crabsearch import config
     from crabsearch.tui.panels import StatusScreen

@@ -569,29 +569,44 @@ class TranscriptView(ScrollView, can_focus=True):
         self.rerender(keep_bodies=True)
         self.notify("Long messages in full" if self.full else "Long messages folded again")
 
+    def _shown_changed(self) -> None:
+        """After a toggle that shows or hides messages: lay them out again and, during a find,
+        count the matches again over the messages now shown, so that ``n`` never lands on a
+        hidden one (a user trial: ``t`` hid the tools, and ``n`` went to a tool's output)."""
+        self.rerender(keep_bodies=True)
+        if not self.find_text:
+            return
+        if self._current is not None:
+            block = next((b for b in self._blocks if b.item.message_index == self._current[0]), None)
+            if block is None or not self.visible(block.item):
+                self._current = None
+        self._matches = None
+        self._find_generation += 1
+        self._count_matches(self.find_text, self._find_generation)
+
     def action_cycle_tools(self) -> None:
         """Tool calls and output: first lines -> in full -> hidden -> first lines."""
         self.tool_mode = TOOL_MODES[(TOOL_MODES.index(self.tool_mode) + 1) % len(TOOL_MODES)]
-        self.rerender(keep_bodies=True)
+        self._shown_changed()
         self.notify({"lines": "Tool calls and output: first lines", "full": "Tool calls and output: in full",
                      "hidden": "Tool calls and output: hidden"}[self.tool_mode])
 
     def action_toggle_thinking(self) -> None:
         """Show or hide the model's thinking."""
         self.show_thinking = not self.show_thinking
-        self.rerender(keep_bodies=True)
+        self._shown_changed()
         self.notify("Thinking shown" if self.show_thinking else "Thinking hidden")
 
     def action_toggle_sidechains(self) -> None:
         """Show or hide subagent turns written inline into this transcript."""
         self.show_sidechains = not self.show_sidechains
-        self.rerender(keep_bodies=True)
+        self._shown_changed()
         self.notify("Subagent turns shown" if self.show_sidechains else "Subagent turns hidden")
 
     def action_toggle_abandoned(self) -> None:
         """Show or hide messages of abandoned branches (the active branch is always shown)."""
         self.show_abandoned = not self.show_abandoned
-        self.rerender(keep_bodies=True)
+        self._shown_changed()
         self.notify("Abandoned branches shown (marked)" if self.show_abandoned
                     else "Showing the active branch only")
 
