@@ -1,0 +1,161 @@
+#!/usr/bin/env python3
+"""Typing in the app: from the last key to settled results (issue 13, target 2, second half).
+
+    python bench/typing_latency.py --home DIR --index DIR [--runs 5] [--gap 0.08] [--out FILE]
+    python bench/typing_latency.py --mb 1000 --workdir DIR      # generate the home and build the index first
+
+The app (``CrabsearchApp``, Textual's headless pilot, 120x40, no background refresh) is opened
+once on the index; for each query shape of ``run.py`` the search box is cleared and the query is
+typed one key at a time, ``--gap`` seconds apart (0.08 s: a fast typist). Timed from the moment
+the search box's change handler saw the whole query (the last key handled) to the moment the results list has shown the results of the whole
+query (the search screen's ``SearchDone`` of the current generation, for the typed text) and
+the screen refresh after it has run. That time includes the app's typing debounce (it waits for
+``DEBOUNCE`` seconds of quiet before it searches) and the search itself, limited to the app's
+``SEARCH_TIME_LIMIT``. Medians and p95 over ``--runs`` per shape; the target is 100 ms.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import platform
+import statistics
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+for p in (str(ROOT), str(HERE)):
+    if p not in sys.path:
+        sys.path.insert(0, p)
+
+from run import EXTRA_QUERIES, QUERY_SHAPES, git_info, pick_spread_pair, summary  # noqa: E402
+
+TARGET = 0.100
+"""Issue 13, target 2: from the last key to settled results, at 1 GB."""
+
+
+async def measure(index_dir: Path, home: Path, queries: dict[str, str], runs: int, gap: float) -> list[dict]:
+    """One row per query shape: ``{"shape", "query", "times": [seconds], ...summary}``."""
+    from crabsearch.tui.app import CrabsearchApp
+    from crabsearch.tui.filters import FilterChips
+    from crabsearch.tui.results import ResultList
+    from crabsearch.tui.screens import DEBOUNCE
+
+    app = CrabsearchApp(index_dir, env={"HOME": str(home)}, index_on_start=False, cursor_blink=False)
+    shown: dict = {"text": None, "at": None}
+    original = ResultList.show
+
+    def show(self, hits, *a, **k):  # the search screen's handler calls it after setting .result
+        original(self, hits, *a, **k)
+        result = getattr(self.screen, "result", None)
+        text = result.query if result is not None else None
+
+        def painted() -> None:
+            shown["text"], shown["at"] = text, time.perf_counter()
+
+        self.app.call_after_refresh(painted)
+
+    ResultList.show = show
+    typed: dict[str, float] = {}
+    chips_show = FilterChips.show
+
+    def chips(self, value, *a, **k):  # the first thing the search box's change handler does
+        typed[value] = time.perf_counter()
+        return chips_show(self, value, *a, **k)
+
+    FilterChips.show = chips
+    rows = []
+    try:
+        async with app.run_test(size=(120, 40)) as pilot:
+            await pilot.pause(0.5)
+            await app.workers.wait_for_complete()
+            for name, key, agent in QUERY_SHAPES:
+                query = queries[key] + (f" agent:{agent}" if agent else "")
+                times = []
+                for _ in range(runs):
+                    box = app.screen.query_one("#query")
+                    box.value = ""
+                    await pilot.pause(DEBOUNCE + 0.3)
+                    await app.workers.wait_for_complete()
+                    shown["text"] = shown["at"] = None
+                    typed.clear()
+                    for ch in query:
+                        await pilot.press(ch if ch != " " else "space")
+                        await asyncio.sleep(gap)
+                    deadline = time.perf_counter() + 30
+                    while shown["text"] != query and time.perf_counter() < deadline:
+                        await asyncio.sleep(0.002)
+                    if shown["text"] == query and query in typed:  # from the last key's handling
+                        times.append(shown["at"] - typed[query])
+                row = {"shape": name, "query": query, "times": times}
+                if times:
+                    row.update(summary(times))
+                rows.append(row)
+                print(f"  {name:22} {query:40} p50 {row.get('median', 0) * 1000:6.0f} ms  "
+                      f"p95 {row.get('p95', 0) * 1000:6.0f} ms  (n={len(times)})", flush=True)
+    finally:
+        ResultList.show = original
+        FilterChips.show = chips_show
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--home", help="the home the index was built from (with --index)")
+    ap.add_argument("--index", help="an index built from --home")
+    ap.add_argument("--mb", type=float, default=1000, help="without --index: generate this many MB (default 1000)")
+    ap.add_argument("--workdir", help="without --index: generate and index here (kept)")
+    ap.add_argument("--runs", type=int, default=5, help="typings per shape (default 5)")
+    ap.add_argument("--gap", type=float, default=0.08, help="seconds between keys (default 0.08)")
+    ap.add_argument("--out", default=str(HERE / "out" / "typing_latency.json"), help="JSON report")
+    args = ap.parse_args(argv)
+    import gen
+
+    if args.index:
+        home, index_dir = Path(args.home), Path(args.index)
+        meta = json.loads((home / "bench-corpus.json").read_text())
+    else:
+        from crabsearch.index import Indexer
+
+        work = Path(args.workdir or "bench/out/typing-work")
+        home, index_dir = work / "home", work / "index"
+        if not (home / "bench-corpus.json").exists():
+            gen.write_corpus(home, args.mb, 1)
+        Indexer(index_dir, env={"HOME": str(home)}).refresh()
+        meta = json.loads((home / "bench-corpus.json").read_text())
+    queries = dict(meta["queries"], **EXTRA_QUERIES)
+    queries["spread"] = pick_spread_pair(index_dir, 1)["query"]
+    from crabsearch.tui.screens import DEBOUNCE
+
+    rows = asyncio.run(measure(index_dir, home, queries, args.runs, args.gap))
+    medians = [r["median"] for r in rows if "median" in r]
+    overall = statistics.median(medians) if medians else None
+    worst = max((r["p95"] for r in rows if "p95" in r), default=None)
+    report = {"date": time.strftime("%Y-%m-%d"), "git": git_info(), "python": platform.python_version(),
+              "cpus": os.cpu_count(), "index": str(index_dir), "gap_s": args.gap, "debounce_s": DEBOUNCE,
+              "runs": args.runs, "shapes": rows, "median_of_medians": overall, "worst_p95": worst,
+              "target": TARGET}
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n")
+    lines = [f"typing in the app, last key to settled results: {report['date']}, git {report['git'].get('commit')}, "
+             f"{report['cpus']} CPUs; keys {args.gap * 1000:.0f} ms apart, the app's debounce {DEBOUNCE * 1000:.0f} ms",
+             "", "| shape | query | p50 ms | p95 ms |", "|---|---|---|---|"]
+    for r in rows:
+        lines.append(f"| {r['shape']} | `{r['query']}` | {r.get('median', float('nan')) * 1000:.0f} | "
+                     f"{r.get('p95', float('nan')) * 1000:.0f} |")
+    if overall is not None:
+        lines += ["", f"median over shapes {overall * 1000:.0f} ms, worst p95 {worst * 1000:.0f} ms; target <= "
+                      f"{TARGET * 1000:.0f} ms: {'met' if worst <= TARGET else 'NOT met'}"]
+    table = "\n".join(lines)
+    print(table)
+    out.with_suffix(".txt").write_text(table + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
