@@ -114,12 +114,14 @@ def stop_servers(env: dict[str, str]) -> int:
     import signal
     import socket
 
+    from crabsearch.launch import peer_credentials
+
     stopped = 0
     for sock_path in (Path(env["XDG_RUNTIME_DIR"]) / "crabsearch").glob("*.sock"):
         try:
             with socket.socket(socket.AF_UNIX) as s:
                 s.connect(str(sock_path))
-                pid = int.from_bytes(s.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12)[:4], sys.byteorder)
+                pid = peer_credentials(s)[0]
             os.kill(pid, signal.SIGTERM)
         except OSError:  # nobody listening: a socket left behind
             sock_path.unlink(missing_ok=True)

@@ -236,7 +236,6 @@ def _run(args) -> int:
         return EXIT_OK
     if args.command == "status":
         from .index.status import collect
-
         from .launch import server
 
         st, srv = collect(indexer), server(os.environ)

@@ -75,7 +75,7 @@ def wanted(argv: list[str], env) -> bool:
     or ``-hx`` for ``-h``), both standard streams are open, and ``CRABSEARCH_NO_SERVER`` is unset
     (or ``0``). The server checks the command again with the real parser (``--index-d`` is
     ``--index-dir`` to argparse)."""
-    if env.get("CRABSEARCH_NO_SERVER", "0") not in ("", "0") or sys.stdout is None or sys.stderr is None:
+    if not enabled(env) or sys.stdout is None or sys.stderr is None:
         return False
     if any(a == "--" or a.startswith("-h") or (a.startswith("--h") and "--help".startswith(a.partition("=")[0]))
            for a in argv):
@@ -89,6 +89,22 @@ def wanted(argv: list[str], env) -> bool:
         elif not a.startswith("-"):
             return a in COMMANDS
     return False
+
+
+def enabled(env) -> bool:
+    """False when ``CRABSEARCH_NO_SERVER`` is set to anything but ``0``."""
+    return env.get("CRABSEARCH_NO_SERVER", "0") in ("", "0")
+
+
+def peer_credentials(sock) -> tuple[int, int, int] | None:
+    """``(pid, uid, gid)`` of the process at the other end of the Unix socket ``sock``
+    (``SO_PEERCRED``, Linux); None where the platform has no such option."""
+    import socket
+    import struct
+
+    if not hasattr(socket, "SO_PEERCRED"):
+        return None
+    return struct.unpack("3i", sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i")))
 
 
 def socket_path(env) -> str | None:
@@ -268,9 +284,9 @@ def server(env) -> dict:
     """What ``crabsearch status`` says of the resident server for this installation:
     ``{"enabled": bool, "socket": path or None, "running": bool, "pid": int or None}`` (the pid
     from the socket's peer credentials, on Linux)."""
-    enabled = env.get("CRABSEARCH_NO_SERVER", "0") in ("", "0")
-    path = socket_path(env) if enabled else None
-    out = {"enabled": enabled, "socket": path, "running": False, "pid": None}
+    on = enabled(env)
+    path = socket_path(env) if on else None
+    out = {"enabled": on, "socket": path, "running": False, "pid": None}
     if path is None:
         return out
     import socket
@@ -280,9 +296,7 @@ def server(env) -> dict:
             s.settimeout(1.0)
             s.connect(path)
             out["running"] = True
-            if hasattr(socket, "SO_PEERCRED"):
-                out["pid"] = int.from_bytes(s.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12)[:4],
-                                            sys.byteorder)
+            out["pid"] = (peer_credentials(s) or (None,))[0]
     except OSError:
         pass
     return out

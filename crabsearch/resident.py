@@ -24,7 +24,6 @@ import resource
 import select
 import signal
 import socket
-import struct
 import sys
 import tempfile
 import threading
@@ -32,7 +31,7 @@ import time
 import traceback
 
 from . import cli
-from .launch import COMMANDS, HEARTBEAT_SECONDS, MAGIC, PACKAGE, idle_seconds
+from .launch import COMMANDS, HEARTBEAT_SECONDS, MAGIC, PACKAGE, current_umask, idle_seconds, peer_credentials
 
 MAX_RSS_MB = 1024
 """Past this peak resident size (MiB) the server exits after the request it is serving."""
@@ -111,7 +110,7 @@ def serve(path: str, idle: float, warm: list[str] = (), warm_cwd: str = "/") -> 
         if warm and served_command(list(warm)) == "search":
             try:
                 run([*warm, "--no-refresh"], dict(os.environb), os.fsencode(warm_cwd), ("utf-8", "replace"),
-                    ("utf-8", "replace"), os.umask(0o022))
+                    ("utf-8", "replace"), current_umask())
             except Exception:  # noqa: BLE001 - a warm-up only
                 log(path, traceback.format_exc())
         listener.settimeout(min(CHECK_SECONDS, idle))
@@ -185,11 +184,9 @@ def package_stamp(package: str = PACKAGE) -> tuple[int, int]:
 def handle(conn: socket.socket, stale: bool) -> None:
     """Read one request from ``conn``, run it, send the answer (see :mod:`crabsearch.launch`).
     Raises ``OSError`` when the client goes away."""
-    if hasattr(socket, "SO_PEERCRED"):  # the directory is private already; this costs nothing
-        _pid, uid, _gid = struct.unpack("3i", conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED,
-                                                             struct.calcsize("3i")))
-        if uid != os.getuid():
-            return
+    peer = peer_credentials(conn)  # the directory is private already; this costs nothing
+    if peer is not None and peer[1] != os.getuid():
+        return
     conn.settimeout(REQUEST_SECONDS)
     fields = b"".join(iter(lambda: conn.recv(1 << 16), b"")).split(b"\0")
     if len(fields) < 11 or fields[0] != MAGIC:

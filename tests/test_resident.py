@@ -138,24 +138,36 @@ def served(tmp_path):
     ClaudeSession(home, session_id="5c0375b4-57a5-4f26-b12d-d022ee4e51b7", cwd="/home/dev/app").user(
         "the cron job runs twice at midnight").assistant("Two crontab entries overlap.").write()
     run = _short_dir()
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("CRABSEARCH_NO_SERVER", "CLAUDE_CONFIG_DIR", "CODEX_HOME", "XDG_CONFIG_HOME")}
-    env.update(HOME=str(home), XDG_RUNTIME_DIR=str(run), CRABSEARCH_INDEX_DIR=str(tmp_path / "index"),
-               CRABSEARCH_SERVER_IDLE="60", XDG_CONFIG_HOME=str(tmp_path / "config"),
-               PYTHONPATH=os.pathsep.join([str(ROOT), *[p for p in [os.environ.get("PYTHONPATH")] if p]]))
+    env = _env(home, tmp_path, run, CRABSEARCH_SERVER_IDLE="60")
     path = launch.socket_path(env)
     yield env, path, home
     _stop(path)
     shutil.rmtree(run, ignore_errors=True)
 
 
+def _env(home: Path, tmp_path: Path, run: Path, **more: str) -> dict[str, str]:
+    """This process's environment for a crabsearch on ``home``: the server on (no
+    ``CRABSEARCH_NO_SERVER``), its socket in ``run``, the index and config under ``tmp_path``,
+    this repository's crabsearch first on the import path."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("CRABSEARCH_NO_SERVER", "CLAUDE_CONFIG_DIR", "CODEX_HOME", "XDG_CONFIG_HOME")}
+    env.update(HOME=str(home), XDG_RUNTIME_DIR=str(run), CRABSEARCH_INDEX_DIR=str(tmp_path / "index"),
+               XDG_CONFIG_HOME=str(tmp_path / "config"),
+               PYTHONPATH=os.pathsep.join([str(ROOT), *[p for p in [os.environ.get("PYTHONPATH")] if p]]), **more)
+    return env
+
+
+def _pid(path: str) -> int:
+    """The pid of the server listening on ``path`` (its socket's peer credentials)."""
+    with socket.socket(socket.AF_UNIX) as s:
+        s.connect(path)
+        return launch.peer_credentials(s)[0]
+
+
 def _stop(path: str) -> None:
-    """Stop the server on ``path`` (its pid from the socket's peer credentials)."""
+    """Stop the server on ``path``."""
     try:
-        with socket.socket(socket.AF_UNIX) as s:
-            s.connect(path)
-            pid = int.from_bytes(s.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12)[:4], sys.byteorder)
-        os.kill(pid, 15)
+        os.kill(_pid(path), 15)
     except OSError:
         pass
 
@@ -202,7 +214,7 @@ def test_first_call_starts_a_server_and_later_calls_print_the_same(served):
     first = crabsearch(env, "search", "cron", "--json")  # no server yet: runs itself, starts one
     assert first.returncode == 0, first.stderr
     _wait_for(path)
-    pid = int.from_bytes(_peer(path)[:4], sys.byteorder)
+    pid = _pid(path)
     if os.path.exists(f"/proc/{pid}"):  # the query that started it is not on its command line (ps)
         assert b"cron" not in Path(f"/proc/{pid}/cmdline").read_bytes()
     code, out = _served(env, path, "search", "cron", "--json")
@@ -264,7 +276,7 @@ def test_status_says_whether_the_server_runs(served):
     assert "resident server: not running (the next search or show starts it)" in crabsearch(env, "status").stdout
     _started(env, path)
     data = json.loads(crabsearch(env, "status", "--json").stdout)["server"]
-    assert data["running"] and data["pid"] == int.from_bytes(_peer(path)[:4], sys.byteorder)
+    assert data["running"] and data["pid"] == _pid(path)
     assert f"resident server: running (pid {data['pid']}, socket {path}" in crabsearch(env, "status").stdout
 
 
@@ -335,10 +347,7 @@ def test_each_request_has_its_own_time_zone(tmp_path):
     ClaudeSession(home, start=datetime(2026, 3, 19, 23, 30, tzinfo=timezone.utc)).user(
         "the nightly cron job").assistant("It ran.").write()
     run = _short_dir()
-    env = {k: v for k, v in os.environ.items() if k not in ("CRABSEARCH_NO_SERVER", "CLAUDE_CONFIG_DIR")}
-    env.update(HOME=str(home), XDG_RUNTIME_DIR=str(run), CRABSEARCH_INDEX_DIR=str(tmp_path / "index"),
-               XDG_CONFIG_HOME=str(tmp_path / "config"), TZ="UTC",
-               PYTHONPATH=os.pathsep.join([str(ROOT), *[p for p in [os.environ.get("PYTHONPATH")] if p]]))
+    env = _env(home, tmp_path, run, TZ="UTC")
     path = launch.socket_path(env)
     try:
         crabsearch(env, "index")
@@ -382,7 +391,7 @@ def test_served_commands_keep_the_clients_umask_and_import_nothing_from_its_dire
     env, path, _ = served
     crabsearch(env, "index")
     _started(env, path)
-    pid = int.from_bytes(_peer(path)[:4], sys.byteorder)
+    pid = _pid(path)
     if os.path.exists(f"/proc/{pid}"):
         assert b"-P" in Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
     evil = tmp_path / "checkout"
@@ -397,9 +406,3 @@ def test_served_commands_keep_the_clients_umask_and_import_nothing_from_its_dire
         os.umask(old)
     assert code == 0 and "claude --resume" in json.loads(out)["hits"][0]["resume_command"]
     assert (tmp_path / "new").stat().st_mode & 0o777 == 0o700
-
-
-def _peer(path: str) -> bytes:
-    with socket.socket(socket.AF_UNIX) as s:
-        s.connect(path)
-        return s.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12)

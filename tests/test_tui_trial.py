@@ -891,20 +891,32 @@ async def test_brackets_stop_at_a_thinking_message_that_shows_the_highlight(frui
         assert view.cursor == 2
 
 
+async def _find_kiwi(app, pilot):
+    """The fruity session opened at its first message, ``kiwi`` found: the view."""
+    view = await _open(app, pilot, "zebra")
+    view.go_to(0)
+    await pilot.press("slash", *"kiwi", "enter")
+    await settle(pilot)
+    return view
+
+
+async def _moves(pilot, view, key: str, n: int, what) -> list:
+    """``what(view)`` after each of ``n`` presses of ``key``."""
+    seen = []
+    for _ in range(n):
+        await pilot.press(key)
+        await settle(pilot)
+        seen.append(what(view))
+    return seen
+
+
 async def test_find_counts_matches_and_n_moves_match_by_match(fruity):
     app = app_of(fruity)
     async with app.run_test(size=(100, 30)) as pilot:
-        view = await _open(app, pilot, "zebra")
-        view.go_to(0)
-        await pilot.press("slash", *"kiwi", "enter")
-        await settle(pilot)
+        view = await _find_kiwi(app, pilot)
         position = lambda: str(app.screen.query_one("#position").render())  # noqa: E731
         assert view.cursor == 2 and "“kiwi” 1/5 n/N" in position()
-        seen = []
-        for _ in range(5):
-            await pilot.press("n")
-            await settle(pilot)
-            seen.append((view.cursor, view.find_position[0]))
+        seen = await _moves(pilot, view, "n", 5, lambda v: (v.cursor, v.find_position[0]))
         assert seen == [(3, 2), (3, 3), (3, 4), (5, 5), (2, 1)]  # 3 in one message, then on, then wrap
         await pilot.press("N")
         await settle(pilot)
@@ -918,19 +930,12 @@ async def test_find_skips_what_a_toggle_hides(fruity):
     landed on a hidden tool output, nothing highlighted)."""
     app = app_of(fruity)
     async with app.run_test(size=(100, 30)) as pilot:
-        view = await _open(app, pilot, "zebra")
-        view.go_to(0)
-        await pilot.press("slash", *"kiwi", "enter")
-        await settle(pilot)
+        view = await _find_kiwi(app, pilot)
         assert view.cursor == 2 and view.find_position == (1, 5)  # in the thinking message
         await pilot.press("T")
         await settle(pilot)
         assert view.find_position[1] == 4
-        seen = []
-        for _ in range(5):
-            await pilot.press("n")
-            await settle(pilot)
-            seen.append(view.cursor)
+        seen = await _moves(pilot, view, "n", 5, lambda v: v.cursor)
         assert 2 not in seen and set(seen) == {3, 5}
 
 

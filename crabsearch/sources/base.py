@@ -38,8 +38,8 @@ from ..redact import redact
 
 READERS_VERSION = 3
 """Bumped when a reader turns the same bytes into other messages or sessions (1: before issue 14;
-2: issue 14's formats; 3: Claude Code's warm-up exchanges dropped). It is part of the index stamp, so an index read by older readers is read
-again from the transcripts."""
+2: issue 14's formats; 3: Claude Code's warm-up exchanges dropped). It is part of the index
+stamp, so an index read by older readers is read again from the transcripts."""
 
 TEXT_CAP = 64 * 1024
 """Characters of a message's text kept for indexing (display re-reads the record from the file)."""

@@ -532,7 +532,8 @@ def _warmup(obj: dict, kind: str, state: dict) -> bool:
     seen = state.get("warmup")
     uuid = obj.get("uuid")
     if seen is None:
-        content = obj.get("message", {}).get("content") if isinstance(obj.get("message"), dict) else None
+        message = obj.get("message")
+        content = message.get("content") if isinstance(message, dict) else None
         if isinstance(content, list) and len(content) == 1 and isinstance(content[0], dict):
             content = content[0].get("text") if content[0].get("type") == "text" else None
         if (kind == "user" and state["next_index"] == 0 and obj.get("parentUuid") is None

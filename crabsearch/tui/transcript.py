@@ -189,6 +189,10 @@ class TranscriptView(ScrollView, can_focus=True):
     def _block(self, item: Item) -> _Block:
         return _Block(item, None, self._estimate(item))
 
+    def _loaded(self, index: int) -> _Block | None:
+        """The block of message ``index`` when it is among the loaded ones."""
+        return next((b for b in self._blocks if b.item.message_index == index), None)
+
     def _relayout(self) -> None:
         tops = [0]
         for b in self._blocks:
@@ -577,12 +581,17 @@ class TranscriptView(ScrollView, can_focus=True):
         if not self.find_text:
             return
         if self._current is not None:
-            block = next((b for b in self._blocks if b.item.message_index == self._current[0]), None)
+            block = self._loaded(self._current[0])
             if block is None or not self.visible(block.item):
                 self._current = None
+        self._recount()
+
+    def _recount(self) -> None:
+        """Forget the match counts (and any count still running) and, during a find, count again."""
         self._matches = None
         self._find_generation += 1
-        self._count_matches(self.find_text, self._find_generation)
+        if self.find_text:
+            self._count_matches(self.find_text, self._find_generation)
 
     def action_cycle_tools(self) -> None:
         """Tool calls and output: first lines -> in full -> hidden -> first lines."""
@@ -652,11 +661,9 @@ class TranscriptView(ScrollView, can_focus=True):
         after the cursor; an empty ``text`` clears the find."""
         self.find_text = text
         self._current = None
-        self._matches = None
-        self._find_generation += 1
+        self._recount()
         self.rerender(keep_bodies=True)
         if text:
-            self._count_matches(text, self._find_generation)
             self._find(+1, include_top=True)
 
     @property
@@ -706,7 +713,7 @@ class TranscriptView(ScrollView, can_focus=True):
         """Matches of the find text in message ``index`` as counted (its text as read)."""
         if self._matches is not None:
             return dict(self._matches).get(index, 0)
-        block = next((b for b in self._blocks if b.item.message_index == index), None)
+        block = self._loaded(index)
         if block is None:
             return 0
         return len(re.findall(re.escape(self.find_text), printable(block.item.text), re.IGNORECASE))
