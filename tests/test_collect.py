@@ -240,3 +240,158 @@ def test_leaf_skip_to_across_posting_blocks(tmp_path):
                 m = sub.postings("user", "walrus")
                 m.skip_to(target)
                 assert (m.id() if m.is_active() else None) == next((d for d in ids if d >= target), None)
+
+
+def _reference_best(acc, skeys, keep, limit):
+    """Each session's best document (higher score, then lower number), the ``limit`` best."""
+    firsts = {}
+    for d in sorted(acc):
+        k = skeys[d]
+        if keep(k, d) and (k not in firsts or acc[d] > acc[firsts[k]]):
+            firsts[k] = d
+    return sorted(firsts.values(), key=lambda d: (-acc[d], d))[:limit]
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_segment_best_takes_each_sessions_best_from_the_top_scores(seed):
+    """``collect._segment_best`` reads only the highest scores when it can: the same documents,
+    in the same order, as walking every document, with many ties (a common word's scores take a
+    few values) and with sessions and times filtered out."""
+    import random
+
+    from crabsearch.index.collect import _segment_best
+    from crabsearch.index.filtering import in_window
+
+    rnd = random.Random(seed)
+    n = rnd.choice([300, 2_000, 20_000])
+    skeys, k = [], 0
+    while len(skeys) < n:  # a session's documents are consecutive, as a transcript's messages
+        skeys += [f"s{k}"] * rnd.randint(1, 60)
+        k += 1
+    skeys = skeys[:n]
+    levels = [rnd.choice([0.5, 1.0, 2.0, 2.5, 3.0]) for _ in range(rnd.choice([3, 50]))]
+    acc = {d: rnd.choice(levels) for d in rnd.sample(range(n), n // 2)}
+    updated = [rnd.randint(0, 100) for _ in range(n)]
+    excluded = frozenset(rnd.sample(sorted(set(skeys)), 3))
+    for limit, window in ((1, None), (7, None), (80, None), (80, (50, None)), (10_000, None)):
+        def keep(key, d):
+            return key not in excluded and (window is None or in_window(updated[d], window))
+        want = _reference_best(acc, skeys, keep, limit)
+        assert _segment_best(acc, skeys, updated, window, excluded, limit) == want
+
+
+def _walked_best(searcher, query, limit):
+    """Every document of Whoosh's own matcher, each session's best kept (higher score, then lower
+    number): ``[(skey, score)]``, the ``limit`` best (Whoosh's collapse collector cannot be the
+    reference here: its top collector skips blocks by Whoosh's block quality, which crabsearch's
+    BM25F fixes make too low)."""
+    best = {}
+    ctx = searcher.context(needs_current=True)
+    for sub, offset in searcher.leaf_searchers():
+        m = query.matcher(sub, ctx)
+        while m.is_active():
+            d, sc = offset + m.id(), m.score()
+            k = searcher.stored_fields(d)["skey"]
+            if k not in best or sc > best[k][0]:
+                best[k] = (sc, d)
+            m.next()
+    ranked = sorted(best.items(), key=lambda kv: (-kv[1][0], kv[1][1]))[:limit]
+    return [(k, round(sc, 9), d) for k, (sc, d) in ranked]
+
+
+@pytest.fixture(scope="module")
+def many_blocks(tmp_path_factory):
+    """A word in hundreds of messages of 40 sessions: short user messages that score high, longer
+    assistant ones that score low (several posting blocks per field), one session's documents
+    deleted without a merge."""
+    tmp = tmp_path_factory.mktemp("blocks")
+    home = tmp / "home"
+    sessions = []
+    for n in range(40):
+        s = ClaudeSession(home, f"{n:04d}bbbb-0000-4000-8000-000000000000")
+        for i in range(12):
+            s.user(f"walrus {'walrus ' * (i % 3)}number {i}").assistant("the walrus said " + "x " * (n % 7 + 9))
+        s.write()
+        sessions.append(s)
+    Indexer(tmp / "index", env={"HOME": str(home)}).refresh()
+    ix, _ = open_index(tmp / "index", create=False)
+    w = ix.writer()
+    w.delete_by_term("skey", f"claude:{sessions[5].session_id}")
+    w.commit(merge=False)
+    ix, _ = open_index(tmp / "index", create=False)
+    with ix.searcher() as s:
+        assert s.doc_frequency("user", "walrus") > 3 * 128  # several posting blocks (128 postings each)
+        yield s, f"claude:{sessions[5].session_id}"
+
+
+def words_or(cls, words):
+    return cls([Term(f, w, boost=WEIGHTS[f]) for f in FIELDS for w in words])
+
+
+@pytest.mark.parametrize("words", [["walrus"], ["walrus", "number"], ["said", "walrus"]])
+def test_best_per_session_over_many_posting_blocks(many_blocks, words, monkeypatch):
+    """The term-at-a-time scan, its block skipping and the top-score selection give the sessions,
+    scores and documents of walking Whoosh's own matcher, for a short and a long list, with one
+    word or several (several words in one field can be on one document: their bounds add up).
+    For a short list, blocks are skipped: the low-scoring assistant messages' are not read."""
+    import crabsearch.index.union as union
+
+    searcher, deleted = many_blocks
+    read = []
+    real = union._blocks
+
+    def counted(m, below=None):
+        for block in real(m, below):
+            read.append(m.term())
+            yield block
+
+    monkeypatch.setattr(union, "_blocks", counted)
+    for limit in (3, 25, 100):
+        read.clear()
+        top, _ = best_per_session(searcher, words_or(FlatOr, words), limit, SegmentKeys())
+        want = _walked_best(searcher, words_or(Or, words), limit)
+        assert [(k, round(b.score, 9), b.docnum) for k, b in top] == want
+        assert deleted not in {k for k, _ in top}
+        if limit == 3 and words == ["walrus"]:
+            assert ("user", b"walrus") in read and ("assistant", b"walrus") not in read
+
+
+def test_only_paired_fields_share_a_document():
+    """``schema.SHARED_FIELDS`` holds the rule block skipping relies on: a message's text goes
+    into one field, a tool result's into its name and output fields."""
+    from crabsearch.index.schema import SHARED_FIELDS
+    from crabsearch.index.writer import index_text_fields
+    from crabsearch.model import Message, Role
+
+    from crabsearch.model import LABEL_THINKING
+
+    for role in Role:
+        for label, tool in ((role.value, None), ("tool-call:Bash", "Bash"), (LABEL_THINKING, None)):
+            m = Message(message_index=0, role=role, label=label, text="some words", offset=0, length=10,
+                        tool_name=tool)
+            for acting in (False, True):
+                fields = set(index_text_fields(m, acting=acting, tool_output=True))
+                for f in fields:
+                    assert fields - {f} <= SHARED_FIELDS.get(f, frozenset()), (role, label, fields)
+
+
+@pytest.mark.parametrize("words", [["walrus"], ["walrus", "number"], ["said", "walrus"]])
+def test_block_skipping_keeps_every_document_at_or_above_the_floor(many_blocks, words):
+    """``union.scores`` with a floor leaves out only documents scoring below it: at floors from
+    the lowest score to the highest, each document at or above the floor keeps its exact score
+    and matched lists, and some blocks are passed over once the floor is high."""
+    from crabsearch.index.union import scores
+
+    searcher, _ = many_blocks
+    ctx = searcher.context(needs_current=True)
+    for sub, _ in searcher.leaf_searchers():
+        full, full_masks, _ = scores(words_or(FlatOr, words).matcher(sub, ctx).plain_postings())
+        values = sorted(set(full.values()))
+        for at in (0.0, 0.25, 0.5, 0.75, 0.9, 1.0):
+            floor = values[int(at * (len(values) - 1))]
+            acc, masks, _ = scores(words_or(FlatOr, words).matcher(sub, ctx).plain_postings(),
+                                   floor=lambda acc: floor)
+            assert {d: sc for d, sc in full.items() if sc >= floor} == {d: sc for d, sc in acc.items() if sc >= floor}
+            assert all(masks[d] == full_masks[d] for d, sc in acc.items() if sc >= floor)
+            if at == 1.0 and len(full) > 256:
+                assert len(acc) < len(full)

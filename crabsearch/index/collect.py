@@ -171,7 +171,10 @@ def best_per_session(searcher, query, limit: int, keys: SegmentKeys, *, newest: 
             updated = keys.updated(sub) if newest or window else None
             plain = None if newest else isinstance(m, FlatUnionMatcher) and m.plain_postings()
             if plain:
-                _best_by_term(plain, offset, skeys, updated, window, excluded, best, clock)
+                # The limit-th best session so far: a document below it can be no best of the
+                # limit best sessions, whatever the segments after hold.
+                known = heapq.nlargest(limit, (b.score for b in best.values()))[-1] if len(best) >= limit > 0 else 0.0
+                _best_by_term(plain, offset, skeys, updated, window, excluded, best, clock, limit, known)
                 continue
             tms = list(m.term_matchers())
             while m.is_active():
@@ -193,22 +196,73 @@ def best_per_session(searcher, query, limit: int, keys: SegmentKeys, *, newest: 
 
 
 def _best_by_term(plain, offset: int, skeys: list[str], updated, window, excluded, best: dict[str, Best],
-                  clock) -> None:
+                  clock, limit: int, known: float = 0.0) -> None:
     """:func:`best_per_session` for one segment whose query is a word in several fields (plain
-    posting lists): scored term at a time (``union.scores``), then each session's best kept
-    with the same rule (a higher score wins; in a tie, the lower document number). Raises
-    :class:`OutOfTime` after keeping the documents scored so far when the clock runs out."""
+    posting lists): scored term at a time (``union.scores``), then the best document of each of
+    the segment's ``limit`` best sessions (:func:`_segment_best`) kept with the same rule as the
+    matcher's path (a higher score wins; in a tie, the lower document number).
+
+    The scan passes over the posting blocks that cannot reach the ``limit``-th best session so
+    far: ``known``, that score over the segments before, or the segment's own once it has that
+    many sessions. Raises :class:`OutOfTime` after keeping the documents scored so far when the
+    clock runs out."""
     names = [_decoded(m.term()) for m, _, _ in plain]
-    acc, masks, stopped = scores(plain, clock.expired)
-    for d, sc in acc.items():
-        k = skeys[d]
-        if not _kept(k, d, updated, excluded, window):
-            continue
+
+    last = [known, 0]  # the floor, and the number of documents scored when it was worked out
+
+    def floor(acc: dict[int, float]) -> float:  # the limit-th best session so far
+        if len(acc) >= max(limit, 2 * last[1]):  # worked out again only once the scores doubled
+            top = _segment_best(acc, skeys, updated, window, excluded, limit)
+            if len(top) >= limit:
+                last[0] = max(known, acc[top[-1]])
+            last[1] = len(acc)
+        return last[0]
+
+    acc, masks, stopped = scores(plain, clock.expired, floor)
+    for d in _segment_best(acc, skeys, updated, window, excluded, limit):
+        k, sc = skeys[d], acc[d]
         b = best.get(k)
         if b is None or sc > b.score or (sc == b.score and offset + d < b.docnum):
             best[k] = Best(sc, offset + d, _named(names, masks[d]))
     if stopped:
         raise OutOfTime  # after keeping what was scored: a partial result still has hits
+
+
+def _segment_best(acc: dict[int, float], skeys: list[str], updated, window, excluded, limit: int) -> list[int]:
+    """The best document of each of the ``limit`` sessions of a segment whose best scores in
+    ``acc`` (``{docnum: score}``) are highest, passing :func:`_kept`: the first document of each
+    new session met in the order (score descending, document number ascending).
+
+    A session outside a segment's ``limit`` best cannot be in the best ``limit`` overall (each
+    session ahead of it in the segment is ahead of it overall), so the other documents need no
+    look. The order is read from the ``n`` highest scores (``heapq.nlargest``, then sorted), ``n``
+    growing until the documents taken are all above the ``n``-th score (no tie left out);
+    when ``n`` would reach a quarter of the documents, every document is walked once instead."""
+    if limit <= 0 or not acc:
+        return []
+    n = max(4 * limit, 64)
+    while n * 4 < len(acc):
+        top = heapq.nlargest(n, acc, key=acc.__getitem__)
+        cutoff = acc[top[-1]]
+        top.sort(key=lambda d: (-acc[d], d))
+        seen: dict[str, int] = {}
+        for d in top:
+            k = skeys[d]
+            if k not in seen and _kept(k, d, updated, excluded, window):
+                seen[k] = d
+                if len(seen) == limit:
+                    if acc[d] > cutoff:
+                        return list(seen.values())
+                    break
+        n *= 4
+    firsts: dict[str, int] = {}
+    get = firsts.get
+    for d, sc in acc.items():
+        k = skeys[d]
+        b = get(k)
+        if (b is None or sc > acc[b] or (sc == acc[b] and d < b)) and _kept(k, d, updated, excluded, window):
+            firsts[k] = d
+    return heapq.nsmallest(limit, firsts.values(), key=lambda d: (-acc[d], d))
 
 
 def each_match(searcher, query, keys: SegmentKeys, *, deadline: float | None = None,

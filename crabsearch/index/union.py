@@ -15,9 +15,11 @@ import sys
 
 from whoosh.codec.whoosh3 import W3LeafMatcher
 from whoosh.matching import ListMatcher, mcore
+from whoosh.matching.mcore import NoQualityAvailable
 from whoosh.matching.wrappers import FilterMatcher, WrappingMatcher
 from whoosh.query import Or
 
+from .schema import SHARED_FIELDS
 from .whoosh_fixes import leaf_scorer
 
 DONE = sys.maxsize
@@ -141,7 +143,7 @@ class FlatUnionMatcher(mcore.Matcher):
         return 1 + max((m.depth() for m in self._ms), default=0)
 
 
-def scores(plain: list[tuple], expired=None) -> tuple[dict[int, float], dict[int, int], bool]:
+def scores(plain: list[tuple], expired=None, floor=None) -> tuple[dict[int, float], dict[int, int], bool]:
     """Term at a time: ``({docnum: score}, {docnum: bitmask of the subs on it}, stopped)`` for
     every document of the plain posting lists ``plain`` (:meth:`FlatUnionMatcher.plain_postings`),
     read block by block. The same scores as the matcher's ``score()``, added in the same order;
@@ -149,15 +151,29 @@ def scores(plain: list[tuple], expired=None) -> tuple[dict[int, float], dict[int
     Two dicts of numbers, not a dict of ``[score, mask]`` lists: numbers are not tracked by the
     garbage collector, whose passes over tens of thousands of new lists were the slow runs.
     ``expired(n)`` is asked before each block of ``n`` postings; when it says True the scan
-    stops with the scores so far and ``stopped`` True. The leaves are used up."""
+    stops with the scores so far and ``stopped`` True. The leaves are used up.
+
+    ``floor(acc)``, when given, is asked before each posting list read in blocks:
+    a score below which no document matters to the caller, given the scores so far (never more
+    than the final one would give; ``collect`` passes the score of the segment's ``limit``-th best
+    session). A block whose bound is below it is passed over unread, its documents left out
+    (block-max pruning: for a common word, most of its postings). A block's bound is Whoosh's
+    block quality (the term's BM25F of the block's highest weight and shortest field length, a
+    bound because BM25F grows with the weight and falls with the length) times the boost, plus
+    the highest possible score of every other list that can be on the same document
+    (:func:`_shared_bounds`): the document's whole score cannot exceed it."""
     acc: dict[int, float] = {}
     masks: dict[int, int] = {}
     get = acc.get
+    shared = _shared_bounds(plain) if floor is not None else None
     for bit, (m, boost, deleted) in enumerate(plain):
         flag = 1 << bit
         scorer = leaf_scorer(m)
         table, memo = scorer._crab_table, scorer._crab_memo
-        for ids, weights in _blocks(m):
+        below = None
+        if shared is not None and type(m) is W3LeafMatcher:
+            below = (floor(acc) - shared[bit]) / boost / (1 + 1e-9)  # a block's own quality must reach it
+        for ids, weights in _blocks(m, below):
             if expired is not None and expired(len(ids)):
                 return acc, masks, True
             for d, w in zip(ids, weights):
@@ -176,16 +192,39 @@ def scores(plain: list[tuple], expired=None) -> tuple[dict[int, float], dict[int
     return acc, masks, False
 
 
-def _blocks(m):
+def _shared_bounds(plain: list[tuple]) -> list[float] | None:
+    """For each leaf of ``plain``, the sum of the highest possible scores (term-level quality
+    times boost) of the other leaves that can be on the same document: another word in the same
+    field (a prefix's expansions), or a field of ``schema.SHARED_FIELDS``. None when a leaf's
+    scorer gives no quality (then nothing is skipped)."""
+    fields, tops = [], []
+    for m, boost, _ in plain:
+        try:
+            tops.append(leaf_scorer(m).max_quality() * boost)
+        except (AttributeError, NotImplementedError, NoQualityAvailable):
+            return None
+        fields.append(m.term()[0])
+    out = []
+    for i, f in enumerate(fields):
+        near = SHARED_FIELDS.get(f, frozenset())
+        out.append(sum(t for j, (g, t) in enumerate(zip(fields, tops)) if j != i and (g == f or g in near)))
+    return out
+
+
+def _blocks(m, below: float | None = None):
     """``(ids, weights)`` of each block of a leaf from its current posting on: a
     ``W3LeafMatcher``'s blocks as stored, a ``ListMatcher`` (a short list kept in its term info,
-    ``index.codec``) as one block. The leaf is used up."""
+    ``index.codec``) as one block. A stored block whose quality (``block_quality()``, before the
+    boost) is below ``below`` is passed over without being read. The leaf is used up."""
     if type(m) is ListMatcher:
         i, ids = m._i, m._ids
         m._i = len(ids)
         yield ids[i:], (m._weights[i:] if m._weights is not None else (1.0,) * (len(ids) - i))
         return
     while m.is_active():
+        if below is not None and m.block_quality() < below:
+            m._next_block()
+            continue
         if m._ids is None:
             m._read_ids()
         if m._weights is None:
