@@ -115,6 +115,21 @@ def test_deadline_in_the_past_gives_a_partial_result(searcher, monkeypatch):
     assert partial and top == []
 
 
+def test_a_set_stop_ends_the_scan_like_a_deadline(searcher, monkeypatch):
+    import threading
+
+    import crabsearch.index.collect as collect
+    monkeypatch.setattr(collect, "DEADLINE_EVERY", 1)
+    stop = threading.Event()
+    top, partial = best_per_session(searcher, field_or(FlatOr, "the"), 10, SegmentKeys(), stop=stop)
+    assert top and not partial
+    stop.set()
+    top, partial = best_per_session(searcher, field_or(FlatOr, "the"), 10, SegmentKeys(), stop=stop)
+    assert partial and top == []
+    with pytest.raises(collect.OutOfTime):
+        list(each_match(searcher, field_or(FlatOr, "the"), SegmentKeys(), stop=stop))
+
+
 def test_segment_keys_forget_merged_segments(tmp_path):
     home = tmp_path / "home"
     ClaudeSession(home).user("first walrus").write()

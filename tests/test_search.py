@@ -184,6 +184,18 @@ def test_time_limit_returns_partial_best_hits_per_session(engine):
     assert not full.partial and len(full.hits) == 2
 
 
+def test_a_stopped_search_returns_no_hits(engine):
+    """``stop`` set (the app: a newer key made this search stale): partial, and no context
+    windows read for an answer nobody will see; unset, the full answer."""
+    import threading
+
+    stop = threading.Event()
+    assert len(engine.search("pelican", stop=stop).hits) == 2
+    stop.set()
+    result = engine.search("pelican", stop=stop)
+    assert result.partial and result.hits == []
+
+
 def test_filtered_searches_over_many_documents_do_not_crash(tmp_path):
     """Regression: zero-boost filter terms once crashed Whoosh's block-quality skipping
     (ZeroDivisionError) once a collector's heap was full; it takes more matches than the limit."""

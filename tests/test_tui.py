@@ -61,6 +61,33 @@ async def test_stale_results_are_dropped(sample):
         assert screen.query_one(ResultList).option_count == 1
 
 
+async def test_each_key_searches_at_once_and_stops_the_stale_search(sample, monkeypatch):
+    """No typing pause is waited for: each key starts a search, and the search still running for
+    the text before it is told to stop (its ``stop`` event set), so only the last text's search
+    runs to the end and its results are the ones shown."""
+    import threading
+
+    from crabsearch.search import Engine
+
+    stops: list[tuple[str, threading.Event]] = []
+    real = Engine.search
+
+    def search(self, query, **kw):
+        stops.append((query, kw["stop"]))
+        return real(self, query, **kw)
+
+    monkeypatch.setattr(Engine, "search", search)
+    app = make_app(sample)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(app, pilot)
+        await pilot.press(*"backo")
+        await type_query(app, pilot, "ff")
+        assert [q for q, _ in stops][-2:] == ["backof", "backoff"]
+        assert all(stop.is_set() for _, stop in stops[:-1]) and not stops[-1][1].is_set()
+        assert app.screen.result.query == "backoff"
+        assert app.screen.query_one(ResultList).option_count == 1
+
+
 async def test_down_enter_expands_and_plus_minus_resize(sample):
     app = make_app(sample)
     async with app.run_test(size=(100, 30)) as pilot:

@@ -151,7 +151,7 @@ def _leaf(searcher, docnum: int):
 
 def best_per_session(searcher, query, limit: int, keys: SegmentKeys, *, newest: bool = False,
                      deadline: float | None = None, excluded: frozenset[str] = frozenset(),
-                     window: tuple[int | None, int | None] | None = None
+                     window: tuple[int | None, int | None] | None = None, stop=None
                      ) -> tuple[list[tuple[str, Best]], bool]:
     """The ``limit`` sessions whose best document for ``query`` scores highest, best first:
     ``([(skey, Best)], partial)``.
@@ -160,11 +160,12 @@ def best_per_session(searcher, query, limit: int, keys: SegmentKeys, *, newest: 
     newest matching message; nothing is scored). Documents of the sessions whose key is in
     ``excluded`` are passed over, and so are documents whose ``updated`` time is outside
     ``window`` (``filtering.time_window``). ``deadline`` (``time.monotonic()`` seconds) stops the scan
-    once passed; ``partial`` is then True and the result holds what was found so far.
+    once passed, and so does ``stop`` (a ``threading.Event``) once set; ``partial`` is then True
+    and the result holds what was found so far.
     """
     best: dict[str, Best] = {}
     partial = False
-    clock = _Clock(deadline)
+    clock = _Clock(deadline, stop)
     try:
         for sub, offset, m in _segments(searcher, query):
             skeys = keys.keys(sub)
@@ -266,15 +267,17 @@ def _segment_best(acc: dict[int, float], skeys: list[str], updated, window, excl
 
 
 def each_match(searcher, query, keys: SegmentKeys, *, deadline: float | None = None,
-               excluded: frozenset[str] = frozenset(), window: tuple[int | None, int | None] | None = None):
+               excluded: frozenset[str] = frozenset(), window: tuple[int | None, int | None] | None = None,
+               stop=None):
     """Every document matching ``query``, in document order, as ``(skey, score, docnum, terms,
     idx)`` (BM25F score, global document number, a tuple of the matched ``(field, text)`` pairs,
     the document's message index from :meth:`SegmentKeys.indexes`), except those of the sessions
     whose key is in ``excluded`` and those outside the time ``window``.
 
-    Raises :class:`OutOfTime` once ``deadline`` (``time.monotonic()`` seconds) has passed.
+    Raises :class:`OutOfTime` once ``deadline`` (``time.monotonic()`` seconds) has passed, or
+    ``stop`` (a ``threading.Event``) is set.
     """
-    clock = _Clock(deadline)
+    clock = _Clock(deadline, stop)
     for sub, offset, m in _segments(searcher, query):
         skeys = keys.keys(sub)
         idxs = keys.indexes(sub)
@@ -312,27 +315,29 @@ def _named(names: list[tuple[str, str]], mask: int) -> tuple[tuple[str, str], ..
 
 
 class _Clock:
-    """Watches ``deadline`` (``time.monotonic()`` seconds, or None): the clock is looked at once
-    every :data:`DEADLINE_EVERY` matches counted."""
+    """Watches ``deadline`` (``time.monotonic()`` seconds, or None) and ``stop`` (a
+    ``threading.Event`` set when the caller no longer wants the answer, or None): they are looked
+    at once every :data:`DEADLINE_EVERY` matches counted."""
 
-    __slots__ = ("deadline", "n", "due")
+    __slots__ = ("deadline", "stop", "n", "due")
 
-    def __init__(self, deadline: float | None) -> None:
-        self.deadline, self.n, self.due = deadline, 0, DEADLINE_EVERY
+    def __init__(self, deadline: float | None, stop=None) -> None:
+        self.deadline, self.stop, self.n, self.due = deadline, stop, 0, DEADLINE_EVERY
 
     def expired(self, n: int = 1) -> bool:
-        """Count ``n`` more matches; True once the deadline has passed."""
-        if self.deadline is None:
+        """Count ``n`` more matches; True once the deadline has passed or the stop is set."""
+        if self.deadline is None and self.stop is None:
             return False
         self.n += n
         if self.n < self.due:
             return False
         self.due = self.n + DEADLINE_EVERY
-        return time.monotonic() > self.deadline
+        return ((self.stop is not None and self.stop.is_set())
+                or (self.deadline is not None and time.monotonic() > self.deadline))
 
     def tick(self) -> None:
-        """Count one match; raises :class:`OutOfTime` once the deadline has passed."""
-        if self.deadline is not None and self.expired():
+        """Count one match; raises :class:`OutOfTime` once the deadline has passed or the stop is set."""
+        if (self.deadline is not None or self.stop is not None) and self.expired():
             raise OutOfTime
 
 

@@ -132,7 +132,7 @@ class Engine:
     def search(self, query: str, *, limit: int = DEFAULT_LIMIT, before: int = DEFAULT_BEFORE,
                after: int = DEFAULT_AFTER, agent: str | None = None, sort: str = "relevance",
                time_limit: float | None = None, explain: bool = False,
-               redact: bool | None = None, typing: bool = False) -> SearchResult:
+               redact: bool | None = None, typing: bool = False, stop=None) -> SearchResult:
         """Best hit per session for ``query`` (the query language of ``crabsearch.query``), with
         context windows; never raises for any text.
 
@@ -145,6 +145,8 @@ class Engine:
         call. ``typing`` (the app's search as you type): the query's last word may be the start
         of a longer one, so when it is not indexed but starts indexed words it is read as its most
         frequent completion (``conf`` -> ``config``), never spelling-repaired (``cong``).
+        ``stop`` (a ``threading.Event``): once set, scoring ends and the search returns no hits,
+        ``partial`` (the app sets it when a newer key makes this search's answer useless).
 
         Ranking (``search.ladder``): the rungs phrase, all, session, repair, any, each filling
         what the ones above left of the page; within a rung a session's score is its best
@@ -184,8 +186,11 @@ class Engine:
                           s_filters=None if pq.in_tools else filters(pq, sessions=True, kind=False, time=False),
                           deadline=None if not time_limit else time.monotonic() + time_limit,
                           excluded=excluded_sessions(searcher, comp, self._keys), window=time_window(pq),
-                          sort=sort, fetch=fetch_for(limit), result=result)
+                          sort=sort, fetch=fetch_for(limit), result=result, stop=stop)
             rows = climb(ctx)
+            if stop is not None and stop.is_set():  # nobody wants the answer: no windows read for it
+                result.partial = True
+                return result
             result.hits = self._sessions.hits(ctx, rows, limit, before, after, explain, self._windows, mask)
             for word in comp.unmatched():  # an identifier found nowhere, whole or in a row
                 result.notes.append(f"nothing matched {word} (whole, or its parts in a row)")

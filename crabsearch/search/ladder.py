@@ -42,7 +42,8 @@ from .scoring import best_span, best_window, session_lengths, topic_scores
 class Context:
     """One search in progress: the ``searcher``, the query's ``comp``\\ iler, the per-segment
     column cache ``keys``, the filter clauses for message and session documents (``s_filters``
-    None: session documents excluded), the ``deadline`` (``time.monotonic()``), the sessions
+    None: session documents excluded), the ``deadline`` (``time.monotonic()``) and ``stop`` (a
+    ``threading.Event``, or None: set, the search ends as at its deadline), the sessions
     ``excluded`` by ``-word``, the ``since:``/``until:`` ``window``, the ``sort``, the rows to
     ``fetch`` and the ``result`` being filled (its ``route`` and ``partial``)."""
 
@@ -57,6 +58,7 @@ class Context:
     sort: str
     fetch: int
     result: SearchResult
+    stop: object = None
 
 
 @dataclass(slots=True)
@@ -181,7 +183,7 @@ def best_per(ctx: Context, q, clauses, limit: int, depth: int = DEDUP_DEPTH) -> 
     if clauses is None:
         return {}
     top, partial = best_per_session(ctx.searcher, And([q, *clauses]), limit * depth, ctx.keys,
-                                    newest=ctx.sort == "newest", deadline=ctx.deadline,
+                                    newest=ctx.sort == "newest", deadline=ctx.deadline, stop=ctx.stop,
                                     excluded=ctx.excluded, window=ctx.window)
     ctx.result.partial = ctx.result.partial or partial
     newest = ctx.sort == "newest"  # the score is the time then: rows are ordered by ``newest``
@@ -243,7 +245,8 @@ def gather(ctx: Context, groups) -> dict[str, Gathered]:
                 parts.append(And([comp.any_query(SESSION_FIELDS, [group]), *ctx.s_filters]))
             q = FlatOr(parts) if len(parts) > 1 else parts[0]
             for key, score, docnum, terms, idx in each_match(ctx.searcher, q, ctx.keys, deadline=ctx.deadline,
-                                                            excluded=ctx.excluded, window=ctx.window):
+                                                            excluded=ctx.excluded, window=ctx.window,
+                                                            stop=ctx.stop):
                 seen += 1
                 if seen > GATHER_CAP:
                     ctx.result.partial = True

@@ -27,7 +27,6 @@ from .render import agent_name, relative_date, short_path, window_text
 from .results import ResultList
 from .transcript import TranscriptView
 
-DEBOUNCE = 0.12  # seconds of quiet typing before a search runs
 RESULT_LIMIT = 50
 """Rows per load; moving near the end of the list loads the next 50. Two or three screens of
 rows: each row costs the first paint about a millisecond, and the ladder fills the page from its
@@ -118,7 +117,7 @@ class SearchScreen(Screen):
         self._go_live_after_first_paint = False
         self._generation = 0
         self._shown = -1
-        self._timer = None
+        self._stop: threading.Event | None = None  # set to end the search running (a newer one came)
         self.result: SearchResult | None = None
         self._shown_sort = self.sort
         self._pending: SearchDone | None = None
@@ -257,22 +256,25 @@ class SearchScreen(Screen):
     def _typed(self, event: Input.Changed) -> None:
         self.query_one(FilterChips).show(event.value)
         self.limit = RESULT_LIMIT
-        if self._timer is not None:
-            self._timer.stop()
-        self._generation += 1
-        self._timer = self.set_timer(DEBOUNCE, lambda: self.run_query(event.value))
+        self.run_query(event.value)
 
     @on(Input.Submitted, "#query")
     def _submitted(self) -> None:
         self.action_results()
 
     def run_query(self, text: str) -> None:
-        """Search for ``text`` (or list recent sessions when blank) in a worker."""
+        """Search for ``text`` (or list recent sessions when blank) in a worker, at once: a key
+        searches without waiting for the typing to pause. The search still running, whose answer
+        is now stale, is told to stop (``Engine.search``'s ``stop``): it ends at its next look at
+        the clock, so the newest text's search starts within milliseconds, not after it."""
         self._generation += 1
-        self._search(text, self._generation)
+        if self._stop is not None:
+            self._stop.set()
+        self._stop = threading.Event()
+        self._search(text, self._generation, self._stop)
 
     @work(thread=True, exclusive=True, group="search", exit_on_error=False)
-    def _search(self, text: str, generation: int) -> None:
+    def _search(self, text: str, generation: int, stop: threading.Event) -> None:
         engine = self.app.engine
         error = rebuild = None
         query, problems = check_filters(text, tuple(SOURCES))  # filters that mean nothing: left out
@@ -281,7 +283,8 @@ class SearchScreen(Screen):
                 # The last word with no space after it may still be being typed: read as a prefix.
                 typing = not text[-1:].isspace() and text.split()[-1:] == query.split()[-1:]
                 result = engine.search(query, limit=self.limit, before=0, after=0, time_limit=SEARCH_TIME_LIMIT,
-                                       sort=self.sort, explain=True, redact=not self.reveal, typing=typing)
+                                       sort=self.sort, explain=True, redact=not self.reveal, typing=typing,
+                                       stop=stop)
             else:
                 result = SearchResult(query="", hits=engine.recent(limit=self.limit, redact=not self.reveal),
                                       route="recent")
