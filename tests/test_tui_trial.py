@@ -1241,7 +1241,8 @@ async def test_the_session_view_renders_markdown_code_tools_and_diffs(rich_sessi
         view.go_to(0)
         await pilot.pause()
         text = "\n".join(strip.text for _, strip in view._lines)
-        assert "**ocelot**" not in text and "ocelot" in text  # emphasis rendered, not shown as stars
+        assert "make the **ocelot** parser strict" in text  # the user's words as typed
+        assert "*strict*" not in text and "add a strict flag" in text  # the assistant's Markdown rendered
         assert "## Plan" in text and " 1 read parse()" in text.replace(".", "")  # heading on the left, list
         assert "<b>now</b>" in text  # HTML shown as written
         assert "the docs (https://example.com/ocelot)" in text and "[image: diagram] (https://example.com/d.png)" in text
@@ -1425,3 +1426,26 @@ async def test_the_filter_notes_show_in_full_when_nothing_matched_and_there_is_r
         needed = len(Text(text).wrap(app.console, notes.content_region.width))
         assert needed > 10 and notes.content_region.height == needed  # past half the screen: in full
         assert "(F3 picks one)." in "\n".join(_screen_rows(app))  # the last note's last words
+
+
+async def test_a_users_pasted_log_keeps_its_lines_and_stars(tmp_path):
+    """A user's prompt is shown as typed: a pasted terminal log keeps its line breaks (Markdown
+    joined them into one paragraph), ``#`` lines and globs keep their characters."""
+    from crabsearch.index import Indexer
+
+    home = tmp_path / "home"
+    s = ClaudeSession(home, cwd="/w/logs")
+    s.user("the build breaks:\n$ make test\n# running src/**/*.py\nFAILED test_one\nFAILED test_two")
+    s.assistant("Two *failing* tests.")
+    s.write()
+    Indexer(tmp_path / "index", env={"HOME": str(home)}).refresh()
+    app = app_of((home, tmp_path / "index"))
+    async with app.run_test(size=(100, 30)) as pilot:
+        view = await _open(app, pilot, "breaks")
+        view.go_to(0)
+        await pilot.pause()
+        lines = [strip.text.strip() for _, strip in view._lines]
+        for line in ("the build breaks:", "$ make test", "# running src/**/*.py", "FAILED test_one",
+                     "FAILED test_two"):
+            assert line in lines
+        assert "Two failing tests." in lines  # the assistant's Markdown still rendered

@@ -1,7 +1,10 @@
 """How one message looks in the session view: pure functions from an ``Item`` to a Rich renderable.
 
-* user, assistant and summary text: Markdown (headings, lists, emphasis, tables, quotes), fenced
+* assistant and summary text: Markdown (headings, lists, emphasis, tables, quotes), fenced
   code highlighted by its language (Rich's ``Markdown`` and ``Syntax``), ``diff`` fences coloured;
+* user text: as typed, line for line (what the user wrote is rarely Markdown: a pasted terminal
+  log or stack trace keeps its line breaks, a glob like ``src/**/*.ts`` its stars; the agents'
+  own interfaces show a prompt this way);
 * a tool call: one line, ``Bash(crontab -l)``, its main argument; expanded (``t``, or Enter on the
   message): every argument, an edit as a coloured diff of the old and the new text;
 * tool output: dim, folded to its first lines; a diff in it coloured;
@@ -71,6 +74,8 @@ def body(item: Item, look: Look) -> tuple[RenderableType, int]:
     full = look.full or (look.tools_full and is_tool(item))
     cap = FULL_LINES if full else PROSE_LINES if is_prose(item) else OTHER_LINES
     shown, more = fold(text, cap, look.width)
+    if item.role == "user" and is_prose(item):
+        return Text(shown), more
     if is_prose(item):
         return markdown(shown, look), more
     if item.role == "tool":
