@@ -452,3 +452,17 @@ def test_an_expanded_hit_marks_left_out_text_once():
     near = Item(message_index=3, role="assistant", label="assistant", timestamp=None,
                 text="first line\nthe display was incorrect", truncated=False, hit=True)
     assert item_lines(near, ["incorrect"], width=80, lines=3)[0].plain.startswith("▶ assistant  … the display")
+
+
+def test_a_snippet_shows_the_stretch_holding_most_query_words():
+    """Two query words apart in a long message: the snippet starts before the stretch holding
+    both (it started before the first match, and the other word fell off the line); one word,
+    or words too far apart for one line, keep the first match."""
+    from crabsearch.tui.render import snippet
+
+    text = "error in the build. " + "filler words here " * 20 + "the pre-commit hook reported an error again"
+    line = snippet(text, ["hook", "error"], width=80).plain
+    assert "hook" in line and line.count("error") == 1 and line.startswith("…")
+    assert snippet(text, ["error"], width=80).plain.startswith("error in the build")
+    far = "error first. " + "filler words here " * 40 + "hook at last"
+    assert snippet(far, ["hook", "error"], width=80).plain.startswith("error first")

@@ -599,17 +599,26 @@ def spans(text: str, wanted: set[str]) -> list[tuple[int, int]]:
     tokens starting with it (prefix queries). Offsets index ``text`` as given
     (also when it is not NFC). A piece inside an already returned compound span is not
     returned again; spans of adjacent CJK bigrams overlap by one character."""
+    return [(s, e) for s, e, _ in term_spans(text, wanted)]
+
+
+def term_spans(text: str, wanted: set[str]) -> list[tuple[int, int, str]]:
+    """:func:`spans` with what each span matched: ``(start, end, entry)``, ``entry`` the analyzed
+    term of ``wanted`` (or the ``prefix*`` entry) it is."""
     if not wanted:
         return []
     prefixes = tuple(w[:-1] for w in wanted if w.endswith("*") and len(w) > 1)
-    out: list[tuple[int, int]] = []
+    out: list[tuple[int, int, str]] = []
     last_s = last_e = -1
     for t in text_analyzer()(text, chars=True):
-        if t.text in wanted or (prefixes and t.text.startswith(prefixes)):
+        term = t.text
+        if term in wanted or (prefixes and term.startswith(prefixes)):
             s, e = t.startchar, t.endchar
             if last_s <= s and e <= last_e:
                 continue
-            out.append((s, e))
+            if term not in wanted:
+                term = next(p for p in prefixes if term.startswith(p)) + "*"
+            out.append((s, e, term))
             last_s, last_e = s, e
     return out
 

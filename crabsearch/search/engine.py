@@ -18,6 +18,7 @@ from whoosh.query import And, Prefix, Term
 
 from ..hits import AmbiguousSession, Hit, Item, Page, SearchResult, SessionRef, abandoned_ranges, branch_window
 from ..index.analysis import spans as _spans
+from ..index.analysis import term_spans as _term_spans
 from ..index.collect import SegmentKeys
 from ..index.filtering import filters, folder_of, time_window
 from ..index.querying import MESSAGE_FIELDS, Compiler
@@ -358,3 +359,8 @@ class Engine:
     def spans(text: str, terms: list[str]) -> list[tuple[int, int]]:
         """Character spans of ``text`` that match any of the analyzed query ``terms``."""
         return _spans(text, set(terms))
+
+    @staticmethod
+    def term_spans(text: str, terms: list[str]) -> list[tuple[int, int, str]]:
+        """:meth:`spans` with the term each span matched: ``(start, end, term)``."""
+        return _term_spans(text, set(terms))

@@ -83,14 +83,33 @@ def highlighted(text: str, terms: list[str], style: str = "") -> Text:
 
 
 def snippet(text: str, terms: list[str], width: int = 160) -> Text:
-    """One line of ``text`` (whitespace collapsed) starting a little before the first match."""
+    """One line of ``text`` (whitespace collapsed) starting a little before its matches: before
+    the first match of the stretch of ``width`` characters that holds the most different query
+    terms (the first such stretch), so a message holding two query words apart shows both when
+    they fit in the line (it showed the first match only: ``hook error`` showed ``error``)."""
     flat = " ".join(printable(text).split())
-    spans = Engine.spans(flat, terms)
-    start = 0
-    if spans and spans[0][0] > width // 3:
-        start = spans[0][0] - width // 4
-        flat = "…" + flat[start:]
+    marks = Engine.term_spans(flat, terms)
+    first = _densest(marks, max(1, width - width // 4 - 2)) if marks else 0
+    if first > width // 3:
+        flat = "…" + flat[first - width // 4:]
     return highlighted(flat[: width + 1], terms)
+
+
+def _densest(marks: list[tuple[int, int, str]], reach: int) -> int:
+    """The start of the first of ``marks`` (``Engine.term_spans``) from which the next ``reach``
+    characters hold the most different terms (one pass, two pointers)."""
+    counts: dict[str, int] = {}
+    best, at, j = 0, marks[0][0], 0
+    for start, _, term in marks:
+        while j < len(marks) and marks[j][0] < start + reach:
+            counts[marks[j][2]] = counts.get(marks[j][2], 0) + 1
+            j += 1
+        if len(counts) > best:
+            best, at = len(counts), start
+        counts[term] -= 1
+        if not counts[term]:
+            del counts[term]
+    return at
 
 
 def row_header(hit: Hit, now: datetime, home: str | None) -> "RowHeader":
