@@ -466,3 +466,24 @@ def test_a_snippet_shows_the_stretch_holding_most_query_words():
     assert snippet(text, ["error"], width=80).plain.startswith("error in the build")
     far = "error first. " + "filler words here " * 40 + "hook at last"
     assert snippet(far, ["hook", "error"], width=80).plain.startswith("error first")
+
+
+async def test_the_footer_goes_compact_only_when_its_keys_would_not_fit(sample):
+    """A highlighted row's keys at 140 columns lost ``f2 Status`` off the right edge: the footer
+    takes Textual's compact style (one cell less per key) when they would not fit, and keeps
+    the roomier style when they do."""
+    from textual.widgets._footer import FooterKey
+
+    from crabsearch.tui.screens import KeyFooter
+
+    for width, compact in ((200, False), (140, True)):
+        app = make_app(sample)
+        async with app.run_test(size=(width, 30)) as pilot:
+            await settle(app, pilot)
+            await type_query(app, pilot, "cron")
+            await pilot.press("down")
+            await settle(app, pilot)
+            footer = app.screen.query_one(KeyFooter)
+            assert footer.compact is compact
+            status = next(k for k in footer.query(FooterKey) if k.description == "Status")
+            assert status.region.right <= width - len("^p palette")  # on screen, left of the palette key

@@ -6,6 +6,7 @@ import os
 import threading
 import time
 
+from rich.cells import cell_len
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
@@ -13,6 +14,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Input, ProgressBar, Static
+from textual.widgets._footer import FooterKey
 
 from ..hits import transcript_gone
 from ..search import Hit, IndexDamaged, SearchResult
@@ -89,12 +91,23 @@ class KeyFooter(Footer):
         if shown != self._shown:
             self._shown = shown
             await self.recompose()
+            self._fit()
+
+    def on_resize(self) -> None:
+        self._fit()
+
+    def _fit(self) -> None:
+        """Textual's compact style (one cell less around each key) when the keys would not fit in
+        one line otherwise: at 140 columns, a highlighted row's keys lost ``f2 Status``."""
+        keys = list(self.query(FooterKey))
+        wide = sum(cell_len(k.key_display) + cell_len(k.description) + 3 for k in keys)
+        self.compact = wide > self.size.width
 
 
 class SearchScreen(Screen):
-    """Search box, status line, result list, indexing progress. Typing searches as you type
-    (debounced, in a worker; a stale query's results are dropped). An empty box lists recent
-    sessions."""
+    """Search box, status line, result list, indexing progress. Typing searches as you type (at
+    each key, in a worker; the stale query's search is stopped and its results dropped). An empty
+    box lists recent sessions."""
 
     BINDINGS = [
         Binding("down", "results", "Results", show=False),
