@@ -7,7 +7,7 @@ Commands (the CLI contract; names, flags and JSON shapes are relied on by script
 * ``crabsearch status [--json]``: sources found per agent, skipped lines and files, index size,
   last refresh, warnings (Claude Code's ``cleanupPeriodDays``).
 * ``crabsearch search QUERY [--limit N] [--before N] [--after N] [--agent NAME] [--json]``
-* ``crabsearch show SESSION_ID [--offset N] [--limit N] [--json]``
+* ``crabsearch show SESSION_ID [--offset N] [--limit N] [--json] [--no-refresh]``
 * ``crabsearch export SESSION_ID [-o FILE] [--no-redact] [--from N] [--to N]``: the session (or
   messages #N..#N, numbered from 1) as Markdown, secrets masked, to stdout or FILE.
 * ``crabsearch mcp``: an MCP server over stdio for AI agents (``crabsearch.mcp_server``).
@@ -88,6 +88,7 @@ def build_parser() -> argparse.ArgumentParser:
     p_show.add_argument("--limit", type=_nonneg, default=50, help="messages per page (default 50)")
     p_show.add_argument("--no-redact", action="store_true", help="show secret-shaped strings unmasked")
     p_show.add_argument("--json", action="store_true", help="print JSON")
+    p_show.add_argument("--no-refresh", action="store_true", help="read the session as indexed")
     p_export = sub.add_parser("export", help="write a session as Markdown (secrets masked)")
     _common(p_export)
     p_export.add_argument("session_id")
@@ -98,6 +99,7 @@ def build_parser() -> argparse.ArgumentParser:
     p_export.add_argument("--to", dest="last", type=_positive, metavar="N",
                           help="last message to export (default the last)")
     p_export.add_argument("--no-redact", action="store_true", help="leave secret-shaped strings unmasked")
+    p_export.add_argument("--no-refresh", action="store_true", help="export the session as indexed")
     p_mcp = sub.add_parser("mcp", help="serve the search to AI agents: an MCP server over stdio")
     _common(p_mcp)
     return parser
@@ -294,7 +296,7 @@ def _run(args) -> int:
             _print_hits(result)
         return EXIT_OK
     if args.command in ("show", "export"):
-        ref = _find_session(engine, indexer, args.session_id)
+        ref = _find_session(engine, indexer, args.session_id, refresh=not args.no_refresh)
         if ref is None:
             return EXIT_ERROR
         if args.command == "export":
@@ -357,14 +359,30 @@ def _server_line(srv: dict) -> str:
     return f"resident server: running ({pid}socket {srv['socket']}; it stops when idle)"
 
 
-def _find_session(engine, indexer, session_id: str):
+def _find_session(engine, indexer, session_id: str, *, refresh: bool = True):
     """The SessionRef for ``session_id`` (exact or a unique prefix), refreshing the index once when
-    it is not there yet; None after printing the one-line error (unknown or ambiguous id)."""
+    it is not there yet; None after printing the one-line error (unknown or ambiguous id).
+
+    With ``refresh``, a session whose transcript is still on disk is read again first when it
+    changed (a refresh, as ``search`` does): ``show`` lists the messages appended since. A
+    session whose transcript is gone is not refreshed away: the page then says the transcript
+    is gone (issue 15) instead of "no session"."""
     from .search import AmbiguousSession
 
     try:
         ref = engine.find_session(session_id)
-        if ref is None:
+        if ref is not None and refresh and os.path.isfile(ref.session.path):
+            try:
+                report = indexer.refresh()
+            except OSError as exc:  # e.g. a read-only index directory: show what is indexed
+                print(f"crabsearch: cannot update the index ({exc.strerror or exc}); showing what is "
+                      "already indexed", file=sys.stderr)
+            else:
+                _warn(report)
+                if report.files_read or report.files_removed or report.rebuilt:
+                    engine.reload()
+                    ref = engine.find_session(session_id)
+        elif ref is None:
             indexer.refresh()
             engine.reload()
             ref = engine.find_session(session_id)

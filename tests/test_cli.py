@@ -210,6 +210,24 @@ def test_show_and_export_say_a_deleted_transcript_is_gone(home, capsys):
     assert "the transcript is gone (deleted or moved" in out and "could not be read" in err
 
 
+def test_show_and_export_read_messages_appended_since_the_last_refresh(home, capsys):
+    """``show`` and ``export`` refresh first, as ``search`` does: a message appended to the
+    transcript after the last search is listed (it was missing until the next search); with
+    ``--no-refresh`` they read the session as indexed."""
+    sid = "019a0000-1111-7222-8333-444455556666"
+    assert run(capsys, "index")[0] == 0
+    path = next((home / ".codex").rglob("*.jsonl"))
+    CodexSession(home, session_id=sid).user("cron parser rejects step values").assistant("Use */5").user(
+        "and a pelican appended later").write()
+    assert list((home / ".codex").rglob("*.jsonl")) == [path]  # the same transcript, grown
+    code, out, _ = run(capsys, "show", sid, "--no-refresh", "--json")
+    assert code == 0 and "pelican" not in out
+    code, out, _ = run(capsys, "show", sid, "--json")
+    assert code == 0 and json.loads(out)["messages"][-1]["text"] == "and a pelican appended later"
+    code, out, _ = run(capsys, "export", sid)
+    assert code == 0 and "pelican appended later" in out
+
+
 def test_demo_status_gives_no_advice_about_the_bundled_home(tmp_path, capsys, monkeypatch):
     """Issue 15: ``crabsearch --demo status`` told the user to set cleanupPeriodDays in a
     settings.json inside the installed package."""
