@@ -45,7 +45,8 @@ What counts as a secret (the span that is masked is in brackets):
   (``get_token()``: the value must end at a delimiter), a plain identifier where code is likely
   (unquoted, and the name is not an UPPER_CASE env var or the separator has spaces around it:
   ``api_key=api_key``, ``token: str``, ``password = pw``), or all digits for a name other than
-  a password (``max_token=512``).
+  a password (``max_token=512``). An unquoted value ends at a JSON-escaped newline or tab (a
+  literal ``\\n`` in a tool call's arguments) as at the character itself.
 * PEM private keys: ``-----BEGIN ... PRIVATE KEY-----`` + base64 (+ ``Proc-Type``/``DEK-Info``
   headers) + ``-----END ... PRIVATE KEY-----`` becomes one line
   ``-----BEGIN RSA PRIVATE KEY----- *** -----END RSA PRIVATE KEY-----``; a block cut off before its
@@ -217,6 +218,8 @@ _ASSIGN_TAIL = (
 _KEYWORDS = {"key": ("ke", "y", ""), "token": ("to", "k", "en"), "secret": ("se", "c", "ret"),
              "password": ("pass", "w", "(?:or)?d")}
 
+_JSON_BREAK = re.compile(r"\\[nrt]")
+"""A JSON-escaped newline, carriage return or tab (a tool call's arguments are JSON text)."""
 _TOKEN_CHARS = r"A-Za-z0-9._~+/=\-"
 _SCHEMES = r"(?i:bearer|basic|token|digest|bot|negotiate|ntlm|apikey|key)"
 _AUTH_TAIL = (
@@ -353,6 +356,12 @@ def _assignment(text: str, m: re.Match, tag: str) -> tuple[int, int] | None:
             break
     value = text[start:end]
     if quote == "uv":
+        # A JSON-escaped line break ends the value as the character does: ``api_key\n`` was
+        # masked whole, and the next line joined onto the masked one.
+        escaped = _JSON_BREAK.search(value)
+        if escaped:
+            end -= len(value) - escaped.start()
+            value = value[:escaped.start()]
         stripped = value.rstrip(".:")  # the end of a sentence
         end -= len(value) - len(stripped)
         value = stripped

@@ -454,3 +454,18 @@ def test_speed_and_no_pathological_backtracking():
         start = time.perf_counter()
         redact(bad)
         assert time.perf_counter() - start < 1.0, bad[:20]
+
+
+def test_a_json_escaped_newline_ends_an_unquoted_value():
+    """A tool call's arguments are JSON: a line break in an edit is a literal ``\\n``. It ends an
+    unquoted value as a real line break does: ``self.api_key = api_key`` stays code (and the
+    lines after it stay on their own lines), an env var's value is masked up to the break."""
+    import json
+
+    edit = json.dumps({"new_string": "def __init__(self, api_key):\n        self.api_key = api_key\n"
+                                     "        self.base = base\n"})
+    assert redact(edit) == edit
+    env = json.dumps({"content": "OPENAI_API_KEY=abcdefghijklmnopqrstu\nDEBUG=1\n"})
+    out = redact(env)
+    assert "abcdefghijklmnopqrstu" not in out and "\\nDEBUG=1\\n" in out
+    assert redact("OPENAI_API_KEY=abcdefghijklmnopqrstu\nDEBUG=1") == json.loads(out)["content"].rstrip("\n")
