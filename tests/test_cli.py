@@ -185,8 +185,16 @@ def test_status(home, capsys, tmp_path):
     assert "90 days" in data["warnings"][0] and data["last_refresh"] and data["index_bytes"] > 0
     assert data["server"] == {"enabled": False, "socket": None, "running": False, "pid": None}  # conftest
     code, out, _ = run(capsys, "status")
-    assert "Claude Code: 2 transcripts found" in out and "files with skipped lines" in out
+    assert "Claude Code: 2 transcripts found, 2 sessions" in out and "files with skipped lines" in out
     assert "resident server: off (CRABSEARCH_NO_SERVER)" in out
+    empty = home / ".claude" / "projects" / "-p" / "e0e0e0e0-0000-4000-8000-000000000000.jsonl"
+    empty.write_text("")  # found, but holds no session: status says why the counts differ
+    run(capsys, "index")
+    code, out, _ = run(capsys, "status")
+    assert "Claude Code: 3 transcripts found (1 without messages), 2 sessions" in out
+    code, out, _ = run(capsys, "status", "--json")
+    claude = next(a for a in json.loads(out)["agents"] if a["agent"] == "claude")
+    assert (claude["files_found"], claude["files_empty"], claude["sessions"]) == (3, 1, 2)
 
 
 def test_the_app_s_resume_command_runs_after_it_exits(home, monkeypatch):

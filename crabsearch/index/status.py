@@ -26,7 +26,9 @@ class AgentStatus:
     """One agent: where it looked, transcripts found on disk, and what the index holds.
     ``files_found`` counts the units found (one session each: a transcript file, or a session
     inside a file that holds many, such as an Aider history or an opencode database);
-    ``files_holding`` the files (or session directories) they are in."""
+    ``files_holding`` the files (or session directories) they are in; ``files_empty`` the
+    indexed ones that hold no session (an empty file, a Claude Code subagent's warm-up), which
+    is why there can be fewer sessions than transcripts."""
 
     agent: str
     display: str
@@ -34,6 +36,7 @@ class AgentStatus:
     files_found: int = 0
     files_holding: int = 0
     files_indexed: int = 0
+    files_empty: int = 0
     sessions: int = 0
     messages: int = 0
     skipped_lines: int = 0
@@ -79,6 +82,8 @@ class Status:
         for a in self.agents:
             found = (f"{_n(a.files_found, 'transcript')} found" if a.files_holding == a.files_found  # one file each
                      else f"{_n(a.files_found, 'session')} found in {_n(a.files_holding, 'file')}")
+            if a.files_empty:
+                found += f" ({a.files_empty} without messages)"
             lines.append(f"{a.display}: {found}, {_n(a.sessions, 'session')} "
                          f"and {_n(a.messages, 'message')} indexed, {_n(a.skipped_lines, 'line')} skipped")
             for root in a.roots:
@@ -128,7 +133,9 @@ def collect(indexer: Indexer, *, top: int = 20) -> Status:
             continue
         a.files_indexed += 1
         a.messages += e.get("messages", 0)
-        a.sessions += 1 if e.get("session", bool(e.get("messages"))) else 0  # a titled, emptied session counts
+        session = e.get("session", bool(e.get("messages")))  # a titled, emptied session counts
+        a.sessions += 1 if session else 0
+        a.files_empty += 0 if session else 1
         a.skipped_lines += e.get("skipped", 0)
         if e.get("skipped"):
             status.skipped_files.append({"path": path, "skipped": e["skipped"], "reasons": e.get("reasons", {}),
