@@ -206,8 +206,10 @@ def _run(args) -> int:
     if args.command is None:
         from .tui.app import CrabsearchApp
 
-        command = CrabsearchApp(index_dir=index_dir, env=env, demo=args.demo, index_tool_output=tools,
-                                config=cfg).run()
+        app = CrabsearchApp(index_dir=index_dir, env=env, demo=args.demo, index_tool_output=tools, config=cfg)
+        command = app.run()
+        if app.return_code:  # the app stopped on an error (Textual printed it): not a success
+            return EXIT_ERROR
         if command:
             return run_resume(command)
         return EXIT_OK

@@ -207,6 +207,20 @@ def test_the_app_s_resume_command_runs_after_it_exits(home, monkeypatch):
     assert ran == [["/bin/sh", "-c", "cd /tmp && claude --resume abc"]]
 
 
+def test_an_app_that_stopped_on_an_error_exits_non_zero(home, monkeypatch):
+    """A user trial: the app crashed (Textual printed the traceback) and the shell saw exit 0."""
+    from crabsearch.tui import app as tui_app
+
+    def crashed(self):
+        self._return_code = 1
+        return "cd /tmp && claude --resume abc"  # never run after a crash
+
+    ran = []
+    monkeypatch.setattr(tui_app.CrabsearchApp, "run", crashed)
+    monkeypatch.setattr("subprocess.call", lambda argv: ran.append(argv) or 0)
+    assert main([]) == 1 and ran == []
+
+
 def test_show_and_export_say_a_deleted_transcript_is_gone(home, capsys):
     """Issue 15: a transcript deleted since indexing reads as gone, not as "changed"."""
     sid = "5c0375b4-57a5-4f26-b12d-d022ee4e51b7"

@@ -487,3 +487,22 @@ async def test_the_footer_goes_compact_only_when_its_keys_would_not_fit(sample):
             assert footer.compact is compact
             status = next(k for k in footer.query(FooterKey) if k.description == "Status")
             assert status.region.right <= width - len("^p palette")  # on screen, left of the palette key
+
+
+async def test_leaving_the_session_view_right_after_a_resize_does_not_crash(sample):
+    """A user trial: open a session, resize the terminal, press Esc: the closed screen's footer
+    still had a rebuild queued, which asked for its screen and crashed the app (NoScreen)."""
+    app = make_app(sample)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(app, pilot)
+        await type_query(app, pilot, "cron")
+        await pilot.press("down", "o")
+        await settle(app, pilot)
+        assert isinstance(app.screen, SessionScreen)
+        await pilot.resize_terminal(100, 40)
+        await pilot.press("escape")
+        await settle(app, pilot)
+        assert isinstance(app.screen, SearchScreen)
+        await pilot.resize_terminal(140, 40)
+        await settle(app, pilot)
+        assert app.screen.query_one(ResultList).option_count == 3

@@ -87,6 +87,8 @@ class KeyFooter(Footer):
 
     async def _recompose_now(self) -> None:
         self._recompose_pending = False
+        if not self.is_attached or not self.screen.is_attached:
+            return  # its screen was closed before the rebuild ran (Esc right after a resize)
         shown = self._keys_shown()
         if shown != self._shown:
             self._shown = shown
