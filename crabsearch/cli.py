@@ -367,13 +367,17 @@ def _find_session(engine, indexer, session_id: str, *, refresh: bool = True):
 
     With ``refresh``, a session whose transcript is still on disk is read again first when it
     changed (a refresh, as ``search`` does): ``show`` lists the messages appended since. A
-    session whose transcript is gone is not refreshed away: the page then says the transcript
-    is gone (issue 15) instead of "no session"."""
+    session whose transcript is gone is not refreshed away, and no record read from it before
+    is kept: every message of the page then says the transcript is gone (issue 15) instead of
+    "no session"."""
+    from .hits import transcript_gone
     from .search import AmbiguousSession
 
     try:
         ref = engine.find_session(session_id)
-        if ref is not None and refresh and os.path.isfile(ref.session.path):
+        if ref is not None and transcript_gone(ref.session.path):
+            engine.reload()  # a kept engine (the resident server) holds records read before it went
+        elif ref is not None and refresh:
             try:
                 report = indexer.refresh()
             except OSError as exc:  # e.g. a read-only index directory: show what is indexed

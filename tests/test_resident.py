@@ -406,3 +406,19 @@ def test_served_commands_keep_the_clients_umask_and_import_nothing_from_its_dire
         os.umask(old)
     assert code == 0 and "claude --resume" in json.loads(out)["hits"][0]["resume_command"]
     assert (tmp_path / "new").stat().st_mode & 0o777 == 0o700
+
+
+def test_a_served_show_of_a_deleted_transcript_says_it_is_gone_on_every_message(served):
+    """A user trial: through the server, ``show`` printed the messages it had read before the
+    transcript was deleted and called only the others gone; alone, every one is gone."""
+    env, path, home = served
+    sid = "5c0375b4-57a5-4f26-b12d-d022ee4e51b7"
+    assert crabsearch(env, "search", "cron").returncode == 0  # starts the server
+    _wait_for(path)
+    code, out = _served(env, path, "show", sid, "--limit", "1")
+    assert code == 0 and b"cron job runs twice" in out
+    next(home.rglob(f"{sid}.jsonl")).unlink()
+    code, out = _served(env, path, "show", sid)
+    alone = crabsearch({**env, "CRABSEARCH_NO_SERVER": "1"}, "show", sid)
+    assert code == 0 and out.count(b"[message unavailable: the transcript is gone") == 2  # both messages
+    assert out.decode() == alone.stdout
