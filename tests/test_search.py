@@ -225,6 +225,25 @@ def test_branch_window_follows_the_hits_own_branch():
     assert len(branch_window(12, 30, 20, 20, [(2, 6)])) == MAX_WINDOW
 
 
+def test_a_long_hit_is_cut_around_where_the_query_words_meet(tmp_path):
+    """A user trial: a long message holding ``webhook`` early and ``webhook ... flarnish`` much
+    later; the hit's text (cut to the window's bytes) kept the first ``webhook`` and lost
+    ``flarnish``. It is cut around the stretch holding both."""
+    from crabsearch.index import Indexer
+    from crabsearch.search.windows import first_match
+
+    filler = "the build log says nothing useful here " * 40
+    text = f"The webhook fired once. {filler} Now the webhook retry fails with a flarnish error every time."
+    assert first_match(text, ["webhook", "flarnish"], reach=512) == text.index("webhook retry")
+    assert first_match(text, ["webhook", "flarnish"]) == text.index("webhook")  # no reach: the first
+    home = tmp_path / "home"
+    ClaudeSession(home).user(text).assistant("ok").write()
+    Indexer(tmp_path / "index", env={"HOME": str(home)}).refresh()
+    [hit] = Engine(tmp_path / "index").search("webhook flarnish", before=0, after=0).hits
+    [item] = hit.window
+    assert item.truncated and "webhook retry fails with a flarnish error" in item.text
+
+
 def test_first_match_places_the_cut_on_whole_words():
     from crabsearch.search.windows import first_match as _first_match
 

@@ -68,7 +68,8 @@ class Windows:
             truncated = False
             if max_bytes is not None and i == hit_index and terms and len(text) > max_bytes // 4:
                 long = len(text.encode("utf-8", "replace")) > max_bytes
-                text, truncated = cut_around(text, max_bytes, first_match(text, terms) if long else None)
+                at = first_match(text, terms, reach=max(1, max_bytes // 2)) if long else None
+                text, truncated = cut_around(text, max_bytes, at)
             elif max_bytes is not None:
                 text, truncated = cut_bytes(text, max_bytes)
             items.append(Item(i, f["role"], f["label"], from_ms(f.get("ts")), text, truncated, i == hit_index,
@@ -106,30 +107,52 @@ def message_doc(searcher, fkey: str, index: int, guess: tuple[int, int] | None
     return searcher.stored_fields(d), (index, d)
 
 
-def first_match(text: str, terms: list[str]) -> int | None:
+def first_match(text: str, terms: list[str], reach: int | None = None) -> int | None:
     """Character offset of the first query term in ``text`` (its first :data:`MATCH_SCAN`
     characters), or None: a case-folded substring search, where a word counts only when it is
     not part of a longer word (``the`` in ``other``); a ``prefix*`` only needs its start to be a
     word start; CJK terms (bigrams inside runs of CJK text) count anywhere. Offsets are those of
     the case-folded text, which can differ by a few characters for rare scripts (it only places
-    a cut)."""
+    a cut).
+
+    With ``reach`` (characters) and several terms: the first match of the first stretch of
+    ``reach`` characters that holds the most different terms, so that a cut around it keeps
+    the place where the query's words meet, not only the first of them (a user trial: the
+    window of ``webhook flarnish`` held ``webhook`` and not ``flarnish``)."""
     low = text[:MATCH_SCAN].lower()
-    best = None
-    for term in terms:
+    marks: list[tuple[int, int]] = []
+    for n, term in enumerate(terms):
         prefix = term.endswith("*")
         needle = term.rstrip("*")
         if not needle:
             continue
         anywhere = not needle.isascii() and any(_is_cjk(c) for c in needle)
         pos = low.find(needle)
-        while pos != -1 and (best is None or pos < best):
+        while pos != -1:
             before = low[pos - 1] if pos else " "
             after = low[pos + len(needle)] if pos + len(needle) < len(low) else " "
             if anywhere or (not before.isalnum() and (prefix or not after.isalnum())):
-                best = pos
-                break
+                marks.append((pos, n))
+                if reach is None or len(terms) == 1:
+                    break  # the first one is all that is asked for
             pos = low.find(needle, pos + 1)
-    return best
+    if not marks:
+        return None
+    marks.sort()
+    if reach is None or len(terms) == 1:
+        return marks[0][0]
+    counts: dict[int, int] = {}
+    best, at, j = 0, marks[0][0], 0
+    for pos, n in marks:  # two pointers: the terms held by the stretch starting at each match
+        while j < len(marks) and marks[j][0] < pos + reach:
+            counts[marks[j][1]] = counts.get(marks[j][1], 0) + 1
+            j += 1
+        if len(counts) > best:
+            best, at = len(counts), pos
+        counts[n] -= 1
+        if not counts[n]:
+            del counts[n]
+    return at
 
 
 def _is_cjk(c: str) -> bool:
