@@ -495,17 +495,18 @@ def _print_report(report, index_dir: Path, sessions: int, as_json: bool) -> None
 
 def _print_hits(result) -> None:
     from .hits import structure_notes
+    from .query import MAX_QUERY_CHARS
 
     for note in result.notes:
         print(f"({note})")
     if result.corrections:
         print("(showing results for " + ", ".join(f"{v} instead of {k}" for k, v in result.corrections.items()) + ")")
     if result.cut:
-        print("(query cut to its first 512 characters)")
+        print(f"(query cut to its first {MAX_QUERY_CHARS} characters)")
     if result.partial:
         print("(stopped early; results are partial)")
     if not result.hits:
-        print(f"no sessions match {result.query!r}")
+        print(f"no sessions match {result.query[:MAX_QUERY_CHARS] + ('…' if result.cut else '')!r}")
         return
     for n, hit in enumerate(result.hits, 1):
         s = hit.session
