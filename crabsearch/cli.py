@@ -367,16 +367,20 @@ def _find_session(engine, indexer, session_id: str, *, refresh: bool = True):
 
     With ``refresh``, a session whose transcript is still on disk is read again first when it
     changed (a refresh, as ``search`` does): ``show`` lists the messages appended since. A
-    session whose transcript is gone is not refreshed away, and no record read from it before
-    is kept: every message of the page then says the transcript is gone (issue 15) instead of
-    "no session"."""
-    from .hits import transcript_gone
+    session whose transcript is gone, or is no longer a regular file, is not refreshed away, and
+    no record read from it before is kept: every message of the page then says the transcript
+    is gone (issue 15) or unavailable, instead of "no session"."""
     from .search import AmbiguousSession
+    from .sources.base import container_of
 
     try:
         ref = engine.find_session(session_id)
-        if ref is not None and transcript_gone(ref.session.path):
-            engine.reload()  # a kept engine (the resident server) holds records read before it went
+        where = container_of(ref.session.path) if ref is not None else ""
+        if ref is not None and not (os.path.isfile(where) or os.path.isdir(where)):
+            # Gone, or no longer a regular file (a FIFO, a device): not refreshed away, so that each
+            # message says it is unavailable; a kept engine (the resident server) forgets the
+            # records it read before.
+            engine.reload()
         elif ref is not None and refresh:
             try:
                 report = indexer.refresh()
