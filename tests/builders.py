@@ -368,7 +368,7 @@ except ImportError:  # pragma: no cover
 
 async def settle(pilot, timeout: float = 10.0) -> None:
     """Wait until the app's search screen shows the latest query's results and no worker runs
-    (the debounce timer can fire late on a loaded machine)."""
+    (a search can end late on a loaded machine)."""
     import time
 
     app = pilot.app

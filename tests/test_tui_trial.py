@@ -1013,6 +1013,31 @@ async def test_a_word_still_being_typed_is_read_as_a_prefix_not_repaired(configs
     assert result.corrections == {"conf": "cong"}
 
 
+async def test_no_spelling_repair_while_the_index_is_built_from_scratch(configs):
+    """A user trial: during the first index build, a word not indexed yet was "repaired" to a
+    common one (``token`` -> ``then``, for seconds). While the index is built from scratch the app
+    searches the words as typed; once it is built, a repair applies again."""
+    from crabsearch.search import Engine
+
+    assert Engine(configs[1]).search("conf ", repair=False).corrections == {}
+    app = app_of(configs)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        app.indexing, screen.rebuilding = True, "first"  # as during the first build
+        await pilot.press(*"conf ")
+        for _ in range(200):  # settle() waits for the indexing to end too
+            await app.workers.wait_for_complete()
+            if screen.settled:
+                break
+            await pilot.pause(0.05)
+        assert screen.result.corrections == {} and "cong" not in str(screen.query_one("#status").render())
+        app.indexing, screen.rebuilding = False, None  # built: the query runs again
+        screen.run_query(screen.query_text)
+        await settle(pilot)
+        assert screen.result.corrections == {"conf": "cong"}
+
+
 async def test_export_title_is_the_whole_first_prompt_not_the_cut_title(tmp_path):
     from crabsearch.index import Indexer
 

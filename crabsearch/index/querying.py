@@ -66,9 +66,11 @@ class Compiler:
     its parts (``getUserById`` or ``get user by id``); phrases use ``analysis.phrase_terms``.
     """
 
-    def __init__(self, pq: ParsedQuery, searcher, typing: str | None = None):
+    def __init__(self, pq: ParsedQuery, searcher, typing: str | None = None, repair: bool = True):
         self.pq = pq
         self.searcher = searcher
+        self.repair = repair
+        """False: an unknown word is never spelling-repaired (``Engine.search(repair=False)``)."""
         self._typing = {g[0] for g, _ in group_leaves(typing)} if typing in pq.words else set()
         """The last word while it is being typed (``Engine.search(typing=True)``): read as the
         start of a longer word (:meth:`_completion`), not repaired."""
@@ -264,6 +266,8 @@ class Compiler:
             done = self._completion(word, fields)
             if done is not None:
                 return done
+        if not self.repair:
+            return None
         best: tuple[int, int, str] | None = None
         once: tuple[int, str] | None = None
         seen: set[bytes] = set()

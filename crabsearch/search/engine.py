@@ -133,7 +133,7 @@ class Engine:
     def search(self, query: str, *, limit: int = DEFAULT_LIMIT, before: int = DEFAULT_BEFORE,
                after: int = DEFAULT_AFTER, agent: str | None = None, sort: str = "relevance",
                time_limit: float | None = None, explain: bool = False,
-               redact: bool | None = None, typing: bool = False, stop=None) -> SearchResult:
+               redact: bool | None = None, typing: bool = False, stop=None, repair: bool = True) -> SearchResult:
         """Best hit per session for ``query`` (the query language of ``crabsearch.query``), with
         context windows; never raises for any text.
 
@@ -148,6 +148,9 @@ class Engine:
         frequent completion (``conf`` -> ``config``), never spelling-repaired (``cong``).
         ``stop`` (a ``threading.Event``): once set, scoring ends and the search returns no hits,
         ``partial`` (the app sets it when a newer key makes this search's answer useless).
+        ``repair=False``: an unknown word is not spelling-repaired to its nearest indexed word (the
+        app, while the index is built from scratch: a word not indexed yet became a common one,
+        ``token`` -> ``then``).
 
         Ranking (``search.ladder``): the rungs phrase, all, session, repair, any, each filling
         what the ones above left of the page; within a rung a session's score is its best
@@ -170,7 +173,8 @@ class Engine:
             if by_id:
                 result.route, result.hits = "id", by_id
                 return result
-            comp = Compiler(pq, searcher, typing=query.split()[-1] if typing and query.split() else None)
+            comp = Compiler(pq, searcher, typing=query.split()[-1] if typing and query.split() else None,
+                            repair=repair)
             if comp.empty:
                 if pq.has_filters and not (pq.words or pq.phrases or pq.excluded):
                     result.route = "recent"

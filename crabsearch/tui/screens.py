@@ -299,7 +299,7 @@ class SearchScreen(Screen):
                 typing = not text[-1:].isspace() and text.split()[-1:] == query.split()[-1:]
                 result = engine.search(query, limit=self.limit, before=0, after=0, time_limit=SEARCH_TIME_LIMIT,
                                        sort=self.sort, explain=True, redact=not self.reveal, typing=typing,
-                                       stop=stop)
+                                       stop=stop, repair=not (self.app.indexing and self.rebuilding))
             else:
                 result = SearchResult(query="", hits=engine.recent(limit=self.limit, redact=not self.reveal),
                                       route="recent")
