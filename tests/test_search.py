@@ -298,3 +298,23 @@ def test_windows_read_the_right_messages_across_segments_and_rewrites(tmp_path):
     engine.reload()
     [hit] = engine.search("pelican", before=4, after=4).hits
     assert [i.message_index for i in hit.window] == list(range(0, 9)) and hit.item.message_index == 4
+
+
+def test_exclusions_or_an_ignored_filter_alone_list_recent_sessions(tmp_path):
+    """A user trial: ``-foo`` alone and ``since:banana`` alone (the filter ignored) found nothing,
+    where filters alone list the recent sessions they allow. Now: the recent sessions, without
+    those holding an excluded word, with a note saying so."""
+    home = tmp_path / "home"
+    ClaudeSession(home).user("the walrus plan").assistant("ok").write()
+    ClaudeSession(home).user("the kiwi plan").assistant("ok").write()
+    CodexSession(home).user("the pelican plan").assistant("ok").write()
+    Indexer(tmp_path / "index", env={"HOME": str(home)}).refresh()
+    engine = Engine(tmp_path / "index")
+    result = engine.search("-walrus")
+    assert result.route == "recent" and len(result.hits) == 2
+    assert all("walrus" not in h.session.title for h in result.hits)
+    assert any("listing recent sessions without the excluded words" in n for n in result.notes)
+    result = engine.search("since:banana")
+    assert result.route == "recent" and len(result.hits) == 3 and any("filter ignored" in n for n in result.notes)
+    assert engine.search("-walrus agent:codex").hits[0].session.agent == "codex"
+    assert engine.search("((").hits == []  # punctuation alone: nothing to match, nothing listed

@@ -176,12 +176,20 @@ class Engine:
             comp = Compiler(pq, searcher, typing=query.split()[-1] if typing and query.split() else None,
                             repair=repair)
             if comp.empty:
-                if pq.has_filters and not (pq.words or pq.phrases or pq.excluded):
+                # Filters, exclusions or an ignored filter alone (nothing to match): the recent
+                # sessions they allow, as the app lists them for an empty box. Words that analyze
+                # to nothing (punctuation) match nothing.
+                if not (pq.words or pq.phrases) and (pq.has_filters or pq.excluded or pq.notes):
+                    gone = excluded_sessions(searcher, comp, self._keys)
+                    hits = self._sessions.recent(searcher, limit + len(gone), pq, self._windows, mask)
+                    result.hits = [h for h in hits if f"{h.session.agent}:{h.session.session_id}" not in gone][:limit]
                     result.route = "recent"
-                    result.hits = self._sessions.recent(searcher, limit, pq, self._windows, mask)
                     if pq.in_tools and not self._has_tool_output():
                         result.notes.append("tool output is not indexed (index_tool_output = true in "
                                             "config.toml); listing recent sessions")
+                    elif not pq.has_filters:
+                        result.notes.append("nothing to search for: listing recent sessions"
+                                            + (" without the excluded words" if pq.excluded else ""))
                 return result
             # The kind term is implied by the fields searched (never on both kinds of document).
             # since:/until: are checked by the collectors (time_window), not as Whoosh ranges.
