@@ -258,18 +258,10 @@ def _run(args) -> int:
             if args.agent not in SOURCES:
                 raise UsageError(f"unknown agent {args.agent!r} (known: {', '.join(SOURCES)})")
         if not args.no_refresh:
-            try:
-                report = indexer.refresh()
-            except OSError as exc:  # e.g. a read-only index directory: search what is there
-                print(f"crabsearch: cannot update the index ({exc.strerror or exc}); searching what is "
-                      "already indexed", file=sys.stderr)
-            else:
-                _warn(report)
-                if report.files_read or report.files_removed or report.rebuilt:
-                    engine.reload()  # a kept engine's records may be of transcripts that changed
-                if report.busy:
-                    print("crabsearch: another crabsearch is updating the index; searching what is committed",
-                          file=sys.stderr)
+            report = _refresh(indexer, engine, "searching")
+            if report is not None and report.busy:
+                print("crabsearch: another crabsearch is updating the index; searching what is committed",
+                      file=sys.stderr)
         if not engine.exists and engine.damage:  # also with --no-refresh: nothing else can work
             print(f"crabsearch: the index is damaged ({engine.damage}); rebuilding it now", file=sys.stderr)
             indexer.refresh()
@@ -361,6 +353,23 @@ def _server_line(srv: dict) -> str:
     return f"resident server: running ({pid}socket {srv['socket']}; it stops when idle)"
 
 
+def _refresh(indexer, engine, doing: str):
+    """Refresh the index before reading it (``search``, ``show``, ``export``): warnings on
+    stderr, and the engine reopened when the index changed (a kept engine's records may be of
+    transcripts that changed). Returns the report, or None when the index cannot be updated
+    (e.g. a read-only index directory: said on stderr, and ``doing`` what is already indexed)."""
+    try:
+        report = indexer.refresh()
+    except OSError as exc:
+        print(f"crabsearch: cannot update the index ({exc.strerror or exc}); {doing} what is already indexed",
+              file=sys.stderr)
+        return None
+    _warn(report)
+    if report.changed:
+        engine.reload()
+    return report
+
+
 def _find_session(engine, indexer, session_id: str, *, refresh: bool = True):
     """The SessionRef for ``session_id`` (exact or a unique prefix), refreshing the index once when
     it is not there yet; None after printing the one-line error (unknown or ambiguous id).
@@ -382,16 +391,9 @@ def _find_session(engine, indexer, session_id: str, *, refresh: bool = True):
             # records it read before.
             engine.reload()
         elif ref is not None and refresh:
-            try:
-                report = indexer.refresh()
-            except OSError as exc:  # e.g. a read-only index directory: show what is indexed
-                print(f"crabsearch: cannot update the index ({exc.strerror or exc}); showing what is "
-                      "already indexed", file=sys.stderr)
-            else:
-                _warn(report)
-                if report.files_read or report.files_removed or report.rebuilt:
-                    engine.reload()
-                    ref = engine.find_session(session_id)
+            report = _refresh(indexer, engine, "showing")
+            if report is not None and report.changed:
+                ref = engine.find_session(session_id)
         elif ref is None:
             indexer.refresh()
             engine.reload()

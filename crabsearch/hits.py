@@ -284,6 +284,25 @@ MATCH_LEAD = 160
 """Characters kept before the first match when a long hit message is cut around it."""
 
 
+def densest(marks: list[tuple[int, object]], reach: int) -> int:
+    """The start of the first of ``marks`` (``(start, term)`` matches, sorted by start, not empty)
+    from which the next ``reach`` characters hold the most different terms: where a cut or a
+    one-line snippet begins so that it shows as many of the query's words as fit (a user trial:
+    two words far apart in a message, and only the first was shown). One pass, two pointers."""
+    counts: dict = {}
+    best, at, j = 0, marks[0][0], 0
+    for start, term in marks:
+        while j < len(marks) and marks[j][0] < start + reach:
+            counts[marks[j][1]] = counts.get(marks[j][1], 0) + 1
+            j += 1
+        if len(counts) > best:
+            best, at = len(counts), start
+        counts[term] -= 1
+        if not counts[term]:
+            del counts[term]
+    return at
+
+
 def cut_around(text: str, limit: int, first_match: int | None) -> tuple[str, bool]:
     """``text`` cut to at most ``limit`` UTF-8 bytes so that it shows the character offset
     ``first_match`` (the hit's first matched term): from the start when the match is in the

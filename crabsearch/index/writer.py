@@ -81,6 +81,12 @@ class RefreshReport:
     errors: list[str] = field(default_factory=list)
     by_agent: dict[str, int] = field(default_factory=dict)
 
+    @property
+    def changed(self) -> bool:
+        """True when the index may now hold other documents (files read or removed, or a
+        rebuild): an open engine must reopen it and forget the transcript records it read."""
+        return bool(self.files_read or self.files_removed or self.rebuilt)
+
 
 @dataclass
 class _Job:

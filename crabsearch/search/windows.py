@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from collections import OrderedDict
 
-from ..hits import (GONE, UNAVAILABLE, Item, SessionRef, abandoned_ranges, cut_around, cut_bytes, in_ranges,
-                    transcript_gone)
+from ..hits import (GONE, UNAVAILABLE, Item, SessionRef, abandoned_ranges, cut_around, cut_bytes, densest,
+                    in_ranges, transcript_gone)
 from ..model import Session, from_ms
 from ..redact import redact as redact_secrets
 from ..sources import SOURCES
@@ -120,6 +120,7 @@ def first_match(text: str, terms: list[str], reach: int | None = None) -> int | 
     the place where the query's words meet, not only the first of them (a user trial: the
     window of ``webhook flarnish`` held ``webhook`` and not ``flarnish``)."""
     low = text[:MATCH_SCAN].lower()
+    first_only = reach is None or len(terms) == 1  # each term's first match is all that is asked for
     marks: list[tuple[int, int]] = []
     for n, term in enumerate(terms):
         prefix = term.endswith("*")
@@ -133,26 +134,13 @@ def first_match(text: str, terms: list[str], reach: int | None = None) -> int | 
             after = low[pos + len(needle)] if pos + len(needle) < len(low) else " "
             if anywhere or (not before.isalnum() and (prefix or not after.isalnum())):
                 marks.append((pos, n))
-                if reach is None or len(terms) == 1:
-                    break  # the first one is all that is asked for
+                if first_only:
+                    break
             pos = low.find(needle, pos + 1)
     if not marks:
         return None
     marks.sort()
-    if reach is None or len(terms) == 1:
-        return marks[0][0]
-    counts: dict[int, int] = {}
-    best, at, j = 0, marks[0][0], 0
-    for pos, n in marks:  # two pointers: the terms held by the stretch starting at each match
-        while j < len(marks) and marks[j][0] < pos + reach:
-            counts[marks[j][1]] = counts.get(marks[j][1], 0) + 1
-            j += 1
-        if len(counts) > best:
-            best, at = len(counts), pos
-        counts[n] -= 1
-        if not counts[n]:
-            del counts[n]
-    return at
+    return marks[0][0] if first_only else densest(marks, reach)
 
 
 def _is_cjk(c: str) -> bool:

@@ -14,7 +14,7 @@ from rich.console import Group
 from rich.measure import Measurement
 from rich.text import Text
 
-from ..hits import GONE, structure_notes, transcript_gone
+from ..hits import GONE, densest, structure_notes, transcript_gone
 from ..search import Engine, Hit, Item
 from ..sources import SOURCES
 from ..text import printable
@@ -89,27 +89,10 @@ def snippet(text: str, terms: list[str], width: int = 160) -> Text:
     they fit in the line (it showed the first match only: ``hook error`` showed ``error``)."""
     flat = " ".join(printable(text).split())
     marks = Engine.term_spans(flat, terms)
-    first = _densest(marks, max(1, width - width // 4 - 2)) if marks else 0
+    first = densest([(s, t) for s, _, t in marks], max(1, width - width // 4 - 2)) if marks else 0
     if first > width // 3:
         flat = "…" + flat[first - width // 4:]
     return highlighted(flat[: width + 1], terms)
-
-
-def _densest(marks: list[tuple[int, int, str]], reach: int) -> int:
-    """The start of the first of ``marks`` (``Engine.term_spans``) from which the next ``reach``
-    characters hold the most different terms (one pass, two pointers)."""
-    counts: dict[str, int] = {}
-    best, at, j = 0, marks[0][0], 0
-    for start, _, term in marks:
-        while j < len(marks) and marks[j][0] < start + reach:
-            counts[marks[j][2]] = counts.get(marks[j][2], 0) + 1
-            j += 1
-        if len(counts) > best:
-            best, at = len(counts), start
-        counts[term] -= 1
-        if not counts[term]:
-            del counts[term]
-    return at
 
 
 def row_header(hit: Hit, now: datetime, home: str | None) -> "RowHeader":

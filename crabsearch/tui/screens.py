@@ -14,7 +14,6 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Input, ProgressBar, Static
-from textual.widgets._footer import FooterKey
 
 from ..hits import transcript_gone
 from ..search import Hit, IndexDamaged, SearchResult
@@ -101,7 +100,7 @@ class KeyFooter(Footer):
     def _fit(self) -> None:
         """Textual's compact style (one cell less around each key) when the keys would not fit in
         one line otherwise: at 140 columns, a highlighted row's keys lost ``f2 Status``."""
-        keys = list(self.query(FooterKey))
+        keys = list(self.query("FooterKey"))
         wide = sum(cell_len(k.key_display) + cell_len(k.description) + 3 for k in keys)
         self.compact = wide > self.size.width
 
@@ -610,7 +609,7 @@ class SearchScreen(Screen):
     def _indexed(self, message: IndexDone) -> None:
         self.app.indexing = False
         report = message.report
-        changed = report is None or bool(report.files_read or report.files_removed or report.rebuilt)
+        changed = report is None or report.changed
         if changed:
             # A rebuilt index can carry the same generation number as the old one: reopen it,
             # and forget transcript records read before (files may have changed).
