@@ -353,14 +353,14 @@ def test_best_per_session_over_many_posting_blocks(many_blocks, words, monkeypat
 
     searcher, deleted = many_blocks
     read = []
-    real = union._blocks
+    real = union.posting_blocks
 
-    def counted(m, below=None):
-        for block in real(m, below):
+    def counted(m, below=None, wanted=None, values=False):
+        for block in real(m, below, wanted, values):
             read.append(m.term())
             yield block
 
-    monkeypatch.setattr(union, "_blocks", counted)
+    monkeypatch.setattr(union, "posting_blocks", counted)
     for limit in (3, 25, 100):
         read.clear()
         top, _ = best_per_session(searcher, words_or(FlatOr, words), limit, SegmentKeys())

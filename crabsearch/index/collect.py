@@ -20,9 +20,9 @@ from array import array
 from bisect import bisect_right
 from dataclasses import dataclass
 
-from . import colfile
-from .filtering import in_window
-from .union import FlatUnionMatcher, scores
+from . import colfile, conjunction, phrases
+from .filtering import in_window, passing
+from .union import FlatUnionMatcher, scores, term_text
 
 DEADLINE_EVERY = 256
 """Matches between two looks at the clock when a deadline is set."""
@@ -166,10 +166,33 @@ def best_per_session(searcher, query, limit: int, keys: SegmentKeys, *, newest: 
     best: dict[str, Best] = {}
     partial = False
     clock = _Clock(deadline, stop)
+    # Exact phrases, and every word of several in one message, are scored term at a time
+    # (phrases.scores, conjunction.scores); other queries walk Whoosh's matcher.
+    phrased = None if newest else phrases.parts(query, searcher.schema)
+    conjoined = None if newest or phrased else conjunction.parts(query)
+    context = searcher.context(needs_current=True)  # term matchers stay current: matched terms
     try:
-        for sub, offset, m in _segments(searcher, query):
+        for sub, offset in searcher.leaf_searchers():
             skeys = keys.keys(sub)
             updated = keys.updated(sub) if newest or window else None
+            scanned = None
+            if phrased is not None:
+                names = [(field, word) for field, words, _, _ in phrased[0] for word in words]
+                scanned = (*phrases.scores(sub, context, phrased[0], clock.expired), names, phrased[1])
+            elif conjoined is not None:
+                got = conjunction.scores(sub, context, conjoined[0], clock.expired)
+                scanned = None if got is None else (got[0], got[1], got[3], got[2], conjoined[1])
+            if scanned is not None:
+                acc, masks, stopped, names, clauses = scanned
+                if clauses and acc:
+                    acc = {d: acc[d] for d in passing(sub, sorted(acc), clauses)}
+                _keep_best(acc, masks, names, offset, skeys, updated, window, excluded, best, limit)
+                if stopped:
+                    raise OutOfTime  # after keeping what was scored: a partial result still has hits
+                continue
+            m = query.matcher(sub, context)
+            if not m.is_active():
+                continue
             plain = None if newest else isinstance(m, FlatUnionMatcher) and m.plain_postings()
             if plain:
                 # The limit-th best session so far: a document below it can be no best of the
@@ -207,7 +230,7 @@ def _best_by_term(plain, offset: int, skeys: list[str], updated, window, exclude
     far: ``known``, that score over the segments before, or the segment's own once it has that
     many sessions. Raises :class:`OutOfTime` after keeping the documents scored so far when the
     clock runs out."""
-    names = [_decoded(m.term()) for m, _, _ in plain]
+    names = [term_text(m.term()) for m, _, _ in plain]
 
     last = [known, 0]  # the floor, and the number of documents scored when it was worked out
 
@@ -220,13 +243,21 @@ def _best_by_term(plain, offset: int, skeys: list[str], updated, window, exclude
         return last[0]
 
     acc, masks, stopped = scores(plain, clock.expired, floor)
+    _keep_best(acc, masks, names, offset, skeys, updated, window, excluded, best, limit)
+    if stopped:
+        raise OutOfTime  # after keeping what was scored: a partial result still has hits
+
+
+def _keep_best(acc: dict[int, float], masks: dict[int, int], names, offset: int, skeys: list[str], updated,
+               window, excluded, best: dict[str, Best], limit: int) -> None:
+    """Keep in ``best`` the best document of each of a segment's ``limit`` best sessions, from
+    its scores ``acc`` (``{docnum: score}``) and matched-term ``masks`` over ``names``, with the
+    matcher path's rule: a higher score wins; in a tie, the lower document number."""
     for d in _segment_best(acc, skeys, updated, window, excluded, limit):
         k, sc = skeys[d], acc[d]
         b = best.get(k)
         if b is None or sc > b.score or (sc == b.score and offset + d < b.docnum):
             best[k] = Best(sc, offset + d, _named(names, masks[d]))
-    if stopped:
-        raise OutOfTime  # after keeping what was scored: a partial result still has hits
 
 
 def _segment_best(acc: dict[int, float], skeys: list[str], updated, window, excluded, limit: int) -> list[int]:
@@ -284,7 +315,7 @@ def each_match(searcher, query, keys: SegmentKeys, *, deadline: float | None = N
         updated = keys.updated(sub) if window else None
         plain = isinstance(m, FlatUnionMatcher) and m.plain_postings()
         if plain:  # words in several fields: term at a time (union.scores), yielded in order
-            names = [_decoded(leaf.term()) for leaf, _, _ in plain]
+            names = [term_text(leaf.term()) for leaf, _, _ in plain]
             acc, masks, stopped = scores(plain, clock.expired)
             for d in sorted(acc):
                 k = skeys[d]
@@ -356,11 +387,5 @@ def _terms(tms, d: int) -> tuple[tuple[str, str], ...]:
     out = []
     for tm in tms:
         if tm.is_active() and tm.id() == d:
-            out.append(_decoded(tm.term()))
+            out.append(term_text(tm.term()))
     return tuple(out)
-
-
-def _decoded(term: tuple) -> tuple[str, str]:
-    """A matcher's ``(field, text)`` with the text as ``str``."""
-    f, t = term
-    return f, t.decode("utf-8", "replace") if isinstance(t, bytes) else t

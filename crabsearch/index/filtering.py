@@ -52,6 +52,11 @@ def _zero(q: Query) -> Query:
     return ZeroScore(q)
 
 
+def is_filter(q: Query) -> bool:
+    """True for a clause of :func:`filters` (it adds 0 to a document's score)."""
+    return isinstance(q, ZeroScore) or (type(q) is Term and q.boost == 0.0)
+
+
 def passing(searcher, docnums: list[int], clauses: list[Query]) -> list[int]:
     """The documents of ``docnums`` (ascending) that match every query of ``clauses``, found by
     skipping one matcher to each of them (never reading the clauses' whole posting lists)."""

@@ -12,6 +12,7 @@ leaves (``term_matchers``), and it skips lazily (``skip_to``) inside an ``And``.
 from __future__ import annotations
 
 import sys
+from bisect import bisect_right
 
 from whoosh.codec.whoosh3 import W3LeafMatcher
 from whoosh.matching import ListMatcher, mcore
@@ -143,7 +144,8 @@ class FlatUnionMatcher(mcore.Matcher):
         return 1 + max((m.depth() for m in self._ms), default=0)
 
 
-def scores(plain: list[tuple], expired=None, floor=None) -> tuple[dict[int, float], dict[int, int], bool]:
+def scores(plain: list[tuple], expired=None, floor=None, wanted: set[int] | None = None
+           ) -> tuple[dict[int, float], dict[int, int], bool]:
     """Term at a time: ``({docnum: score}, {docnum: bitmask of the subs on it}, stopped)`` for
     every document of the plain posting lists ``plain`` (:meth:`FlatUnionMatcher.plain_postings`),
     read block by block. The same scores as the matcher's ``score()``, added in the same order;
@@ -161,11 +163,15 @@ def scores(plain: list[tuple], expired=None, floor=None) -> tuple[dict[int, floa
     block quality (the term's BM25F of the block's highest weight and shortest field length, a
     bound because BM25F grows with the weight and falls with the length) times the boost, plus
     the highest possible score of every other list that can be on the same document
-    (:func:`_shared_bounds`): the document's whole score cannot exceed it."""
+    (:func:`_shared_bounds`): the document's whole score cannot exceed it.
+
+    ``wanted``, when given, is the only documents to score (``conjunction``: those holding the
+    other words); the blocks without one of them are not read."""
     acc: dict[int, float] = {}
     masks: dict[int, int] = {}
     get = acc.get
     shared = _shared_bounds(plain) if floor is not None else None
+    order = None if wanted is None else sorted(wanted)
     for bit, (m, boost, deleted) in enumerate(plain):
         flag = 1 << bit
         scorer = leaf_scorer(m)
@@ -173,9 +179,16 @@ def scores(plain: list[tuple], expired=None, floor=None) -> tuple[dict[int, floa
         below = None
         if shared is not None and type(m) is W3LeafMatcher:
             below = (floor(acc) - shared[bit]) / boost / (1 + 1e-9)  # a block's own quality must reach it
-        for ids, weights in _blocks(m, below):
+        for ids, weights in posting_blocks(m, below, order):
             if expired is not None and expired(len(ids)):
                 return acc, masks, True
+            if wanted is not None:
+                common = wanted.intersection(ids)
+                if not common:
+                    continue
+                by_id = dict(zip(ids, weights))
+                ids = sorted(common)
+                weights = [by_id[d] for d in ids]
             for d, w in zip(ids, weights):
                 if deleted and d in deleted:
                     continue
@@ -211,27 +224,51 @@ def _shared_bounds(plain: list[tuple]) -> list[float] | None:
     return out
 
 
-def _blocks(m, below: float | None = None):
-    """``(ids, weights)`` of each block of a leaf from its current posting on: a
-    ``W3LeafMatcher``'s blocks as stored, a ``ListMatcher`` (a short list kept in its term info,
-    ``index.codec``) as one block. A stored block whose quality (``block_quality()``, before the
-    boost) is below ``below`` is passed over without being read. The leaf is used up."""
+def posting_blocks(m, below: float | None = None, wanted: list[int] | None = None, values: bool = False):
+    """``(ids, weights)`` (``values``: ``(ids, values)``) of each block of a leaf from its
+    current posting: a ``W3LeafMatcher``'s blocks as stored, a ``ListMatcher`` (a short list
+    kept in its term info, ``index.codec``) as one block. A stored block is passed over without
+    being read when its quality (``block_quality()``, before the boost) is below ``below``, or
+    when its id range holds none of ``wanted`` (sorted document numbers). The leaf is used up."""
     if type(m) is ListMatcher:
         i, ids = m._i, m._ids
         m._i = len(ids)
-        yield ids[i:], (m._weights[i:] if m._weights is not None else (1.0,) * (len(ids) - i))
+        if values:
+            yield ids[i:], m._values[i:]
+        else:
+            yield ids[i:], (m._weights[i:] if m._weights is not None else (1.0,) * (len(ids) - i))
         return
+    low = -1  # the previous block's highest id: a block holds ids above it up to its own highest
     while m.is_active():
-        if below is not None and m.block_quality() < below:
+        high = m._maxid
+        skip = below is not None and m.block_quality() < below
+        if not skip and wanted is not None:
+            j = bisect_right(wanted, low)
+            skip = j == len(wanted) or wanted[j] > high
+        if skip:
+            low = high
             m._next_block()
             continue
         if m._ids is None:
             m._read_ids()
-        if m._weights is None:
-            m._read_weights()
+        if values:
+            if m._values is None:
+                m._read_values()
+            second = m._values
+        else:
+            if m._weights is None:
+                m._read_weights()
+            second = m._weights
         i = m._i
-        yield (m._ids[i:] if i else m._ids), (m._weights[i:] if i else m._weights)
+        yield (m._ids[i:] if i else m._ids), (second[i:] if i else second)
+        low = high
         m._next_block()
+
+
+def term_text(term: tuple) -> tuple[str, str]:
+    """A matcher's ``(field, text)`` with the text as ``str``."""
+    f, t = term
+    return f, t.decode("utf-8", "replace") if isinstance(t, bytes) else t
 
 
 class FlatOr(Or):

@@ -60,6 +60,7 @@ from whoosh import searching as _searching
 from whoosh.query.spans import Span, SpanNear2
 from whoosh.codec import whoosh3 as _w3
 from whoosh.matching.mcore import ReadTooFar
+from whoosh.matching.wrappers import FilterMatcher
 from whoosh.filedb.structfile import BufferFile
 
 
@@ -222,8 +223,11 @@ def phrase_spans(self):
 
 def leaf_scorer(m):
     """The scorer of a term's matcher: a ``W3LeafMatcher``'s ``scorer``, or the ``_scorer`` of a
-    ``ListMatcher`` (a short posting list kept in its term info, ``index.codec``); raises
+    ``ListMatcher`` (a short posting list kept in its term info, ``index.codec``), also through
+    the ``FilterMatcher`` that leaves out a segment's deleted documents; raises
     ``AttributeError`` for a matcher without one."""
+    while type(m) is FilterMatcher:
+        m = m.child
     scorer = getattr(m, "scorer", None)
     return scorer if scorer is not None else m._scorer
 

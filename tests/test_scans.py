@@ -1,0 +1,269 @@
+"""The phrase and ``all`` rungs found term at a time (``phrases.scores``, ``conjunction.scores``,
+through ``collect.best_per_session``) give the documents, scores and matched terms of Whoosh's
+matchers (``Phrase`` and ``TextPhrase`` span matchers; ``And`` of flat unions), bit for bit:
+over many posting blocks, several segments, deleted documents, repeated words, phrases inside
+names, and with filters."""
+
+from __future__ import annotations
+
+import pytest
+from whoosh.query import And, Or, Phrase, Term
+
+from crabsearch.index import Indexer, conjunction, phrases
+from crabsearch.index.collect import SegmentKeys, _terms, best_per_session
+from crabsearch.index.phrases import TextPhrase
+from crabsearch.index.querying import MESSAGE_FIELDS, PHRASE_FIELDS
+from crabsearch.index.schema import WEIGHTS
+from crabsearch.index.store import open_index
+from crabsearch.index.union import FlatOr
+
+from builders import ClaudeSession, CodexSession
+
+TEXTS = [
+    "the token refresh failed again, token refresh is flaky",
+    "refresh the token before the token refresh window",
+    "see src/token_refresh.py for the token and the refresh",
+    "token token refresh refresh token refresh",
+    "to be or not to be, that is the token refresh question",
+    "nothing here about it at all",
+    "the refresh token rotates; token then refresh",
+]
+
+
+@pytest.fixture(scope="module")
+def searcher(tmp_path_factory):
+    """Sessions whose messages hold the phrase, its words apart, or the words inside a path;
+    enough messages that the words have several posting blocks (128 postings each); three
+    segments; one session deleted without a merge."""
+    tmp = tmp_path_factory.mktemp("phrases")
+    home = tmp / "home"
+    gone = None
+    for n in range(30):
+        s = ClaudeSession(home, f"{n:04d}cccc-0000-4000-8000-000000000000")
+        for i in range(8):
+            s.user(TEXTS[(n + i) % len(TEXTS)] + f" number {i}")
+            s.assistant(TEXTS[(n * 3 + i) % len(TEXTS)] + " x" * (n % 5))
+        s.write()
+        gone = gone or s
+        if n in (9, 19):
+            Indexer(tmp / "index", env={"HOME": str(home)}).refresh()
+    CodexSession(home).user("codex says token refresh").assistant("the token refresh works").write()
+    Indexer(tmp / "index", env={"HOME": str(home)}).refresh()
+    ix, _ = open_index(tmp / "index", create=False)
+    w = ix.writer()
+    w.delete_by_term("skey", f"claude:{gone.session_id}")
+    w.commit(merge=False)
+    ix, _ = open_index(tmp / "index", create=False)
+    with ix.searcher() as s:
+        assert len(s.leaf_searchers()) >= 2
+        assert any(sub.reader().has_deletions() for sub, _ in s.leaf_searchers())
+        assert s.doc_frequency("user", "token") > 128
+        yield s, f"claude:{gone.session_id}"
+
+
+def phrase_query(cls, words, fields=MESSAGE_FIELDS):
+    return FlatOr([cls(f, words, boost=WEIGHTS[f]) for f in fields if f in PHRASE_FIELDS])
+
+
+def walked(searcher, query):
+    """Every document of Whoosh's matcher for ``query``: ``{docnum: (score, matched terms)}``."""
+    out = {}
+    ctx = searcher.context(needs_current=True)
+    for sub, offset in searcher.leaf_searchers():
+        m = query.matcher(sub, ctx)
+        tms = list(m.term_matchers())
+        while m.is_active():
+            out[offset + m.id()] = (m.score(), _terms(tms, m.id()))
+            m.next()
+    return out
+
+
+def scanned(searcher, query):
+    """The same from ``phrases.scores``, segment by segment."""
+    parts, clauses = phrases.parts(query, searcher.schema)
+    assert not clauses
+    names = [(f, w) for f, words, _, _ in parts for w in words]
+    out = {}
+    ctx = searcher.context(needs_current=True)
+    for sub, offset in searcher.leaf_searchers():
+        acc, masks, stopped = phrases.scores(sub, ctx, parts)
+        assert not stopped
+        for d, sc in acc.items():
+            out[offset + d] = (sc, tuple(n for i, n in enumerate(names) if masks[d] >> i & 1))
+    return out
+
+
+CASES = [["token", "refresh"], ["refresh", "token"], ["the", "token", "refresh"], ["token", "token"],
+         ["to", "be", "or", "not", "to", "be"], ["refresh", "token", "refresh"], ["absentword", "token"]]
+
+
+@pytest.mark.parametrize("cls", [Phrase, TextPhrase])
+@pytest.mark.parametrize("words", CASES)
+def test_scan_gives_the_span_matchers_documents_scores_and_terms(searcher, cls, words):
+    """Bit for bit: the same score (not rounded) and the same matched (field, word) pairs, in
+    the same order, repeated words included."""
+    s, _ = searcher
+    q = phrase_query(cls, words)
+    want = walked(s, q)
+    assert scanned(s, q) == want
+    if words in (["token", "refresh"], ["to", "be", "or", "not", "to", "be"]):
+        assert want
+
+
+def test_running_text_leaves_out_a_phrase_inside_a_path(searcher):
+    s, _ = searcher
+    anywhere = scanned(s, phrase_query(Phrase, ["token", "refresh"]))
+    text = scanned(s, phrase_query(TextPhrase, ["token", "refresh"]))
+    assert set(text) < set(anywhere)
+
+
+@pytest.mark.parametrize("words", [["token", "refresh"], ["the", "token"]])
+def test_best_per_session_by_phrase_is_the_matchers(searcher, words):
+    """The collector's phrase path keeps each session's best document as walking the matcher
+    does (higher score, then lower document number), never a deleted session's."""
+    s, deleted = searcher
+    for limit in (1, 5, 100):
+        q = phrase_query(TextPhrase, words)
+        top, partial = best_per_session(s, q, limit, SegmentKeys())
+        assert not partial
+        best = {}
+        for d, (sc, terms) in sorted(walked(s, q).items()):
+            k = s.stored_fields(d)["skey"]
+            if k not in best or sc > best[k][0]:
+                best[k] = (sc, d, terms)
+        want = sorted(best.items(), key=lambda kv: (-kv[1][0], kv[1][1]))[:limit]
+        assert [(k, b.score, b.docnum, b.terms) for k, b in top] == [(k, *v) for k, v in want]
+        assert deleted not in {k for k, _ in top}
+
+
+def test_filters_keep_their_documents_only(searcher):
+    s, _ = searcher
+    q = phrase_query(TextPhrase, ["token", "refresh"])
+    agent = Term("agent", "codex", boost=0.0)
+    assert phrases.parts(And([q, agent]), s.schema)[1] == [agent]
+    top, _ = best_per_session(s, And([q, agent]), 10, SegmentKeys())
+    assert [k.split(":")[0] for k, _ in top] == ["codex"]
+    walked_codex = {d: v for d, v in walked(s, And([q, agent])).items()}
+    assert {b.docnum for _, b in top} <= set(walked_codex)
+    assert top[0][1].score == max(sc for sc, _ in walked_codex.values())
+
+
+def test_other_queries_take_the_matcher_path(searcher):
+    s, _ = searcher
+    assert phrases.parts(Or([Term("user", "token")]), s.schema) is None
+    assert phrases.parts(And([phrase_query(Phrase, ["a", "b"]), Term("user", "token")]), s.schema) is None
+    assert phrases.parts(FlatOr([Phrase("user", ["a", "b"], slop=2)]), s.schema) is None
+    assert phrases.parts(FlatOr([Phrase("tool", ["a", "b"])]), s.schema) is None  # no positions
+
+
+def test_a_stop_ends_the_phrase_scan(searcher, monkeypatch):
+    import threading
+
+    import crabsearch.index.collect as collect
+    monkeypatch.setattr(collect, "DEADLINE_EVERY", 1)
+    s, _ = searcher
+    stop = threading.Event()
+    stop.set()
+    top, partial = best_per_session(s, phrase_query(TextPhrase, ["token", "refresh"]), 10, SegmentKeys(), stop=stop)
+    assert partial and top == []
+
+
+def test_a_phrase_scores_the_same_in_a_segment_with_deletions(tmp_path):
+    """A segment's deleted documents wrap its posting lists in a filter; the phrase's score
+    (each word counted with the phrase's frequency, ``whoosh_fixes`` 9) must not change when
+    another session of the segment is deleted. It fell back to the words' own frequencies."""
+    home = tmp_path / "home"
+    keep = ClaudeSession(home).user("token refresh, and the token again")
+    other = ClaudeSession(home).user("something else entirely")
+    keep.write()
+    other.write()
+    Indexer(tmp_path / "index", env={"HOME": str(home)}).refresh()
+    q = phrase_query(TextPhrase, ["token", "refresh"])
+
+    def score():
+        ix, _ = open_index(tmp_path / "index", create=False)
+        with ix.searcher() as s:
+            (sc, _), = walked(s, q).values()
+            top, _ = best_per_session(s, q, 5, SegmentKeys())
+            assert [b.score for _, b in top] == [sc]
+            return sc, any(sub.reader().has_deletions() for sub, _ in s.leaf_searchers())
+
+    before, deleted = score()
+    assert not deleted
+    ix, _ = open_index(tmp_path / "index", create=False)
+    w = ix.writer()
+    w.delete_by_term("skey", f"claude:{other.session_id}")
+    w.commit(merge=False)
+    after, deleted = score()
+    assert deleted and after == before
+
+
+def word_query(words, fields=MESSAGE_FIELDS):
+    """``all``: each word (a list of words: a prefix's expansions) in any of ``fields``."""
+    groups = [[w] if isinstance(w, str) else w for w in words]
+    return And([FlatOr([Term(f, w, boost=WEIGHTS[f]) for f in fields for w in g]) for g in groups])
+
+
+def conjoined(searcher, query):
+    words, clauses = conjunction.parts(query)
+    assert not clauses
+    out = {}
+    ctx = searcher.context(needs_current=True)
+    for sub, offset in searcher.leaf_searchers():
+        got = conjunction.scores(sub, ctx, words)
+        assert got is not None
+        acc, masks, names, stopped = got
+        assert not stopped
+        for d, sc in acc.items():
+            out[offset + d] = (sc, tuple(n for i, n in enumerate(names) if masks[d] >> i & 1))
+    return out
+
+
+WORD_CASES = [["token", "refresh"], ["refresh", "number"], ["the", "token", "refresh"],
+              ["number", "the", "token", "refresh"], ["x", "the", "refresh", "token", "be"], [["token", "tokens", "the"], "refresh"],
+              ["nothing", "token"], ["absentword", "token"], ["question", "codex", "token"]]
+
+
+@pytest.mark.parametrize("words", WORD_CASES)
+def test_conjunction_gives_the_and_matchers_documents_scores_and_terms(searcher, words):
+    """Bit for bit, three and four words included (their scores are added in the shape of
+    Whoosh's weighted matcher tree), a prefix's several words in one field too."""
+    s, _ = searcher
+    q = word_query(words)
+    want = walked(s, q)
+    assert conjoined(s, q) == want
+    if words[0] not in ("absentword", "nothing", "question"):
+        assert want
+
+
+@pytest.mark.parametrize("words", [["token", "refresh"], ["the", "token", "refresh"]])
+def test_best_per_session_by_every_word_is_the_matchers(searcher, words):
+    s, deleted = searcher
+    q = word_query(words)
+    for limit in (1, 5, 100):
+        top, partial = best_per_session(s, q, limit, SegmentKeys())
+        assert not partial
+        best = {}
+        for d, (sc, terms) in sorted(walked(s, q).items()):
+            k = s.stored_fields(d)["skey"]
+            if k not in best or sc > best[k][0]:
+                best[k] = (sc, d, terms)
+        want = sorted(best.items(), key=lambda kv: (-kv[1][0], kv[1][1]))[:limit]
+        assert [(k, b.score, b.docnum, b.terms) for k, b in top] == [(k, *v) for k, v in want]
+        assert deleted not in {k for k, _ in top}
+
+
+def test_conjunction_with_filters(searcher):
+    s, _ = searcher
+    q = word_query(["token", "refresh"])
+    agent = Term("agent", "codex", boost=0.0)
+    assert conjunction.parts(And([q, agent])) == (list(q.subqueries), [agent])
+    top, _ = best_per_session(s, And([q, agent]), 10, SegmentKeys())
+    assert [k.split(":")[0] for k, _ in top] == ["codex"]
+    assert top[0][1].score == max(sc for sc, _ in walked(s, And([q, agent])).values())
+
+
+def test_other_queries_are_not_conjunctions(searcher):
+    assert conjunction.parts(word_query(["token"])) is None  # one word: union.scores
+    assert conjunction.parts(And([word_query(["a", "b"]), Term("user", "c")])) is None
+    assert conjunction.parts(And([phrase_query(Phrase, ["a", "b"]), word_query(["c"]).subqueries[0]])) is None
