@@ -243,7 +243,14 @@ def _field_scores(searcher, context, field: str, words: list[str], boost: float,
         key = (n, table[d]) if table is not None and d < len(table) else None
         sc = memo.get(key) if key is not None else None
         if sc is None:
-            sc = sum(s._score(n, s.dfl(d)) for s in scorers)
+            sc = 0
+            for s in scorers:  # a word's score at frequency n: its memo's (whoosh_fixes 4), kept across segments
+                one = s._crab_memo.get(key) if key is not None else None
+                if one is None:
+                    one = s._score(n, s.dfl(d))
+                    if key is not None:
+                        s._crab_memo[key] = one
+                sc += one
             if key is not None:
                 memo[key] = sc
         old = acc.get(d)
