@@ -129,6 +129,7 @@ class SearchScreen(Screen):
     def __init__(self) -> None:
         super().__init__()
         self._go_live_after_first_paint = False
+        self._facets_asked = False
         self._generation = 0
         self._shown = -1
         self._stop: threading.Event | None = None  # set to end the search running (a newer one came)
@@ -199,8 +200,7 @@ class SearchScreen(Screen):
         self.query_one("#notes").display = False
         self.query_one("#empty").display = self.query_one("#empty-box").display = False
         self.query_one(Input).focus()
-        self.run_query("")
-        self._load_facets()
+        self.run_query("")  # the recent sessions; the filter pickers' counts after their paint
         if self.app.index_on_start:
             if self.app.engine.exists:  # the recent sessions first (issue 13: the app's start),
                 self._go_live_after_first_paint = True  # then the refresh and the watcher
@@ -343,6 +343,9 @@ class SearchScreen(Screen):
             self.start_indexing("damaged" if message.rebuild == "damaged" else
                                 "deleted" if self._had_index else "first")
         self._update_status()
+        if not self._facets_asked:  # F3/F4's agents and projects: not in the way of the first paint
+            self._facets_asked = True
+            self.call_after_refresh(self._load_facets)
         if self._go_live_after_first_paint:
             self._go_live_after_first_paint = False
             self.call_after_refresh(self._go_live)
