@@ -27,6 +27,7 @@ TEXTS = [
     "to be or not to be, that is the token refresh question",
     "nothing here about it at all",
     "the refresh token rotates; token then refresh",
+    "连接池超时 again, see docs/连接池超时.md and src/连接池_timeout.py",
 ]
 
 
@@ -94,7 +95,8 @@ def scanned(searcher, query):
 
 
 CASES = [["token", "refresh"], ["refresh", "token"], ["the", "token", "refresh"], ["token", "token"],
-         ["to", "be", "or", "not", "to", "be"], ["refresh", "token", "refresh"], ["absentword", "token"]]
+         ["to", "be", "or", "not", "to", "be"], ["refresh", "token", "refresh"], ["absentword", "token"],
+         ["连接", "接池", "池超", "超时"], ["超时", "md"], ["docs", "连接"]]
 
 
 @pytest.mark.parametrize("cls", [Phrase, TextPhrase])
@@ -106,7 +108,7 @@ def test_scan_gives_the_span_matchers_documents_scores_and_terms(searcher, cls, 
     q = phrase_query(cls, words)
     want = walked(s, q)
     assert scanned(s, q) == want
-    if words in (["token", "refresh"], ["to", "be", "or", "not", "to", "be"]):
+    if words in (["token", "refresh"], ["to", "be", "or", "not", "to", "be"], ["连接", "接池", "池超", "超时"]):
         assert want
 
 

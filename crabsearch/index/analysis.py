@@ -204,6 +204,19 @@ _HYPHENATED_RE = re.compile(r"[^\W_]+(?:-[^\W_]+)+")
 name, unless a camelCase hump splits it further."""
 
 
+def in_no_name(term: str) -> bool:
+    """True when ``term`` holds a CJK character (:data:`CJK_CHARS`): a bigram or unigram of a
+    CJK run, which no name can hold (a compound's characters are never CJK: see the module
+    docs), so a phrase with such a word never lies within one name."""
+    return not term.isascii() and _cjk_re().search(term) is not None
+
+
+@lru_cache(maxsize=None)
+def _cjk_re() -> re.Pattern:
+    """One character of :data:`CJK_CHARS`, compiled on first use."""
+    return re.compile(f"[{CJK_CHARS}]")
+
+
 @lru_cache(maxsize=None)
 def _token_re(ascii_only: bool) -> re.Pattern:
     """:data:`TOKEN_PATTERN` compiled on first use (issue 13: compiling it costs ~15 ms, most of

@@ -34,7 +34,7 @@ from whoosh.matching.wrappers import FilterMatcher
 from whoosh.query import And, Phrase, Term
 from whoosh.query.spans import SpanNear2
 
-from .analysis import NAME_MARK
+from .analysis import NAME_MARK, in_no_name
 from .filtering import is_filter
 from .schema import POSITION_TAGS
 from .union import FlatOr, posting_blocks
@@ -233,7 +233,7 @@ def _field_scores(searcher, context, field: str, words: list[str], boost: float,
             return False
     last = len(words) - 1
     spans = [(d, sorted(s)) for d, s in sorted(starts.items())]
-    if text and spans:
+    if text and spans and not any(map(in_no_name, words)):  # a CJK word: within no name
         spans = _outside_names(reader, field, spans, last, decode)
     scorers = [leaf_scorer(leaves[w][0]) for w in words]
     table = scorers[0]._crab_table
