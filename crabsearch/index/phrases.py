@@ -176,17 +176,17 @@ def _field_scores(searcher, context, field: str, words: list[str], boost: float,
         freqs[word] = reader.doc_frequency(field, raw)
     decode = fobj.format.decode_positions
 
-    def starts_of(value, shifts: list[int]) -> set[int]:
-        """The phrase starts a word's positions allow: ``p - i`` for each of its places ``i`` in
-        the phrase (a repeated word must be at every one). One-byte gaps decoded inline."""
-        found = list(accumulate(value[1:])) if value[:1] == BYTE_GAPS else decode(value)
-        out = None
+    def starts_of(value, shifts: list[int], within: set[int] | None = None) -> set[int]:
+        """The phrase starts a word's positions allow (of ``within``, when given): ``p - i`` for
+        each of its places ``i`` in the phrase (a repeated word must be at every one). One-byte
+        gaps decoded inline; a word in one place is read once, into no set of its own."""
+        found = accumulate(value[1:]) if value[:1] == BYTE_GAPS else decode(value)
+        if len(shifts) > 1:
+            found = list(found)
+        out = within
         for i in shifts:
             got = map((-i).__add__, found) if i else found
-            if out is None:
-                out = set(got)
-            else:
-                out.intersection_update(got)
+            out = set(got) if out is None else out.intersection(got)
         return out
 
     # Words rarest first. The rarest's postings are only listed; from the second on, only the
@@ -224,10 +224,9 @@ def _field_scores(searcher, context, field: str, words: list[str], boost: float,
             if v is None:
                 continue
             s = starts_of(pending[d], places[order[0]]) if starts is None else starts[d]
+            s = starts_of(v, places[word], s)
             if s:
-                s &= starts_of(v, places[word])
-                if s:
-                    narrowed[d] = s
+                narrowed[d] = s
         starts = narrowed
         if not starts:
             return False
