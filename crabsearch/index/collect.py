@@ -58,6 +58,7 @@ class SegmentKeys:
         self._keys: dict[str, list[str]] = {}
         self._updated: dict[str, array] = {}
         self._indexes: dict[str, array] = {}
+        self._sessions: dict[str, dict[str, list[int]]] = {}
         self._tried: set[str] = set()  # segments whose column file was looked for
 
     @staticmethod
@@ -122,6 +123,22 @@ class SegmentKeys:
             self._indexes[sid] = out
         return out
 
+    def session_docs(self, sub) -> dict[str, list[int]]:
+        """The session documents (``kind`` ``s``: a session's title and summary) of the leaf
+        searcher ``sub`` by session key: ``{skey: [document number]}`` (one per session, but for
+        the deleted ones of a rewritten transcript). Read once per segment."""
+        sid = self._segment_id(sub)
+        out = self._sessions.get(sid)
+        if out is None:
+            out = {}
+            reader = sub.reader()
+            if ("kind", b"s") in reader:
+                skeys = self.keys(sub)
+                for d in reader.postings("kind", b"s").all_ids():
+                    out.setdefault(skeys[d], []).append(d)
+            self._sessions[sid] = out
+        return out
+
     def key_of(self, searcher, docnum: int) -> str:
         """The session key of global document ``docnum`` of ``searcher``."""
         sub, d = _leaf(searcher, docnum)
@@ -135,7 +152,7 @@ class SegmentKeys:
     def keep_only(self, searcher) -> None:
         """Forget the segments that ``searcher`` no longer has (after a merge or a rebuild)."""
         live = {self._segment_id(sub) for sub, _ in searcher.leaf_searchers()}
-        for cache in (self._keys, self._updated, self._indexes):
+        for cache in (self._keys, self._updated, self._indexes, self._sessions):
             for sid in [s for s in cache if s not in live]:
                 del cache[sid]
         self._tried &= live
@@ -151,8 +168,8 @@ def _leaf(searcher, docnum: int):
 
 def best_per_session(searcher, query, limit: int, keys: SegmentKeys, *, newest: bool = False,
                      deadline: float | None = None, excluded: frozenset[str] = frozenset(),
-                     window: tuple[int | None, int | None] | None = None, stop=None
-                     ) -> tuple[list[tuple[str, Best]], bool]:
+                     window: tuple[int | None, int | None] | None = None, stop=None,
+                     titles_of: frozenset[str] | None = None) -> tuple[list[tuple[str, Best]], bool]:
     """The ``limit`` sessions whose best document for ``query`` scores highest, best first:
     ``([(skey, Best)], partial)``.
 
@@ -161,7 +178,9 @@ def best_per_session(searcher, query, limit: int, keys: SegmentKeys, *, newest: 
     ``excluded`` are passed over, and so are documents whose ``updated`` time is outside
     ``window`` (``filtering.time_window``). ``deadline`` (``time.monotonic()`` seconds) stops the scan
     once passed, and so does ``stop`` (a ``threading.Event``) once set; ``partial`` is then True
-    and the result holds what was found so far.
+    and the result holds what was found so far. ``titles_of``, for a query on the title and
+    summary fields: only the session documents of these sessions are scored (a word's posting
+    blocks without one of them are not read).
     """
     best: dict[str, Best] = {}
     partial = False
@@ -184,6 +203,8 @@ def best_per_session(searcher, query, limit: int, keys: SegmentKeys, *, newest: 
                 scanned = None if got is None else (got[0], got[1], got[3], got[2], conjoined[1])
             if scanned is not None:
                 acc, masks, stopped, names, clauses = scanned
+                if titles_of is not None:
+                    acc = {d: sc for d, sc in acc.items() if skeys[d] in titles_of}
                 if clauses and acc:
                     acc = {d: acc[d] for d in passing(sub, sorted(acc), clauses)}
                 _keep_best(acc, masks, names, offset, skeys, updated, window, excluded, best, limit)
@@ -198,14 +219,20 @@ def best_per_session(searcher, query, limit: int, keys: SegmentKeys, *, newest: 
                 # The limit-th best session so far: a document below it can be no best of the
                 # limit best sessions, whatever the segments after hold.
                 known = heapq.nlargest(limit, (b.score for b in best.values()))[-1] if len(best) >= limit > 0 else 0.0
-                _best_by_term(plain, offset, skeys, updated, window, excluded, best, clock, limit, known)
+                wanted = None
+                if titles_of is not None:
+                    docs = keys.session_docs(sub)
+                    wanted = {d for k in titles_of for d in docs.get(k, ())}
+                    if not wanted:
+                        continue
+                _best_by_term(plain, offset, skeys, updated, window, excluded, best, clock, limit, known, wanted)
                 continue
             tms = list(m.term_matchers())
             while m.is_active():
                 d = m.id()
                 clock.tick()
                 k = skeys[d]
-                if _kept(k, d, updated, excluded, window):
+                if (titles_of is None or k in titles_of) and _kept(k, d, updated, excluded, window):
                     sc = updated[d] if newest else m.score()
                     b = best.get(k)
                     # Newest first: of messages with the same time, the later one (documents
@@ -220,7 +247,7 @@ def best_per_session(searcher, query, limit: int, keys: SegmentKeys, *, newest: 
 
 
 def _best_by_term(plain, offset: int, skeys: list[str], updated, window, excluded, best: dict[str, Best],
-                  clock, limit: int, known: float = 0.0) -> None:
+                  clock, limit: int, known: float = 0.0, wanted: set[int] | None = None) -> None:
     """:func:`best_per_session` for one segment whose query is a word in several fields (plain
     posting lists): scored term at a time (``union.scores``), then the best document of each of
     the segment's ``limit`` best sessions (:func:`_segment_best`) kept with the same rule as the
@@ -228,8 +255,8 @@ def _best_by_term(plain, offset: int, skeys: list[str], updated, window, exclude
 
     The scan passes over the posting blocks that cannot reach the ``limit``-th best session so
     far: ``known``, that score over the segments before, or the segment's own once it has that
-    many sessions. Raises :class:`OutOfTime` after keeping the documents scored so far when the
-    clock runs out."""
+    many sessions. ``wanted``: only these documents are scored (``union.scores``). Raises
+    :class:`OutOfTime` after keeping the documents scored so far when the clock runs out."""
     names = [term_text(m.term()) for m, _, _ in plain]
 
     last = [known, 0]  # the floor, and the number of documents scored when it was worked out
@@ -242,7 +269,7 @@ def _best_by_term(plain, offset: int, skeys: list[str], updated, window, exclude
             last[1] = len(acc)
         return last[0]
 
-    acc, masks, stopped = scores(plain, clock.expired, floor)
+    acc, masks, stopped = scores(plain, clock.expired, floor, wanted)
     _keep_best(acc, masks, names, offset, skeys, updated, window, excluded, best, limit)
     if stopped:
         raise OutOfTime  # after keeping what was scored: a partial result still has hits

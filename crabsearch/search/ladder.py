@@ -86,19 +86,22 @@ def climb(ctx: Context) -> list[Row]:
     comp, result = ctx.comp, ctx.result
     rows: list[Row] = []
     listed: set[str] = set()
-    titles: dict[tuple, dict] = {}
+    titles: dict[tuple, tuple[dict, set]] = {}  # groups -> (title entries, sessions asked)
     multi = len(comp.groups) > 1
 
-    def title_scores(groups) -> dict[str, tuple]:
-        """Each session's title and summary score for any of the word groups: every word they
-        hold counts, on every rung (problem 3). One scan of the session documents."""
+    def title_scores(groups, sessions: set[str]) -> dict[str, tuple]:
+        """The title and summary score of each of ``sessions`` for any of the word groups: every
+        word they hold counts, on every rung (problem 3). Only those sessions' documents are
+        scored; each session once per groups."""
         if ctx.s_filters is None or ctx.sort == "newest":
             return {}
-        key = tuple(map(tuple, groups))
-        if key not in titles:
-            titles[key] = best_per(ctx, comp.any_query(SESSION_FIELDS, groups), ctx.s_filters,
-                                   ctx.searcher.doc_count_all(), depth=1)
-        return titles[key]
+        got, asked = titles.setdefault(tuple(map(tuple, groups)), ({}, set()))
+        missing = frozenset(sessions - asked)
+        if missing:
+            got.update(best_per(ctx, comp.any_query(SESSION_FIELDS, groups), ctx.s_filters, len(missing),
+                                depth=1, titles_of=missing))
+            asked |= missing
+        return got
 
     def take(route: str, found: dict, sessions: dict | None = None, groups=None) -> None:
         """Add a rung's sessions not listed by a higher rung, ranked within the rung: its message
@@ -108,8 +111,9 @@ def climb(ctx: Context) -> list[Row]:
         sessions = {k: v for k, v in (sessions or {}).items() if k not in listed}
         if not found and not sessions:
             return
-        partial = title_scores(comp.groups if groups is None else groups)
-        sessions.update((k, partial[k]) for k in set(found) | set(sessions) if k in partial)
+        wanted = set(found) | set(sessions)
+        partial = title_scores(comp.groups if groups is None else groups, wanted)
+        sessions.update((k, partial[k]) for k in wanted if k in partial)
         ranked = rank(ctx, found, sessions, route)
         rows.extend(ranked)
         listed.update(r.skey for r in ranked)
@@ -175,16 +179,18 @@ def rank(ctx: Context, found: dict, sessions: dict, route: str) -> list[Row]:
     return rows
 
 
-def best_per(ctx: Context, q, clauses, limit: int, depth: int = DEDUP_DEPTH) -> dict[str, tuple]:
+def best_per(ctx: Context, q, clauses, limit: int, depth: int = DEDUP_DEPTH,
+             titles_of: frozenset[str] | None = None) -> dict[str, tuple]:
     """Run one query, collapsed to the best document per session; returns the ``limit * depth``
     best sessions as ``{skey: (score, document number, matched (field, term) pairs)}``. Every
     session's best is found anyway; more of them than the rows shown are kept so that copies of
-    one message (folded into one row later) cannot leave the page short."""
+    one message (folded into one row later) cannot leave the page short. ``titles_of``: only
+    these sessions' title and summary documents (``collect.best_per_session``)."""
     if clauses is None:
         return {}
     top, partial = best_per_session(ctx.searcher, And([q, *clauses]), limit * depth, ctx.keys,
                                     newest=ctx.sort == "newest", deadline=ctx.deadline, stop=ctx.stop,
-                                    excluded=ctx.excluded, window=ctx.window)
+                                    excluded=ctx.excluded, window=ctx.window, titles_of=titles_of)
     ctx.result.partial = ctx.result.partial or partial
     newest = ctx.sort == "newest"  # the score is the time then: rows are ordered by ``newest``
     return {skey: (0.0 if newest else float(best.score), best.docnum, best.terms) for skey, best in top}
