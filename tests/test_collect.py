@@ -410,3 +410,15 @@ def test_block_skipping_keeps_every_document_at_or_above_the_floor(many_blocks, 
             assert all(masks[d] == full_masks[d] for d, sc in acc.items() if sc >= floor)
             if at == 1.0 and len(full) > 256:
                 assert len(acc) < len(full)
+
+
+@pytest.mark.parametrize("word", ["walrus", "cache"])
+def test_title_scores_of_some_sessions_are_those_of_all(searcher, word):
+    """``titles_of`` scores only the listed sessions' title and summary documents: the same
+    scores and documents as the full scan, for those sessions, and no other."""
+    q = FlatOr([Term(f, word, boost=WEIGHTS[f]) for f in ("title", "summary")])
+    full, _ = best_per_session(searcher, q, 1000, SegmentKeys())
+    assert len(full) >= 3
+    some = frozenset(k for k, _ in full[::2]) | {"claude:not-a-session"}
+    part, _ = best_per_session(searcher, q, 1000, SegmentKeys(), titles_of=some)
+    assert [(k, b.score, b.docnum) for k, b in part] == [(k, b.score, b.docnum) for k, b in full if k in some]
