@@ -286,17 +286,26 @@ MATCH_LEAD = 160
 
 def densest(marks: list[tuple[int, object]], reach: int) -> int:
     """The start of the first of ``marks`` (``(start, term)`` matches, sorted by start, not empty)
-    from which the next ``reach`` characters hold the most different terms: where a cut or a
-    one-line snippet begins so that it shows as many of the query's words as fit (a user trial:
-    two words far apart in a message, and only the first was shown). One pass, two pointers."""
+    from which the next ``reach`` characters hold the most different terms, and of those, the
+    one where they all come soonest: where a cut or a one-line snippet begins so that it shows as
+    many of the query's words as fit (a user trial: two words far apart in a message, and only
+    the first was shown), the words together where they are (a phrase late in a message, not
+    its two words apart near the top). One pass, two pointers; the span of a candidate window is
+    read forward until each of its terms is seen."""
     counts: dict = {}
-    best, at, j = 0, marks[0][0], 0
-    for start, term in marks:
+    best, at, j = (0, 0), marks[0][0], 0
+    for i, (start, term) in enumerate(marks):
         while j < len(marks) and marks[j][0] < start + reach:
             counts[marks[j][1]] = counts.get(marks[j][1], 0) + 1
             j += 1
-        if len(counts) > best:
-            best, at = len(counts), start
+        if len(counts) >= best[0]:
+            need, k = set(counts), i
+            while need:  # every term of the window is in marks[i:j]
+                need.discard(marks[k][1])
+                k += 1
+            key = (len(counts), start - marks[k - 1][0])  # more terms, then a shorter span
+            if key > best:
+                best, at = key, start
         counts[term] -= 1
         if not counts[term]:
             del counts[term]

@@ -468,6 +468,45 @@ def test_a_snippet_shows_the_stretch_holding_most_query_words():
     assert snippet(far, ["hook", "error"], width=80).plain.startswith("error first")
 
 
+def test_a_snippet_shows_a_phrase_where_it_is_not_its_words_apart_before_it():
+    """A phrase late in a long message: the snippet (and a long hit's cut, ``hits.densest``)
+    starts before the phrase, not before the phrase's two words seen apart near the top (a user
+    trial: ``"export async"`` showed ``Async`` inside ``MaybeAsyncIterable`` and ``export`` far
+    from it)."""
+    from crabsearch.hits import densest
+    from crabsearch.tui.render import snippet
+
+    text = "async helpers, and some words to export later. " + "filler words here " * 30 + \
+        "so we export async function handlers now"
+    line = snippet(text, ["export", "async"], width=80).plain
+    assert "export async function" in line and line.startswith("…")
+    marks = [(0, "async"), (40, "export"), (600, "export"), (607, "async")]
+    assert densest(marks, 60) == 600 and densest(marks[:2], 60) == 0
+
+
+def test_a_snippet_fits_the_row_it_is_shown_in():
+    """The row's own width decides where a snippet starts (``render.ItemLines``): both words
+    of ``database timeout`` show in a 100-column row, and a short message that fits is not cut
+    at its start."""
+    from rich.console import Console
+
+    from crabsearch.hits import Item
+    from crabsearch.tui.render import ItemLines
+
+    def line(text, terms, width):
+        item = Item(message_index=1, role="assistant", label="assistant", timestamp=None, text=text,
+                    truncated=False, hit=True)
+        console = Console(width=width, record=True, color_system=None)
+        console.print(ItemLines(item, terms))
+        return console.export_text().splitlines()[0]
+
+    text = "x " * 36 + "And database connections dropped while the pool held with timeout=53 set"
+    row = line(text, ["database", "timeout"], 100)
+    assert "database" in row and "timeout" in row
+    short = "refactored module 280 and finally fixed the cron parser"
+    assert line(short, ["cron"], 80) == "▶ assistant  " + short
+
+
 async def test_the_footer_goes_compact_only_when_its_keys_would_not_fit(sample):
     """A highlighted row's keys at 140 columns lost ``f2 Status`` off the right edge: the footer
     takes Textual's compact style (one cell less per key) when they would not fit, and keeps

@@ -83,15 +83,19 @@ def highlighted(text: str, terms: list[str], style: str = "") -> Text:
 
 
 def snippet(text: str, terms: list[str], width: int = 160) -> Text:
-    """One line of ``text`` (whitespace collapsed) starting a little before its matches: before
-    the first match of the stretch of ``width`` characters that holds the most different query
-    terms (the first such stretch), so a message holding two query words apart shows both when
-    they fit in the line (it showed the first match only: ``hook error`` showed ``error``)."""
+    """One line of ``text`` (whitespace collapsed), ``width`` characters, from its start when the
+    matched words of the stretch that holds the most different query terms (``hits.densest``)
+    fit in it, else from a little before that stretch: a message holding two query words apart
+    shows both when they fit in the line (it showed the first match only: ``hook error`` showed
+    ``error``)."""
     flat = " ".join(printable(text).split())
     marks = Engine.term_spans(flat, terms)
-    first = densest([(s, t) for s, _, t in marks], max(1, width - width // 4 - 2)) if marks else 0
-    if first > width // 3:
-        flat = "…" + flat[first - width // 4:]
+    if marks:
+        reach = max(1, width - width // 4 - 2)
+        first = densest([(s, t) for s, _, t in marks], reach)
+        end = max(e for s, e, _ in marks if first <= s < first + reach)
+        if end > width:  # the words do not fit in the line from its start: start a little before them
+            flat = "…" + flat[first - width // 4:]
     return highlighted(flat[: width + 1], terms)
 
 
@@ -280,6 +284,25 @@ def rung_rule(note: str) -> RungRule:
     return RungRule(note)
 
 
+class ItemLines:
+    """:func:`item_lines` laid out for the width the row gets (Rich calls ``__rich_console__``
+    with it): a snippet starts where the query's words fit in the visible line, not in a fixed
+    160 characters that a narrower row cuts off (a user trial: ``database timeout`` showed
+    ``database`` and stopped before ``timeout``)."""
+
+    LEAD = 13
+    """Cells before the text: the hit mark (2), the label (10) and a space."""
+
+    def __init__(self, item: Item, terms: list[str], lines: int = 1) -> None:
+        self.item, self.terms, self.lines = item, terms, lines
+
+    def __rich_console__(self, console, options):
+        yield from item_lines(self.item, self.terms, width=max(20, options.max_width - self.LEAD), lines=self.lines)
+
+    def __rich_measure__(self, console, options):
+        return Measurement(1, options.max_width)
+
+
 def result_prompt(hit: Hit, terms: list[str], now: datetime, home: str | None,
                   window: list[Item] | None = None, note: str | None = None,
                   keys: tuple[str, str, str] = ("+", "-", "o")) -> Group:
@@ -296,10 +319,10 @@ def result_prompt(hit: Hit, terms: list[str], now: datetime, home: str | None,
     if window is None:
         item = hit.item
         if item is not None:
-            parts.extend(item_lines(item, terms))
+            parts.append(ItemLines(item, terms))
     else:
         for it in window:
-            parts.extend(item_lines(it, terms, lines=4 if it.hit else 2))
+            parts.append(ItemLines(it, terms, lines=4 if it.hit else 2))
         parts.append(Text(f"  messages {window[0].message_index + 1}–{window[-1].message_index + 1} of "
                           f"{hit.session.message_count} · {keys[0]}/{keys[1]} widen/narrow · {keys[2]} open",
                           style=f"italic {MUTED}")
