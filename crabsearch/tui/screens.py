@@ -130,6 +130,7 @@ class SearchScreen(Screen):
         super().__init__()
         self._go_live_after_first_paint = False
         self._facets_asked = False
+        self._facets_asked_n = 0  # loads of the pickers' counts started; the newest one's answer is kept
         self._generation = 0
         self._shown = -1
         self._stop: threading.Event | None = None  # set to end the search running (a newer one came)
@@ -378,10 +379,22 @@ class SearchScreen(Screen):
     def _tab_out(self) -> None:
         self.action_results()
 
-    @work(thread=True, exclusive=True, group="facets", exit_on_error=False)
     def _load_facets(self) -> None:
+        """Read the filter pickers' agent and project counts (``Engine.facets``) in a worker; the
+        answer of the newest load is kept. Loads are not cancelled by a newer one (an exclusive
+        worker was: after the first paint and after an index refresh they overlap), so none is
+        ever left cancelled, and the engine's lock runs them one after the other."""
+        self._facets_asked_n += 1
+        self._facets_worker(self._facets_asked_n)
+
+    @work(thread=True, group="facets", exit_on_error=False)
+    def _facets_worker(self, n: int) -> None:
         facets = self.app.engine.facets()
-        self.app.call_from_thread(setattr, self, "facets", facets)
+        self.app.call_from_thread(self._set_facets, n, facets)
+
+    def _set_facets(self, n: int, facets: dict) -> None:
+        if n == self._facets_asked_n:  # a newer load is on its way otherwise
+            self.facets = facets
 
     def _pick(self, key: str, title: str, choices: list[tuple[str, str]]) -> None:
         box = self.query_one(QueryInput)
