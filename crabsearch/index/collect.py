@@ -194,15 +194,13 @@ def best_per_session(searcher, query, limit: int, keys: SegmentKeys, *, newest: 
         for sub, offset in searcher.leaf_searchers():
             skeys = keys.keys(sub)
             updated = keys.updated(sub) if newest or window else None
-            scanned = None
+            scanned, clauses = None, []
             if phrased is not None:
-                names = [(field, word) for field, words, _, _ in phrased[0] for word in words]
-                scanned = (*phrases.scores(sub, context, phrased[0], clock.expired), names, phrased[1])
+                scanned, clauses = phrases.scores(sub, context, phrased[0], clock.expired), phrased[1]
             elif conjoined is not None:
-                got = conjunction.scores(sub, context, conjoined[0], clock.expired)
-                scanned = None if got is None else (got[0], got[1], got[3], got[2], conjoined[1])
+                scanned, clauses = conjunction.scores(sub, context, conjoined[0], clock.expired), conjoined[1]
             if scanned is not None:
-                acc, masks, stopped, names, clauses = scanned
+                acc, masks, names, stopped = scanned
                 if titles_of is not None:
                     acc = {d: sc for d, sc in acc.items() if skeys[d] in titles_of}
                 if clauses and acc:

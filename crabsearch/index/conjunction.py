@@ -20,7 +20,7 @@ from whoosh.matching import IntersectionMatcher
 from whoosh.query import And, Term
 from whoosh.util import make_weighted_tree
 
-from .filtering import is_filter
+from .filtering import split_filters
 from .union import FlatOr, FlatUnionMatcher, term_text
 from .union import scores as union_scores
 
@@ -30,14 +30,7 @@ def parts(query) -> tuple[list, list] | None:
     :class:`~crabsearch.index.union.FlatOr` of plain terms (a word, or a ``prefix*``'s words, in
     several fields), alone or ANDed with filter clauses (``filtering.filters``: they score 0).
     None for any other query."""
-    clauses = []
-    if type(query) is And:
-        main = [q for q in query.subqueries if not is_filter(q)]
-        clauses = [q for q in query.subqueries if is_filter(q)]
-        if len(main) == 1 and type(main[0]) is And:
-            query = main[0]
-        elif clauses:
-            return None
+    query, clauses = split_filters(query)
     if type(query) is not And or len(query.subqueries) < 2 or query.boost != 1.0:
         return None
     words = list(query.subqueries)
@@ -65,7 +58,8 @@ def scores(searcher, context, words, expired=None):
         if not plain:
             return None
         plains.append(plain)
-    tree = _tree([q.estimate_size(reader) for q in words])
+    sizes = [q.estimate_size(reader) for q in words]
+    tree = _tree(sizes)
     order = _leaves(tree)  # the words in the matcher tree's order (its terms' order)
     starts, names = {}, []
     for i in order:
@@ -73,7 +67,7 @@ def scores(searcher, context, words, expired=None):
         names.extend(term_text(m.term()) for m, _, _ in plains[i])
     got: dict[int, tuple[dict, dict]] = {}
     cands = None  # the documents holding every word read so far; the rarest word first
-    for i in sorted(range(len(words)), key=lambda i: words[i].estimate_size(reader)):
+    for i in sorted(range(len(words)), key=sizes.__getitem__):
         acc, masks, stopped = union_scores(plains[i], expired, wanted=cands)
         if stopped:
             return {}, {}, names, True

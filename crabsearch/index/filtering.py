@@ -57,6 +57,16 @@ def is_filter(q: Query) -> bool:
     return isinstance(q, ZeroScore) or (type(q) is Term and q.boost == 0.0)
 
 
+def split_filters(query: Query) -> tuple[Query, list[Query]]:
+    """``(query, filter clauses)``: an ``And`` of one query and filter clauses (:func:`is_filter`)
+    gives that query and the clauses; any other query is itself, with none."""
+    if type(query) is And:
+        main = [q for q in query.subqueries if not is_filter(q)]
+        if len(main) == 1:
+            return main[0], [q for q in query.subqueries if is_filter(q)]
+    return query, []
+
+
 def passing(searcher, docnums: list[int], clauses: list[Query]) -> list[int]:
     """The documents of ``docnums`` (ascending) that match every query of ``clauses``, found by
     skipping one matcher to each of them (never reading the clauses' whole posting lists)."""

@@ -103,9 +103,7 @@ class FlatUnionMatcher(mcore.Matcher):
         list on a segment, not yet moved (what :meth:`scores` needs), else None."""
         out = []
         for m, b in zip(self._ms, self._boosts):
-            deleted = frozenset()
-            if type(m) is FilterMatcher and m._exclude:  # the segment's deleted documents
-                deleted, m = m._ids, m.child
+            m, deleted = without_deleted(m)
             if type(m) is not W3LeafMatcher and type(m) is not ListMatcher:
                 return None
             if getattr(leaf_scorer(m), "_crab_table", None) is None:
@@ -263,6 +261,14 @@ def posting_blocks(m, below: float | None = None, wanted: list[int] | None = Non
         yield (m._ids[i:] if i else m._ids), (second[i:] if i else second)
         low = high
         m._next_block()
+
+
+def without_deleted(m) -> tuple:
+    """``(matcher, deleted document set)`` of a term's matcher: a segment's deleted documents
+    are a ``FilterMatcher`` around its posting list (an empty set when it has none)."""
+    if type(m) is FilterMatcher and m._exclude:
+        return m.child, m._ids
+    return m, frozenset()
 
 
 def term_text(term: tuple) -> tuple[str, str]:

@@ -212,6 +212,10 @@ def _tail(path: str, limit: int) -> str:
     return "…" + (cut[at:] if at > 0 else cut)
 
 
+ITEM_LEAD = 13
+"""Cells before a window item's text: the hit mark (2), the label (10) and a space."""
+
+
 def item_lines(item: Item, terms: list[str], *, width: int = 160, lines: int = 1) -> list[Text]:
     """A window item as up to ``lines`` rows: ``label`` then its text (the first row a snippet
     around the first match when ``lines == 1``); the hit is marked with ``▶``."""
@@ -231,10 +235,11 @@ def item_lines(item: Item, terms: list[str], *, width: int = 160, lines: int = 1
     text = snippet(shown[0], terms, width) if item.hit else highlighted(shown[0][: width + 1], terms)
     first.append_text(text)
     if start and not text.plain.startswith("…"):  # one mark of text left out, not two
-        first = Text.assemble(first[:13], Text("… ", style=MUTED), first[13:], no_wrap=True, overflow="ellipsis")
+        first = Text.assemble(first[:ITEM_LEAD], Text("… ", style=MUTED), first[ITEM_LEAD:], no_wrap=True,
+                              overflow="ellipsis")
     out = [first]
     for ln in shown[1:]:
-        row = Text(" " * 13, no_wrap=True, overflow="ellipsis")
+        row = Text(" " * ITEM_LEAD, no_wrap=True, overflow="ellipsis")
         row.append_text(highlighted(ln[: width + 1], terms))
         out.append(row)
     if more:
@@ -290,14 +295,11 @@ class ItemLines:
     160 characters that a narrower row cuts off (a user trial: ``database timeout`` showed
     ``database`` and stopped before ``timeout``)."""
 
-    LEAD = 13
-    """Cells before the text: the hit mark (2), the label (10) and a space."""
-
     def __init__(self, item: Item, terms: list[str], lines: int = 1) -> None:
         self.item, self.terms, self.lines = item, terms, lines
 
     def __rich_console__(self, console, options):
-        yield from item_lines(self.item, self.terms, width=max(20, options.max_width - self.LEAD), lines=self.lines)
+        yield from item_lines(self.item, self.terms, width=max(20, options.max_width - ITEM_LEAD), lines=self.lines)
 
     def __rich_measure__(self, console, options):
         return Measurement(1, options.max_width)

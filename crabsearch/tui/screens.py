@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 
@@ -129,8 +128,7 @@ class SearchScreen(Screen):
     def __init__(self) -> None:
         super().__init__()
         self._go_live_after_first_paint = False
-        self._facets_asked = False
-        self._facets_asked_n = 0  # loads of the pickers' counts started; the newest one's answer is kept
+        self._facet_loads = 0  # loads of the pickers' counts started; the newest one's answer is kept
         self._generation = 0
         self._shown = -1
         self._stop: threading.Event | None = None  # set to end the search running (a newer one came)
@@ -344,8 +342,7 @@ class SearchScreen(Screen):
             self.start_indexing("damaged" if message.rebuild == "damaged" else
                                 "deleted" if self._had_index else "first")
         self._update_status()
-        if not self._facets_asked:  # F3/F4's agents and projects: not in the way of the first paint
-            self._facets_asked = True
+        if not self._facet_loads:  # F3/F4's agents and projects: not in the way of the first paint
             self.call_after_refresh(self._load_facets)
         if self._go_live_after_first_paint:
             self._go_live_after_first_paint = False
@@ -384,8 +381,8 @@ class SearchScreen(Screen):
         answer of the newest load is kept. Loads are not cancelled by a newer one (an exclusive
         worker was: after the first paint and after an index refresh they overlap), so none is
         ever left cancelled, and the engine's lock runs them one after the other."""
-        self._facets_asked_n += 1
-        self._facets_worker(self._facets_asked_n)
+        self._facet_loads += 1
+        self._facets_worker(self._facet_loads)
 
     @work(thread=True, group="facets", exit_on_error=False)
     def _facets_worker(self, n: int) -> None:
@@ -393,7 +390,7 @@ class SearchScreen(Screen):
         self.app.call_from_thread(self._set_facets, n, facets)
 
     def _set_facets(self, n: int, facets: dict) -> None:
-        if n == self._facets_asked_n:  # a newer load is on its way otherwise
+        if n == self._facet_loads:  # a newer load is on its way otherwise
             self.facets = facets
 
     def _pick(self, key: str, title: str, choices: list[tuple[str, str]]) -> None:
