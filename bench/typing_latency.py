@@ -7,12 +7,19 @@
 The app (``CrabsearchApp``, Textual's headless pilot, 120x40, no background refresh) is opened
 once on the index; for each query shape of ``run.py`` the search box is cleared and the query is
 typed one key at a time, ``--gap`` seconds apart (0.08 s: a fast typist). Timed from the moment
-the search box's change handler saw the whole query (the last key handled) to the moment the results list has shown the results of the whole
-query (the search screen's ``SearchDone`` of the current generation, for the typed text) and
-the screen refresh after it has run. The app searches at each key and stops the search still
-running for the text before (``SearchScreen.run_query``), so that time is the end of the stopped
-search, the search itself (limited to the app's ``SEARCH_TIME_LIMIT``) and the paint. Medians
-and p95 over ``--runs`` per shape; the target is 100 ms.
+the search box's change handler saw the whole query (the last key handled) to two moments:
+
+* **on screen**: the first frame the screen composes after the results list has shown the
+  results of the whole query (the search screen's ``SearchDone`` of the current generation, for
+  the typed text): ``App._display`` receives it, which is where a terminal is written to;
+* **settled**: the callbacks after that refresh have run, the list's rows below the first
+  screenful among them (``ResultList`` renders a screenful before the first paint, the rest
+  right after it: the scroll bar's size changes then, nothing else that is visible).
+
+The app searches at each key and stops the search still running for the text before
+(``SearchScreen.run_query``), so that time is the end of the stopped search, the search itself
+(limited to the app's ``SEARCH_TIME_LIMIT``) and the paint. Medians and p95 over ``--runs`` per
+shape; the target is 100 ms.
 """
 
 from __future__ import annotations
@@ -41,24 +48,35 @@ TARGET = 0.100
 
 async def measure(index_dir: Path, home: Path, queries: dict[str, str], runs: int, gap: float) -> list[dict]:
     """One row per query shape: ``{"shape", "query", "times": [seconds], ...summary}``."""
+    from textual.app import App
+
     from crabsearch.tui.app import CrabsearchApp
     from crabsearch.tui.filters import FilterChips
     from crabsearch.tui.results import ResultList
     app = CrabsearchApp(index_dir, env={"HOME": str(home)}, index_on_start=False, cursor_blink=False)
-    shown: dict = {"text": None, "at": None}
+    shown: dict = {"text": None, "at": None, "frame": None, "pending": None}
     original = ResultList.show
+    display = App._display
 
     def show(self, hits, *a, **k):  # the search screen's handler calls it after setting .result
         original(self, hits, *a, **k)
         result = getattr(self.screen, "result", None)
         text = result.query if result is not None else None
+        shown["pending"] = text
 
         def painted() -> None:
             shown["text"], shown["at"] = text, time.perf_counter()
 
         self.app.call_after_refresh(painted)
 
+    def frame(self, screen, renderable):  # the composed frame, as a terminal would be written
+        if renderable is not None and shown["pending"] is not None:
+            shown["frame"] = (shown["pending"], time.perf_counter())
+            shown["pending"] = None
+        return display(self, screen, renderable)
+
     ResultList.show = show
+    App._display = frame
     typed: dict[str, float] = {}
     chips_show = FilterChips.show
 
@@ -74,13 +92,13 @@ async def measure(index_dir: Path, home: Path, queries: dict[str, str], runs: in
             await app.workers.wait_for_complete()
             for name, key, agent in QUERY_SHAPES:
                 query = queries[key] + (f" agent:{agent}" if agent else "")
-                times = []
+                times, frames = [], []
                 for _ in range(runs):
                     box = app.screen.query_one("#query")
                     box.value = ""
                     await pilot.pause(0.4)
                     await app.workers.wait_for_complete()
-                    shown["text"] = shown["at"] = None
+                    shown["text"] = shown["at"] = shown["frame"] = shown["pending"] = None
                     typed.clear()
                     for ch in query:
                         await pilot.press(ch if ch != " " else "space")
@@ -90,14 +108,20 @@ async def measure(index_dir: Path, home: Path, queries: dict[str, str], runs: in
                         await asyncio.sleep(0.002)
                     if shown["text"] == query and query in typed:  # from the last key's handling
                         times.append(shown["at"] - typed[query])
-                row = {"shape": name, "query": query, "times": times}
+                        if shown["frame"] and shown["frame"][0] == query:
+                            frames.append(shown["frame"][1] - typed[query])
+                row = {"shape": name, "query": query, "times": times, "screen_times": frames}
                 if times:
                     row.update(summary(times))
+                if frames:
+                    row["screen"] = summary(frames)
                 rows.append(row)
-                print(f"  {name:22} {query:40} p50 {row.get('median', 0) * 1000:6.0f} ms  "
-                      f"p95 {row.get('p95', 0) * 1000:6.0f} ms  (n={len(times)})", flush=True)
+                print(f"  {name:22} {query:40} on screen p50 {row.get('screen', {}).get('median', 0) * 1000:6.0f} ms  "
+                      f"settled p50 {row.get('median', 0) * 1000:6.0f} ms  p95 {row.get('p95', 0) * 1000:6.0f} ms  "
+                      f"(n={len(times)})", flush=True)
     finally:
         ResultList.show = original
+        App._display = display
         FilterChips.show = chips_show
     return rows
 
@@ -132,22 +156,30 @@ def main(argv: list[str] | None = None) -> int:
     medians = [r["median"] for r in rows if "median" in r]
     overall = statistics.median(medians) if medians else None
     worst = max((r["p95"] for r in rows if "p95" in r), default=None)
+    on_screen = [r["screen"]["median"] for r in rows if "screen" in r]
+    screen_overall = statistics.median(on_screen) if on_screen else None
+    screen_worst = max((r["screen"]["p95"] for r in rows if "screen" in r), default=None)
     report = {"date": time.strftime("%Y-%m-%d"), "git": git_info(), "python": platform.python_version(),
               "cpus": os.cpu_count(), "index": str(index_dir), "gap_s": args.gap,
               "runs": args.runs, "shapes": rows, "median_of_medians": overall, "worst_p95": worst,
+              "screen_median_of_medians": screen_overall, "screen_worst_p95": screen_worst,
               "target": TARGET}
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n")
     lines = [f"typing in the app, last key to settled results: {report['date']}, git {report['git'].get('commit')}, "
              f"{report['cpus']} CPUs; keys {args.gap * 1000:.0f} ms apart",
-             "", "| shape | query | p50 ms | p95 ms |", "|---|---|---|---|"]
+             "", "| shape | query | on screen p50 ms | p95 ms | settled p50 ms | p95 ms |", "|---|---|---|---|---|---|"]
+    nan = {"median": float("nan"), "p95": float("nan")}
     for r in rows:
-        lines.append(f"| {r['shape']} | `{r['query']}` | {r.get('median', float('nan')) * 1000:.0f} | "
-                     f"{r.get('p95', float('nan')) * 1000:.0f} |")
-    if overall is not None:
-        lines += ["", f"median over shapes {overall * 1000:.0f} ms, worst p95 {worst * 1000:.0f} ms; target <= "
-                      f"{TARGET * 1000:.0f} ms: {'met' if worst <= TARGET else 'NOT met'}"]
+        scr = r.get("screen", nan)
+        lines.append(f"| {r['shape']} | `{r['query']}` | {scr['median'] * 1000:.0f} | {scr['p95'] * 1000:.0f} | "
+                     f"{r.get('median', float('nan')) * 1000:.0f} | {r.get('p95', float('nan')) * 1000:.0f} |")
+    for label, mid, top in (("on screen", screen_overall, screen_worst), ("settled", overall, worst)):
+        if mid is not None:
+            lines += ["", f"{label}: median over shapes {mid * 1000:.0f} ms, worst p95 {top * 1000:.0f} ms; "
+                          f"target <= {TARGET * 1000:.0f} ms: median {'met' if mid <= TARGET else 'NOT met'}, "
+                          f"every p95 {'met' if top <= TARGET else 'NOT met'}"]
     table = "\n".join(lines)
     print(table)
     out.with_suffix(".txt").write_text(table + "\n")

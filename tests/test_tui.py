@@ -507,6 +507,47 @@ def test_a_snippet_fits_the_row_it_is_shown_in():
     assert line(short, ["cron"], 80) == "▶ assistant  " + short
 
 
+def test_a_snippet_highlights_what_the_one_analysis_found_also_where_the_line_cuts():
+    """The snippet's highlights come from the analysis of the whole message, cut with the line:
+    the same spans as analyzing the shown line for the words it shows whole, the shown part of
+    a word the line cuts, and a long identifier near the start that runs past the line is shown
+    from the message's start (the start was computed as a negative offset, which showed the
+    message's last characters)."""
+    from crabsearch.tui.render import HIGHLIGHT, highlighted, snippet
+
+    def marked(t):
+        return [t.plain[s.start:s.end] for s in t.spans if s.style == HIGHLIGHT]
+
+    text = "The pool timeout came back; " + "filler words here " * 10 + "then the pool timeout again and again"
+    line = snippet(text, ["pool", "timeout"], width=60)
+    assert marked(line) == marked(highlighted(line.plain, ["pool", "timeout"])) == ["pool", "timeout"]
+    cut = snippet("pool " + "y " * 17 + "pool", ["pool"], width=40)
+    assert cut.plain.endswith(" po") and marked(cut) == ["pool", "po"]
+    word = "abcdefghij" * 5
+    line = snippet("see " + word + " end", [word], width=40)
+    assert line.plain == "see " + word[:37] and marked(line) == [word[:37]]
+
+
+def test_a_row_is_laid_out_once_per_width(monkeypatch):
+    """A row is rendered more than once (its height measured, then painted, highlighted or not):
+    its snippet is worked out once per width, and again for another width."""
+    from rich.console import Console
+
+    from crabsearch.hits import Item
+    from crabsearch.search import Engine
+    from crabsearch.tui import render
+
+    calls = []
+    real = Engine.term_spans
+    monkeypatch.setattr(Engine, "term_spans", staticmethod(lambda text, terms: calls.append(text) or real(text, terms)))
+    item = Item(message_index=1, role="user", label="you", timestamp=None, text="the cron job failed again",
+                truncated=False, hit=True)
+    lines = render.ItemLines(item, ["cron"])
+    for width in (80, 80, 60, 80):
+        Console(width=width, file=__import__("io").StringIO()).print(lines)
+    assert len(calls) == 2
+
+
 async def test_the_footer_goes_compact_only_when_its_keys_would_not_fit(sample):
     """A highlighted row's keys at 140 columns lost ``f2 Status`` off the right edge: the footer
     takes Textual's compact style (one cell less per key) when they would not fit, and keeps

@@ -85,18 +85,27 @@ def highlighted(text: str, terms: list[str], style: str = "") -> Text:
 def snippet(text: str, terms: list[str], width: int = 160) -> Text:
     """One line of ``text`` (whitespace collapsed), ``width`` characters, from its start when the
     matched words of the stretch that holds the most different query terms (``hits.densest``)
-    fit in it, else from a little before that stretch: a message holding two query words apart
-    shows both when they fit in the line (it showed the first match only: ``hook error`` showed
-    ``error``)."""
+    fit in it, else from a little before that stretch (``…`` first): a message holding two
+    query words apart shows both when they fit in the line (it showed the first match only:
+    ``hook error`` showed ``error``). The text is analyzed once; the line's highlights are the
+    matches found in it, cut where the line cuts them."""
     flat = " ".join(printable(text).split())
     marks = Engine.term_spans(flat, terms)
+    start, lead = 0, ""
     if marks:
         reach = max(1, width - width // 4 - 2)
         first = densest([(s, t) for s, _, t in marks], reach)
         end = max(e for s, e, _ in marks if first <= s < first + reach)
         if end > width:  # the words do not fit in the line from its start: start a little before them
-            flat = "…" + flat[first - width // 4:]
-    return highlighted(flat[: width + 1], terms)
+            start = max(0, first - width // 4)
+            lead = "…" if start else ""
+    stop = start + width + 1 - len(lead)
+    out = Text(lead + flat[start:stop])
+    for s, e, _ in marks:
+        s, e = max(s, start), min(e, stop)
+        if s < e:
+            out.stylize(HIGHLIGHT, s - start + len(lead), e - start + len(lead))
+    return out
 
 
 def row_header(hit: Hit, now: datetime, home: str | None) -> "RowHeader":
@@ -124,9 +133,13 @@ class RowHeader:
 
     def __init__(self, hit: Hit, now: datetime, home: str | None) -> None:
         self.hit, self.now, self.home = hit, now, home
+        self._laid: dict[int, Text] = {}  # the line per width (a row is rendered more than once)
 
     def __rich_console__(self, console, options):
-        yield self.line(options.max_width)
+        line = self._laid.get(options.max_width)
+        if line is None:
+            line = self._laid[options.max_width] = self.line(options.max_width)
+        yield line
 
     def __rich_measure__(self, console, options):
         return Measurement(20, options.max_width)
@@ -297,9 +310,16 @@ class ItemLines:
 
     def __init__(self, item: Item, terms: list[str], lines: int = 1) -> None:
         self.item, self.terms, self.lines = item, terms, lines
+        self._laid: dict[int, list[Text]] = {}
+        """The lines per width: a row is rendered more than once (to measure its height, then
+        to paint it, highlighted or not); the snippet is worked out once per width."""
 
     def __rich_console__(self, console, options):
-        yield from item_lines(self.item, self.terms, width=max(20, options.max_width - ITEM_LEAD), lines=self.lines)
+        width = max(20, options.max_width - ITEM_LEAD)
+        lines = self._laid.get(width)
+        if lines is None:
+            lines = self._laid[width] = item_lines(self.item, self.terms, width=width, lines=self.lines)
+        yield from lines
 
     def __rich_measure__(self, console, options):
         return Measurement(1, options.max_width)
