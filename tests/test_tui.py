@@ -548,6 +548,36 @@ def test_a_row_is_laid_out_once_per_width(monkeypatch):
     assert len(calls) == 2
 
 
+def test_a_rows_counted_height_is_its_rendered_height(sample):
+    """The option list measures each new row by :func:`render.row_height` (counted, not
+    rendered): the count equals the lines the row renders to, collapsed and expanded (windows
+    of 0 to 3 messages a side, a rung rule, markers, the window's last line wrapping) from 20 to
+    200 cells, and at the widths Rich measures with."""
+    from datetime import datetime, timezone
+
+    from rich.console import Console
+
+    from crabsearch.search import Engine
+    from crabsearch.tui.render import result_prompt, row_height
+
+    home, index_dir = sample
+    engine = Engine(index_dir)
+    now = datetime(2026, 4, 1, tzinfo=timezone.utc)
+    console = Console(width=120, color_system=None, file=__import__("io").StringIO())
+    rows = 0
+    for query in ("cron", "getUserById", "日付", "goleak", "deploy rollback", "the"):
+        result = engine.search(query, limit=20)
+        for i, hit in enumerate(result.hits):
+            windows = [None] + [engine.window(hit, n, n) for n in range(4)]
+            for window in windows:
+                prompt = result_prompt(hit, result.terms, now, str(home), window, "fewer words matched below" if i else None)
+                for width in (20, 21, 33, 47, 56, 80, 99, 100, 131, 200):
+                    rendered = sum(t.count("\n") for t, _, _ in console.render(prompt, console.options.update_width(width)))
+                    assert row_height(prompt, width, console) == rendered, (query, i, width, window is not None)
+                    rows += 1
+    assert rows > 300
+
+
 async def test_the_footer_goes_compact_only_when_its_keys_would_not_fit(sample):
     """A highlighted row's keys at 140 columns lost ``f2 Status`` off the right edge: the footer
     takes Textual's compact style (one cell less per key) when they would not fit, and keeps

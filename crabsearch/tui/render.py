@@ -144,6 +144,10 @@ class RowHeader:
     def __rich_measure__(self, console, options):
         return Measurement(20, options.max_width)
 
+    def line_count(self, width: int) -> int:
+        """Lines it takes at ``width`` (:func:`row_height`): one."""
+        return 1
+
     def line(self, width: int) -> Text:
         """The header as one line of ``width`` cells."""
         s = self.hit.session
@@ -296,6 +300,10 @@ class RungRule:
     def __rich_measure__(self, console, options):
         return Measurement(1, options.max_width)
 
+    def line_count(self, width: int) -> int:
+        """Lines it takes at ``width`` (:func:`row_height`): one."""
+        return 1
+
 
 def rung_rule(note: str) -> RungRule:
     """The rule for :func:`rung_note`'s ``note``."""
@@ -315,14 +323,40 @@ class ItemLines:
         to paint it, highlighted or not); the snippet is worked out once per width."""
 
     def __rich_console__(self, console, options):
-        width = max(20, options.max_width - ITEM_LEAD)
-        lines = self._laid.get(width)
-        if lines is None:
-            lines = self._laid[width] = item_lines(self.item, self.terms, width=width, lines=self.lines)
-        yield from lines
+        yield from self.laid(options.max_width)
 
     def __rich_measure__(self, console, options):
         return Measurement(1, options.max_width)
+
+    def laid(self, width: int) -> list[Text]:
+        """The lines (each ``no_wrap``, one line) for a row ``width`` cells wide."""
+        width = max(20, width - ITEM_LEAD)
+        lines = self._laid.get(width)
+        if lines is None:
+            lines = self._laid[width] = item_lines(self.item, self.terms, width=width, lines=self.lines)
+        return lines
+
+    def line_count(self, width: int) -> int:
+        """Lines it takes at ``width`` (:func:`row_height`)."""
+        return len(self.laid(width))
+
+
+def row_height(row: Group, width: int, console) -> int:
+    """Lines ``row`` (a :func:`result_prompt`) takes ``width`` cells wide, counted without
+    rendering it: its parts' own ``line_count``, a ``Text``'s lines as Rich wraps it (as Textual
+    measures a ``Text``), any other part rendered. A list measures each new row's height before
+    its first paint; rendering every row for it cost as much as painting the screen."""
+    total = 0
+    for part in row.renderables:
+        count = getattr(part, "line_count", None)
+        if count is not None:
+            total += count(width)
+        elif isinstance(part, Text):
+            total += part.plain.count("\n") + 1 if part.no_wrap else len(
+                Text(part.plain).wrap(console, width, tab_size=part.tab_size or 8))
+        else:
+            total += len(console.render_lines(part, console.options.update_width(width), pad=False))
+    return total
 
 
 def result_prompt(hit: Hit, terms: list[str], now: datetime, home: str | None,
