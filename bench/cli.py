@@ -67,7 +67,8 @@ TARGETS = {"refresh": 0.100, "no_refresh": 0.080, "rg_ratio": 5.0, "app_start": 
 """Issue 13: targets 1 (median over the shapes, seconds; ratio against ripgrep) and 2."""
 
 # The child of an app-start run: the app as ``crabsearch`` starts it, headless, writing one line
-# to fd 1 once the first rows are shown and painted (print would go to Textual's capture).
+# to fd 1 at the first frame composed after the first rows are shown (``App._display``, where a
+# terminal would be written; print would go to Textual's capture).
 _APP_CHILD = r"""
 import os, sys
 from textual.app import App
@@ -76,13 +77,17 @@ from crabsearch.tui import results
 _show = results.ResultList.show
 def show(self, hits, *a, **k):
     _show(self, hits, *a, **k)
-    if hits and not getattr(self.app, "_bench_done", False):
-        self.app._bench_done = True
-        def done():
-            os.write(1, b"shown\n")
-            self.app.exit()
-        self.app.call_after_refresh(done)
+    if hits and not getattr(self.app, "_bench_rows", False):
+        self.app._bench_rows = True
 results.ResultList.show = show
+_display = App._display
+def display(self, screen, renderable):
+    _display(self, screen, renderable)
+    if renderable is not None and getattr(self, "_bench_rows", False) and not getattr(self, "_bench_done", False):
+        self._bench_done = True
+        os.write(1, b"shown\n")
+        self.exit()
+App._display = display
 _run = App.run
 App.run = lambda self, **kw: _run(self, headless=True, **kw)
 from crabsearch.cli import main

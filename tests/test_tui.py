@@ -36,6 +36,46 @@ async def test_opens_on_recent_sessions(sample):
         assert app.focused is app.screen.query_one("#query")
 
 
+async def test_the_recent_sessions_are_in_the_first_paint(sample, monkeypatch):
+    """The app reads the recent sessions as it loads: the screen's first frame already lists
+    them (no search worker, no frame of an empty list first). Read too late for the first
+    paint, they come from the worker as before, once."""
+    import time
+
+    from textual.app import App
+
+    from crabsearch.search import Engine
+    from crabsearch.tui import screens
+
+    frames, workers = [], []
+    display, search = App._display, SearchScreen._search
+
+    def frame(self, screen, renderable):
+        if renderable is not None and isinstance(screen, SearchScreen):
+            frames.append(len(screen.query_one(ResultList).hits))
+        return display(self, screen, renderable)
+
+    def counted(self, *a, **k):
+        workers.append(a[0])
+        return search(self, *a, **k)
+
+    monkeypatch.setattr(App, "_display", frame)
+    monkeypatch.setattr(SearchScreen, "_search", counted)
+    app = make_app(sample)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(app, pilot)
+        assert frames and frames[0] == 4 and workers == []
+    frames.clear()
+    recent = Engine.recent
+    monkeypatch.setattr(Engine, "recent", lambda self, **k: time.sleep(0.3) or recent(self, **k))
+    monkeypatch.setattr(screens, "FIRST_LIST_WAIT", 0.01)
+    app = make_app(sample)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(app, pilot)
+        assert frames[0] == 0 and frames[-1] == 4 and workers == [""]
+        assert app.screen.query_one(ResultList).option_count == 4
+
+
 async def test_typing_searches_one_row_per_session(sample):
     app = make_app(sample)
     async with app.run_test(size=(100, 30)) as pilot:

@@ -1122,7 +1122,7 @@ async def test_a_row_expanded_after_a_refresh_dropped_its_deleted_session_says_i
         await settle(pilot)
         results = app.screen.query_one(ResultList)
         assert results.expanded[0][2] == []
-        assert "the transcript is gone (deleted or moved" in str(results.get_option_at_index(0).prompt.renderables[-1])
+        assert "the transcript is gone (deleted or moved" in str(results.get_option_at_index(0).prompt.row.renderables[-1])
 
 
 def test_a_session_that_left_the_list_is_not_counted_as_new():
@@ -1157,7 +1157,7 @@ async def test_an_aider_session_copied_later_keeps_its_chat_date(tmp_path):
         hit = app.screen.result.hits[0]
         assert hit.session.agent == "aider"
         assert hit.session.updated.date().isoformat() == "2026-03-14"
-        line = app.screen.query_one(ResultList)._prompt(0).renderables[0].line(96).plain
+        line = app.screen.query_one(ResultList)._prompt(0).row.renderables[0].line(96).plain
         assert "6d ago" in line and "just now" not in line
 
 

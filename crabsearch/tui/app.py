@@ -68,6 +68,48 @@ class CrabsearchApp(App[str | None]):
         self.error_log = paths.cache_dir() / "errors.log"
         """Where an unexpected error's details go (:meth:`failure`); the screen says only that."""
 
+    def on_load(self) -> None:
+        """Read the recent sessions in a thread while the screen is built and first painted
+        (issue 13, the app's start): the search screen's first list takes them
+        (:meth:`first_recent`) instead of starting its own read after its mount."""
+        from concurrent.futures import Future
+
+        from .screens import RESULT_LIMIT
+
+        self._first_recent = early = Future()
+
+        def read() -> None:
+            try:
+                early.set_result(self.engine.recent(limit=RESULT_LIMIT, redact=True))
+            except BaseException as exc:  # noqa: BLE001 - raised again where the list is shown
+                early.set_exception(exc)
+
+        threading.Thread(target=read, name="crabsearch-first-list", daemon=True).start()
+
+    def first_recent_read(self, wait: float) -> bool:
+        """True when the recent sessions read at start (:meth:`on_load`) are there (read, or
+        failed) within ``wait`` seconds."""
+        early = getattr(self, "_first_recent", None)
+        if early is None:
+            return False
+        from concurrent.futures import TimeoutError as Late, wait as wait_for
+
+        try:
+            return bool(wait_for([early], timeout=wait).done)
+        except Late:  # pragma: no cover - wait() returns, it does not raise
+            return False
+
+    def first_recent(self, limit: int, redact: bool):
+        """The recent sessions read at start (:meth:`on_load`), once: a list of ``Hit``, or None
+        when they were taken already or are asked for with another ``limit`` or masking. Raises
+        what the read raised (``IndexDamaged``...)."""
+        from .screens import RESULT_LIMIT
+
+        early, self._first_recent = getattr(self, "_first_recent", None), None
+        if early is None or limit != RESULT_LIMIT or not redact:
+            return None
+        return early.result()
+
     @property
     def indexer(self):
         """The index writer (``crabsearch.index.Indexer``), made on first use: importing it and

@@ -335,6 +335,15 @@ class RowVisual(RichVisual):
         """The row's lines at ``width`` cells."""
         return row_height(self._renderable, width, self._widget.app.console)
 
+    @property
+    def row(self):
+        """The row's ``rich.console.Group``: header, notes, snippet or window."""
+        return self._renderable
+
+    def __rich__(self):
+        """The row as Rich renders it (``console.print(option.prompt)``)."""
+        return self._renderable
+
 
 def _key(hit: Hit) -> tuple[str, str, int]:
     """A row's identity: same session and same hit message."""

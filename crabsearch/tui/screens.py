@@ -33,6 +33,10 @@ rows: each row costs the first paint about a millisecond, and the ladder fills t
 lower rungs when the first find fewer sessions (issue 13: the app's start and typing)."""
 MESSAGE_BYTES = 256 * 1024  # of one message's text read for the session view
 REFRESH_EVERY = 30.0  # seconds between background refreshes while the app is open
+FIRST_LIST_WAIT = 0.3
+"""Seconds the search screen's mount waits for the recent sessions the app started reading as it
+loaded (``CrabsearchApp.on_load``): read by then, they are in the screen's first paint, not in a
+second one after a paint of an empty list (issue 13, the app's start)."""
 SEARCH_TIME_LIMIT = 0.5  # seconds; past it the best hits found so far are shown, marked partial
 WRITE_SECONDS_PER_MESSAGE = 0.0008
 """A first guess of the time Whoosh takes to commit a message (measured on the trial home: 10k
@@ -199,7 +203,9 @@ class SearchScreen(Screen):
         self.query_one("#notes").display = False
         self.query_one("#empty").display = self.query_one("#empty-box").display = False
         self.query_one(Input).focus()
-        self.run_query("")  # the recent sessions; the filter pickers' counts after their paint
+        # The recent sessions: in the first paint when the app has read them by now (it started
+        # as the app loaded), else from a worker; the filter pickers' counts after their paint.
+        self.run_query("", here=self.app.first_recent_read(FIRST_LIST_WAIT))
         if self.app.index_on_start:
             if self.app.engine.exists:  # the recent sessions first (issue 13: the app's start),
                 self._go_live_after_first_paint = True  # then the refresh and the watcher
@@ -275,19 +281,28 @@ class SearchScreen(Screen):
     def _submitted(self) -> None:
         self.action_results()
 
-    def run_query(self, text: str) -> None:
+    def run_query(self, text: str, *, here: bool = False) -> None:
         """Search for ``text`` (or list recent sessions when blank) in a worker, at once: a key
         searches without waiting for the typing to pause. The search still running, whose answer
         is now stale, is told to stop (``Engine.search``'s ``stop``): it ends at its next look at
-        the clock, so the newest text's search starts within milliseconds, not after it."""
+        the clock, so the newest text's search starts within milliseconds, not after it.
+        ``here``: answer on this thread, shown before the next paint (the first list, when the
+        app has read it already)."""
         self._generation += 1
         if self._stop is not None:
             self._stop.set()
         self._stop = threading.Event()
-        self._search(text, self._generation, self._stop)
+        if here:
+            self._show(self._answer(text, self._generation, self._stop))
+        else:
+            self._search(text, self._generation, self._stop)
 
     @work(thread=True, exclusive=True, group="search", exit_on_error=False)
     def _search(self, text: str, generation: int, stop: threading.Event) -> None:
+        self.post_message(self._answer(text, generation, stop))
+
+    def _answer(self, text: str, generation: int, stop: threading.Event) -> SearchDone:
+        """The search for ``text`` (the recent sessions when blank), as the message that shows it."""
         engine = self.app.engine
         error = rebuild = None
         query, problems = check_filters(text, tuple(SOURCES))  # filters that mean nothing: left out
@@ -299,8 +314,10 @@ class SearchScreen(Screen):
                                        sort=self.sort, explain=True, redact=not self.reveal, typing=typing,
                                        stop=stop, repair=not (self.app.indexing and self.rebuilding))
             else:
-                result = SearchResult(query="", hits=engine.recent(limit=self.limit, redact=not self.reveal),
-                                      route="recent")
+                hits = self.app.first_recent(self.limit, not self.reveal)
+                if hits is None:
+                    hits = engine.recent(limit=self.limit, redact=not self.reveal)
+                result = SearchResult(query="", hits=hits, route="recent")
             result.query = text.strip() and text  # as typed: the status line quotes it
             if not engine.exists:  # never built, or deleted while the app runs: (re)built now
                 rebuild = "missing"
@@ -308,7 +325,7 @@ class SearchScreen(Screen):
             result, rebuild = SearchResult(query=text, hits=[]), "damaged"
         except Exception as exc:  # one line in the status line, never a silent blank screen
             result, error = SearchResult(query=text, hits=[]), self.app.failure("The search", exc)
-        self.post_message(SearchDone(generation, result, error, rebuild, problems))
+        return SearchDone(generation, result, error, rebuild, problems)
 
     @on(SearchDone)
     def _show(self, message: SearchDone) -> None:
