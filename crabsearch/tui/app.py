@@ -63,6 +63,7 @@ class CrabsearchApp(App[str | None]):
                                  "extra_dirs": {} if demo else self.config.sources}
         self._indexer = None
         self._indexer_lock = threading.Lock()
+        self._first_recent = None  # the recent sessions read as the app loads (on_load): a Future
         self.copy_file = paths.cache_dir() / "last-copy.txt"
         """Every copy is also written here: the fallback when the terminal ignores OSC 52."""
         self.error_log = paths.cache_dir() / "errors.log"
@@ -89,15 +90,10 @@ class CrabsearchApp(App[str | None]):
     def first_recent_read(self, wait: float) -> bool:
         """True when the recent sessions read at start (:meth:`on_load`) are there (read, or
         failed) within ``wait`` seconds."""
-        early = getattr(self, "_first_recent", None)
-        if early is None:
-            return False
-        from concurrent.futures import TimeoutError as Late, wait as wait_for
+        from concurrent.futures import wait as wait_for
 
-        try:
-            return bool(wait_for([early], timeout=wait).done)
-        except Late:  # pragma: no cover - wait() returns, it does not raise
-            return False
+        early = self._first_recent
+        return early is not None and not wait_for([early], timeout=wait).not_done
 
     def first_recent(self, limit: int, redact: bool):
         """The recent sessions read at start (:meth:`on_load`), once: a list of ``Hit``, or None
@@ -105,7 +101,7 @@ class CrabsearchApp(App[str | None]):
         what the read raised (``IndexDamaged``...)."""
         from .screens import RESULT_LIMIT
 
-        early, self._first_recent = getattr(self, "_first_recent", None), None
+        early, self._first_recent = self._first_recent, None
         if early is None or limit != RESULT_LIMIT or not redact:
             return None
         return early.result()
