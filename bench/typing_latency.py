@@ -167,7 +167,7 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n")
-    lines = [f"typing in the app, last key to settled results: {report['date']}, git {report['git'].get('commit')}, "
+    lines = [f"typing in the app, last key to results on screen and settled: {report['date']}, git {report['git'].get('commit')}, "
              f"{report['cpus']} CPUs; keys {args.gap * 1000:.0f} ms apart",
              "", "| shape | query | on screen p50 ms | p95 ms | settled p50 ms | p95 ms |", "|---|---|---|---|---|---|"]
     nan = {"median": float("nan"), "p95": float("nan")}
