@@ -252,6 +252,59 @@ async def test_background_indexing_then_refresh(tmp_path):
         assert results.option_count == 1
 
 
+async def test_a_start_on_a_built_index_refreshes_it_without_a_key(tmp_path):
+    """The recent sessions are in the first paint; after it the app refreshes the index and
+    watches the agents' directories (a session written since the last run is listed, and one
+    written while the app runs, with no key pressed). Showing the first list before the screen
+    had asked for the refresh left the index as it was until the user typed (a user trial)."""
+    from crabsearch.index import Indexer
+
+    home = tmp_path / "home"
+    ClaudeSession(home).user("the first capybara session").write()
+    Indexer(tmp_path / "index", env={"HOME": str(home)}).refresh()
+    ClaudeSession(home).user("a second session about a wombat").write()
+    app = CrabsearchApp(tmp_path / "index", env={"HOME": str(home)}, now=NOW)
+    async with app.run_test(size=(100, 30)) as pilot:
+        results = app.screen.query_one(ResultList)
+        for _ in range(100):
+            await settle(app, pilot)
+            if results.option_count == 2:
+                break
+        assert results.option_count == 2
+
+
+async def test_quitting_while_indexing_stops_the_refresh(tmp_path, monkeypatch):
+    """Ctrl+Q during the first build: the refresh is told to stop (its ``cancelled``) instead of
+    the app waiting for the whole build to end with a blank terminal (a user trial: 9 s)."""
+    import time
+
+    from crabsearch.index.writer import Indexer, RefreshReport
+
+    asked = []
+
+    def refresh(self, progress=None, cancelled=None):
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and not (cancelled and cancelled()):
+            time.sleep(0.01)
+        asked.append(time.monotonic())
+        return RefreshReport()
+
+    monkeypatch.setattr(Indexer, "refresh", refresh)
+    home = tmp_path / "home"
+    ClaudeSession(home).user("a capybara session").write()
+    app = CrabsearchApp(tmp_path / "index", env={"HOME": str(home)}, now=NOW)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause(0.3)
+        assert app.indexing
+        quit_at = time.monotonic()
+        await pilot.press("ctrl+q")
+    for _ in range(100):
+        if asked:
+            break
+        time.sleep(0.05)
+    assert asked and asked[0] - quit_at < 2
+
+
 async def test_no_transcripts_says_where_it_looked(tmp_path):
     app = CrabsearchApp(tmp_path / "index", env={"HOME": str(tmp_path / "empty")}, now=NOW)
     async with app.run_test(size=(100, 30)) as pilot:
@@ -531,7 +584,7 @@ def test_a_snippet_fits_the_row_it_is_shown_in():
     from rich.console import Console
 
     from crabsearch.hits import Item
-    from crabsearch.tui.render import ItemLines
+    from crabsearch.tui.render import ITEM_LEAD, ItemLines
 
     def line(text, terms, width):
         item = Item(message_index=1, role="assistant", label="assistant", timestamp=None, text=text,
@@ -545,6 +598,11 @@ def test_a_snippet_fits_the_row_it_is_shown_in():
     assert "database" in row and "timeout" in row
     short = "refactored module 280 and finally fixed the cron parser"
     assert line(short, ["cron"], 80) == "▶ assistant  " + short
+    # A word ending in the row's last cell, which the row's `…` takes, is not cut (a user trial:
+    # `hoo…` at 120 columns, `hook` at 119 and 121).
+    for width in (80, 100, 120):
+        edge = "z" * (width - ITEM_LEAD - 5) + " hook and more text after it"
+        assert "hook" in line(edge, ["hook"], width)
 
 
 def test_a_snippet_highlights_what_the_one_analysis_found_also_where_the_line_cuts():

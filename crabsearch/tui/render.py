@@ -96,7 +96,8 @@ def snippet(text: str, terms: list[str], width: int = 160) -> Text:
         reach = max(1, width - width // 4 - 2)
         first = densest([(s, t) for s, _, t in marks], reach)
         end = max(e for s, e, _ in marks if first <= s < first + reach)
-        if end > width:  # the words do not fit in the line from its start: start a little before them
+        if end >= width:  # the words do not fit in the line from its start (its last cell is
+            # the row's `…`): start a little before them
             start = max(0, first - width // 4)
             lead = "…" if start else ""
     stop = start + width + 1 - len(lead)

@@ -13,6 +13,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Input, ProgressBar, Static
+from textual.worker import get_current_worker
 
 from ..hits import transcript_gone
 from ..search import Hit, IndexDamaged, SearchResult
@@ -203,14 +204,15 @@ class SearchScreen(Screen):
         self.query_one("#notes").display = False
         self.query_one("#empty").display = self.query_one("#empty-box").display = False
         self.query_one(Input).focus()
+        live = self.app.index_on_start
+        if live and self.app.engine.exists:  # the recent sessions first (issue 13: the app's start),
+            self._go_live_after_first_paint, live = True, False  # then the refresh and the watcher
         # The recent sessions: in the first paint when the app has read them by now (it started
         # as the app loaded), else from a worker; the filter pickers' counts after their paint.
+        # Shown here, they go live after that paint: the flag above is set before.
         self.run_query("", here=self.app.first_recent_read(FIRST_LIST_WAIT))
-        if self.app.index_on_start:
-            if self.app.engine.exists:  # the recent sessions first (issue 13: the app's start),
-                self._go_live_after_first_paint = True  # then the refresh and the watcher
-            else:
-                self._go_live()
+        if live:
+            self._go_live()
 
     def _go_live(self) -> None:
         """Start the background refresh, the file watcher and the periodic refresh."""
@@ -538,8 +540,10 @@ class SearchScreen(Screen):
 
     @work(thread=True, exclusive=True, group="index", exit_on_error=False)
     def _index(self) -> None:
+        worker = get_current_worker()  # cancelled when the app quits: the refresh stops at its next file
         try:
-            report = self.app.indexer.refresh(progress=lambda p: self.post_message(IndexProgress(p)))
+            report = self.app.indexer.refresh(progress=lambda p: self.post_message(IndexProgress(p)),
+                                              cancelled=lambda: worker.is_cancelled)
         except Exception as exc:  # shown, never a crash
             self.post_message(IndexDone(None, self.app.failure("Indexing", exc)))
             return
