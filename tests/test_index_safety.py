@@ -306,3 +306,15 @@ def test_a_full_disk_at_commit_leaves_no_half_written_segment(tmp_path, monkeypa
     assert [n for n in after if n not in before] == []  # the new segment is gone
     report = _index(home, ix)
     assert report.files_read == 1 and len(Engine(ix).search("backoff").hits) == 12
+
+
+def test_a_damage_marker_keeps_its_first_reason(tmp_path):
+    """Readers that find the index damaged one after the other leave one reason, not each the
+    one before quoted inside its own (a user trial: three levels of "a search could not read it")."""
+    from crabsearch.index.integrity import mark_damaged
+
+    mark_damaged(tmp_path, "segment x failed to decode")
+    mark_damaged(tmp_path, seal_problem(tmp_path))
+    mark_damaged(tmp_path, seal_problem(tmp_path))
+    assert (tmp_path / DAMAGED).read_text() == "segment x failed to decode"
+    assert seal_problem(tmp_path) == "a search could not read it (segment x failed to decode)"

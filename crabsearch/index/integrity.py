@@ -57,9 +57,13 @@ def is_damage(directory: Path, exc: BaseException) -> bool:
 
 def mark_damaged(directory: Path, reason: str) -> None:
     """Leave :data:`DAMAGED` (with ``reason``) in ``directory`` so that the next writer rebuilds
-    the index. Never raises (a reader may not be able to write there)."""
+    the index; a marker already there keeps its first reason (a later reader's reason quoted the
+    marker's and nested it: ``damaged (a search could not read it (damaged (...``). Never raises
+    (a reader may not be able to write there)."""
+    marker = where(directory) / DAMAGED
     try:
-        write_private(where(directory) / DAMAGED, reason)
+        if not marker.exists():
+            write_private(marker, reason)
     except OSError:
         pass
 
