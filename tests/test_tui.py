@@ -626,6 +626,20 @@ def test_a_snippet_highlights_what_the_one_analysis_found_also_where_the_line_cu
     assert line.plain == "see " + word[:37] and marked(line) == [word[:37]]
 
 
+def test_a_snippet_starts_at_a_word_and_fills_its_line():
+    """A snippet that starts inside a message starts at a word (not ``…xplore``), and one whose
+    match is near the message's end shows the line's worth of text before it (it showed the
+    quarter of a line before the match and left the rest empty). Both from a user trial."""
+    from crabsearch.tui.render import snippet
+
+    words = " ".join(f"word{i:03d}" for i in range(60))
+    line = snippet(words + " and then explore the codebase now", ["explore", "codebase"], width=80).plain
+    assert line.startswith("…word") and line.endswith("explore the codebase now") and len(line) > 81 - 12
+    mid = snippet(words + " explore the codebase " + words, ["explore", "codebase"], width=80).plain
+    assert mid.startswith("…word") and "explore the codebase" in mid
+    assert mid[1:].split(" ")[0] in words.split(" ")
+
+
 def test_a_row_is_laid_out_once_per_width(monkeypatch):
     """A row is rendered more than once (its height measured, then painted, highlighted or not):
     its snippet is worked out once per width, and again for another width."""

@@ -82,13 +82,19 @@ def highlighted(text: str, terms: list[str], style: str = "") -> Text:
     return out
 
 
+WORD_SNAP = 12
+"""At most this many characters of a cut word are skipped so that a snippet starts at a word."""
+
+
 def snippet(text: str, terms: list[str], width: int = 160) -> Text:
     """One line of ``text`` (whitespace collapsed), ``width`` characters, from its start when the
     matched words of the stretch that holds the most different query terms (``hits.densest``)
-    fit in it, else from a little before that stretch (``…`` first): a message holding two
-    query words apart shows both when they fit in the line (it showed the first match only:
-    ``hook error`` showed ``error``). The text is analyzed once; the line's highlights are the
-    matches found in it, cut where the line cuts them."""
+    fit in it, else from a little before that stretch (``…`` first), at the start of a word
+    when one starts within :data:`WORD_SNAP` characters, and early enough to fill the line when
+    the stretch is near the message's end: a message holding two query words apart shows both
+    when they fit in the line (it showed the first match only: ``hook error`` showed ``error``).
+    The text is analyzed once; the line's highlights are the matches found in it, cut where the
+    line cuts them."""
     flat = " ".join(printable(text).split())
     marks = Engine.term_spans(flat, terms)
     start, lead = 0, ""
@@ -98,7 +104,10 @@ def snippet(text: str, terms: list[str], width: int = 160) -> Text:
         end = max(e for s, e, _ in marks if first <= s < first + reach)
         if end >= width:  # the words do not fit in the line from its start (its last cell is
             # the row's `…`): start a little before them
-            start = max(0, first - width // 4)
+            start = max(0, min(first - width // 4, len(flat) - width + 1))
+            space = flat.find(" ", start, min(first, start + WORD_SNAP))
+            if start and space >= 0:  # from the next word, not from inside one
+                start = space + 1
             lead = "…" if start else ""
     stop = start + width + 1 - len(lead)
     out = Text(lead + flat[start:stop])
