@@ -342,10 +342,15 @@ def each_match(searcher, query, keys: SegmentKeys, *, deadline: float | None = N
         if plain:  # words in several fields: term at a time (union.scores), yielded in order
             names = [term_text(leaf.term()) for leaf, _, _ in plain]
             acc, masks, stopped = scores(plain, clock.expired)
+            named: dict[int, tuple] = {}  # mask -> its pairs: a few masks for thousands of documents
             for d in sorted(acc):
                 k = skeys[d]
                 if _kept(k, d, updated, excluded, window):
-                    yield k, acc[d], offset + d, _named(names, masks[d]), idxs[d]
+                    mask = masks[d]
+                    terms = named.get(mask)
+                    if terms is None:
+                        terms = named[mask] = _named(names, mask)
+                    yield k, acc[d], offset + d, terms, idxs[d]
             if stopped:
                 raise OutOfTime
             continue

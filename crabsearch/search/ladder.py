@@ -244,6 +244,7 @@ def gather(ctx: Context, groups) -> dict[str, Gathered]:
     comp = ctx.comp
     per: dict[str, Gathered] = {}
     seen = 0
+    kinds: dict[tuple, tuple] = {}  # matched pairs -> (those in text fields, title or summary only)
     try:
         for gi, group in enumerate(groups):
             parts = [And([comp.any_query(MESSAGE_FIELDS, [group]), *ctx.m_filters])]
@@ -260,8 +261,12 @@ def gather(ctx: Context, groups) -> dict[str, Gathered]:
                 g = per.get(key)
                 if g is None:
                     g = per[key] = Gathered()
-                g.matched.update((f, t) for f, t in terms if f in WEIGHTS)
-                if all(f in SESSION_FIELDS for f, _ in terms):  # the title and summary: added per word by the rung
+                kind = kinds.get(terms)
+                if kind is None:
+                    kind = kinds[terms] = (tuple((f, t) for f, t in terms if f in WEIGHTS),
+                                           all(f in SESSION_FIELDS for f, _ in terms))
+                g.matched.update(kind[0])
+                if kind[1]:  # the title and summary: added per word by the rung
                     g.s_mask |= 1 << gi
                     g.title_doc = docnum
                     continue
