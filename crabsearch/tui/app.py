@@ -8,6 +8,8 @@ import shutil
 import subprocess
 import sys
 import threading
+from concurrent.futures import Future
+from concurrent.futures import wait as wait_for
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -24,7 +26,7 @@ from ..sources import SOURCES
 from ..text import printable
 from .render import short_path
 from .panels import ChoiceScreen, HelpScreen, PathColumns, ResumeScreen, StatusScreen, key_label
-from .screens import SearchScreen
+from .screens import RESULT_LIMIT, SearchScreen
 
 
 class CrabsearchApp(App[str | None]):
@@ -73,10 +75,6 @@ class CrabsearchApp(App[str | None]):
         """Read the recent sessions in a thread while the screen is built and first painted
         (issue 13, the app's start): the search screen's first list takes them
         (:meth:`first_recent`) instead of starting its own read after its mount."""
-        from concurrent.futures import Future
-
-        from .screens import RESULT_LIMIT
-
         self._first_recent = early = Future()
 
         def read() -> None:
@@ -90,8 +88,6 @@ class CrabsearchApp(App[str | None]):
     def first_recent_read(self, wait: float) -> bool:
         """True when the recent sessions read at start (:meth:`on_load`) are there (read, or
         failed) within ``wait`` seconds."""
-        from concurrent.futures import wait as wait_for
-
         early = self._first_recent
         return early is not None and not wait_for([early], timeout=wait).not_done
 
@@ -99,8 +95,6 @@ class CrabsearchApp(App[str | None]):
         """The recent sessions read at start (:meth:`on_load`), once: a list of ``Hit``, or None
         when they were taken already or are asked for with another ``limit`` or masking. Raises
         what the read raised (``IndexDamaged``...)."""
-        from .screens import RESULT_LIMIT
-
         early, self._first_recent = self._first_recent, None
         if early is None or limit != RESULT_LIMIT or not redact:
             return None

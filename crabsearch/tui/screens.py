@@ -204,14 +204,14 @@ class SearchScreen(Screen):
         self.query_one("#notes").display = False
         self.query_one("#empty").display = self.query_one("#empty-box").display = False
         self.query_one(Input).focus()
-        live = self.app.index_on_start
-        if live and self.app.engine.exists:  # the recent sessions first (issue 13: the app's start),
-            self._go_live_after_first_paint, live = True, False  # then the refresh and the watcher
+        built = self.app.engine.exists
+        # On a built index the recent sessions come first (issue 13: the app's start), then the
+        # refresh and the watcher: set before the first list, which may be shown right here.
+        self._go_live_after_first_paint = self.app.index_on_start and built
         # The recent sessions: in the first paint when the app has read them by now (it started
         # as the app loaded), else from a worker; the filter pickers' counts after their paint.
-        # Shown here, they go live after that paint: the flag above is set before.
         self.run_query("", here=self.app.first_recent_read(FIRST_LIST_WAIT))
-        if live:
+        if self.app.index_on_start and not built:
             self._go_live()
 
     def _go_live(self) -> None:
