@@ -7,10 +7,11 @@ names, and with filters."""
 from __future__ import annotations
 
 import pytest
-from whoosh.query import And, Or, Phrase, Term
+from whoosh.query import And, Or, Phrase, Prefix, Term
 
-from crabsearch.index import Indexer, conjunction, phrases
+from crabsearch.index import Indexer, collect, conjunction, phrases
 from crabsearch.index.collect import SegmentKeys, _terms, best_per_session
+from crabsearch.index.filtering import ZeroScore, term_filter_ids
 from crabsearch.index.phrases import TextPhrase
 from crabsearch.index.querying import MESSAGE_FIELDS, PHRASE_FIELDS
 from crabsearch.index.schema import WEIGHTS
@@ -125,14 +126,16 @@ def test_best_per_session_by_phrase_is_the_matchers(searcher, words):
     assert_best_per_session_walks(*searcher, phrase_query(TextPhrase, words))
 
 
-def assert_best_per_session_walks(s, deleted, q):
+def assert_best_per_session_walks(s, deleted, q, unnamed=()):
     """``best_per_session`` at several limits keeps each session's best document as walking
-    Whoosh's matcher does (higher score, then lower document number), never a deleted one's."""
+    Whoosh's matcher does (higher score, then lower document number), never a deleted one's.
+    The matcher's terms in the fields ``unnamed`` (filters) are not among a best's terms."""
     for limit in (1, 5, 100):
         top, partial = best_per_session(s, q, limit, SegmentKeys())
         assert not partial
         best = {}
         for d, (sc, terms) in sorted(walked(s, q).items()):
+            terms = tuple(t for t in terms if t[0] not in unnamed)
             k = s.stored_fields(d)["skey"]
             if k not in best or sc > best[k][0]:
                 best[k] = (sc, d, terms)
@@ -254,6 +257,37 @@ def test_conjunction_with_filters(searcher):
     top, _ = best_per_session(s, And([q, agent]), 10, SegmentKeys())
     assert [k.split(":")[0] for k, _ in top] == ["codex"]
     assert top[0][1].score == max(sc for sc, _ in walked(s, And([q, agent])).values())
+
+
+@pytest.mark.parametrize("filters", [[("agent", "codex")], [("role", "user")], [("agent", "claude"), ("role", "assistant")],
+                                     [("agent", "absent")], [("role", "user"), ("kind", "m")]])
+@pytest.mark.parametrize("word", ["token", "refresh", "number", "question"])
+def test_a_word_with_filter_terms_is_the_matchers(searcher, word, filters, monkeypatch):
+    """A word with filter terms (``agent:codex database``) is scored term at a time over the
+    documents that pass the filters, with the matcher's documents, scores and best per session
+    (over posting blocks passed over below the limit-th session's score): the matcher is not
+    walked."""
+    s, deleted = searcher
+    q = And([word_query([word]).subqueries[0], *(Term(f, v, boost=0.0) for f, v in filters)])
+    want = walked(s, q)
+    if filters[0] != ("agent", "absent") and word in ("token", "refresh"):
+        assert want and len(want) < len(walked(s, word_query([word]).subqueries[0]))
+
+    def walking(*args):
+        raise AssertionError("the matcher was walked")
+    monkeypatch.setattr(collect, "_terms", walking)
+    assert_best_per_session_walks(s, deleted, q, unnamed={f for f, _ in filters})
+
+
+def test_a_word_with_other_filters_walks_the_matcher(searcher):
+    """A filter that is not a term (a project path's prefix) leaves the word to the matcher,
+    with the same result."""
+    s, deleted = searcher
+    path = ZeroScore(Or([Term("project", "/nowhere"), Prefix("project", "/")]))
+    q = And([word_query(["token"]).subqueries[0], Term("agent", "claude", boost=0.0), path])
+    assert term_filter_ids(s.leaf_searchers()[0][0], [Term("agent", "claude", boost=0.0), path]) is None
+    assert walked(s, q)
+    assert_best_per_session_walks(s, deleted, q)
 
 
 def test_other_queries_are_not_conjunctions(searcher):

@@ -20,9 +20,14 @@ from array import array
 from bisect import bisect_right
 from dataclasses import dataclass
 
+from whoosh.query import Term
+
 from . import colfile, conjunction, phrases
-from .filtering import in_window, passing
-from .union import FlatUnionMatcher, scores, term_text
+from .filtering import in_window, passing, split_filters, term_filter_ids
+from .union import FlatOr, FlatUnionMatcher, scores, term_text
+
+ANY_AGENT = "*"
+"""In :meth:`SegmentKeys.not_of`'s agents: no ``agent:`` filter (no agent name is ``*``)."""
 
 DEADLINE_EVERY = 256
 """Matches between two looks at the clock when a deadline is set."""
@@ -60,6 +65,8 @@ class SegmentKeys:
         self._indexes: dict[str, array] = {}
         self._sessions: dict[str, dict[str, list[int]]] = {}
         self._tried: set[str] = set()  # segments whose column file was looked for
+        self._distincts: dict[str, frozenset[str]] = {}
+        self._not_of: dict[str, dict[frozenset[str], frozenset[str]]] = {}
 
     @staticmethod
     def _segment_id(sub) -> str | None:
@@ -139,6 +146,29 @@ class SegmentKeys:
             self._sessions[sid] = out
         return out
 
+    def session_count(self, sub) -> int:
+        """The number of sessions with documents in the leaf searcher ``sub``."""
+        return len(self._distinct(sub))
+
+    def not_of(self, sub, agents: frozenset[str]) -> frozenset[str]:
+        """The session keys of the leaf searcher ``sub`` whose agent is not in ``agents`` (a key
+        is ``agent:session-id``, ``index.writer``); none for :data:`ANY_AGENT`."""
+        if ANY_AGENT in agents:
+            return frozenset()
+        sid = self._segment_id(sub)
+        memo = self._not_of.setdefault(sid, {})
+        out = memo.get(agents)
+        if out is None:
+            out = memo[agents] = frozenset(k for k in self._distinct(sub) if k.partition(":")[0] not in agents)
+        return out
+
+    def _distinct(self, sub) -> frozenset[str]:
+        sid = self._segment_id(sub)
+        out = self._distincts.get(sid)
+        if out is None:
+            out = self._distincts[sid] = frozenset(self.keys(sub))
+        return out
+
     def key_of(self, searcher, docnum: int) -> str:
         """The session key of global document ``docnum`` of ``searcher``."""
         sub, d = _leaf(searcher, docnum)
@@ -152,7 +182,7 @@ class SegmentKeys:
     def keep_only(self, searcher) -> None:
         """Forget the segments that ``searcher`` no longer has (after a merge or a rebuild)."""
         live = {self._segment_id(sub) for sub, _ in searcher.leaf_searchers()}
-        for cache in (self._keys, self._updated, self._indexes, self._sessions):
+        for cache in (self._keys, self._updated, self._indexes, self._sessions, self._distincts, self._not_of):
             for sid in [s for s in cache if s not in live]:
                 del cache[sid]
         self._tried &= live
@@ -189,6 +219,13 @@ def best_per_session(searcher, query, limit: int, keys: SegmentKeys, *, newest: 
     # (phrases.scores, conjunction.scores); other queries walk Whoosh's matcher.
     phrased = None if newest else phrases.parts(query, searcher.schema)
     conjoined = None if newest or phrased else conjunction.parts(query)
+    # A word (in several fields) with filter terms: scored term at a time, its documents kept
+    # when they pass the filters (the matcher walked the word's and filters' intersection).
+    word, filter_terms = (None, []) if newest or phrased or conjoined else split_filters(query)
+    filtered = word if filter_terms and type(word) is FlatOr else None
+    agents, others = _by_session(filter_terms) if filtered is not None else (None, [])
+    if agents is None:
+        filtered = None
     context = searcher.context(needs_current=True)  # term matchers stay current: matched terms
     try:
         for sub, offset in searcher.leaf_searchers():
@@ -209,7 +246,24 @@ def best_per_session(searcher, query, limit: int, keys: SegmentKeys, *, newest: 
                 if stopped:
                     raise OutOfTime  # after keeping what was scored: a partial result still has hits
                 continue
-            m = query.matcher(sub, context)
+            m, wanted, passed_over = None, None, excluded
+            if filtered is not None:
+                fm = filtered.matcher(sub, context)
+                if not fm.is_active():
+                    continue
+                if type(fm) is FlatUnionMatcher and fm.plain_postings():
+                    # agent: passes over the other agents' sessions; role and the rest: the
+                    # documents in their posting lists (a dense list, an agent's, costs more)
+                    others_keys = keys.not_of(sub, agents)
+                    if len(others_keys) == keys.session_count(sub):
+                        continue
+                    passed_over = excluded | others_keys if excluded else others_keys
+                    wanted = term_filter_ids(sub, others) if others else None
+                    if wanted is not None and not wanted:
+                        continue
+                    m = fm  # the word's own postings; the filters are in wanted and passed_over
+            if m is None:
+                m = query.matcher(sub, context)
             if not m.is_active():
                 continue
             plain = None if newest else isinstance(m, FlatUnionMatcher) and m.plain_postings()
@@ -217,13 +271,13 @@ def best_per_session(searcher, query, limit: int, keys: SegmentKeys, *, newest: 
                 # The limit-th best session so far: a document below it can be no best of the
                 # limit best sessions, whatever the segments after hold.
                 known = heapq.nlargest(limit, (b.score for b in best.values()))[-1] if len(best) >= limit > 0 else 0.0
-                wanted = None
                 if titles_of is not None:
                     docs = keys.session_docs(sub)
-                    wanted = {d for k in titles_of for d in docs.get(k, ())}
+                    titled = {d for k in titles_of for d in docs.get(k, ())}
+                    wanted = titled if wanted is None else wanted & titled
                     if not wanted:
                         continue
-                _best_by_term(plain, offset, skeys, updated, window, excluded, best, clock, limit, known, wanted)
+                _best_by_term(plain, offset, skeys, updated, window, passed_over, best, clock, limit, known, wanted)
                 continue
             tms = list(m.term_matchers())
             while m.is_active():
@@ -242,6 +296,18 @@ def best_per_session(searcher, query, limit: int, keys: SegmentKeys, *, newest: 
         partial = True
     top = heapq.nlargest(limit, best.items(), key=lambda kv: kv[1].score)
     return top, partial
+
+
+def _by_session(clauses) -> tuple[frozenset[str] | None, list]:
+    """``(agents, other clauses)`` of filter ``clauses`` when each is a filter term
+    (``filtering.term_filter_ids``): ``agents``, the agent names a session's key may start
+    with (``agent:NAME`` is the key's prefix, ``NAME:session-id``; every agent when there is no
+    ``agent:``, none for two different ones). ``(None, [])`` when a clause is something else."""
+    if not all(type(q) is Term and q.boost == 0.0 for q in clauses):
+        return None, []
+    named = {q.text for q in clauses if q.fieldname == "agent"}
+    agents = frozenset(named) if len(named) <= 1 else frozenset()
+    return (agents if named else frozenset({ANY_AGENT})), [q for q in clauses if q.fieldname != "agent"]
 
 
 def _best_by_term(plain, offset: int, skeys: list[str], updated, window, excluded, best: dict[str, Best],

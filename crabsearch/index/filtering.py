@@ -12,6 +12,7 @@ from whoosh.query import And, Or, Prefix, Query, Term, TermRange
 from whoosh.query.wrappers import WrappingQuery
 
 from ..query import ParsedQuery
+from .union import posting_blocks, without_deleted
 
 
 def hour_key(ts: datetime | None) -> str | None:
@@ -79,6 +80,29 @@ def passing(searcher, docnums: list[int], clauses: list[Query]) -> list[int]:
             m.skip_to(d)
         if m.is_active() and m.id() == d:
             out.append(d)
+    return out
+
+
+def term_filter_ids(searcher, clauses: list[Query]) -> set[int] | None:
+    """The documents of the leaf searcher ``searcher`` that match every clause of ``clauses``
+    when each is a filter term (``agent:``, ``role:``, a project's name, ``kind``: a ``Term``
+    of boost 0), read block by block from their posting lists (deleted documents included: the
+    caller's own postings leave them out). None when a clause is anything else (a project path,
+    a time range), for the caller to walk matchers instead."""
+    if not all(type(q) is Term and q.boost == 0.0 for q in clauses):
+        return None
+    out: set[int] | None = None
+    reader = searcher.reader()
+    for q in clauses:
+        raw = searcher.schema[q.fieldname].to_bytes(q.text) if q.fieldname in searcher.schema else None
+        if raw is None or (q.fieldname, raw) not in reader:
+            return set()
+        ids: set[int] = set()
+        for block, _ in posting_blocks(without_deleted(reader.postings(q.fieldname, raw))[0]):
+            ids.update(block)
+        out = ids if out is None else out & ids
+        if not out:
+            return out
     return out
 
 
