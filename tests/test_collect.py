@@ -257,6 +257,34 @@ def test_leaf_skip_to_across_posting_blocks(tmp_path):
                 assert (m.id() if m.is_active() else None) == next((d for d in ids if d >= target), None)
 
 
+def test_block_ids_are_whooshs_delta_decoding(tmp_path):
+    """whoosh_fixes adds a block's stored gaps up in C: the same document numbers, in the same
+    type, block by block, as Whoosh's ``delta_decode``."""
+    from whoosh.codec.whoosh3 import W3LeafMatcher
+    from whoosh.util.numlists import delta_decode
+
+    home = tmp_path / "home"
+    s = ClaudeSession(home)
+    for n in range(700):
+        s.user(f"walrus number {n}" if n % 3 else f"plain number {n} " + "filler " * (n % 300))
+    s.write()
+    Indexer(tmp_path / "index", env={"HOME": str(home)}).refresh()
+    ix, _ = open_index(tmp_path / "index", create=False)
+    with ix.searcher() as srch:
+        sub = srch.leaf_searchers()[0][0]
+        m = sub.postings("user", "walrus")
+        assert type(m) is W3LeafMatcher and W3LeafMatcher._read_ids is whoosh_fixes.read_ids
+        blocks = 0
+        while m.is_active():
+            m._read_ids()
+            stored = m._data[0]
+            assert not m._byteids and len(stored) > 1
+            assert m._ids == tuple(delta_decode(stored))
+            blocks += 1
+            m._next_block()
+        assert blocks >= 3
+
+
 def _reference_best(acc, skeys, keep, limit):
     """Each session's best document (higher score, then lower number), the ``limit`` best."""
     firsts = {}
