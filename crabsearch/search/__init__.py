@@ -12,6 +12,8 @@ This is the only layer above ``crabsearch.index`` that touches Whoosh; the TUI a
 * ``sessions``: session documents, copies of one message in several sessions, subagent links
   and titles, result rows, the recent-sessions and session-id listings;
 * ``windows``: context windows and session pages read from the transcripts by stored offsets;
+* ``snapshot``: the recent sessions as last listed, kept beside the index for the app's next
+  first frame while the index is unchanged;
 * ``caps``: every cap (weights are in ``crabsearch.index.schema``).
 
 Rules (issue "end to end"; the reference designs in ``shared/reference/seed-designs.md``):

@@ -28,6 +28,7 @@ from ..query import parse
 from ..sources import SOURCES
 from .caps import DEFAULT_AFTER, DEFAULT_BEFORE, DEFAULT_LIMIT, MAX_ITEM_BYTES, fetch_for
 from .ladder import Context, climb, excluded_sessions
+from . import snapshot
 from .sessions import Sessions
 from .windows import Windows
 
@@ -74,6 +75,7 @@ class Engine:
         self._keys = SegmentKeys()  # each document's session key, time and index, read once per segment
         self._sessions = Sessions(self.resume_flags)
         self._windows = Windows()
+        self._snapshot_kept = None  # (index state, limit, masking) of the recent rows last kept
 
     # -- plumbing -----------------------------------------------------------------------------
 
@@ -220,13 +222,20 @@ class Engine:
     @_guarded
     def recent(self, *, limit: int = 50, agent: str | None = None, redact: bool | None = None) -> list[Hit]:
         """The most recently updated sessions (session documents only, newest first), each as a
-        Hit whose window is just its first real user prompt."""
+        Hit whose window is just its first real user prompt. Without ``agent``, the rows are also
+        kept beside the index with its state (``search.snapshot``) for the app's next first frame."""
         pq = parse("", agents=tuple(SOURCES))
         pq.agent = agent
+        read_in = snapshot.state(self.index_dir) if agent is None else None
         with self._lock:
             searcher = self._get_searcher()
-            return [] if searcher is None else self._sessions.recent(
+            rows = [] if searcher is None else self._sessions.recent(
                 searcher, limit, pq, self._windows, self._mask(redact))
+        key = (read_in, limit, self._mask(redact))
+        if read_in is not None and searcher is not None and key != self._snapshot_kept:
+            snapshot.save(self.index_dir, read_in, limit, self._mask(redact), rows)  # the app's next first frame
+            self._snapshot_kept = key
+        return rows
 
     @_guarded
     def window(self, hit: Hit, before: int, after: int, *, redact: bool | None = None) -> list[Item]:

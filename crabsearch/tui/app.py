@@ -21,7 +21,7 @@ from textual.binding import Binding
 from .. import paths
 from ..config import Config
 from ..hits import transcript_gone, unreadable_count
-from ..search import Engine
+from ..search import Engine, snapshot
 from ..sources import SOURCES
 from ..text import printable
 from .render import short_path
@@ -66,16 +66,26 @@ class CrabsearchApp(App[str | None]):
         self._indexer = None
         self._indexer_lock = threading.Lock()
         self._first_recent = None  # the recent sessions read as the app loads (on_load): a Future
+        self.first_list_kept = False
+        """True when the first list is the one kept by the last listing (``search.snapshot``):
+        the index is there, in the state it was listed in, and is opened after the first paint."""
         self.copy_file = paths.cache_dir() / "last-copy.txt"
         """Every copy is also written here: the fallback when the terminal ignores OSC 52."""
         self.error_log = paths.cache_dir() / "errors.log"
         """Where an unexpected error's details go (:meth:`failure`); the screen says only that."""
 
     def on_load(self) -> None:
-        """Read the recent sessions in a thread while the screen is built and first painted
-        (issue 13, the app's start): the search screen's first list takes them
-        (:meth:`first_recent`) instead of starting its own read after its mount."""
+        """The recent sessions for the first frame (issue 13, the app's start): as kept by the
+        last listing when the index has not changed since (``search.snapshot``: a file read, no
+        index opened), else read in a thread while the screen is built and first painted. The
+        search screen's first list takes them (:meth:`first_recent`) instead of starting its own
+        read after its mount."""
         self._first_recent = early = Future()
+        kept = snapshot.load(self.index_dir, RESULT_LIMIT, True)
+        if kept is not None:
+            self.first_list_kept = True
+            early.set_result(kept)
+            return
 
         def read() -> None:
             try:

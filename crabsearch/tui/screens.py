@@ -204,7 +204,7 @@ class SearchScreen(Screen):
         self.query_one("#notes").display = False
         self.query_one("#empty").display = self.query_one("#empty-box").display = False
         self.query_one(Input).focus()
-        built = self.app.engine.exists
+        built = self.app.first_list_kept or self.app.engine.exists  # kept: opened after the first paint
         # On a built index the recent sessions come first (issue 13: the app's start), then the
         # refresh and the watcher: set before the first list, which may be shown right here.
         self._go_live_after_first_paint = self.app.index_on_start and built
@@ -307,6 +307,7 @@ class SearchScreen(Screen):
         """The search for ``text`` (the recent sessions when blank), as the message that shows it."""
         engine = self.app.engine
         error = rebuild = None
+        kept = False
         query, problems = check_filters(text, tuple(SOURCES))  # filters that mean nothing: left out
         try:
             if query.strip():
@@ -317,11 +318,12 @@ class SearchScreen(Screen):
                                        stop=stop, repair=not (self.app.indexing and self.rebuilding))
             else:
                 hits = self.app.first_recent(self.limit, not self.reveal)
+                kept = hits is not None and self.app.first_list_kept  # the index is there: not opened yet
                 if hits is None:
                     hits = engine.recent(limit=self.limit, redact=not self.reveal)
                 result = SearchResult(query="", hits=hits, route="recent")
             result.query = text.strip() and text  # as typed: the status line quotes it
-            if not engine.exists:  # never built, or deleted while the app runs: (re)built now
+            if not kept and not engine.exists:  # never built, or deleted while the app runs: (re)built now
                 rebuild = "missing"
         except IndexDamaged:  # rebuilt from the transcripts; the query runs again after
             result, rebuild = SearchResult(query=text, hits=[]), "damaged"
