@@ -42,6 +42,8 @@ from .whoosh_fixes import leaf_scorer
 BYTE_GAPS = POSITION_TAGS["B"]
 """The tag of a posting's positions stored as one-byte gaps (``schema.NamePositions``), the
 common case: decoded here without a call."""
+BYTE_GAPS_TAG = BYTE_GAPS[0]
+""":data:`BYTE_GAPS` as the first byte's number: ``value[0]``."""
 
 
 def inside_name(marks: list[int], start: int, end: int) -> bool:
@@ -211,12 +213,23 @@ def _field_scores(searcher, context, field: str, words: list[str], boost: float,
             if not wanted.keys().isdisjoint(ids):
                 got.update(zip(ids, vals))
         narrowed = {}
+        # Both words once in the message (one one-byte gap each: most messages with two words),
+        # in one place each: one subtraction says whether they stand in the phrase's order.
+        single = None
+        if starts is None and len(places[order[0]]) == 1 and len(places[word]) == 1:
+            single = places[word][0] - places[order[0]][0]
         for n, d in enumerate(sorted_wanted):
             if expired is not None and not n & 255 and expired(256):
                 return True
             v = got.get(d)
             if v is None:
                 continue
+            if single is not None and len(v) == 2 and v[0] == BYTE_GAPS_TAG:
+                first = pending[d]
+                if len(first) == 2 and first[0] == BYTE_GAPS_TAG:
+                    if v[1] - first[1] == single:
+                        narrowed[d] = {first[1] - places[order[0]][0]}
+                    continue
             s = starts_of(pending[d], places[order[0]]) if starts is None else starts[d]
             s = starts_of(v, places[word], s)
             if s:
