@@ -222,8 +222,9 @@ class Engine:
     @_guarded
     def recent(self, *, limit: int = 50, agent: str | None = None, redact: bool | None = None) -> list[Hit]:
         """The most recently updated sessions (session documents only, newest first), each as a
-        Hit whose window is just its first real user prompt. Without ``agent``, the rows are also
-        kept beside the index with its state (``search.snapshot``) for the app's next first frame."""
+        Hit whose window is just its first real user prompt. Without ``agent``, masked rows are
+        also kept beside the index with its state (``search.snapshot``) for the app's next first
+        frame."""
         pq = parse("", agents=tuple(SOURCES))
         pq.agent = agent
         read_in = snapshot.state(self.index_dir) if agent is None else None
@@ -231,9 +232,9 @@ class Engine:
             searcher = self._get_searcher()
             rows = [] if searcher is None else self._sessions.recent(
                 searcher, limit, pq, self._windows, self._mask(redact))
-        key = (read_in, limit, self._mask(redact))
-        if read_in is not None and searcher is not None and key != self._snapshot_kept:
-            snapshot.save(self.index_dir, read_in, limit, self._mask(redact), rows)  # the app's next first frame
+        key = (read_in, limit)
+        if read_in is not None and searcher is not None and self._mask(redact) and key != self._snapshot_kept:
+            snapshot.save(self.index_dir, read_in, limit, self.resume_flags, rows)  # the app's next first frame
             self._snapshot_kept = key
         return rows
 

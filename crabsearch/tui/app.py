@@ -81,7 +81,7 @@ class CrabsearchApp(App[str | None]):
         search screen's first list takes them (:meth:`first_recent`) instead of starting its own
         read after its mount."""
         self._first_recent = early = Future()
-        kept = snapshot.load(self.index_dir, RESULT_LIMIT, True)
+        kept = snapshot.load(self.index_dir, RESULT_LIMIT, self.config.resume)
         if kept is not None:
             self.first_list_kept = True
             early.set_result(kept)
