@@ -35,6 +35,9 @@ import gen  # noqa: E402  (bench/gen.py)
 import mcp_roundtrip  # noqa: E402  (bench/mcp_roundtrip.py)
 
 MB = gen.MB
+TUI_LIMIT = 50
+"""The rows the app's search screen asks for (``crabsearch.tui.screens.RESULT_LIMIT``; not
+imported: the query rounds import no Textual). ``tests/test_bench_smoke.py`` checks they agree."""
 
 # A tiny parent for the measured child: its RUSAGE_CHILDREN max RSS is exactly the child's peak
 # (the benchmark's own process has other children, e.g. none now but maybe later).
@@ -269,8 +272,11 @@ def bench_queries(index_dir: Path, queries: dict, runs: int, check: Checks) -> l
     for name, key, agent in QUERY_SHAPES:
         q = queries[key]
         row = {"shape": name, "query": q, "agent": agent}
-        # API/CLI shape (limit 20, window 4+4) and the TUI's shape (limit 100, no window)
-        for tag, kw in (("api", dict(limit=20, before=4, after=4)), ("tui", dict(limit=100, before=0, after=0))):
+        # API/CLI shape (limit 20, window 4+4) and the app's (the search screen's RESULT_LIMIT
+        # rows, no window, with the explanations its status line and Explain panel use; no
+        # deadline, so the figure is the whole search)
+        for tag, kw in (("api", dict(limit=20, before=4, after=4)),
+                        ("tui", dict(limit=TUI_LIMIT, before=0, after=0, explain=True))):
             for _ in range(2):  # warm
                 res = engine.search(q, agent=agent, **kw)
             times = []
@@ -643,7 +649,7 @@ def print_table(r: dict) -> None:
             print(f"  {x['shape']:<20} {x['query']:<36} {x.get('api_route') or '-':<8} {x['api_hits']:>5} "
                   f"{ms(x['api']['median']):>9} {ms(x['api']['p95']):>9}   {ms(x['tui']['median']):>14} "
                   f"{ms(x['tui']['p95']):>9}")
-        print("  (API shape: limit 20, window 4+4; TUI shape: limit 100, no window)")
+        print(f"  (API shape: limit 20, window 4+4; TUI shape: limit {TUI_LIMIT}, no window, explained)")
     if r.get("mcp"):
         mcp_roundtrip.print_mcp(r["mcp"], ms)
     bg = r.get("big")
