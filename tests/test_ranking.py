@@ -102,6 +102,29 @@ def test_repair_of_the_second_letter_and_nearest_first(tmp_path):
     assert e.search("rxconcile").corrections == {"rxconcile": "reconcile"}  # substituted 2nd letter
 
 
+def test_repair_reads_a_letters_words_once_per_searcher(tmp_path, monkeypatch):
+    """Each key of a misspelt word repairs it again (search as you type): the words of its
+    first letters are read from the index once per searcher, and the repairs are the same as
+    reading them each time; a refreshed index (a new searcher) reads them afresh."""
+    from crabsearch.index import querying
+
+    home = tmp_path / "h"
+    e = build(tmp_path,
+              ClaudeSession(home, "a1a1a1a1-0000-4000-8000-000000000000").user("the reconcile job").user("reconcile"),
+              ClaudeSession(home, "b2b2b2b2-0000-4000-8000-000000000000").user("rebalance it").user("rebalance"))
+    reads = []
+    vocabulary = querying._vocabulary
+    monkeypatch.setattr(querying, "_vocabulary", lambda *a: reads.append(a[2]) or vocabulary(*a))
+    typed = ["rceo", "rceon", "rceonc", "rceonci", "rceoncil", "rceoncile", "rebalnce", "rxconcile"]
+    first = [e.search(w).corrections for w in typed]
+    assert sorted(reads) == ["r", "rc", "re", "rx"]  # each once (rebalnce: rebalance within "re")
+    assert first[-3:] == [{"rceoncile": "reconcile"}, {"rebalnce": "rebalance"}, {"rxconcile": "reconcile"}]
+    assert e._get_searcher().__dict__.pop("_crab_vocabulary")  # a new searcher keeps none
+    monkeypatch.setattr(querying, "VOCABULARY_MAX", 0)  # nothing kept: read at every repair
+    assert [e.search(w).corrections for w in typed] == first
+    assert len(reads) > 10  # read again at each repair
+
+
 def test_repair_towards_a_word_found_only_once_when_nothing_else_is_close(corpus):
     r = corpus.search("prefetchh")  # 'prefetch' is in one message only (issue 11, problem 6)
     assert r.route == "repair" and r.corrections == {"prefetchh": "prefetch"} and ids(r) == ["c3c3"]

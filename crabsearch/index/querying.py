@@ -270,9 +270,9 @@ class Compiler:
             return None
         best: tuple[int, int, str] | None = None
         once: tuple[int, str] | None = None
-        seen: set[bytes] = set()
+        seen: set[str] = set()
         for prefix in (word[:2], word[:1]):
-            for cand in _vocabulary(s, fields, prefix, seen):
+            for cand in _known_words(s, fields, prefix, seen):
                 if abs(len(cand) - len(word)) > 2:
                     continue
                 dist = distance(word, cand, limit=2)
@@ -328,6 +328,32 @@ def _vocabulary(searcher, fields, prefix: str, seen: set[bytes]):
                 if raw not in seen:
                     seen.add(raw)
                     yield raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw
+
+
+VOCABULARY_KEPT = 8
+"""Word lists (fields and one or two first letters) kept per searcher for spelling repair."""
+VOCABULARY_MAX = 200_000
+"""A longer word list is read again at each repair, not kept (memory)."""
+
+
+def _known_words(searcher, fields, prefix: str, seen: set[str]):
+    """:func:`_vocabulary` for spelling repair, kept per top-level searcher (its words never
+    change): each key typed in a misspelt or nonsense word (``zqxjvbnwk``) repaired it again,
+    reading every word of its first letter in each field of each segment (13,600 at 1 GB, ~30
+    ms). ``seen`` holds the words (``str``) given already; they are skipped and added to."""
+    kept = searcher.__dict__.setdefault("_crab_vocabulary", {})
+    key = (tuple(fields), prefix)
+    words = kept.get(key)
+    if words is None:
+        words = tuple(_vocabulary(searcher, fields, prefix, set()))
+        if len(words) <= VOCABULARY_MAX:
+            if len(kept) >= VOCABULARY_KEPT:
+                kept.clear()
+            kept[key] = words
+    for word in words:
+        if word not in seen:
+            seen.add(word)
+            yield word
 
 
 def _dedupe_groups(items) -> list[list[str]]:
