@@ -20,10 +20,8 @@ from array import array
 from bisect import bisect_right
 from dataclasses import dataclass
 
-from whoosh.query import Term
-
 from . import colfile, conjunction, phrases
-from .filtering import in_window, passing, split_filters, term_filter_ids
+from .filtering import in_window, is_filter_term, passing, split_filters, term_filter_ids
 from .union import FlatOr, FlatUnionMatcher, scores, term_text
 
 ANY_AGENT = "*"
@@ -222,10 +220,8 @@ def best_per_session(searcher, query, limit: int, keys: SegmentKeys, *, newest: 
     # A word (in several fields) with filter terms: scored term at a time, its documents kept
     # when they pass the filters (the matcher walked the word's and filters' intersection).
     word, filter_terms = (None, []) if newest or phrased or conjoined else split_filters(query)
-    filtered = word if filter_terms and type(word) is FlatOr else None
-    agents, others = _by_session(filter_terms) if filtered is not None else (None, [])
-    if agents is None:
-        filtered = None
+    agents, others = _by_session(filter_terms) if filter_terms and type(word) is FlatOr else (None, [])
+    filtered = word if agents is not None else None
     context = searcher.context(needs_current=True)  # term matchers stay current: matched terms
     try:
         for sub, offset in searcher.leaf_searchers():
@@ -303,7 +299,7 @@ def _by_session(clauses) -> tuple[frozenset[str] | None, list]:
     (``filtering.term_filter_ids``): ``agents``, the agent names a session's key may start
     with (``agent:NAME`` is the key's prefix, ``NAME:session-id``; every agent when there is no
     ``agent:``, none for two different ones). ``(None, [])`` when a clause is something else."""
-    if not all(type(q) is Term and q.boost == 0.0 for q in clauses):
+    if not all(map(is_filter_term, clauses)):
         return None, []
     named = {q.text for q in clauses if q.fieldname == "agent"}
     agents = frozenset(named) if len(named) <= 1 else frozenset()

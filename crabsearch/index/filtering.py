@@ -55,7 +55,7 @@ def _zero(q: Query) -> Query:
 
 def is_filter(q: Query) -> bool:
     """True for a clause of :func:`filters` (it adds 0 to a document's score)."""
-    return isinstance(q, ZeroScore) or (type(q) is Term and q.boost == 0.0)
+    return isinstance(q, ZeroScore) or is_filter_term(q)
 
 
 def split_filters(query: Query) -> tuple[Query, list[Query]]:
@@ -83,13 +83,19 @@ def passing(searcher, docnums: list[int], clauses: list[Query]) -> list[int]:
     return out
 
 
+def is_filter_term(q: Query) -> bool:
+    """True for a filter clause that is one term (``agent:``, ``role:``, a project's name,
+    ``kind``): a ``Term`` of boost 0 (:func:`_zero`)."""
+    return type(q) is Term and q.boost == 0.0
+
+
 def term_filter_ids(searcher, clauses: list[Query]) -> set[int] | None:
     """The documents of the leaf searcher ``searcher`` that match every clause of ``clauses``
     when each is a filter term (``agent:``, ``role:``, a project's name, ``kind``: a ``Term``
     of boost 0), read block by block from their posting lists (deleted documents included: the
     caller's own postings leave them out). None when a clause is anything else (a project path,
     a time range), for the caller to walk matchers instead."""
-    if not all(type(q) is Term and q.boost == 0.0 for q in clauses):
+    if not all(map(is_filter_term, clauses)):
         return None
     out: set[int] | None = None
     reader = searcher.reader()

@@ -27,8 +27,8 @@ from ..index.store import (Damage, IndexDamaged, current_dir, is_damage, mark_da
 from ..query import parse
 from ..sources import SOURCES
 from .caps import DEFAULT_AFTER, DEFAULT_BEFORE, DEFAULT_LIMIT, MAX_ITEM_BYTES, fetch_for
-from .ladder import Context, climb, excluded_sessions
 from . import snapshot
+from .ladder import Context, climb, excluded_sessions
 from .sessions import Sessions
 from .windows import Windows
 
@@ -75,7 +75,7 @@ class Engine:
         self._keys = SegmentKeys()  # each document's session key, time and index, read once per segment
         self._sessions = Sessions(self.resume_flags)
         self._windows = Windows()
-        self._snapshot_kept = None  # (index state, limit, masking) of the recent rows last kept
+        self._snapshot_kept = None  # (index state, limit) of the masked recent rows last kept
 
     # -- plumbing -----------------------------------------------------------------------------
 
@@ -227,16 +227,21 @@ class Engine:
         frame."""
         pq = parse("", agents=tuple(SOURCES))
         pq.agent = agent
-        read_in = snapshot.state(self.index_dir) if agent is None else None
+        mask = self._mask(redact)
+        read_in = snapshot.state(self.index_dir) if agent is None and mask else None
         with self._lock:
             searcher = self._get_searcher()
-            rows = [] if searcher is None else self._sessions.recent(
-                searcher, limit, pq, self._windows, self._mask(redact))
-        key = (read_in, limit)
-        if read_in is not None and searcher is not None and self._mask(redact) and key != self._snapshot_kept:
+            rows = [] if searcher is None else self._sessions.recent(searcher, limit, pq, self._windows, mask)
+        if read_in is not None and searcher is not None and (read_in, limit) != self._snapshot_kept:
             snapshot.save(self.index_dir, read_in, limit, self.resume_flags, rows)  # the app's next first frame
-            self._snapshot_kept = key
+            self._snapshot_kept = read_in, limit
         return rows
+
+    def kept_recent(self, limit: int) -> list[Hit] | None:
+        """The masked recent sessions :meth:`recent` kept for ``limit`` (with this engine's
+        resume arguments) when the index is still in the state they were read from
+        (``search.snapshot``): a file read, the index not opened; None for a miss."""
+        return snapshot.load(self.index_dir, limit, self.resume_flags)
 
     @_guarded
     def window(self, hit: Hit, before: int, after: int, *, redact: bool | None = None) -> list[Item]:

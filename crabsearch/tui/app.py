@@ -21,7 +21,7 @@ from textual.binding import Binding
 from .. import paths
 from ..config import Config
 from ..hits import transcript_gone, unreadable_count
-from ..search import Engine, snapshot
+from ..search import Engine
 from ..sources import SOURCES
 from ..text import printable
 from .render import short_path
@@ -76,12 +76,12 @@ class CrabsearchApp(App[str | None]):
 
     def on_load(self) -> None:
         """The recent sessions for the first frame (issue 13, the app's start): as kept by the
-        last listing when the index has not changed since (``search.snapshot``: a file read, no
-        index opened), else read in a thread while the screen is built and first painted. The
+        last listing when the index has not changed since (``Engine.kept_recent``: a file read,
+        no index opened), else read in a thread while the screen is built and first painted. The
         search screen's first list takes them (:meth:`first_recent`) instead of starting its own
         read after its mount."""
         self._first_recent = early = Future()
-        kept = snapshot.load(self.index_dir, RESULT_LIMIT, self.config.resume)
+        kept = self.engine.kept_recent(RESULT_LIMIT)
         if kept is not None:
             self.first_list_kept = True
             early.set_result(kept)
