@@ -64,3 +64,45 @@ def test_each_rung_change_has_its_note():
     assert rung_note(H(route="session"), H(route="repair")) == RUNG_NOTES["repair"]
     assert rung_note(H(route="repair"), H(route="any")) == "fewer words matched below"
     assert rung_note(H(route=None), H(route="any")) is None
+
+
+async def test_rows_paint_as_richs_renderer_paints_them(sample):
+    """A row is painted from its own lines (``RowVisual.render_strips``, not Rich's renderer):
+    the same segments, styles included, as Textual's ``RichVisual`` makes of the same row, for
+    collapsed and expanded rows, rung rules, every width and the highlighted row's style; a
+    part that is not one of the row's own falls back to Rich's renderer."""
+    from rich.console import Group
+    from rich.panel import Panel
+    from textual.style import Style
+    from textual.visual import RichVisual
+
+    from crabsearch.tui.results import RowVisual
+
+    def same(results, visual, width, style) -> bool:
+        ours = [list(s) for s in visual.render_strips(width, None, style, None)]
+        return ours == [list(s) for s in RichVisual.render_strips(visual, width, None, style, None)] and ours
+
+    app = make_app(sample)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        results = app.screen.query_one(ResultList)
+        styles = [Style.from_rich_style(results.rich_style), Style.from_rich_style(
+            results.get_component_rich_style("option-list--option-highlighted"))]
+        for query, expand in (("", False), ("cron deploy", False), ("cron deploy", True), ("literal bold escape", False)):
+            box = app.screen.query_one("#query")
+            box.value = query
+            await settle(pilot)
+            if expand:
+                results.focus()
+                await pilot.press("enter", "down", "enter", "plus")
+                await settle(pilot)
+                assert results.expanded
+            assert results.hits
+            for i in range(len(results.hits)):
+                visual = results._prompt(i)
+                for width in (20, 57, 96, 180):
+                    for style in styles:
+                        assert same(results, visual, width, style), (query, i, width)
+            box.focus()
+        foreign = RowVisual(results, Group(Panel("a panel"), *results._prompt(0).row.renderables))
+        assert same(results, foreign, 60, styles[0])

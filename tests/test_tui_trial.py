@@ -64,6 +64,40 @@ async def test_a_new_list_paints_a_screenful_first_then_the_rest(many, monkeypat
         assert results.option_count == 3 and results.hits == hits[40:43]
 
 
+async def test_rows_below_the_first_screenful_wait_while_a_newer_list_is_coming(many):
+    """While the user types on, a list's rows below the first screenful are not rendered: the
+    next key's list replaces them. They are rendered once no newer list is on its way, when the
+    screen holds the newer one back, and the last list of a typed query has them all."""
+    from crabsearch.tui.results import FIRST_ROWS
+
+    app = app_of(many)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        results = app.screen.query_one(ResultList)
+        hits = list(results.hits)
+        coming, screens_own = [True], results.newer_coming
+        results.newer_coming = lambda: coming[0]
+        results.show(hits[:40], [], keep=False)
+        await pilot.pause()
+        assert results.option_count == FIRST_ROWS  # waiting: not rendered for a list replaced soon
+        results.show(hits[:30], [], keep=False)  # the newer list: nothing left waiting from before
+        coming[0] = False
+        results.add_waiting_rows()
+        assert results.option_count == FIRST_ROWS
+        await pilot.pause()
+        assert results.option_count == 30  # no newer list on its way: all rows
+        coming[0] = True
+        results.show(hits[:40], [], keep=False)
+        await pilot.pause()
+        assert results.option_count == FIRST_ROWS
+        results.add_waiting_rows()  # the screen held the newer list back: these rows stay
+        assert results.option_count == 40
+        results.newer_coming = screens_own  # the screen's: a search asked for since the rows
+        await pilot.press(*"capybara")
+        await settle(pilot)
+        assert app.screen.settled and results.option_count == len(results.hits) > FIRST_ROWS
+
+
 # -- defect 1: a new result list starts at its first row ---------------------------------------
 
 

@@ -146,10 +146,14 @@ class RowHeader:
         self._laid: dict[int, Text] = {}  # the line per width (a row is rendered more than once)
 
     def __rich_console__(self, console, options):
-        line = self._laid.get(options.max_width)
+        yield self.line_at(options.max_width)
+
+    def line_at(self, width: int) -> Text:
+        """:meth:`line` for ``width``, worked out once per width."""
+        line = self._laid.get(width)
         if line is None:
-            line = self._laid[options.max_width] = self.line(options.max_width)
-        yield line
+            line = self._laid[width] = self.line(width)
+        return line
 
     def __rich_measure__(self, console, options):
         return Measurement(20, options.max_width)
@@ -299,13 +303,16 @@ class RungRule:
         self.note = note
 
     def __rich_console__(self, console, options):
-        width = options.max_width
+        yield self.text(options.max_width)
+
+    def text(self, width: int) -> Text:
+        """The rule ``width`` cells wide."""
         label = f" {self.note} "
         rule = Text("──", style=MUTED)
         rule.append(label, style=f"italic {MUTED}")
         rule.append("─" * max(0, width - 2 - cell_len(label)), style=MUTED)
         rule.truncate(width)
-        yield rule
+        return rule
 
     def __rich_measure__(self, console, options):
         return Measurement(1, options.max_width)
@@ -367,6 +374,34 @@ def row_height(row: Group, width: int, console) -> int:
         else:
             total += len(console.render_lines(part, console.options.update_width(width), pad=False))
     return total
+
+
+def row_lines(row: Group, width: int, console, options) -> list[Text] | None:
+    """The lines of ``row`` (a :func:`result_prompt`) ``width`` cells wide, each a one-line
+    ``Text`` as Rich lays it out with the console ``options`` (``Text.__rich_console__``:
+    wrapped or cut to the width by the part's ``no_wrap`` and ``overflow``, else the options');
+    None when a part is not one of this module's (then only Rich knows its lines). Lets a row
+    be painted without Rich's renderer (:class:`~crabsearch.tui.results.RowVisual`)."""
+    out: list[Text] = []
+    for part in row.renderables:
+        if isinstance(part, ItemLines):
+            texts = part.laid(width)
+        elif isinstance(part, RowHeader):
+            texts = [part.line_at(width)]
+        elif isinstance(part, RungRule):
+            texts = [part.text(width)]
+        elif isinstance(part, Text):
+            texts = [part]
+        else:
+            return None
+        for text in texts:
+            if text.end != "\n":
+                return None
+            out.extend(text.wrap(console, width, justify=text.justify or options.justify or "default",
+                                 overflow=text.overflow or options.overflow or "fold",
+                                 tab_size=(console.tab_size if text.tab_size is None else text.tab_size) or 8,
+                                 no_wrap=text.no_wrap if text.no_wrap is not None else bool(options.no_wrap)))
+    return out
 
 
 def result_prompt(hit: Hit, terms: list[str], now: datetime, home: str | None,

@@ -7,12 +7,14 @@ from typing import Callable
 
 from textual.binding import Binding
 from textual.message import Message
+from rich.segment import Segment
+from textual.strip import Strip
 from textual.visual import RichVisual
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
 from ..search import Hit, Item
-from .render import result_prompt, row_height, rung_note, window_text
+from .render import result_prompt, row_height, row_lines, rung_note, window_text
 
 FIRST_ROWS = 20
 """At least this many rows of a new result list are rendered before its first paint (more when
@@ -76,9 +78,12 @@ class ResultList(OptionList):
         return new[:len(old)] != old, fresh
 
     def __init__(self, fetch_window, type_into_search, now: Callable[[], datetime], home: str | None,
-                 **kwargs) -> None:
+                 newer_coming: Callable[[], bool] = lambda: False, **kwargs) -> None:
         super().__init__(**kwargs)
         self.fetch_window = fetch_window
+        self.newer_coming = newer_coming
+        """True while a newer list is on its way (a key typed since these rows were asked for):
+        the rows below the first screenful wait for it, not rendered for a list it replaces."""
         self.type_into_search = type_into_search
         self.now = now
         self.home = home
@@ -90,6 +95,8 @@ class ResultList(OptionList):
         self._generation = 0
         """Counts :meth:`show` calls: rows left for after the first paint are added only if no
         later call replaced them."""
+        self._rest_waiting = False
+        """Rows below the first screenful were left out while a newer list was on its way."""
 
     def show(self, hits: list[Hit], terms: list[str], *, keep: bool = True) -> None:
         """Replace the rows. A refresh of the same results (``keep``) keeps the cursor on the
@@ -105,6 +112,7 @@ class ResultList(OptionList):
             _key(a) == _key(b) for a, b in zip(old, hits)))
         self.hits, self.terms = hits, terms
         self._generation += 1
+        self._rest_waiting = False
         if grown:  # more rows of the same results: render only the new ones
             self._add_rest(self._generation)
             return
@@ -134,12 +142,27 @@ class ResultList(OptionList):
         if not keep or not hits:
             self.scroll_to(y=0, animate=False, immediate=True)
 
-    def _add_rest(self, generation: int) -> None:
+    def _add_rest(self, generation: int, *, wait: bool = True) -> None:
         """Render the rows not rendered yet (left for after the first paint, or new rows of the
-        same results), unless another :meth:`show` has replaced the rows since ``generation``."""
-        if generation == self._generation and self.option_count < len(self.hits):
-            self.add_options([Option(self._prompt(i), id=str(i))
-                              for i in range(self.option_count, len(self.hits))])
+        same results), unless another :meth:`show` has replaced the rows since ``generation``.
+        While a newer list is on its way (``newer_coming``: the user typed on), they wait: while
+        typing, the next key's list replaced them before anyone saw them, and rendering them cost
+        the next search a layout and a frame (~25 ms of the app's thread per key at 1 GB). The
+        screen calls :meth:`add_waiting_rows` when the newer list does not replace them."""
+        if generation != self._generation or self.option_count >= len(self.hits):
+            return
+        if wait and self.newer_coming():
+            self._rest_waiting = True
+            return
+        self.add_options([Option(self._prompt(i), id=str(i))
+                          for i in range(self.option_count, len(self.hits))])
+
+    def add_waiting_rows(self) -> None:
+        """Render the rows :meth:`_add_rest` left waiting for a newer list that did not replace
+        this one (the screen held it back, or it never came)."""
+        if self._rest_waiting:
+            self._rest_waiting = False
+            self._add_rest(self._generation, wait=False)
 
     @property
     def current_hit(self) -> Hit | None:
@@ -335,6 +358,36 @@ class RowVisual(RichVisual):
     def get_height(self, rules, width: int) -> int:
         """The row's lines at ``width`` cells."""
         return row_height(self._renderable, width, self._widget.app.console)
+
+    def render_strips(self, width: int, height: int | None, style, options) -> list[Strip]:
+        """The row's strips, as ``RichVisual.render_strips`` makes them (the widget's base style
+        under every segment, its link style over clickable ones), from the row's lines
+        (:func:`~crabsearch.tui.render.row_lines`) rendered one ``Text`` at a time: Rich's
+        renderer (a ``Group`` through ``Console.render``, then split into lines) took ~0.9 ms
+        a row at 1 GB, a screenful of rows ~14 ms of each new list's frame."""
+        app = self._widget.app
+        console = app.console
+        lines = row_lines(self._renderable, width, console, app.console_options)
+        if lines is None:
+            return super().render_strips(width, height, style, options)
+        base = style.rich_style
+        apply = base.__add__ if base else None
+        link = self._widget.link_style if self._widget.auto_links else None
+        strips = []
+        for line in lines if height is None else lines[:height]:
+            if not line.plain:
+                segments = []
+            elif line.spans:  # the line's own style under its spans
+                segments = line.render(console)
+            else:  # Text.render gives a line without spans no style: Rich joins lines, making it a span
+                segments = [Segment(line.plain, console.get_style(line.style) if line.style else None)]
+            if apply is not None:
+                segments = [Segment(text, apply(s), None) for text, s, _ in segments]
+            if link:
+                segments = [Segment(text, s if s._meta is None else (s + link if "@click" in s.meta else s), c)
+                            for text, s, c in segments if s is not None]
+            strips.append(Strip(segments if isinstance(segments, list) else list(segments)))
+        return strips
 
     @property
     def row(self):

@@ -185,7 +185,8 @@ class SearchScreen(Screen):
             with Horizontal(id="indexbar"):
                 yield Static("", id="index-status")
                 yield ProgressBar(total=None, show_eta=False, id="progress")
-        yield ResultList(self._fetch_window, self.type_into_search, lambda: app.now, app.home, id="results")
+        yield ResultList(self._fetch_window, self.type_into_search, lambda: app.now, app.home,
+                         newer_coming=lambda: not self.settled, id="results")
         with _EmptyBox(self.type_into_search, id="empty-box"):  # scrolls on a small terminal
             yield Static("", id="empty")
         yield KeyFooter()
@@ -349,6 +350,7 @@ class SearchScreen(Screen):
             moves, new = results.reorders(message.result.hits)
             if moves:  # the user is reading the rows: hold the refresh back, say so (Home shows it)
                 self._pending, self._pending_new = message, new
+                results.add_waiting_rows()  # the rows shown stay: all of them
                 self._update_status()
                 return
         self._shown_sort = self.sort
