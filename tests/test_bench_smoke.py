@@ -28,3 +28,18 @@ def test_bench_asks_what_the_app_asks():
     finally:
         sys.path.remove(str(ROOT / "bench"))
     assert run.TUI_LIMIT == RESULT_LIMIT
+
+
+def test_typing_bench_smoke(tmp_path):
+    """``typing_latency.py`` types every query shape into the app and reports latency and CPU."""
+    import json
+
+    out = tmp_path / "typing.json"
+    proc = subprocess.run([sys.executable, str(ROOT / "bench" / "typing_latency.py"), "--mb", "2", "--workdir",
+                           str(tmp_path / "work"), "--runs", "1", "--gap", "0.01", "--shapes", "3", "--out", str(out)],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    report = json.loads(out.read_text())
+    assert [r["shape"] for r in report["shapes"]] == ["common word", "rare word", "two-word prose"]
+    assert all(r["times"] and r["screen_times"] and r["cpu_times"] for r in report["shapes"])
+    assert report["cpu_sum_of_medians"] > 0 and "cpu p50 ms" in out.with_suffix(".txt").read_text()
