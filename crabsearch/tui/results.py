@@ -5,9 +5,10 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Callable
 
+from rich.segment import Segment
+from rich.style import Style
 from textual.binding import Binding
 from textual.message import Message
-from rich.segment import Segment
 from textual.strip import Strip
 from textual.visual import RichVisual
 from textual.widgets import OptionList
@@ -364,7 +365,8 @@ class RowVisual(RichVisual):
         under every segment, its link style over clickable ones), from the row's lines
         (:func:`~crabsearch.tui.render.row_lines`) rendered one ``Text`` at a time: Rich's
         renderer (a ``Group`` through ``Console.render``, then split into lines) took ~0.9 ms
-        a row at 1 GB, a screenful of rows ~14 ms of each new list's frame."""
+        a row at 1 GB, a screenful of rows ~14 ms of each new list's frame; this takes ~0.5 ms,
+        most of it the header line laid out on first paint."""
         app = self._widget.app
         console = app.console
         lines = row_lines(self._renderable, width, console, app.console_options)
@@ -380,7 +382,8 @@ class RowVisual(RichVisual):
             elif line.spans:  # the line's own style under its spans
                 segments = line.render(console)
             else:  # Text.render gives a line without spans no style: Rich joins lines, making it a span
-                segments = [Segment(line.plain, console.get_style(line.style) if line.style else None)]
+                segments = [Segment(line.plain, console.get_style(line.style, default=Style.null())
+                                    if line.style else None)]
             if apply is not None:
                 segments = [Segment(text, apply(s), None) for text, s, _ in segments]
             if link:
