@@ -192,6 +192,36 @@ def test_term_at_a_time_path_skips_deleted_documents(tmp_path):
         assert [k for k, _ in top] == [f"claude:{keep.session_id}"]
 
 
+def test_term_docs_are_whooshs_term_docs(tmp_path):
+    """``filtering.term_docs`` (posting lists read with nothing scored) gives the documents
+    ``Term(...).docs`` gives, in order, over several segments, one of them with deletions."""
+    from crabsearch.index.filtering import term_docs
+
+    home = tmp_path / "home"
+    first = ClaudeSession(home).user("walrus kept").assistant("walrus again")
+    gone = ClaudeSession(home).user("walrus one").user("walrus two")
+    first.write()
+    gone.write()
+    Indexer(tmp_path / "index", env={"HOME": str(home)}).refresh()
+    CodexSession(home).user("walrus in codex").assistant("and a reply").write()
+    Indexer(tmp_path / "index", env={"HOME": str(home)}).refresh()
+    ix, _ = open_index(tmp_path / "index", create=False)
+    w = ix.writer()
+    w.delete_by_term("skey", f"claude:{gone.session_id}")
+    w.commit(merge=False)
+    ix, _ = open_index(tmp_path / "index", create=False)
+    with ix.searcher() as s:
+        assert len(s.leaf_searchers()) > 1 and any(sub.reader().has_deletions() for sub, _ in s.leaf_searchers())
+        checked = 0
+        for field in ("uid", "agent", "skey", "kind", "role"):
+            for raw in set(s.reader().lexicon(field)):
+                text = raw.decode("utf-8")
+                assert term_docs(s, field, text) == list(Term(field, text).docs(s)), (field, text)
+                checked += len(term_docs(s, field, text)) > 1
+        assert checked >= 3  # terms in several documents and segments, not only single ones
+        assert term_docs(s, "uid", "no-such-id") == [] and term_docs(s, "no_such_field", "x") == []
+
+
 @pytest.mark.parametrize("words", [["the", "cache"], ["walrus", "walrus"], ["retry", "the", "cache"],
                                    ["cache", "the"], ["the", "walrus", "cache"]])
 def test_exact_phrase_spans_match_whooshs_span_walk(searcher, words):

@@ -89,6 +89,23 @@ def is_filter_term(q: Query) -> bool:
     return type(q) is Term and q.boost == 0.0
 
 
+def term_docs(searcher, fieldname: str, text: str) -> list[int]:
+    """The numbers of the live documents of ``searcher`` (every segment) whose ``fieldname``
+    holds the term ``text``, in order, read from the posting lists with nothing scored: the same
+    documents as ``Term(fieldname, text).docs(searcher)``, which builds a BM25 scorer in every
+    segment for each lookup (~0.23 ms at 1 GB; a search checks each hit's message id for copies
+    in other sessions with one). An unknown field or term gives ``[]``."""
+    if fieldname not in searcher.schema:
+        return []
+    raw = searcher.schema[fieldname].to_bytes(text)
+    out: list[int] = []
+    for sub, offset in searcher.leaf_searchers():
+        reader = sub.reader()
+        if (fieldname, raw) in reader:
+            out.extend(offset + d for d in reader.postings(fieldname, raw).all_ids())
+    return out
+
+
 def term_filter_ids(searcher, clauses: list[Query]) -> set[int] | None:
     """The documents of the leaf searcher ``searcher`` that match every clause of ``clauses``
     when each is a filter term (``agent:``, ``role:``, a project's name, ``kind``: a ``Term``

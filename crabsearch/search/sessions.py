@@ -13,7 +13,7 @@ from collections import OrderedDict
 from whoosh.query import And, Or, Term
 
 from ..hits import Hit, Item, SessionRef, abandoned_ranges, branch_window, in_ranges, last_compaction
-from ..index.filtering import filters, in_window, passing
+from ..index.filtering import filters, in_window, passing, term_docs
 from ..index.schema import WEIGHTS
 from ..model import Role, Session
 from ..redact import redact as redact_secrets
@@ -73,7 +73,7 @@ class Sessions:
         best, best_idx, best_time = ref, idx, ref.session.updated
         others: dict[str, str] = {}  # skey -> session id
         own = f"{agent}:{ref.session.session_id}"
-        copies = sorted(Term("uid", uid).docs(searcher))  # a short posting list: usually just the hit
+        copies = term_docs(searcher, "uid", uid)  # a short posting list: usually just the hit
         if len(copies) > 1 and ctx.m_filters:
             copies = passing(searcher, copies, ctx.m_filters)
         for docnum in copies:
