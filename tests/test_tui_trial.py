@@ -98,6 +98,34 @@ async def test_rows_below_the_first_screenful_wait_while_a_newer_list_is_coming(
         assert app.screen.settled and results.option_count == len(results.hits) > FIRST_ROWS
 
 
+async def test_keys_typed_in_one_burst_on_the_list_all_reach_the_search_box(many):
+    """Keys typed fast (or pasted by a terminal without bracketing) while the list has the focus
+    arrive before the focus has moved to the search box: every printable one is text, a key
+    bound to a command (o open, r resume, x explain, v editor) too; none is lost or run. Once
+    the list has the focus again, those keys are commands."""
+    from textual import events
+
+    app = app_of(many)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        results = app.screen.query_one(ResultList)
+        results.focus()
+        await pilot.pause()
+        burst = "timeout rvx error"
+        for ch in burst:
+            app.post_message(events.Key("space" if ch == " " else ch, ch))
+        await settle(pilot)
+        assert app.screen.query_one("#query").value == burst
+        assert type(app.screen).__name__ == "SearchScreen" and app.focused is app.screen.query_one("#query")
+        app.screen.query_one("#query").value = "capybara"
+        await settle(pilot)
+        await pilot.press("down")  # the list again: o opens the highlighted session
+        assert app.focused is results
+        await pilot.press("o")
+        await settle(pilot)
+        assert isinstance(app.screen, SessionScreen)
+
+
 # -- defect 1: a new result list starts at its first row ---------------------------------------
 
 

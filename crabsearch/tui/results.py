@@ -98,6 +98,9 @@ class ResultList(OptionList):
         later call replaced them."""
         self._rest_waiting = False
         """Rows below the first screenful were left out while a newer list was on its way."""
+        self._typing = False
+        """A key was sent to the search box and the list has not had the focus since: the keys
+        still queued here are text."""
 
     def show(self, hits: list[Hit], terms: list[str], *, keep: bool = True) -> None:
         """Replace the rows. A refresh of the same results (``keep``) keeps the cursor on the
@@ -328,19 +331,28 @@ class ResultList(OptionList):
         super().action_first()
 
     def on_key(self, event) -> None:
-        # Typing while the list has focus goes to the search box. Focus moves right here, not
-        # through a message. Keys typed in the same burst are already queued here: once the focus
-        # has left, every printable key (o, x, + and - too) is text for the box, not a command.
-        typing = self.app.focused is not self
+        # Typing while the list has focus goes to the search box, and the focus follows. Keys
+        # typed in the same burst (a fast typist, a terminal's paste without bracketing) are
+        # already queued here, and the focus moves only after them: from the first key sent to
+        # the box until the list has the focus again, every printable key (o, r, x, + and -
+        # too) is text for the box, not a command ("timeout" typed fast lost its o, and an r
+        # could have asked to resume a session).
+        typing = self._typing or self.app.focused is not self
         if event.is_printable and event.character and (
                 typing or event.key not in self.screen.active_bindings):  # bound keys (config too) are commands
             event.stop()
             event.prevent_default()
+            self._typing = True
             self.type_into_search(event.character)
         elif event.key == "backspace" or (typing and event.key == "space"):
             event.stop()
             event.prevent_default()
+            self._typing = True
             self.type_into_search("\b" if event.key == "backspace" else " ")
+
+    def on_focus(self) -> None:
+        """The list has the focus again: printable keys bound to commands are commands."""
+        self._typing = False
 
     def on_paste(self, event) -> None:
         """Pasting while the list has focus pastes into the search box."""
