@@ -1061,7 +1061,10 @@ async def test_a_word_still_being_typed_is_read_as_a_prefix_not_repaired(configs
     app = app_of(configs)
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
-        await pilot.press(*"conf")
+        await pilot.press(*"con")  # three letters typed: completed too (it said "No session matches")
+        await settle(pilot)
+        assert "showing results for config" in str(app.screen.query_one("#status").render())
+        await pilot.press("f")
         await settle(pilot)
         status = str(app.screen.query_one("#status").render())
         assert "cong" not in status and "showing results for config" in status, status
@@ -1073,6 +1076,7 @@ async def test_a_word_still_being_typed_is_read_as_a_prefix_not_repaired(configs
 
     result = Engine(configs[1]).search("conf")  # scripts and the CLI: the word as given
     assert result.corrections == {"conf": "cong"}
+    assert Engine(configs[1]).search("con").corrections == {}  # three letters: never repaired
 
 
 async def test_no_spelling_repair_while_the_index_is_built_from_scratch(configs):

@@ -244,7 +244,8 @@ class Compiler:
         return any(self.searcher.doc_frequency(f, term) for f in WEIGHTS)
 
     def _closest(self, word: str) -> str | None:
-        """The nearest indexed word occurring in >= 2 documents, when ``word`` has no postings;
+        """The nearest indexed word occurring in >= 2 documents, when ``word`` (four letters or
+        more; three while it is typed, for its completion only) has no postings;
         when no such word is close, the nearest word found in one message (issue 11, problem
         6: in a small history the word a user mistypes often occurs once; such a repair is
         listed in ``rare`` and the search says so).
@@ -260,13 +261,13 @@ class Compiler:
         keep = self._folded.get(word, ())
         # Message fields only: a title made from the first prompt would count that prompt twice.
         fields = ("user", "assistant", "acting", "compaction")
-        if len(word) < 4 or any(s.doc_frequency(f, word) for f in (*fields, "title")):
+        if len(word) < 3 or any(s.doc_frequency(f, word) for f in (*fields, "title")):
             return None
         if word in self._typing:  # search as you type: `conf` is config in the making, not cong
             done = self._completion(word, fields)
             if done is not None:
                 return done
-        if not self.repair:
+        if len(word) < 4 or not self.repair:  # three letters: completed while typed, never repaired
             return None
         best: tuple[int, int, str] | None = None
         once: tuple[int, str] | None = None
