@@ -396,6 +396,19 @@ def indexed_engine(tmp_path: Path, *sessions):
     return Engine(tmp_path / "index")
 
 
+def delete_without_merging(index_dir: Path, skey: str):
+    """Delete session ``skey``'s documents from the index in ``index_dir`` without merging (the
+    indexer's own commits purge deletions), leaving a segment with deleted documents; returns
+    the index opened again."""
+    from crabsearch.index.store import open_index
+
+    ix, _ = open_index(index_dir, create=False)
+    w = ix.writer()
+    w.delete_by_term("skey", skey)
+    w.commit(merge=False)
+    return open_index(index_dir, create=False)[0]
+
+
 def short_ids(result) -> list[str]:
     """The first four characters of each hit's session id, in rank order."""
     return [h.session.session_id[:4] for h in result.hits]

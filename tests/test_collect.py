@@ -16,7 +16,7 @@ from crabsearch.index.schema import WEIGHTS
 from crabsearch.index.store import open_index
 from crabsearch.index.union import FlatOr, FlatUnionMatcher
 
-from builders import ClaudeSession, CodexSession
+from builders import ClaudeSession, CodexSession, delete_without_merging
 
 FIELDS = ("user", "assistant", "acting", "tool", "compaction")
 WORDS = ["walrus", "the", "cache", "retry"]
@@ -176,11 +176,7 @@ def test_term_at_a_time_path_skips_deleted_documents(tmp_path):
     keep.write()
     gone.write()
     Indexer(tmp_path / "index", env={"HOME": str(home)}).refresh()
-    ix, _ = open_index(tmp_path / "index", create=False)
-    w = ix.writer()  # delete without merging (the indexer's own commits purge deletions)
-    w.delete_by_term("skey", f"claude:{gone.session_id}")
-    w.commit(merge=False)
-    ix, _ = open_index(tmp_path / "index", create=False)
+    ix = delete_without_merging(tmp_path / "index", f"claude:{gone.session_id}")
     with ix.searcher() as s:
         assert any(sub.reader().has_deletions() for sub, _ in s.leaf_searchers())
         plain = [field_or(FlatOr, "walrus").matcher(sub, s.context()) for sub, _ in s.leaf_searchers()]
@@ -205,11 +201,7 @@ def test_term_docs_are_whooshs_term_docs(tmp_path):
     Indexer(tmp_path / "index", env={"HOME": str(home)}).refresh()
     CodexSession(home).user("walrus in codex").assistant("and a reply").write()
     Indexer(tmp_path / "index", env={"HOME": str(home)}).refresh()
-    ix, _ = open_index(tmp_path / "index", create=False)
-    w = ix.writer()
-    w.delete_by_term("skey", f"claude:{gone.session_id}")
-    w.commit(merge=False)
-    ix, _ = open_index(tmp_path / "index", create=False)
+    ix = delete_without_merging(tmp_path / "index", f"claude:{gone.session_id}")
     with ix.searcher() as s:
         assert len(s.leaf_searchers()) > 1 and any(sub.reader().has_deletions() for sub, _ in s.leaf_searchers())
         checked = 0
@@ -387,11 +379,7 @@ def many_blocks(tmp_path_factory):
         s.write()
         sessions.append(s)
     Indexer(tmp / "index", env={"HOME": str(home)}).refresh()
-    ix, _ = open_index(tmp / "index", create=False)
-    w = ix.writer()
-    w.delete_by_term("skey", f"claude:{sessions[5].session_id}")
-    w.commit(merge=False)
-    ix, _ = open_index(tmp / "index", create=False)
+    ix = delete_without_merging(tmp / "index", f"claude:{sessions[5].session_id}")
     with ix.searcher() as s:
         assert s.doc_frequency("user", "walrus") > 3 * 128  # several posting blocks (128 postings each)
         yield s, f"claude:{sessions[5].session_id}"

@@ -18,7 +18,7 @@ from crabsearch.index.schema import WEIGHTS
 from crabsearch.index.store import open_index
 from crabsearch.index.union import FlatOr
 
-from builders import ClaudeSession, CodexSession
+from builders import ClaudeSession, CodexSession, delete_without_merging
 
 TEXTS = [
     "the token refresh failed again, token refresh is flaky",
@@ -51,11 +51,7 @@ def searcher(tmp_path_factory):
             Indexer(tmp / "index", env={"HOME": str(home)}).refresh()
     CodexSession(home).user("codex says token refresh").assistant("the token refresh works").write()
     Indexer(tmp / "index", env={"HOME": str(home)}).refresh()
-    ix, _ = open_index(tmp / "index", create=False)
-    w = ix.writer()
-    w.delete_by_term("skey", f"claude:{gone.session_id}")
-    w.commit(merge=False)
-    ix, _ = open_index(tmp / "index", create=False)
+    ix = delete_without_merging(tmp / "index", f"claude:{gone.session_id}")
     with ix.searcher() as s:
         assert len(s.leaf_searchers()) >= 2
         assert any(sub.reader().has_deletions() for sub, _ in s.leaf_searchers())
@@ -198,10 +194,7 @@ def test_a_phrase_scores_the_same_in_a_segment_with_deletions(tmp_path):
 
     before, deleted = score()
     assert not deleted
-    ix, _ = open_index(tmp_path / "index", create=False)
-    w = ix.writer()
-    w.delete_by_term("skey", f"claude:{other.session_id}")
-    w.commit(merge=False)
+    delete_without_merging(tmp_path / "index", f"claude:{other.session_id}")
     after, deleted = score()
     assert deleted and after == before
 

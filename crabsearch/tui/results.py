@@ -392,7 +392,7 @@ class RowVisual(RichVisual):
             if not line.plain:
                 segments = []
             elif line.spans:  # the line's own style under its spans
-                segments = line.render(console)
+                segments = list(line.render(console))
             else:  # Text.render gives a line without spans no style: Rich joins lines, making it a span
                 segments = [Segment(line.plain, console.get_style(line.style, default=Style.null())
                                     if line.style else None)]
@@ -401,7 +401,7 @@ class RowVisual(RichVisual):
             if link:
                 segments = [Segment(text, s if s._meta is None else (s + link if "@click" in s.meta else s), c)
                             for text, s, c in segments if s is not None]
-            strips.append(Strip(segments if isinstance(segments, list) else list(segments)))
+            strips.append(Strip(segments))
         return strips
 
     @property
