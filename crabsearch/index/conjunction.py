@@ -40,14 +40,15 @@ def parts(query) -> tuple[list, list] | None:
     return words, clauses
 
 
-def scores(searcher, context, words, expired=None):
+def scores(searcher, context, words, expired=None, within: set[int] | None = None):
     """Term at a time: ``({docnum: score}, {docnum: bitmask}, names, stopped)`` for every
     document of the leaf searcher ``searcher`` that holds each of ``words`` (:func:`parts`):
     ``names`` are the matched ``(field, text)`` pairs the mask's bits stand for, in the order
     Whoosh's matcher lists its terms. None when a word's matcher is not plain posting lists
     (the caller then walks the matcher). ``expired(n)`` (``collect._Clock``) is asked as
     postings are read; when it says True the scan stops, with no documents, ``stopped`` True
-    (a document's score needs every word)."""
+    (a document's score needs every word). ``within``, when given: only these documents are
+    scored (the posting blocks without one of them are not read)."""
     reader = searcher.reader()
     plains = []
     for q in words:
@@ -66,7 +67,7 @@ def scores(searcher, context, words, expired=None):
         starts[i] = len(names)
         names.extend(term_text(m.term()) for m, _, _ in plains[i])
     got: dict[int, tuple[dict, dict]] = {}
-    cands = None  # the documents holding every word read so far; the rarest word first
+    cands = within  # the documents holding every word read so far; the rarest word first
     for i in sorted(range(len(words)), key=sizes.__getitem__):
         acc, masks, stopped = union_scores(plains[i], expired, wanted=cands)
         if stopped:

@@ -133,7 +133,8 @@ def parts(query, schema) -> tuple[list[tuple[str, list[str], float, bool]], list
     return (out, clauses) if out else None
 
 
-def scores(searcher, context, phrases, expired=None) -> tuple[dict[int, float], dict[int, int], list, bool]:
+def scores(searcher, context, phrases, expired=None, within: set[int] | None = None
+           ) -> tuple[dict[int, float], dict[int, int], list, bool]:
     """Term at a time: ``({docnum: score}, {docnum: bitmask}, names, stopped)`` for every
     document of the leaf searcher ``searcher`` where one of ``phrases`` (:func:`parts`) occurs;
     ``names`` are the ``(field, word)`` of all the phrases' words in order (as the matchers list
@@ -141,7 +142,8 @@ def scores(searcher, context, phrases, expired=None) -> tuple[dict[int, float], 
     word's BM25F with the phrase's frequency (``whoosh_fixes`` 9) times the phrase's boost,
     added over the phrases in order. ``expired(n)`` (``collect._Clock``) is asked as postings
     and documents are read; when it says True the scan stops with what it has, ``stopped``
-    True."""
+    True. ``within``, when given: only these documents are scored (the posting blocks without
+    one of them are not read)."""
     acc: dict[int, float] = {}
     masks: dict[int, int] = {}
     names = [(field, word) for field, words, _, _ in phrases for word in words]
@@ -149,13 +151,13 @@ def scores(searcher, context, phrases, expired=None) -> tuple[dict[int, float], 
     for field, words, boost, text in phrases:
         flag = ((1 << len(words)) - 1) << bit
         bit += len(words)
-        if _field_scores(searcher, context, field, words, boost, text, acc, masks, flag, expired):
+        if _field_scores(searcher, context, field, words, boost, text, acc, masks, flag, expired, within):
             return acc, masks, names, True
     return acc, masks, names, False
 
 
 def _field_scores(searcher, context, field: str, words: list[str], boost: float, text: bool,
-                  acc: dict, masks: dict, flag: int, expired) -> bool:
+                  acc: dict, masks: dict, flag: int, expired, within: set[int] | None = None) -> bool:
     """:func:`scores` for one phrase; True when ``expired`` said stop."""
     reader = searcher.reader()
     fobj = searcher.schema[field]
@@ -193,10 +195,13 @@ def _field_scores(searcher, context, field: str, words: list[str], boost: float,
     places = {w: [i for i, x in enumerate(words) if x == w] for w in order}
     first, deleted = leaves[order[0]]
     pending: dict = {}
-    for ids, vals in posting_blocks(first, values=True):
+    for ids, vals in posting_blocks(first, values=True, wanted=None if within is None else sorted(within)):
         if expired is not None and expired(len(ids)):
             return True
-        pending.update(zip(ids, vals))
+        if within is None:
+            pending.update(zip(ids, vals))
+        else:
+            pending.update((d, v) for d, v in zip(ids, vals) if d in within)
     if deleted:
         pending = {d: v for d, v in pending.items() if d not in deleted}
     if len(order) == 1:

@@ -15,7 +15,12 @@ DEDUP_SPARE = 5
 duplicate rows (the same message in resumed or forked sessions) still fills the limit."""
 
 DEDUP_DEPTH = 4
-"""Sessions kept per rung: ``DEDUP_DEPTH`` times the rows fetched (copies are folded after)."""
+"""Sessions a rung's lists keep at first: ``DEDUP_DEPTH`` times the rows fetched (copies are
+folded after; ``ladder.climb`` deepens them when a left-out session could reach the page)."""
+
+LADDER_DEPTH_CAP = 200_000
+"""Sessions a rung's two lists (by message score, by title and summary score) grow to at most
+while making its first rows exact (``ladder.climb``, the threshold rule)."""
 
 GATHER_CAP = 100_000
 """Matching documents the ``session`` and ``any`` rungs look at, at most (then the result is

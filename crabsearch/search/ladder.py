@@ -21,10 +21,18 @@ a long session mentioning the words far apart does not win by its length; the ``
 the session's topic score (``scoring.topic_scores``: how often its messages come back to the
 words, BM25 at the session level). ``sort="newest"`` orders each rung by its best document's
 time instead.
+
+**A page's rows do not depend on its size**: a per-document rung ranks the sessions of two lists
+cut at ``k`` (by message score, by title and summary score), and a session in neither could
+score more than a listed one; the rung's first rows are checked against the two cut-offs
+(Fagin's threshold rule) and ``k`` grows until no left-out session can reach the page. So the
+first ``n`` rows of a page of 100 are the page of ``n``, and the app's next rows (End) never
+reorder the ones shown (``tests/test_ranking_pages.py``).
 """
 
 from __future__ import annotations
 
+import heapq
 from dataclasses import dataclass, field
 
 from whoosh.query import And
@@ -34,7 +42,7 @@ from ..index.collect import OutOfTime, SegmentKeys, best_per_session, each_match
 from ..index.querying import MESSAGE_FIELDS, SESSION_FIELDS, Compiler
 from ..index.schema import WEIGHTS
 from ..index.union import FlatOr
-from .caps import DEDUP_DEPTH, GATHER_CAP
+from .caps import DEDUP_DEPTH, GATHER_CAP, LADDER_DEPTH_CAP
 from .scoring import best_span, best_window, session_lengths, topic_scores
 
 
@@ -64,8 +72,8 @@ class Context:
 @dataclass(slots=True)
 class Row:
     """A ranked session: ``score`` (``m_score`` of its best message or window plus ``s_score`` of
-    its title and summary), ``newest`` (ms), the best message document ``m_doc`` and session
-    document ``s_doc``, the ``matched`` (field, term) pairs, the ``route`` that found it and its
+    its title and summary), ``newest`` (ms; 0 where it does not decide the order), the best
+    message document ``m_doc`` and session document ``s_doc``, the ``matched`` (field, term) pairs, the ``route`` that found it and its
     ``skey``."""
 
     score: float
@@ -87,6 +95,7 @@ def climb(ctx: Context) -> list[Row]:
     rows: list[Row] = []
     listed: set[str] = set()
     titles: dict[tuple, tuple[dict, set]] = {}  # groups -> (title entries, sessions asked)
+    tops: dict[tuple, dict] = {}  # (groups, k) -> the k best title and summary entries
     multi = len(comp.groups) > 1
 
     def title_scores(groups, sessions: set[str]) -> dict[str, tuple]:
@@ -103,22 +112,89 @@ def climb(ctx: Context) -> list[Row]:
             asked |= missing
         return got
 
-    def take(route: str, found: dict, sessions: dict | None = None, groups=None) -> None:
-        """Add a rung's sessions not listed by a higher rung, ranked within the rung: its message
-        entries ``found``, its title/summary entries ``sessions`` (a title or summary holding the
-        rung's words), and every session's title and summary score for the words they hold."""
+    def title_top(groups, k: int) -> dict:
+        """The ``k`` best sessions by title and summary score for any of the word groups
+        (``{skey: entry}``, best first); each ``(groups, k)`` scanned once."""
+        if ctx.s_filters is None:
+            return {}
+        key = (tuple(map(tuple, groups)), k)
+        top = tops.get(key)
+        if top is None:
+            top = tops[key] = best_per(ctx, comp.any_query(SESSION_FIELDS, groups), ctx.s_filters, k, depth=1)
+        return top
+
+    def merged(found: dict, sessions: dict, groups) -> tuple[dict, dict]:
+        """A rung's entries for the sessions no higher rung listed: its message entries
+        ``found``, and its title/summary entries ``sessions`` (a title or summary holding the
+        rung's words) with every session's title and summary score for the words they hold."""
         found = {k: v for k, v in found.items() if k not in listed}
-        sessions = {k: v for k, v in (sessions or {}).items() if k not in listed}
-        if not found and not sessions:
-            return
-        wanted = set(found) | set(sessions)
-        partial = title_scores(comp.groups if groups is None else groups, wanted)
-        sessions.update((k, partial[k]) for k in wanted if k in partial)
-        ranked = rank(ctx, found, sessions, route)
+        sessions = {k: v for k, v in sessions.items() if k not in listed}
+        if found or sessions:
+            wanted = set(found) | set(sessions)
+            partial = title_scores(groups, wanted)
+            sessions.update((k, partial[k]) for k in wanted if k in partial)
+        return found, sessions
+
+    def take(route: str, found: dict, sessions: dict | None = None, groups=None) -> None:
+        """Add a rung's sessions not listed by a higher rung, ranked within the rung."""
+        ranked = rank(ctx, *merged(found, sessions or {}, comp.groups if groups is None else groups), route)
         rows.extend(ranked)
         listed.update(r.skey for r in ranked)
-        if result.route is None:
+        if ranked and result.route is None:
             result.route = route
+
+    def rung(route: str, mq, sq, groups=None) -> None:
+        """A per-document rung (``phrase``, ``all``, ``repair``; ``any`` for one known word)
+        whose first rows are exact whatever the page size: Fagin's threshold rule over two
+        lists, the ``k`` best sessions by message score (``M``) and by title and summary score
+        for any of the words (``T``; a session's score is the sum).
+
+        A session outside both lists scores at most their two cut-offs together; one in ``T``
+        alone, at most its title score and ``M``'s cut-off: its best message is looked up
+        (and, when the rung's title list is full too, whether its title holds the rung's words)
+        when that could bring it onto the page. When the page's last row of this rung then
+        scores more than the two cut-offs, no session left out belongs on the page; else ``k``
+        grows 4x, from ``fetch x DEDUP_DEPTH`` (to :data:`LADDER_DEPTH_CAP` at most)."""
+        groups = comp.groups if groups is None else groups
+        need = ctx.fetch - len(listed)
+
+        def last_score(found: dict, sessions: dict) -> float:  # the page's last row of this rung
+            f, t = merged(found, sessions, groups)
+            sums = [f[key][0] + t[key][0] if key in t else f[key][0] for key in f]
+            sums += [t[key][0] for key in t if key not in f]
+            return heapq.nlargest(need, sums)[-1] if len(sums) >= need else 0.0
+
+        k = ctx.fetch * DEDUP_DEPTH
+        while True:
+            found = best_per(ctx, mq, ctx.m_filters, k, depth=1)
+            sessions = {} if sq is None or ctx.s_filters is None else best_per(ctx, sq, ctx.s_filters, k, depth=1)
+            m_full, s_full = len(found) >= k, len(sessions) >= k
+            if result.partial or ctx.sort == "newest" or not (m_full or s_full):
+                break  # out of time, by time, or every session of the rung is in the lists
+            m_cut = next(reversed(found.values()))[0] if m_full else 0.0
+            s_cut = next(reversed(sessions.values()))[0] if s_full else 0.0
+            # T: the rung's own title list when its query is "any of the words" (one word)
+            top = sessions if sq is not None and route != "phrase" and len(groups) == 1 else title_top(groups, k)
+            # Sessions that could still move onto the page, by their known title score: those
+            # in T that neither list has, and (M full) those found by their title alone.
+            known = {key: entry[0] for key, entry in top.items() if key not in listed and key not in found}
+            if m_full:
+                _, t = merged({}, {key: v for key, v in sessions.items() if key not in found}, groups)
+                known.update((key, entry[0]) for key, entry in t.items())
+            last = last_score(found, sessions)
+            reach = frozenset(key for key, score in known.items() if score + m_cut >= last)
+            if reach:
+                if m_full:
+                    found.update(best_per(ctx, mq, ctx.m_filters, len(reach), depth=1, messages_of=reach))
+                unsure = frozenset(reach - set(found) - set(sessions))
+                if unsure and s_full:  # in T: does its title hold the rung's words?
+                    sessions.update(best_per(ctx, sq, ctx.s_filters, len(unsure), depth=1, titles_of=unsure))
+                last = last_score(found, sessions)
+            a_cut = next(reversed(top.values()))[0] if len(top) >= k else 0.0
+            if round(last, 6) > round(m_cut + max(a_cut, s_cut), 6) or k >= LADDER_DEPTH_CAP:
+                break
+            k *= 4
+        take(route, found, sessions, groups)
 
     def done() -> bool:
         """Out of time (what was found is the answer), or enough sessions for the page."""
@@ -137,17 +213,15 @@ def climb(ctx: Context) -> list[Row]:
             session_done = True
             if done():
                 break
-        found = best_per(ctx, mq, ctx.m_filters, ctx.fetch)
-        sq = s_rungs.get(route)
-        sessions = {} if sq is None or ctx.s_filters is None else best_per(ctx, sq, ctx.s_filters, ctx.fetch)
-        take(route, found, sessions, groups=comp.repaired_groups() if route == "repair" else None)
+        rung(route, mq, s_rungs.get(route), groups=comp.repaired_groups() if route == "repair" else None)
     if multi and not done():
         repaired = comp.repaired_groups()
         known = [g for g in repaired if comp.has_postings(g)]
         if len(known) == 1:
             # Only one word is in the index at all ("error zqxjvbnwk"): "any" is that word alone,
             # found by the best-hit collector instead of gathering every match.
-            take("any", any_one(ctx, known[0]), groups=[known[0]])
+            group = [known[0]]
+            rung("any", comp.any_query(MESSAGE_FIELDS, group), comp.any_query(SESSION_FIELDS, group), groups=group)
         else:
             if gathered is None or repaired != comp.groups:  # "any" uses the repaired words too
                 gathered = gather(ctx, repaired)
@@ -161,26 +235,43 @@ def climb(ctx: Context) -> list[Row]:
 def rank(ctx: Context, found: dict, sessions: dict, route: str) -> list[Row]:
     """One rung's rows, best first, from per-session message entries (``found``) and
     title/summary entries (``sessions``), ``{skey: (score, document number, matched pairs)}``:
-    a session's score is the sum of both; recency breaks ties (then the session key);
-    ``sort="newest"`` ranks by the best document's time."""
+    a session's score is the sum of both (rounded to 6 places for the order); recency breaks
+    ties (then the session key); ``sort="newest"`` ranks by the best document's time. A row's
+    ``newest`` is looked up where it decides the order (ties, and ``sort="newest"``), else 0."""
     rows = []
-    for skey in set(found) | set(sessions):
+    for skey in found.keys() | sessions.keys():
         m_score, m_doc, m_terms = found.get(skey, (0.0, None, []))
         s_score, s_doc, s_terms = sessions.get(skey, (0.0, None, []))
-        # Recency (ties, and --sort newest): the best document's time (a message's own time,
-        # else its session's; a session document's: the session's), from the column cache.
-        newest = ctx.keys.updated_of(ctx.searcher, m_doc if m_doc is not None else s_doc)
-        rows.append(Row(m_score + s_score, newest, m_doc, s_doc, m_score, s_score,
+        rows.append(Row(m_score + s_score, 0, m_doc, s_doc, m_score, s_score,
                         list(m_terms) + list(s_terms), route, skey))
     if ctx.sort == "newest":
+        _set_newest(ctx, rows)
         rows.sort(key=lambda r: (-r.newest, -r.score, r.skey))
-    else:  # the session key last: the same order from any index of the same transcripts
-        rows.sort(key=lambda r: (-round(r.score, 6), -r.newest, r.skey))
+        return rows
+    # the session key last: the same order from any index of the same transcripts
+    rows.sort(key=lambda r: (-round(r.score, 6), r.skey))
+    i = 0
+    while i < len(rows):
+        j, tie = i + 1, round(rows[i].score, 6)
+        while j < len(rows) and round(rows[j].score, 6) == tie:
+            j += 1
+        if j - i > 1:
+            _set_newest(ctx, rows[i:j])
+            rows[i:j] = sorted(rows[i:j], key=lambda r: (-r.newest, r.skey))
+        i = j
     return rows
 
 
+def _set_newest(ctx: Context, rows: list[Row]) -> None:
+    """Each row's ``newest``: its best document's time (a message's own time, else its
+    session's; a session document's: the session's), from the column cache."""
+    for r in rows:
+        r.newest = ctx.keys.updated_of(ctx.searcher, r.m_doc if r.m_doc is not None else r.s_doc)
+
+
 def best_per(ctx: Context, q, clauses, limit: int, depth: int = DEDUP_DEPTH,
-             titles_of: frozenset[str] | None = None) -> dict[str, tuple]:
+             titles_of: frozenset[str] | None = None, messages_of: frozenset[str] | None = None
+             ) -> dict[str, tuple]:
     """Run one query, collapsed to the best document per session; returns the ``limit * depth``
     best sessions as ``{skey: (score, document number, matched (field, term) pairs)}``. Every
     session's best is found anyway; more of them than the rows shown are kept so that copies of
@@ -190,25 +281,11 @@ def best_per(ctx: Context, q, clauses, limit: int, depth: int = DEDUP_DEPTH,
         return {}
     top, partial = best_per_session(ctx.searcher, And([q, *clauses]), limit * depth, ctx.keys,
                                     newest=ctx.sort == "newest", deadline=ctx.deadline, stop=ctx.stop,
-                                    excluded=ctx.excluded, window=ctx.window, titles_of=titles_of)
+                                    excluded=ctx.excluded, window=ctx.window, titles_of=titles_of,
+                                    messages_of=messages_of)
     ctx.result.partial = ctx.result.partial or partial
     newest = ctx.sort == "newest"  # the score is the time then: rows are ordered by ``newest``
     return {skey: (0.0 if newest else float(best.score), best.docnum, best.terms) for skey, best in top}
-
-
-def any_one(ctx: Context, group) -> dict[str, tuple]:
-    """The ``any`` rung when a single word group has postings: each session's best message for
-    it (a session found by its title or summary alone is anchored on its first prompt; the
-    title and summary score is added by the rung), from two best-hit scans."""
-    comp = ctx.comp
-    found = best_per(ctx, comp.any_query(MESSAGE_FIELDS, [group]), ctx.m_filters, ctx.fetch)
-    sessions = {} if ctx.s_filters is None else best_per(
-        ctx, comp.any_query(SESSION_FIELDS, [group]), ctx.s_filters, ctx.fetch)
-    out = {}
-    for key in set(found) | set(sessions):
-        m = found.get(key)
-        out[key] = (m[0], m[1], m[2]) if m else (0.0, sessions[key][1], [])
-    return out
 
 
 @dataclass(slots=True)

@@ -1,0 +1,77 @@
+"""A page's rows do not depend on its size: the first ``n`` rows of any page are the rows of a
+page of ``n`` (``ladder.climb``'s threshold rule). A session's score on a rung is its best
+message's plus its title's; a session that is second best on both counts can beat every
+session that is best on one, and it used to be missed when it made neither list's cut (the
+app's End asked for more rows, and the top of the list reordered)."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+from builders import ClaudeSession, indexed_engine, short_ids
+
+NOW = datetime.now(timezone.utc)
+
+
+def sid(n: int) -> str:
+    return f"{n:04d}aaaa-0000-4000-8000-000000000000"
+
+
+def session(home, n: int, hours: float) -> ClaudeSession:
+    return ClaudeSession(home, sid(n), start=NOW - timedelta(hours=hours))
+
+
+def both_halves(tmp_path, word: str = "walrus"):
+    """30 sessions saying ``word`` in a short message (best by message, untitled), 30 titled
+    with it (best by title, never saying it), and session 0500, a little behind on both counts
+    (one word more in its message and in its title): the best sum."""
+    home = tmp_path / "h"
+    said = [session(home, i, 1 + i).user(f"{word} one two three").assistant("noted").title(f"notes {i}")
+            for i in range(30)]
+    titled = [session(home, 100 + i, 40 + i).user("hello there").assistant("noted").title(f"{word} one two")
+              for i in range(30)]
+    both = session(home, 500, 200).user(f"{word} one two three four").assistant("noted")
+    both.title(f"{word} one two three")
+    return indexed_engine(tmp_path, both, *said, *titled)
+
+
+def test_a_session_second_best_on_both_counts_leads_a_page_of_one(tmp_path):
+    e = both_halves(tmp_path)
+    r = e.search("walrus", limit=1, explain=True)
+    assert short_ids(r) == ["0500"]
+    assert r.hits[0].explain["message_score"] > 0 and r.hits[0].explain["session_score"] > 0
+    assert short_ids(e.search("walrus", limit=100))[0] == "0500"
+
+
+def test_the_first_rows_are_the_rows_of_a_smaller_page(tmp_path):
+    e = both_halves(tmp_path)
+    full = short_ids(e.search("walrus", limit=100))
+    assert len(full) == 61
+    for n in (1, 2, 3, 5, 8, 13, 21, 34, 55):
+        assert short_ids(e.search("walrus", limit=n)) == full[:n], n
+
+
+def test_the_rule_holds_on_the_all_rung_and_for_a_title_found_session(tmp_path):
+    """Two words (the ``all`` rung; the title list is "any of the words"): the same."""
+    e = both_halves(tmp_path, word="walrus gizmo")
+    r = e.search("walrus gizmo", limit=1, explain=True)
+    assert short_ids(r) == ["0500"]
+    full = short_ids(e.search("walrus gizmo", limit=100))
+    for n in (1, 2, 4, 9, 30):
+        assert short_ids(e.search("walrus gizmo", limit=n)) == full[:n], n
+
+
+def test_a_session_found_by_its_title_gets_its_best_message_score(tmp_path):
+    """Session 0600 is titled with the word and says it once in a long message: below the
+    message list's cut-off at a page of one, its row still scores message plus title, as on a
+    large page (where its message is in the list), and is anchored on that message."""
+    home = tmp_path / "h"
+    said = [session(home, i, 1 + i).user("walrus").assistant("noted").title(f"notes {i}") for i in range(30)]
+    long = session(home, 600, 300).user("a long message " + "with many words " * 8 + "and one walrus in it")
+    long.title("walrus")
+    e = indexed_engine(tmp_path, long, *said)
+    small = {h.session.session_id[:4]: h for h in e.search("walrus", limit=1, explain=True).hits}
+    big = {h.session.session_id[:4]: h for h in e.search("walrus", limit=100, explain=True).hits}
+    assert list(small) == [next(iter(big))]
+    assert big["0600"].explain["message_score"] > 0
+    assert big["0600"].explain["anchored_on"] == "hit"
