@@ -35,9 +35,10 @@ import gen  # noqa: E402  (bench/gen.py)
 import mcp_roundtrip  # noqa: E402  (bench/mcp_roundtrip.py)
 
 MB = gen.MB
-TUI_LIMIT = 50
-"""The rows the app's search screen asks for (``crabsearch.tui.screens.RESULT_LIMIT``; not
-imported: the query rounds import no Textual). ``tests/test_bench_smoke.py`` checks they agree."""
+TUI_LIMIT = 20
+"""The rows the app's search screen asks for a typed query: a screenful at 40 lines
+(``crabsearch.tui.results.FIRST_ROWS``; not imported: the query rounds import no Textual).
+``tests/test_bench_smoke.py`` checks they agree."""
 
 # A tiny parent for the measured child: its RUSAGE_CHILDREN max RSS is exactly the child's peak
 # (the benchmark's own process has other children, e.g. none now but maybe later).
@@ -272,7 +273,7 @@ def bench_queries(index_dir: Path, queries: dict, runs: int, check: Checks) -> l
     for name, key, agent in QUERY_SHAPES:
         q = queries[key]
         row = {"shape": name, "query": q, "agent": agent}
-        # API/CLI shape (limit 20, window 4+4) and the app's (the search screen's RESULT_LIMIT
+        # API/CLI shape (limit 20, window 4+4) and the app's (a typed query's screenful of
         # rows, no window, with the explanations its status line and Explain panel use; no
         # deadline, so the figure is the whole search)
         for tag, kw in (("api", dict(limit=20, before=4, after=4)),

@@ -18,7 +18,7 @@ def test_bench_asks_what_the_app_asks():
     """The bench's TUI-shaped query asks for the rows the search screen asks for."""
     import importlib.util
 
-    from crabsearch.tui.screens import RESULT_LIMIT
+    from crabsearch.tui.results import FIRST_ROWS
 
     spec = importlib.util.spec_from_file_location("bench_run", ROOT / "bench" / "run.py")
     run = importlib.util.module_from_spec(spec)
@@ -27,7 +27,7 @@ def test_bench_asks_what_the_app_asks():
         spec.loader.exec_module(run)
     finally:
         sys.path.remove(str(ROOT / "bench"))
-    assert run.TUI_LIMIT == RESULT_LIMIT
+    assert run.TUI_LIMIT == FIRST_ROWS
 
 
 def test_typing_bench_smoke(tmp_path):

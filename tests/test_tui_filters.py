@@ -119,23 +119,26 @@ def app_with_130_sessions(tmp_path) -> CrabsearchApp:
 
 
 async def test_more_rows_load_as_the_cursor_nears_the_end(tmp_path):
+    """A typed query lists a screenful (20 rows here), and 50 more as the cursor nears the end;
+    the rows shown stay where they are (a page's rows do not depend on its size), nothing is
+    held back as new."""
     app = app_with_130_sessions(tmp_path)
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
         await pilot.press(*"capybara")
         await settle(pilot)
         results = app.screen.query_one(ResultList)
-        assert len(results.hits) == 50
-        assert "50+ sessions" in str(app.screen.query_one("#status").render())
+        assert len(results.hits) == results.screenful() == 20
+        assert "20+ sessions" in str(app.screen.query_one("#status").render())
         await pilot.press("down")
-        first = results.hits[0].session.session_id
-        results.highlighted = 46
-        await settle(pilot)
-        assert len(results.hits) == 100 and results.highlighted == 46
-        results.highlighted = 96
-        await settle(pilot)
-        assert len(results.hits) == 130 and results.highlighted == 96
-        assert results.hits[0].session.session_id == first
+        shown = [h.session.session_id for h in results.hits]
+        for cursor, rows in ((16, 70), (66, 120), (116, 130)):
+            results.highlighted = cursor
+            await settle(pilot)
+            assert len(results.hits) == rows and results.highlighted == cursor
+            assert [h.session.session_id for h in results.hits[:len(shown)]] == shown
+            assert app.screen._pending is None
+            shown = [h.session.session_id for h in results.hits]
         assert "130 sessions" in str(app.screen.query_one("#status").render())
 
 
@@ -146,8 +149,8 @@ async def test_scrolling_to_the_end_with_the_mouse_loads_more(tmp_path):
         await pilot.press(*"capybara")
         await settle(pilot)
         results = app.screen.query_one(ResultList)
-        assert len(results.hits) == 50
-        for rows in (100, 130):
+        assert len(results.hits) == 20
+        for rows in (70, 120, 130):
             results.scroll_end(animate=False, immediate=True)  # what the wheel or the scrollbar does
             await pilot.pause()
             await settle(pilot)

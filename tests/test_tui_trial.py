@@ -67,7 +67,8 @@ async def test_a_new_list_paints_a_screenful_first_then_the_rest(many, monkeypat
 async def test_rows_below_the_first_screenful_wait_while_a_newer_list_is_coming(many):
     """While the user types on, a list's rows below the first screenful are not rendered: the
     next key's list replaces them. They are rendered once no newer list is on its way, when the
-    screen holds the newer one back, and the last list of a typed query has them all."""
+    screen holds the newer one back, and the last list of a typed query has them all (a typed
+    query lists a screenful)."""
     from crabsearch.tui.results import FIRST_ROWS
 
     app = app_of(many)
@@ -95,7 +96,7 @@ async def test_rows_below_the_first_screenful_wait_while_a_newer_list_is_coming(
         results.newer_coming = screens_own  # the screen's: a search asked for since the rows
         await pilot.press(*"capybara")
         await settle(pilot)
-        assert app.screen.settled and results.option_count == len(results.hits) > FIRST_ROWS
+        assert app.screen.settled and results.option_count == len(results.hits) == results.screenful()
 
 
 async def test_keys_typed_in_one_burst_on_the_list_all_reach_the_search_box(many):

@@ -73,8 +73,8 @@ class Context:
 class Row:
     """A ranked session: ``score`` (``m_score`` of its best message or window plus ``s_score`` of
     its title and summary), ``newest`` (ms; 0 where it does not decide the order), the best
-    message document ``m_doc`` and session document ``s_doc``, the ``matched`` (field, term) pairs, the ``route`` that found it and its
-    ``skey``."""
+    message document ``m_doc`` and session document ``s_doc``, the ``matched`` (field, term)
+    pairs, the ``route`` that found it and its ``skey``."""
 
     score: float
     newest: int

@@ -130,7 +130,7 @@ class ResultList(OptionList):
         # A new list starts at its top: render a screenful, paint, then the rest (each row is
         # rendered to measure its height; 50 rows took ~30 ms before the first paint). A refresh
         # renders them all, so the scroll position and cursor stay where they were.
-        first = len(hits) if keep and old else max(FIRST_ROWS, self.size.height // 2 + 1)
+        first = len(hits) if keep and old else self.screenful()
         self.set_options([Option(self._prompt(i), id=str(i)) for i in range(min(first, len(hits)))])
         if first < len(hits):
             self.call_after_refresh(self._add_rest, self._generation)
@@ -145,6 +145,11 @@ class ResultList(OptionList):
             self.highlighted = target
         if not keep or not hits:
             self.scroll_to(y=0, animate=False, immediate=True)
+
+    def screenful(self) -> int:
+        """Rows that fill the list at least (a row takes two lines or more): :data:`FIRST_ROWS`,
+        or more when the list is taller than 40 lines."""
+        return max(FIRST_ROWS, self.size.height // 2 + 1)
 
     def _add_rest(self, generation: int, *, wait: bool = True) -> None:
         """Render the rows not rendered yet (left for after the first paint, or new rows of the

@@ -29,9 +29,10 @@ from .results import ResultList
 from .transcript import TranscriptView
 
 RESULT_LIMIT = 50
-"""Rows per load; moving near the end of the list loads the next 50. Two or three screens of
-rows: each row costs the first paint about a millisecond, and the ladder fills the page from its
-lower rungs when the first find fewer sessions (issue 13: the app's start and typing)."""
+"""Rows per load; moving near the end of the list loads the next 50. The recent sessions start
+with 50; a typed query with a screenful (``ResultList.screenful``, 20 rows at 40 lines): each
+key's search and paint cost less with fewer rows (issue 13: typing at 1 GB), and a page's rows do
+not depend on its size (``search.ladder``), so the next rows only add to those shown."""
 MESSAGE_BYTES = 256 * 1024  # of one message's text read for the session view
 REFRESH_EVERY = 30.0  # seconds between background refreshes while the app is open
 FIRST_LIST_WAIT = 0.3
@@ -158,7 +159,8 @@ class SearchScreen(Screen):
         """Why the index is being built from scratch (``first``, ``deleted``, ``damaged``), or
         None for an ordinary refresh."""
         self.limit = RESULT_LIMIT
-        """Rows asked for: grows by RESULT_LIMIT as the cursor nears the end of the list."""
+        """Rows asked for: RESULT_LIMIT, a screenful for a typed query; grows by RESULT_LIMIT as
+        the cursor nears the end of the list."""
         self._asked_more = False
         """True while the next rows are on their way (they keep the cursor and the scroll)."""
         self.facets: dict[str, list[tuple[str, int]]] = {"agent": [], "project": []}
@@ -277,7 +279,7 @@ class SearchScreen(Screen):
     @on(Input.Changed, "#query")
     def _typed(self, event: Input.Changed) -> None:
         self.query_one(FilterChips).show(event.value)
-        self.limit = RESULT_LIMIT
+        self.limit = self.query_one(ResultList).screenful() if event.value.strip() else RESULT_LIMIT
         self.run_query(event.value)
 
     @on(Input.Submitted, "#query")
