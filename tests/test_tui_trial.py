@@ -99,6 +99,33 @@ async def test_rows_below_the_first_screenful_wait_while_a_newer_list_is_coming(
         assert app.screen.settled and results.option_count == len(results.hits) == results.screenful()
 
 
+async def test_a_key_in_the_search_box_repaints_it_without_a_layout(many):
+    """Input's text width is its virtual size; as Widget's reactive, every key asked for a
+    layout of the whole screen (~10 ms at 1 GB). The box repaints, and a text longer than the
+    box still scrolls to keep the cursor in view."""
+    from crabsearch.tui.filters import QueryInput
+
+    app = app_of(many)
+    async with app.run_test(size=(60, 24)) as pilot:
+        await settle(pilot)
+        box = app.screen.query_one(QueryInput)
+        layouts, original = [], box.refresh
+
+        def spy(*a, **k):
+            layouts.append(bool(k.get("layout")))
+            return original(*a, **k)
+
+        box.refresh = spy
+        await pilot.press(*"capy")
+        assert len(layouts) >= 4 and not any(layouts)
+        assert box.virtual_size.width == len("capy") + 1
+        await pilot.press(*" bara" * 15)
+        await pilot.pause()
+        assert box.scroll_offset.x > 0 and box.cursor_screen_offset.x < box.region.right
+        await settle(pilot)
+        assert app.screen.result.query == box.value
+
+
 async def test_keys_typed_in_one_burst_on_the_list_all_reach_the_search_box(many):
     """Keys typed fast (or pasted by a terminal without bracketing) while the list has the focus
     arrive before the focus has moved to the search box: every printable one is text, a key

@@ -24,6 +24,8 @@ from textual.containers import Vertical
 from textual.message import Message
 from textual.screen import ModalScreen
 from textual.expand_tabs import expand_tabs_inline
+from textual.geometry import Size
+from textual.reactive import Reactive
 from textual.widget import Widget
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
@@ -161,6 +163,11 @@ class SafeInput(Input):
     bidi controls, which Textual's Input would send to the terminal as they are. The value itself
     is kept (a filter still matches the project); only what is drawn changes, one character for
     one (``printable(..., tabs=True)``: ESC -> ␛, one cell each), so the cursor stays right."""
+
+    virtual_size = Reactive(Size(0, 0), layout=False)
+    """Input's watcher sets it at every key (the text's width); as Widget's reactive it asked for
+    a layout of the whole screen each time, ~10 ms a key at 1 GB (issue 13, typing). The box's
+    own size never depends on it, and scrolling reads it as it is: a repaint is enough."""
 
     @property
     def _shown(self) -> str:
