@@ -1568,3 +1568,80 @@ async def test_a_users_pasted_log_keeps_its_lines_and_stars(tmp_path):
                      "FAILED test_two"):
             assert line in lines
         assert "Two failing tests." in lines  # the assistant's Markdown still rendered
+
+
+async def test_down_on_the_last_row_stays_there(many):
+    """Textual's option list wrapped Down round to the first row; holding Down while the next
+    rows load jumped back to the top (found by a fresh-user trial)."""
+    app = app_of(many)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press(*"bath")
+        await settle(pilot)
+        results = app.screen.query_one(ResultList)
+        await pilot.press("down", "end")
+        await settle(pilot)
+        last = results.option_count - 1
+        assert results.highlighted == last == len(results.hits) - 1
+        await pilot.press("down", "down")
+        assert results.highlighted == last
+
+
+async def test_more_rows_after_a_search_that_stopped_early_keep_the_rows_shown(many):
+    """A search stopped at its time limit ranks what it found so far, so a deeper page can
+    order the first rows otherwise: the rows shown stay, the answer's other sessions follow
+    them, and nothing is held back as new (found by a fresh-user trial at 1 GB)."""
+    app = app_of(many)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        engine_search = app.engine.search
+
+        def stopped_early(query, **kw):  # the deeper page in another order, as out of time
+            result = engine_search(query, **kw)
+            if kw.get("limit", 20) > 20:
+                result.hits.reverse()
+            result.partial = True
+            return result
+
+        app.engine.search = stopped_early
+        await pilot.press(*"capybara")
+        await settle(pilot)
+        results = app.screen.query_one(ResultList)
+        shown = [h.session.session_id for h in results.hits]
+        assert len(shown) == 20
+        await pilot.press("down", "end")
+        await settle(pilot)
+        now = [h.session.session_id for h in results.hits]
+        assert now[:20] == shown and len(now) == len(set(now)) == 60
+        assert app.screen._pending is None
+        assert "new sessions" not in str(app.screen.query_one("#status").render())
+
+
+async def test_a_search_that_stopped_before_finding_anything_says_so(many):
+    from crabsearch.search import SearchResult
+
+    app = app_of(many)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(pilot)
+        app.engine.search = lambda query, **kw: SearchResult(query=query, hits=[], partial=True)
+        await pilot.press(*"to the")
+        await settle(pilot)
+        status = str(app.screen.query_one("#status").render())
+        assert "Nothing found for “to the” before the search stopped" in status
+        assert "No session matches" not in status
+
+
+async def test_a_pasted_text_of_several_lines_is_one_query(many):
+    """Textual's Input kept a paste's first line and dropped the others silently."""
+    from textual import events
+
+    from crabsearch.tui.filters import QueryInput
+
+    app = app_of(many)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        box = app.screen.query_one(QueryInput)
+        box.post_message(events.Paste("capybara\r\n  wants\n\nbath\n"))
+        await settle(pilot)
+        assert box.value == "capybara wants bath"
+        assert app.screen.result.query == "capybara wants bath"

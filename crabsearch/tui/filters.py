@@ -210,6 +210,13 @@ class QueryInput(SafeInput):
         self._facets = facets
         self._cycle: tuple[str, int, int, list[str], int] | None = None  # text, start, cursor, candidates, n
 
+    def _on_paste(self, event) -> None:
+        """A pasted text of several lines is one query, its lines joined by spaces (Input kept
+        the first line and dropped the others silently). Textual calls Input's own handler
+        after this one (each class's in turn), with the joined text."""
+        if event.text and ("\n" in event.text or "\r" in event.text):
+            event.text = " ".join(line.strip() for line in event.text.splitlines() if line.strip())
+
     def action_complete(self) -> None:
         """Complete the token at the cursor, or cycle to the next candidate."""
         cycle = self._cycle

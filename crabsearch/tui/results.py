@@ -330,6 +330,12 @@ class ResultList(OptionList):
         else:
             super().action_cursor_up()
 
+    def action_cursor_down(self) -> None:
+        """Down: the next row; on the last row, stay there (the next rows may be loading:
+        Textual's option list wrapped round to the first row)."""
+        if self.highlighted is None or self.highlighted < self.option_count - 1:
+            super().action_cursor_down()
+
     def action_first(self) -> None:
         """Home: the first row, after showing refreshed results held back (if any)."""
         self.post_message(self.ShowPending())

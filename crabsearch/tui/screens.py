@@ -348,6 +348,13 @@ class SearchScreen(Screen):
         same = (self.result is not None and (self.focused is results or more)
                 and (self.result.query, self._shown_sort) == (message.result.query, self.sort))
         self._pending = None
+        if more and same and message.error is None:
+            # The next rows: those shown stay where they are. A page's rows do not depend on its
+            # size, so they lead the answer, unless a search stopped early (``partial``) ranked
+            # the rows shown: the answer's other sessions then follow them.
+            shown = {_hit_key(h) for h in self.result.hits}
+            message.result.hits = list(self.result.hits) + [
+                h for h in message.result.hits if _hit_key(h) not in shown]
         if same and results.has_focus and results.highlighted is not None and message.error is None:
             moves, new = results.reorders(message.result.hits)
             if moves:  # the user is reading the rows: hold the refresh back, say so (Home shows it)
@@ -473,6 +480,9 @@ class SearchScreen(Screen):
             msg = self.search_error
         elif not result.query.strip() or (result.route == "recent" and n):
             msg = f"Recent sessions ({n}{'+' if n >= self.limit else ''})" if n else ""
+        elif n == 0 and result.partial:  # out of time before anything was found
+            msg = (f"Nothing found for “{printable(result.query.strip())}” before the search stopped "
+                   "(very common words): add a word to narrow it")
         elif n == 0:  # also filters alone (`project:nonexistent`) that allow no session
             msg = f"No session matches “{printable(result.query.strip())}”"
             if indexing:
@@ -914,3 +924,8 @@ def _mb(n: int) -> str:
 
 def _sessions(n: int) -> str:
     return f"{n} session{'' if n == 1 else 's'}"
+
+
+def _hit_key(hit: Hit) -> tuple[str, str]:
+    """A result row's session: ``(agent, session id)``."""
+    return hit.session.agent, hit.session.session_id
