@@ -163,8 +163,12 @@ class SegmentKeys:
             self._runs[sid] = out
         return out
 
-    def docs_of(self, sub, sessions) -> set[int]:
-        """The document numbers of ``sessions`` (session keys) in the leaf searcher ``sub``."""
+    def docs_of(self, sub, sessions, *, titles: bool = False) -> set[int]:
+        """The document numbers of ``sessions`` (session keys) in the leaf searcher ``sub``;
+        ``titles``: their session documents only (:meth:`session_docs`)."""
+        if titles:
+            docs = self.session_docs(sub)
+            return {d for k in sessions for d in docs.get(k, ())}
         runs = self.runs(sub)
         return {d for k in sessions for start, stop in runs.get(k, ()) for d in range(start, stop)}
 
@@ -257,11 +261,7 @@ def best_per_session(searcher, query, limit: int, keys: SegmentKeys, *, newest: 
             updated = keys.updated(sub) if newest or window else None
             scanned, clauses, theirs = None, [], None
             if only is not None:  # the documents of those sessions in this segment
-                if titles_of is not None:
-                    docs = keys.session_docs(sub)
-                    theirs = {d for k in titles_of for d in docs.get(k, ())}
-                else:
-                    theirs = keys.docs_of(sub, messages_of)
+                theirs = keys.docs_of(sub, only, titles=titles_of is not None)
                 if not theirs:
                     continue
             if phrased is not None:

@@ -175,6 +175,7 @@ def climb(ctx: Context) -> list[Row]:
             s_cut = next(reversed(sessions.values()))[0] if s_full else 0.0
             # T: the rung's own title list when its query is "any of the words" (one word)
             top = sessions if sq is not None and route != "phrase" and len(groups) == 1 else title_top(groups, k)
+            a_cut = next(reversed(top.values()))[0] if len(top) >= k else 0.0
             # Sessions that could still move onto the page, by their known title score: those
             # in T that neither list has, and (M full) those found by their title alone.
             known = {key: entry[0] for key, entry in top.items() if key not in listed and key not in found}
@@ -190,7 +191,6 @@ def climb(ctx: Context) -> list[Row]:
                 if unsure and s_full:  # in T: does its title hold the rung's words?
                     sessions.update(best_per(ctx, sq, ctx.s_filters, len(unsure), depth=1, titles_of=unsure))
                 last = last_score(found, sessions)
-            a_cut = next(reversed(top.values()))[0] if len(top) >= k else 0.0
             if round(last, 6) > round(m_cut + max(a_cut, s_cut), 6) or k >= LADDER_DEPTH_CAP:
                 break
             k *= 4

@@ -73,8 +73,8 @@ class ResultList(OptionList):
         sessions are counted only when every listed one is still there: a session that left
         (its transcript deleted) lets one from below the page in, which is not new (0: the
         status line then says "updated results")."""
-        old = [_key(h)[:2] for h in self.hits]
-        new = [_key(h)[:2] for h in hits]
+        old = [session_key(h) for h in self.hits]
+        new = [session_key(h) for h in hits]
         fresh = len(set(new) - set(old)) if set(old) <= set(new) else 0
         return new[:len(old)] != old, fresh
 
@@ -107,9 +107,9 @@ class ResultList(OptionList):
         same session, and expanded rows expanded, when they are still listed; a new result list
         (another query) starts at its first row, cursor on it, scrolled to the top."""
         current = self.current_hit if keep else None
-        keep_key = (current.session.agent, current.session.session_id) if current else None
+        keep_key = session_key(current) if current else None
         # Rows that were expanded stay expanded (same window size) when the results refresh.
-        opened = {(self.hits[i].session.agent, self.hits[i].session.session_id): (b, a)
+        opened = {session_key(self.hits[i]): (b, a)
                   for i, (b, a, _) in self.expanded.items() if i < len(self.hits)} if keep else {}
         old = self.hits
         grown = (keep and terms == self.terms and len(hits) > len(old) > 0 and all(
@@ -123,7 +123,7 @@ class ResultList(OptionList):
         self.expanded = {}
         self._widened = {}
         for i, h in enumerate(hits):
-            sizes = opened.get((h.session.agent, h.session.session_id))
+            sizes = opened.get(session_key(h))
             if sizes is not None:
                 self.expanded[i] = (*sizes, self.fetch_window(h, *sizes))
         scroll = self.scroll_y
@@ -139,7 +139,7 @@ class ResultList(OptionList):
         if hits:
             target = 0
             for i, h in enumerate(hits):
-                if (h.session.agent, h.session.session_id) == keep_key:
+                if session_key(h) == keep_key:
                     target = i
                     break
             self.highlighted = target
@@ -425,6 +425,11 @@ class RowVisual(RichVisual):
         return self._renderable
 
 
+def session_key(hit: Hit) -> tuple[str, str]:
+    """A row's session: ``(agent, session id)``."""
+    return hit.session.agent, hit.session.session_id
+
+
 def _key(hit: Hit) -> tuple[str, str, int]:
     """A row's identity: same session and same hit message."""
-    return hit.session.agent, hit.session.session_id, hit.message_index
+    return *session_key(hit), hit.message_index

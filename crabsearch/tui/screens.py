@@ -25,7 +25,7 @@ from ..watch import watch, watch_roots
 from .messages import FilesChanged, IndexDone, IndexProgress, SearchDone
 from .panels import ExplainScreen, StatusScreen
 from .render import agent_name, relative_date, short_path, window_text
-from .results import ResultList
+from .results import ResultList, session_key
 from .transcript import TranscriptView
 
 RESULT_LIMIT = 50
@@ -352,9 +352,9 @@ class SearchScreen(Screen):
             # The next rows: those shown stay where they are. A page's rows do not depend on its
             # size, so they lead the answer, unless a search stopped early (``partial``) ranked
             # the rows shown: the answer's other sessions then follow them.
-            shown = {_hit_key(h) for h in self.result.hits}
+            shown = {session_key(h) for h in self.result.hits}
             message.result.hits = list(self.result.hits) + [
-                h for h in message.result.hits if _hit_key(h) not in shown]
+                h for h in message.result.hits if session_key(h) not in shown]
         if same and results.has_focus and results.highlighted is not None and message.error is None:
             moves, new = results.reorders(message.result.hits)
             if moves:  # the user is reading the rows: hold the refresh back, say so (Home shows it)
@@ -924,8 +924,3 @@ def _mb(n: int) -> str:
 
 def _sessions(n: int) -> str:
     return f"{n} session{'' if n == 1 else 's'}"
-
-
-def _hit_key(hit: Hit) -> tuple[str, str]:
-    """A result row's session: ``(agent, session id)``."""
-    return hit.session.agent, hit.session.session_id
