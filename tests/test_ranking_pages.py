@@ -75,3 +75,35 @@ def test_a_session_found_by_its_title_gets_its_best_message_score(tmp_path):
     assert list(small) == [next(iter(big))]
     assert big["0600"].explain["message_score"] > 0
     assert big["0600"].explain["anchored_on"] == "hit"
+
+
+
+def test_title_scores_come_from_the_title_scan_when_it_lists_every_titled_session(tmp_path, monkeypatch):
+    """40 sessions say the words, 4 are titled with them: the rung's scan of every title for
+    the words lists the 4 (fewer than its cut), so no session's title is looked up on its own,
+    and each row's title score is the one that scan gave (0 for the untitled)."""
+    from crabsearch.search import ladder
+
+    home = tmp_path / "h"
+    said = [session(home, i, 1 + i).user("walrus gizmo one two").assistant("noted").title(f"notes {i}")
+            for i in range(40)]
+    titled = [session(home, 100 + i, 60 + i).user("hello there").assistant("noted").title("walrus gizmo")
+              for i in range(3)]
+    both = session(home, 500, 200).user("walrus gizmo one two three").assistant("noted").title("walrus notes")
+    e = indexed_engine(tmp_path, both, *said, *titled)
+    lookups = []
+    real = ladder.best_per
+
+    def counting(ctx, q, clauses, limit, depth=ladder.DEDUP_DEPTH, titles_of=None, messages_of=None):
+        if titles_of is not None:
+            lookups.append(set(titles_of))
+        return real(ctx, q, clauses, limit, depth, titles_of=titles_of, messages_of=messages_of)
+
+    monkeypatch.setattr(ladder, "best_per", counting)
+    r = e.search("walrus gizmo", limit=1, explain=True)
+    assert lookups == []
+    assert short_ids(r) == ["0500"] and r.hits[0].explain["session_score"] > 0
+    monkeypatch.setattr(ladder, "best_per", real)
+    rows = {h.session.session_id[:4]: h.explain["session_score"] for h in e.search("walrus gizmo", limit=100, explain=True).hits}
+    assert len(rows) == 44 and {k for k, v in rows.items() if v > 0} == {"0500", "0100", "0101", "0102"}
+    assert rows["0500"] == r.hits[0].explain["session_score"]

@@ -100,12 +100,20 @@ def climb(ctx: Context) -> list[Row]:
 
     def title_scores(groups, sessions: set[str]) -> dict[str, tuple]:
         """The title and summary score of each of ``sessions`` for any of the word groups: every
-        word they hold counts, on every rung (problem 3). Only those sessions' documents are
-        scored; each session once per groups."""
+        word they hold counts, on every rung (problem 3). Each session once per groups: from a
+        scan of every session's titles for the groups (:func:`title_top`) when it lists the
+        session, or holds every session with a match (fewer than its ``k``); else only those
+        sessions' documents are scored."""
         if ctx.s_filters is None or ctx.sort == "newest":
             return {}
-        got, asked = titles.setdefault(tuple(map(tuple, groups)), ({}, set()))
+        key = tuple(map(tuple, groups))
+        got, asked = titles.setdefault(key, ({}, set()))
         missing = frozenset(sessions - asked)
+        for (g, k), top in tops.items():
+            if g == key and missing:
+                got.update((s, top[s]) for s in missing if s in top)
+                asked |= missing if len(top) < k else missing & top.keys()
+                missing = frozenset(sessions - asked)
         if missing:
             got.update(best_per(ctx, comp.any_query(SESSION_FIELDS, groups), ctx.s_filters, len(missing),
                                 depth=1, titles_of=missing))
@@ -174,7 +182,10 @@ def climb(ctx: Context) -> list[Row]:
             m_cut = next(reversed(found.values()))[0] if m_full else 0.0
             s_cut = next(reversed(sessions.values()))[0] if s_full else 0.0
             # T: the rung's own title list when its query is "any of the words" (one word)
-            top = sessions if sq is not None and route != "phrase" and len(groups) == 1 else title_top(groups, k)
+            if sq is not None and route != "phrase" and len(groups) == 1:
+                top = tops[(tuple(map(tuple, groups)), k)] = sessions
+            else:
+                top = title_top(groups, k)
             a_cut = next(reversed(top.values()))[0] if len(top) >= k else 0.0
             # Sessions that could still move onto the page, by their known title score: those
             # in T that neither list has, and (M full) those found by their title alone.
