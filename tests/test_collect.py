@@ -319,9 +319,10 @@ def _reference_best(acc, skeys, keep, limit):
 
 @pytest.mark.parametrize("seed", range(8))
 def test_segment_best_takes_each_sessions_best_from_the_top_scores(seed):
-    """``collect._segment_best`` reads only the highest scores when it can: the same documents,
-    in the same order, as walking every document, with many ties (a common word's scores take a
-    few values) and with sessions and times filtered out."""
+    """``collect._segment_best`` walks the documents in score order only as far as its
+    ``limit`` sessions go: the same documents, in the same order, as walking every document,
+    with many ties (a common word's scores take a few values) and with sessions and times
+    filtered out."""
     import random
 
     from crabsearch.index.collect import _segment_best

@@ -300,7 +300,9 @@ def best_per_session(searcher, query, limit: int, keys: SegmentKeys, *, newest: 
             if plain:
                 # The limit-th best session so far: a document below it can be no best of the
                 # limit best sessions, whatever the segments after hold.
-                known = heapq.nlargest(limit, (b.score for b in best.values()))[-1] if len(best) >= limit > 0 else 0.0
+                known = 0.0
+                if len(best) >= limit > 0:
+                    known = sorted([b.score for b in best.values()], reverse=True)[limit - 1]
                 if theirs is not None:
                     wanted = theirs if wanted is None else wanted & theirs
                     if not wanted:
@@ -382,38 +384,24 @@ def _keep_best(acc: dict[int, float], masks: dict[int, int], names, offset: int,
 def _segment_best(acc: dict[int, float], skeys: list[str], updated, window, excluded, limit: int) -> list[int]:
     """The best document of each of the ``limit`` sessions of a segment whose best scores in
     ``acc`` (``{docnum: score}``) are highest, passing :func:`_kept`: the first document of each
-    new session met in the order (score descending, document number ascending).
+    new session met in the order (score descending, document number ascending), best first.
 
     A session outside a segment's ``limit`` best cannot be in the best ``limit`` overall (each
     session ahead of it in the segment is ahead of it overall), so the other documents need no
-    look. The order is read from the ``n`` highest scores (``heapq.nlargest``, then sorted), ``n``
-    growing until the documents taken are all above the ``n``-th score (no tie left out);
-    when ``n`` would reach a quarter of the documents, every document is walked once instead."""
+    look. The order is two sorts in C (by document number, then, stable, by score), and the walk
+    stops at the ``limit``-th session: a segment's documents are walked in Python only as far as
+    its best sessions go (a Python pass over every document, or ``heapq.nlargest``'s, cost
+    ~25 ms a query for ``the`` at 1 GB)."""
     if limit <= 0 or not acc:
         return []
-    n = max(4 * limit, 64)
-    while n * 4 < len(acc):
-        top = heapq.nlargest(n, acc, key=acc.__getitem__)
-        cutoff = acc[top[-1]]
-        top.sort(key=lambda d: (-acc[d], d))
-        seen: dict[str, int] = {}
-        for d in top:
-            k = skeys[d]
-            if k not in seen and _kept(k, d, updated, excluded, window):
-                seen[k] = d
-                if len(seen) == limit:
-                    if acc[d] > cutoff:
-                        return list(seen.values())
-                    break
-        n *= 4
-    firsts: dict[str, int] = {}
-    get = firsts.get
-    for d, sc in acc.items():
+    seen: dict[str, int] = {}
+    for d in sorted(sorted(acc), key=acc.__getitem__, reverse=True):
         k = skeys[d]
-        b = get(k)
-        if (b is None or sc > acc[b] or (sc == acc[b] and d < b)) and _kept(k, d, updated, excluded, window):
-            firsts[k] = d
-    return heapq.nsmallest(limit, firsts.values(), key=lambda d: (-acc[d], d))
+        if k not in seen and _kept(k, d, updated, excluded, window):
+            seen[k] = d
+            if len(seen) == limit:
+                break
+    return list(seen.values())
 
 
 def each_match(searcher, query, keys: SegmentKeys, *, deadline: float | None = None,
