@@ -167,6 +167,25 @@ def test_memoized_bm25f_scores_are_whooshs_formula(searcher):
     assert memos and any(memos.values())
 
 
+
+def test_a_segments_scorer_is_made_once_and_scores_as_a_new_one(searcher):
+    """whoosh_fixes 11: a segment's searcher keeps each term's scorer; a second matcher of the
+    term gets the same one, and its scores, block bounds and documents are those of a matcher
+    with a scorer of its own (Whoosh's ``Searcher.postings``)."""
+    ctx = searcher.context(needs_current=True)
+    for word in WORDS:
+        for f in FIELDS:
+            for sub, _ in searcher.leaf_searchers():
+                if (f, word) not in sub.reader():
+                    continue
+                a, b = Term(f, word).matcher(sub, ctx), Term(f, word).matcher(sub, ctx)
+                assert whoosh_fixes.leaf_scorer(a) is whoosh_fixes.leaf_scorer(b)
+                fresh = whoosh_fixes._original_postings(sub, f, sub.reader().schema[f].to_bytes(word),
+                                                        weighting=ctx.weighting)
+                assert whoosh_fixes.leaf_scorer(fresh) is not whoosh_fixes.leaf_scorer(a)
+                assert whoosh_fixes.leaf_scorer(fresh).max_quality() == whoosh_fixes.leaf_scorer(a).max_quality()
+                assert walk(a, keep_terms=False) == walk(fresh, keep_terms=False)
+
 def test_term_at_a_time_path_skips_deleted_documents(tmp_path):
     """A segment with deleted documents (a transcript rewritten): its posting lists come wrapped
     in Whoosh's deletion filter, which the term-at-a-time scan honours."""

@@ -1,4 +1,4 @@
-"""Ten fixes to the pinned whoosh-reloaded 2.7.5 (no longer maintained), measured on the
+"""Eleven fixes to the pinned whoosh-reloaded 2.7.5 (no longer maintained), measured on the
 bench corpora; :func:`install` puts them in place (``crabsearch.index.store`` calls it).
 
 1. **Zero-copy segments.** Whoosh reads segments through mmap but wraps each mapped sub-file in
@@ -51,6 +51,11 @@ bench corpora; :func:`install` puts them in place (``crabsearch.index.store`` ca
    gaps; Whoosh added them up with a Python generator (``numlists.delta_decode``), one resumed
    frame per posting: a third of reading a common word's blocks. ``itertools.accumulate`` gives
    the same numbers.
+11. **A term's scorer made once per segment.** Every term matcher got a new BM25F scorer (its
+   idf, average length, highest weight and shortest length looked up, ~40 us), though a search
+   asks for the same word in the same field and segment at each rung and scan (a typed query at
+   1 GB: 613 term matchers, 405 of them distinct). A segment's searcher now keeps its scorers
+   (:data:`MEMO_SCORERS` at most; a scorer holds no matcher state: it is given the matcher).
 """
 
 from __future__ import annotations
@@ -226,6 +231,32 @@ def phrase_spans(self):
     return [Span(p, p + last) for p in sorted(starts)]
 
 
+_original_postings = _searching.Searcher.postings
+
+
+MEMO_SCORERS = 4096
+"""Scorers a segment's searcher keeps (cleared when full)."""
+
+
+def searcher_postings(self, fieldname, text, weighting=None, qf=1):
+    """``Searcher.postings`` with the scorer of a segment's term made once (fix 11): kept by
+    the segment's searcher per (weighting model, field, term, query frequency); a searcher over
+    several segments goes the original way."""
+    if not self.is_atomic():
+        return _original_postings(self, fieldname, text, weighting, qf)
+    weighting = weighting or self.weighting
+    scorers = self.__dict__.get("_crab_scorers")
+    if scorers is None:
+        scorers = self._crab_scorers = {}
+    key = (weighting, fieldname, text, qf)  # the model itself: a live object's key is never reused
+    scorer = scorers.get(key)
+    if scorer is None:
+        if len(scorers) >= MEMO_SCORERS:
+            scorers.clear()
+        scorer = scorers[key] = weighting.scorer(self, fieldname, text, qf=qf)
+    return self.ixreader.postings(fieldname, text, scorer=scorer)
+
+
 def leaf_scorer(m):
     """The scorer of a term's matcher: a ``W3LeafMatcher``'s ``scorer``, or the ``_scorer`` of a
     ``ListMatcher`` (a short posting list kept in its term info, ``index.codec``), also through
@@ -334,3 +365,4 @@ def install() -> None:
     _w3.W3LeafMatcher._read_ids = read_ids
     _searching.Searcher.avg_field_length = avg_field_length
     _searching.Searcher.idf = idf
+    _searching.Searcher.postings = searcher_postings
