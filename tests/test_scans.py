@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 from whoosh.query import And, Or, Phrase, Prefix, Term
 
-from crabsearch.index import Indexer, collect, conjunction, phrases
+from crabsearch.index import Indexer, collect, conjunction, mixed, phrases
 from crabsearch.index.collect import SegmentKeys, _terms, best_per_session
 from crabsearch.index.filtering import ZeroScore, term_filter_ids
 from crabsearch.index.phrases import TextPhrase
@@ -122,16 +122,17 @@ def test_best_per_session_by_phrase_is_the_matchers(searcher, words):
     assert_best_per_session_walks(*searcher, phrase_query(TextPhrase, words))
 
 
-def assert_best_per_session_walks(s, deleted, q, unnamed=()):
+def assert_best_per_session_walks(s, deleted, q, unnamed=(), terms_of=None):
     """``best_per_session`` at several limits keeps each session's best document as walking
     Whoosh's matcher does (higher score, then lower document number), never a deleted one's.
-    The matcher's terms in the fields ``unnamed`` (filters) are not among a best's terms."""
+    The matcher's terms in the fields ``unnamed`` (filters) are not among a best's terms;
+    ``terms_of``: a document's terms are these instead (``{docnum: terms}``)."""
     for limit in (1, 5, 100):
         top, partial = best_per_session(s, q, limit, SegmentKeys())
         assert not partial
         best = {}
         for d, (sc, terms) in sorted(walked(s, q).items()):
-            terms = tuple(t for t in terms if t[0] not in unnamed)
+            terms = tuple(t for t in (terms if terms_of is None else terms_of[d]) if t[0] not in unnamed)
             k = s.stored_fields(d)["skey"]
             if k not in best or sc > best[k][0]:
                 best[k] = (sc, d, terms)
@@ -287,3 +288,90 @@ def test_other_queries_are_not_conjunctions(searcher):
     assert conjunction.parts(word_query(["token"])) is None  # one word: union.scores
     assert conjunction.parts(And([word_query(["a", "b"]), Term("user", "c")])) is None
     assert conjunction.parts(And([phrase_query(Phrase, ["a", "b"]), word_query(["c"]).subqueries[0]])) is None
+
+
+def terms_query(word, fields=MESSAGE_FIELDS, boost=1.0):
+    return FlatOr([Term(f, word, boost=WEIGHTS[f]) for f in fields], boost=boost)
+
+
+MIXED_CASES = {
+    "an identifier, whole or as its parts": lambda: FlatOr([terms_query("question"), phrase_query(TextPhrase, ["token", "refresh"])]),
+    "a word and a phrase on the same messages": lambda: FlatOr([terms_query("token"), phrase_query(Phrase, ["refresh", "token"])]),
+    "phrase first, boosts nested": lambda: FlatOr([phrase_query(Phrase, ["the", "token"]), terms_query("refresh", boost=1.5)], boost=0.7),
+    "a union of one union": lambda: FlatOr([FlatOr([terms_query("number"), phrase_query(TextPhrase, ["token", "refresh"])], boost=1.5)], boost=3.0),
+    "an absent phrase": lambda: FlatOr([terms_query("token"), phrase_query(Phrase, ["absentword", "token"])]),
+    "CJK": lambda: FlatOr([terms_query("again"), phrase_query(TextPhrase, ["连接", "接池", "池超", "超时"])]),
+}
+
+
+def mixed_scanned(searcher, query):
+    """``mixed.scores`` segment by segment, as :func:`scanned`."""
+    leaves, clauses = mixed.parts(query, searcher.schema)
+    assert not clauses
+    out = {}
+    ctx = searcher.context(needs_current=True)
+    for sub, offset in searcher.leaf_searchers():
+        got = mixed.scores(sub, ctx, leaves)
+        assert got is not None
+        acc, masks, names, stopped = got
+        assert not stopped
+        for d, sc in acc.items():
+            out[offset + d] = (sc, tuple(n for i, n in enumerate(names) if masks[d] >> i & 1))
+    return out
+
+
+def leaf_matches(searcher, query) -> dict[int, tuple]:
+    """The matched terms of each document of the union ``query``, leaf by leaf: each leaf's own
+    matcher walked alone (a word, or a phrase's words), in the union's order."""
+    ctx = searcher.context(needs_current=True)
+    out: dict[int, tuple] = {}
+    for leaf, _ in mixed._flat(query):
+        for sub, offset in searcher.leaf_searchers():
+            m = leaf.matcher(sub, ctx)
+            tms = list(m.term_matchers())
+            while m.is_active():
+                out[offset + m.id()] = out.get(offset + m.id(), ()) + _terms(tms, m.id())
+                m.next()
+    return out
+
+
+@pytest.mark.parametrize("case", MIXED_CASES)
+def test_words_and_phrases_in_one_union_are_the_matchers(searcher, case, monkeypatch):
+    """An identifier's query (``getuserbyid`` or ``"get user by id"``): the flat union of words
+    and phrases scanned term at a time gives the matcher's documents and scores (bit for bit:
+    each leaf's score times its boost, added in the union's order, nested boosts and a union
+    of one union included), and the terms of the leaves that match (the union's matcher also
+    lists a phrase's word whose own matcher stayed on a document after the phrase ran out);
+    ``best_per_session`` takes that path (the matcher is not walked) and keeps each session's
+    best as walking the matcher does."""
+    s, deleted = searcher
+    q = MIXED_CASES[case]()
+    want = walked(s, q)
+    assert want
+    got = mixed_scanned(s, q)
+    assert {d: sc for d, (sc, _) in got.items()} == {d: sc for d, (sc, _) in want.items()}
+    leaves = leaf_matches(s, q)
+    assert {d: terms for d, (_, terms) in got.items()} == {d: leaves[d] for d in want}
+
+    def walking(*args):
+        raise AssertionError("the matcher was walked")
+    monkeypatch.setattr(collect, "_terms", walking)
+    assert_best_per_session_walks(s, deleted, q, terms_of=leaves)
+
+
+def test_words_and_phrases_with_filters(searcher):
+    s, _ = searcher
+    q = MIXED_CASES["an identifier, whole or as its parts"]()
+    agent = Term("agent", "codex", boost=0.0)
+    assert mixed.parts(And([q, agent]), s.schema)[1] == [agent]
+    top, _ = best_per_session(s, And([q, agent]), 10, SegmentKeys())
+    assert [k.split(":")[0] for k, _ in top] == ["codex"]
+    assert top[0][1].score == max(sc for sc, _ in walked(s, And([q, agent])).values())
+
+
+def test_other_unions_are_not_mixed(searcher):
+    s, _ = searcher
+    assert mixed.parts(terms_query("token"), s.schema) is None  # words only: union.scores
+    assert mixed.parts(phrase_query(Phrase, ["a", "b"]), s.schema) is None  # phrases only: phrases.scores
+    assert mixed.parts(FlatOr([terms_query("a"), Phrase("user", ["a", "b"], slop=2)]), s.schema) is None
+    assert mixed.parts(FlatOr([terms_query("a"), Or([Phrase("user", ["a", "b"])])]), s.schema) is None

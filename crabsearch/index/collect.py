@@ -21,7 +21,7 @@ from bisect import bisect_right
 from dataclasses import dataclass
 from itertools import groupby
 
-from . import colfile, conjunction, phrases
+from . import colfile, conjunction, mixed, phrases
 from .filtering import in_window, is_filter_term, passing, split_filters, term_filter_ids
 from .union import FlatOr, FlatUnionMatcher, scores, term_text
 
@@ -249,9 +249,11 @@ def best_per_session(searcher, query, limit: int, keys: SegmentKeys, *, newest: 
     # (phrases.scores, conjunction.scores); other queries walk Whoosh's matcher.
     phrased = None if newest else phrases.parts(query, searcher.schema)
     conjoined = None if newest or phrased else conjunction.parts(query)
+    # Words and phrases in one union (an identifier whole or as its parts): each scored as alone
+    unioned = None if newest or phrased or conjoined else mixed.parts(query, searcher.schema)
     # A word (in several fields) with filter terms: scored term at a time, its documents kept
     # when they pass the filters (the matcher walked the word's and filters' intersection).
-    word, filter_terms = (None, []) if newest or phrased or conjoined else split_filters(query)
+    word, filter_terms = (None, []) if newest or phrased or conjoined or unioned else split_filters(query)
     agents, others = _by_session(filter_terms) if filter_terms and type(word) is FlatOr else (None, [])
     filtered = word if agents is not None else None
     context = searcher.context(needs_current=True)  # term matchers stay current: matched terms
@@ -268,6 +270,8 @@ def best_per_session(searcher, query, limit: int, keys: SegmentKeys, *, newest: 
                 scanned, clauses = phrases.scores(sub, context, phrased[0], clock.expired, theirs), phrased[1]
             elif conjoined is not None:
                 scanned, clauses = conjunction.scores(sub, context, conjoined[0], clock.expired, theirs), conjoined[1]
+            elif unioned is not None:
+                scanned, clauses = mixed.scores(sub, context, unioned[0], clock.expired, theirs), unioned[1]
             if scanned is not None:
                 acc, masks, names, stopped = scanned
                 if clauses and acc:
