@@ -107,3 +107,30 @@ def test_title_scores_come_from_the_title_scan_when_it_lists_every_titled_sessio
     rows = {h.session.session_id[:4]: h.explain["session_score"] for h in e.search("walrus gizmo", limit=100, explain=True).hits}
     assert len(rows) == 44 and {k for k, v in rows.items() if v > 0} == {"0500", "0100", "0101", "0102"}
     assert rows["0500"] == r.hits[0].explain["session_score"]
+
+
+def test_title_found_sessions_are_looked_up_a_page_at_a_time(tmp_path, monkeypatch):
+    """60 sessions say the word once alike (the same message score) under titles that hold it
+    with more and more other words (lower and lower title scores): a page of one reads the best
+    messages of a page's worth of them, highest title first, and stops once the rest cannot
+    reach the page's last row (it read every session whose bound reached the first estimate);
+    the page is the first row of a page of 100."""
+    from crabsearch.search import ladder
+
+    home = tmp_path / "h"
+    sessions = [session(home, i, 1 + i).user("the walrus").assistant("noted").title("walrus " + "word " * i)
+                for i in range(60)]
+    e = indexed_engine(tmp_path, *sessions)
+    looked_up = []
+    real = ladder.best_per
+
+    def counting(ctx, q, clauses, limit, depth=ladder.DEDUP_DEPTH, titles_of=None, messages_of=None):
+        if messages_of is not None:
+            looked_up.append(len(messages_of))
+        return real(ctx, q, clauses, limit, depth, titles_of=titles_of, messages_of=messages_of)
+
+    monkeypatch.setattr(ladder, "best_per", counting)
+    first = short_ids(e.search("walrus", limit=1))
+    assert looked_up and sum(looked_up) <= 6, looked_up  # fetch_for(1): 6 rows
+    monkeypatch.setattr(ladder, "best_per", real)
+    assert first == short_ids(e.search("walrus", limit=100))[:1] == ["0000"]

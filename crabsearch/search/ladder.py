@@ -160,7 +160,7 @@ def climb(ctx: Context) -> list[Row]:
         A session outside both lists scores at most their two cut-offs together; one in ``T``
         alone, at most its title score and ``M``'s cut-off: its best message is looked up
         (and, when the rung's title list is full too, whether its title holds the rung's words)
-        when that could bring it onto the page. When the page's last row of this rung then
+        when that could bring it onto the page, a page's worth at a time, highest bound first. When the page's last row of this rung then
         scores more than the two cut-offs, no session left out belongs on the page; else ``k``
         grows 4x, from ``fetch x DEDUP_DEPTH`` (to :data:`LADDER_DEPTH_CAP` at most)."""
         groups = comp.groups if groups is None else groups
@@ -193,12 +193,15 @@ def climb(ctx: Context) -> list[Row]:
             if m_full:
                 _, t = merged({}, {key: v for key, v in sessions.items() if key not in found}, groups)
                 known.update((key, entry[0]) for key, entry in t.items())
+            # Looked up highest bound first, a page's worth at a time: the page's last row can
+            # only rise as they are, and a session whose bound falls below it is left out.
             last = last_score(found, sessions)
-            reach = frozenset(key for key, score in known.items() if score + m_cut >= last)
-            if reach:
+            todo = sorted(known, key=lambda key: (-known[key], key))
+            while todo := [key for key in todo if round(known[key] + m_cut, 6) >= round(last, 6)]:
+                batch, todo = frozenset(todo[:max(need, 1)]), todo[max(need, 1):]
                 if m_full:
-                    found.update(best_per(ctx, mq, ctx.m_filters, len(reach), depth=1, messages_of=reach))
-                unsure = frozenset(reach - set(found) - set(sessions))
+                    found.update(best_per(ctx, mq, ctx.m_filters, len(batch), depth=1, messages_of=batch))
+                unsure = frozenset(batch - set(found) - set(sessions))
                 if unsure and s_full:  # in T: does its title hold the rung's words?
                     sessions.update(best_per(ctx, sq, ctx.s_filters, len(unsure), depth=1, titles_of=unsure))
                 last = last_score(found, sessions)
