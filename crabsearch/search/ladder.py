@@ -160,9 +160,10 @@ def climb(ctx: Context) -> list[Row]:
         A session outside both lists scores at most their two cut-offs together; one in ``T``
         alone, at most its title score and ``M``'s cut-off: its best message is looked up
         (and, when the rung's title list is full too, whether its title holds the rung's words)
-        when that could bring it onto the page, a page's worth at a time, highest bound first. When the page's last row of this rung then
-        scores more than the two cut-offs, no session left out belongs on the page; else ``k``
-        grows 4x, from ``fetch x DEDUP_DEPTH`` (to :data:`LADDER_DEPTH_CAP` at most)."""
+        when that could bring it onto the page, a page's worth at a time, highest bound first.
+        When the page's last row of this rung then scores more than the two cut-offs, no session
+        left out belongs on the page; else ``k`` grows 4x, from ``fetch x DEDUP_DEPTH`` (to
+        :data:`LADDER_DEPTH_CAP` at most)."""
         groups = comp.groups if groups is None else groups
         need = ctx.fetch - len(listed)
 
