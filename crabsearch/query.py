@@ -92,11 +92,28 @@ def _cut(text: str) -> str:
     return head
 
 
+NEEDS = {
+    "agent": "a name",
+    "project": "a name (the last folder of the working directory, or a path)",
+    "role": "user or assistant",
+    "since": "a date (2026-01-31, 7d, today, yesterday)",
+    "until": "a date (2026-01-31, 7d, today, yesterday)",
+    "in": "a place (in:tools searches tool output)",
+}
+"""What a filter name typed with no value (``agent:``) is missing: its note says so."""
+
+
 def _bare(q: ParsedQuery, tok: str, agents: tuple[str, ...], now: datetime) -> None:
     key, sep, value = tok.partition(":")
     if sep and key.lower() in FILTER_KEYS:
-        if value:  # a filter still being typed (`agent:`) is nothing yet, not a word to repair
+        if value:
             _filter(q, key.lower(), value, agents, now)
+        else:  # a filter still being typed (`agent:`): nothing yet, not a word to repair
+            key = key.lower()
+            need = NEEDS.get(key, "a value")
+            if key == "agent" and agents:
+                need += f" (known: {', '.join(agents)})"
+            q.notes.append(f"{key}: needs {need}; filter ignored")
         return
     if tok.startswith("-") and len(tok) > 1 and (tok[1].isalnum() or tok[1] == "_"):
         q.excluded.append(tok[1:])

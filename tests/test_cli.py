@@ -164,6 +164,20 @@ def test_search_when_the_index_cannot_be_updated(home, capsys, monkeypatch):
     assert code == 0 and "Read-only file system" in err and len(json.loads(out)["hits"]) == 2
 
 
+
+def test_a_filter_name_with_no_value_is_noted_as_in_the_app(home, capsys):
+    """``agent:`` alone lists the recent sessions with a note saying what it needs (the app
+    did; the command line said nothing, a fresh-user trial); with a word, the word is searched."""
+    code, out, _ = run(capsys, "search", "agent:", "--json")
+    data = json.loads(out)
+    assert code == 0 and data["route"] == "recent" and len(data["hits"]) == 2
+    assert any(n.startswith("agent: needs a name") for n in data["notes"])
+    code, out, _ = run(capsys, "search", "agent: cron", "--json")
+    data = json.loads(out)
+    assert len(data["hits"]) == 2 and any(n.startswith("agent: needs a name") for n in data["notes"])
+    code, out, _ = run(capsys, "search", "since:")
+    assert code == 0 and "since: needs a date" in out
+
 def test_long_query_cut_is_reported(home, capsys):
     code, out, _ = run(capsys, "search", "cron " * 200, "--json")
     assert code == 0 and json.loads(out)["cut"] is True

@@ -70,6 +70,12 @@ def test_long_query_is_cut():
     assert q.cut and len(q.text) == 512  # one long word: cut at the limit
 
 
-def test_an_empty_filter_being_typed_is_not_a_word():
+def test_an_empty_filter_being_typed_is_not_a_word_and_is_noted():
+    """``agent:`` with no name is no word to search, and the note says what it needs (the app
+    said so and the command line said nothing: a fresh-user trial)."""
     q = parse("agent: cron", agents=("claude",), now=NOW)
-    assert q.words == ["cron"] and q.agent is None and not q.notes
+    assert q.words == ["cron"] and q.agent is None
+    assert q.notes == ["agent: needs a name (known: claude); filter ignored"]
+    for key in ("project", "role", "since", "until", "in"):
+        q = parse(f"{key}:", now=NOW)
+        assert not q.words and len(q.notes) == 1 and q.notes[0].startswith(f"{key}: needs ")
