@@ -1645,3 +1645,40 @@ async def test_a_pasted_text_of_several_lines_is_one_query(many):
         await settle(pilot)
         assert box.value == "capybara wants bath"
         assert app.screen.result.query == "capybara wants bath"
+
+
+async def test_down_before_the_rows_come_moves_into_them_when_they_do(many, monkeypatch):
+    """A fresh-user trial at 1 GB: Down pressed while the list was empty and the search still
+    running did nothing (the next key went into the box). Now the focus goes to the rows when
+    they arrive; a key typed in between keeps it in the box."""
+    import time
+
+    from crabsearch.search.engine import Engine
+
+    app = app_of(many)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press(*"zzqqxx")  # nothing matches: no rows
+        await settle(pilot)
+        results = app.screen.query_one(ResultList)
+        box = app.screen.query_one("#query")
+        assert results.option_count == 0
+        real = Engine.search
+
+        def slow(self, *a, **k):
+            time.sleep(0.3)
+            return real(self, *a, **k)
+        monkeypatch.setattr(Engine, "search", slow)
+        box.value = "capybara"  # the box's text replaced (no empty box: the recent sessions)
+        await pilot.press("down")
+        assert app.focused is box and results.option_count == 0  # still on its way
+        await settle(pilot)
+        assert app.focused is results and results.highlighted == 0 and results.option_count
+        await pilot.press("up")  # back to the box
+        box.value = "zzqqxx"
+        await settle(pilot)
+        box.value = "capybara"
+        box.cursor_position = len(box.value)
+        await pilot.press("down", *"s")  # typing on after Down: the box keeps the focus and keys
+        await settle(pilot)
+        assert app.focused is box and box.value == "capybaras"

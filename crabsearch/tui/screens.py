@@ -162,6 +162,7 @@ class SearchScreen(Screen):
         """Rows asked for: RESULT_LIMIT, a screenful for a typed query; grows by RESULT_LIMIT as
         the cursor nears the end of the list."""
         self._asked_more = False
+        self._to_results = False  # Down with no rows yet, the search on its way: go there on arrival
         """True while the next rows are on their way (they keep the cursor and the scroll)."""
         self.facets: dict[str, list[tuple[str, int]]] = {"agent": [], "project": []}
         """Agent and project names with session counts (Tab completion, pickers)."""
@@ -278,6 +279,7 @@ class SearchScreen(Screen):
 
     @on(Input.Changed, "#query")
     def _typed(self, event: Input.Changed) -> None:
+        self._to_results = False  # typing on: the user wants the box
         self.query_one(FilterChips).show(event.value)
         self.limit = self.query_one(ResultList).screenful() if event.value.strip() else RESULT_LIMIT
         self.run_query(event.value)
@@ -367,6 +369,10 @@ class SearchScreen(Screen):
         self.search_error = message.error
         self.problems = message.problems
         results.show(message.result.hits, message.result.terms, keep=same)
+        if self._to_results:  # Down was pressed before these rows came: into them now
+            self._to_results = False
+            if self.focused is self.query_one(Input):
+                self.action_results()
         if message.rebuild is None and message.error is None:
             self._had_index = True
         elif message.rebuild and not self.app.indexing and self.app.index_on_start:
@@ -709,6 +715,8 @@ class SearchScreen(Screen):
             self.set_focus(results)
             if results.highlighted is None:
                 results.highlighted = 0
+        elif not self.settled:  # no rows yet, the search still running: go there when they come
+            self._to_results = True
 
     def action_clear(self) -> None:
         """Esc in the search box: clear it."""
