@@ -78,3 +78,27 @@ def test_running_text_beats_an_identifier_spelling_the_words(tmp_path):
     assert [h.route for h in r.hits] == ["phrase", "all"]
     q = e.search('"token refresh race"')
     assert sorted(ids(q)) == ["0001", "0002"]
+
+
+def test_inside_names_side_by_side():
+    """A span over parts of two names in a row (``set_token refreshAccessToken``) is no running
+    text either; a span with one plain word is (``access_token refresh``)."""
+    m = [1, 2, 3, 5]  # names over positions 1-2 and 3-5
+    assert inside_name(m, 2, 3) and inside_name(m, 1, 5) and inside_name(m, 2, 4)
+    assert not inside_name([1, 2, 4, 5], 2, 4) and not inside_name(m, 5, 6) and not inside_name(m, 0, 1)
+
+
+def test_words_typed_apart_across_two_names_are_not_the_phrase(tmp_path):
+    """A fresh-user trial at 1 GB: ``token refresh`` listed ``set_token refreshAccessToken``
+    as the exact phrase. Said in words, or with one word outside a name (``access_token
+    refresh``), it is the phrase; across two names it is every word in one message; quoted,
+    it matches anywhere."""
+    home = tmp_path / "h"
+    said = session(home, 1, days=4).user("the token refresh fails after an hour").assistant("ok")
+    half = session(home, 2, days=3).user("the access_token refresh logic is wrong").assistant("ok")
+    names = session(home, 3, days=1).user("call set_token refreshAccessToken then").assistant("ok")
+    e = build(tmp_path, said, half, names)
+    r = e.search("token refresh")
+    assert ids(r)[2] == "0003" and sorted(ids(r)[:2]) == ["0001", "0002"]
+    assert [h.route for h in r.hits] == ["phrase", "phrase", "all"]
+    assert sorted(ids(e.search('"token refresh"'))) == ["0001", "0002", "0003"]

@@ -10,9 +10,11 @@ lists them) outranked the session whose title the words are (issue 11: the real 
 ``title`` queries), and an identifier named after a few words outranks the discussion of them.
 
 :class:`TextPhrase` (the ``phrase`` rung of words typed apart, ``querying.Compiler.rungs``)
-counts only the spans that do not lie within one name: the index marks each name's first and
-last leaf with ``analysis.NAME_MARK`` (a plain hyphenated word, ``real-time``, is running text
-and has no mark). A message holding the words only inside a name still holds every word, and
+counts only the spans with a word of running text: the index marks each name's first and last
+leaf with ``analysis.NAME_MARK`` (a plain hyphenated word, ``real-time``, is running text and
+has no mark). A span whose every word is a name's part does not count, in one name or across
+names side by side (``set_token refreshAccessToken`` holds ``token refresh``: a fresh-user
+trial found it listed as the exact phrase); ``access_token refresh`` does. A message holding the words only inside a name still holds every word, and
 is found by the ``all`` rung below. Quoted phrases and an identifier's own parts (``get user by
 id`` for ``getUserById``) stay Whoosh's ``Phrase``, which matches inside names.
 
@@ -47,17 +49,22 @@ BYTE_GAPS_TAG = BYTE_GAPS[0]
 
 
 def inside_name(marks: list[int], start: int, end: int) -> bool:
-    """True when positions ``start`` to ``end`` lie within one name: ``marks`` are the sorted
-    positions of a document's :data:`~crabsearch.index.analysis.NAME_MARK`, each name's first
-    and last leaf in turn (names never overlap, and a name has two leaves or more, so they
-    pair up: ``[first0, last0, first1, last1, ...]``)."""
-    i = bisect_right(marks, start) - 1
-    return i >= 0 and i % 2 == 0 and i + 1 < len(marks) and end <= marks[i + 1]
+    """True when each of the positions ``start`` to ``end`` lies within a name (one name, or
+    names side by side): ``marks`` are the sorted positions of a document's
+    :data:`~crabsearch.index.analysis.NAME_MARK`, each name's first and last leaf in turn (names
+    never overlap, and a name has two leaves or more, so they pair up: ``[first0, last0,
+    first1, last1, ...]``)."""
+    n = len(marks)
+    for p in range(start, end + 1):
+        i = bisect_right(marks, p) - 1  # the last mark at or before p
+        if i < 0 or (p > marks[i + 1] if i % 2 == 0 and i + 1 < n else i % 2 == 0 or p != marks[i]):
+            return False
+    return True
 
 
 class TextSpansMatcher(SpanNear2.SpanNear2Matcher):
-    """An exact phrase's matcher (``SpanNear2``, slop 1) that drops the spans lying within one
-    name, read from ``names`` (the mark's postings in the same field and segment, or None when
+    """An exact phrase's matcher (``SpanNear2``, slop 1) that drops the spans lying within names
+    (:func:`inside_name`), read from ``names`` (the mark's postings in the same field and segment, or None when
     the segment has none); a document left without spans does not match. Scores as a phrase
     does (``whoosh_fixes`` 9) over the spans kept."""
 
@@ -87,8 +94,8 @@ class TextSpansMatcher(SpanNear2.SpanNear2Matcher):
 
 
 class TextPhrase(Phrase):
-    """``Phrase`` (exact, slop 1) over the words as running text: a span lying within one name
-    does not count (see the module docs)."""
+    """``Phrase`` (exact, slop 1) over the words as running text: a span whose every word is a
+    name's part does not count (see the module docs)."""
 
     def matcher(self, searcher, context=None):
         """Whoosh's ``Phrase.matcher`` with a :class:`TextSpansMatcher`."""
@@ -273,9 +280,9 @@ def _field_scores(searcher, context, field: str, words: list[str], boost: float,
 
 
 def _outside_names(reader, field: str, spans, last: int, decode):
-    """``spans`` (``[(docnum, sorted starts)]``) without the starts whose span lies within one
-    name (the field's :data:`NAME_MARK` postings, read only in the blocks of these documents);
-    documents left with none are dropped."""
+    """``spans`` (``[(docnum, sorted starts)]``) without the starts whose span lies within
+    names (:func:`inside_name`; the field's :data:`NAME_MARK` postings, read only in the blocks
+    of these documents); documents left with none are dropped."""
     mark = field, reader.schema[field].to_bytes(NAME_MARK)
     if mark not in reader:
         return spans
