@@ -13,8 +13,8 @@ from whoosh.query import Phrase, Term
 
 from crabsearch.index import Indexer
 from crabsearch.index.analysis import (
-    CJKBigramTokenizer, CompoundTokenizer, folded_contexts, group_leaves, groups, phrase_terms, spans, terms,
-    text_analyzer)
+    CJKBigramTokenizer, CompoundTokenizer, folded_contexts, group_leaves, groups, phrase_terms, spans, term_spans,
+    terms, text_analyzer)
 from crabsearch.search import Engine
 
 from builders import ClaudeSession
@@ -291,6 +291,29 @@ def test_spans_of_parts_and_wholes():
     assert spans("a/b.py and b", {"b"}) == [(2, 3), (11, 12)]
     assert spans("see #123.", {"#123", "123"}) == [(4, 8)]
 
+
+
+def test_an_identifiers_parts_are_highlighted_only_in_a_row():
+    """A fresh-user trial: ``getUserById`` highlighted ``user`` in ``parse_event_user`` and
+    ``get``, ``by`` in ``getOrderByNode``. With the run entry (``Compiler.terms``), its parts
+    are highlighted where they stand in a row, in order, as one span; alone they are not."""
+    text = "call getUserById, get user by id, parse_event_user and getOrderByNode, user by"
+    wanted = {"getuserbyid", "get", "user", "by", "id", "get user by id"}
+    got = [(text[s:e], entry) for s, e, entry in term_spans(text, wanted)]
+    assert got == [("getUserById", "getuserbyid"), ("get user by id", "get user by id")]
+    assert spans("get_user_by_id()", wanted) == [(0, 14)]
+    assert spans("by user get id", wanted) == []
+
+
+def test_the_engine_gives_an_identifier_query_its_run(tmp_path):
+    home = tmp_path / "home"
+    ClaudeSession(home).user("where is getUserById defined").assistant("the user service has it").write()
+    Indexer(tmp_path / "index", env={"HOME": str(home)}).refresh()
+    res = Engine(tmp_path / "index").search("getUserById")
+    assert "get user by id" in res.terms and "user" in res.terms  # the words stay listed (--json)
+    assert Engine.spans("the user service, getUserById", res.terms) == [(18, 29)]
+    both = Engine(tmp_path / "index").search("user getUserById")  # a part also typed alone
+    assert "get user by id" not in both.terms
 
 # -- accents and Unicode normalization --------------------------------------------------------
 

@@ -67,8 +67,8 @@ compound that is a **name** (a path, file name, dotted, snake_case or camelCase 
 compound but a plain hyphenated word such as ``real-time`` or ``follow-up``, which is running
 text) also gives the term :data:`NAME_MARK` at the position of its first leaf and at the
 position of its last: ``see docs/set-up-cli.md now`` marks positions 1 and 5. A phrase's span
-lying within one such pair is found only inside that name (``set up cli`` in the file name),
-which ``index.querying.TextPhrase`` tells apart from the same words as running text (issue 11:
+lying within such pairs is found only inside names (``set up cli`` in the file name), which
+``index.phrases.TextPhrase`` tells apart from the same words as running text (issue 11:
 SpecStory histories quote each other's file names, ``...-setting-up-minsky-cli-with-bun.md``,
 so a session's title words matched as a phrase in every session that named its file). The
 mark is never produced from a query (no token holds a space) and does not count in a field's
@@ -617,14 +617,26 @@ def spans(text: str, wanted: set[str]) -> list[tuple[int, int]]:
 
 def term_spans(text: str, wanted: set[str]) -> list[tuple[int, int, str]]:
     """:func:`spans` with what each span matched: ``(start, end, entry)``, ``entry`` the analyzed
-    term of ``wanted`` (or the ``prefix*`` entry) it is."""
+    term of ``wanted`` (or the ``prefix*`` entry) it is.
+
+    An entry with spaces is a run (``get user by id``, an identifier's parts: ``querying.
+    Compiler.terms``): its words are highlighted only where they stand in a row, in order, as
+    one span from the first to the last (the search matches ``getUserById`` as its whole form or
+    its parts in a row, never ``user`` alone); a word of a run is not highlighted on its own."""
     if not wanted:
         return []
+    runs = [tuple(w.split()) for w in wanted if " " in w]
+    if runs:
+        parts = {p for run in runs for p in run}
+        wanted = {w for w in wanted if " " not in w and w not in parts}
     prefixes = tuple(w[:-1] for w in wanted if w.endswith("*") and len(w) > 1)
     out: list[tuple[int, int, str]] = []
+    at: dict[int, dict[str, tuple[int, int]]] = {}  # position -> run word -> its span
     last_s = last_e = -1
-    for t in text_analyzer()(text, chars=True):
+    for t in text_analyzer()(text, chars=True, positions=bool(runs)):
         term = t.text
+        if runs and term in parts:
+            at.setdefault(t.pos, {}).setdefault(term, (t.startchar, t.endchar))
         if term in wanted or (prefixes and term.startswith(prefixes)):
             s, e = t.startchar, t.endchar
             if last_s <= s and e <= last_e:
@@ -633,7 +645,27 @@ def term_spans(text: str, wanted: set[str]) -> list[tuple[int, int, str]]:
                 term = next(p for p in prefixes if term.startswith(p)) + "*"
             out.append((s, e, term))
             last_s, last_e = s, e
+    if at:
+        out = _with_runs(out, at, runs)
     return out
+
+
+def _with_runs(out: list[tuple[int, int, str]], at: dict, runs: list[tuple[str, ...]]) -> list[tuple[int, int, str]]:
+    """``out`` with the spans of each run found in ``at`` (position -> word -> character span)
+    added in order; a span inside another (a run inside a highlighted whole identifier) is
+    dropped."""
+    found = list(out)
+    for run in runs:
+        for pos, words in at.items():
+            if run[0] in words and all(run[i] in at.get(pos + i, ()) for i in range(1, len(run))):
+                found.append((words[run[0]][0], at[pos + len(run) - 1][run[-1]][1], " ".join(run)))
+    found.sort(key=lambda x: (x[0], -x[1]))
+    kept: list[tuple[int, int, str]] = []
+    for s, e, entry in found:
+        if kept and kept[-1][0] <= s and e <= kept[-1][1]:
+            continue
+        kept.append((s, e, entry))
+    return kept
 
 
 def _bench(repeat: int = 200) -> dict[str, float]:  # pragma: no cover - a measuring aid
