@@ -162,8 +162,10 @@ class SearchScreen(Screen):
         """Rows asked for: RESULT_LIMIT, a screenful for a typed query; grows by RESULT_LIMIT as
         the cursor nears the end of the list."""
         self._asked_more = False
-        self._to_results = False  # Down with no rows yet, the search on its way: go there on arrival
         """True while the next rows are on their way (they keep the cursor and the scroll)."""
+        self._to_results = False
+        """True when Down (or Enter) in the box found no rows yet, the search on its way: the
+        focus goes to the rows when they come, unless the box's text changes first."""
         self.facets: dict[str, list[tuple[str, int]]] = {"agent": [], "project": []}
         """Agent and project names with session counts (Tab completion, pickers)."""
         self._bar_wanted = True
