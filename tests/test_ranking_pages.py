@@ -21,6 +21,24 @@ def session(home, n: int, hours: float) -> ClaudeSession:
     return ClaudeSession(home, sid(n), start=NOW - timedelta(hours=hours))
 
 
+def lookups_of(monkeypatch) -> tuple[dict[str, list[set]], object]:
+    """Record the sessions ``ladder.best_per`` is asked to look up, by kind (``titles_of``,
+    ``messages_of``), in the dict returned with the real function (to put back)."""
+    from crabsearch.search import ladder
+
+    lookups: dict[str, list[set]] = {"titles_of": [], "messages_of": []}
+    real = ladder.best_per
+
+    def counting(ctx, q, clauses, limit, depth=ladder.DEDUP_DEPTH, titles_of=None, messages_of=None):
+        for kind, sessions in (("titles_of", titles_of), ("messages_of", messages_of)):
+            if sessions is not None:
+                lookups[kind].append(set(sessions))
+        return real(ctx, q, clauses, limit, depth, titles_of=titles_of, messages_of=messages_of)
+
+    monkeypatch.setattr(ladder, "best_per", counting)
+    return lookups, real
+
+
 def both_halves(tmp_path, word: str = "walrus"):
     """30 sessions saying ``word`` in a short message (best by message, untitled), 30 titled
     with it (best by title, never saying it), and session 0500, a little behind on both counts
@@ -91,17 +109,9 @@ def test_title_scores_come_from_the_title_scan_when_it_lists_every_titled_sessio
               for i in range(3)]
     both = session(home, 500, 200).user("walrus gizmo one two three").assistant("noted").title("walrus notes")
     e = indexed_engine(tmp_path, both, *said, *titled)
-    lookups = []
-    real = ladder.best_per
-
-    def counting(ctx, q, clauses, limit, depth=ladder.DEDUP_DEPTH, titles_of=None, messages_of=None):
-        if titles_of is not None:
-            lookups.append(set(titles_of))
-        return real(ctx, q, clauses, limit, depth, titles_of=titles_of, messages_of=messages_of)
-
-    monkeypatch.setattr(ladder, "best_per", counting)
+    lookups, real = lookups_of(monkeypatch)
     r = e.search("walrus gizmo", limit=1, explain=True)
-    assert lookups == []
+    assert lookups["titles_of"] == []
     assert short_ids(r) == ["0500"] and r.hits[0].explain["session_score"] > 0
     monkeypatch.setattr(ladder, "best_per", real)
     rows = {h.session.session_id[:4]: h.explain["session_score"] for h in e.search("walrus gizmo", limit=100, explain=True).hits}
@@ -121,16 +131,9 @@ def test_title_found_sessions_are_looked_up_a_page_at_a_time(tmp_path, monkeypat
     sessions = [session(home, i, 1 + i).user("the walrus").assistant("noted").title("walrus " + "word " * i)
                 for i in range(60)]
     e = indexed_engine(tmp_path, *sessions)
-    looked_up = []
-    real = ladder.best_per
-
-    def counting(ctx, q, clauses, limit, depth=ladder.DEDUP_DEPTH, titles_of=None, messages_of=None):
-        if messages_of is not None:
-            looked_up.append(len(messages_of))
-        return real(ctx, q, clauses, limit, depth, titles_of=titles_of, messages_of=messages_of)
-
-    monkeypatch.setattr(ladder, "best_per", counting)
+    lookups, real = lookups_of(monkeypatch)
     first = short_ids(e.search("walrus", limit=1))
+    looked_up = [len(sessions) for sessions in lookups["messages_of"]]
     assert looked_up and sum(looked_up) <= 6, looked_up  # fetch_for(1): 6 rows
     monkeypatch.setattr(ladder, "best_per", real)
     assert first == short_ids(e.search("walrus", limit=100))[:1] == ["0000"]

@@ -76,18 +76,26 @@ def walked(searcher, query):
     return out
 
 
-def scanned(searcher, query):
-    """The same from ``phrases.scores``, segment by segment."""
-    parts, clauses = phrases.parts(query, searcher.schema)
-    assert not clauses
+def per_segment(searcher, scan) -> dict:
+    """``{docnum: (score, matched terms)}`` from a term-at-a-time ``scan(leaf searcher,
+    context)`` (``phrases.scores`` and its kin), segment by segment, as :func:`walked` gives."""
     out = {}
     ctx = searcher.context(needs_current=True)
     for sub, offset in searcher.leaf_searchers():
-        acc, masks, names, stopped = phrases.scores(sub, ctx, parts)
+        got = scan(sub, ctx)
+        assert got is not None
+        acc, masks, names, stopped = got
         assert not stopped
         for d, sc in acc.items():
             out[offset + d] = (sc, tuple(n for i, n in enumerate(names) if masks[d] >> i & 1))
     return out
+
+
+def scanned(searcher, query):
+    """The same from ``phrases.scores``, segment by segment."""
+    parts, clauses = phrases.parts(query, searcher.schema)
+    assert not clauses
+    return per_segment(searcher, lambda sub, ctx: phrases.scores(sub, ctx, parts))
 
 
 CASES = [["token", "refresh"], ["refresh", "token"], ["the", "token", "refresh"], ["token", "token"],
@@ -209,16 +217,7 @@ def word_query(words, fields=MESSAGE_FIELDS):
 def conjoined(searcher, query):
     words, clauses = conjunction.parts(query)
     assert not clauses
-    out = {}
-    ctx = searcher.context(needs_current=True)
-    for sub, offset in searcher.leaf_searchers():
-        got = conjunction.scores(sub, ctx, words)
-        assert got is not None
-        acc, masks, names, stopped = got
-        assert not stopped
-        for d, sc in acc.items():
-            out[offset + d] = (sc, tuple(n for i, n in enumerate(names) if masks[d] >> i & 1))
-    return out
+    return per_segment(searcher, lambda sub, ctx: conjunction.scores(sub, ctx, words))
 
 
 WORD_CASES = [["token", "refresh"], ["refresh", "number"], ["the", "token", "refresh"],
@@ -308,16 +307,7 @@ def mixed_scanned(searcher, query):
     """``mixed.scores`` segment by segment, as :func:`scanned`."""
     leaves, clauses = mixed.parts(query, searcher.schema)
     assert not clauses
-    out = {}
-    ctx = searcher.context(needs_current=True)
-    for sub, offset in searcher.leaf_searchers():
-        got = mixed.scores(sub, ctx, leaves)
-        assert got is not None
-        acc, masks, names, stopped = got
-        assert not stopped
-        for d, sc in acc.items():
-            out[offset + d] = (sc, tuple(n for i, n in enumerate(names) if masks[d] >> i & 1))
-    return out
+    return per_segment(searcher, lambda sub, ctx: mixed.scores(sub, ctx, leaves))
 
 
 def leaf_matches(searcher, query) -> dict[int, tuple]:

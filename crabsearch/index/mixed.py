@@ -17,16 +17,13 @@ listed a phrase's word whose own matcher had stopped on the document after the p
 
 from __future__ import annotations
 
-from whoosh.codec.whoosh3 import W3LeafMatcher
-from whoosh.matching import ListMatcher
 from whoosh.query import Phrase, Term
 
 from . import phrases
 from .filtering import split_filters
 from .phrases import TextPhrase
-from .union import FlatOr, term_text, without_deleted
+from .union import FlatOr, FlatUnionMatcher, term_text
 from .union import scores as union_scores
-from .whoosh_fixes import leaf_scorer
 
 
 def parts(query, schema) -> tuple[list[tuple], list] | None:
@@ -89,11 +86,10 @@ def scores(searcher, context, leaves, expired=None, within: set[int] | None = No
             if not m.is_active():
                 names.append((field, text))
                 continue
-            m, deleted = without_deleted(m)
-            if type(m) is not W3LeafMatcher and type(m) is not ListMatcher:
+            plain = FlatUnionMatcher([m]).plain_postings()  # the word's posting list, as union.scores reads it
+            if not plain:
                 return None
-            if getattr(leaf_scorer(m), "_crab_table", None) is None:
-                return None
+            [(m, _, deleted)] = plain
             names.append(term_text(m.term()))
             part, bits, stopped = union_scores([(m, boost, deleted)], expired, wanted=within)
         else:

@@ -106,7 +106,7 @@ def climb(ctx: Context) -> list[Row]:
         sessions' documents are scored."""
         if ctx.s_filters is None or ctx.sort == "newest":
             return {}
-        key = tuple(map(tuple, groups))
+        key = groups_key(groups)
         got, asked = titles.setdefault(key, ({}, set()))
         missing = frozenset(sessions - asked)
         for (g, k), top in tops.items():
@@ -125,7 +125,7 @@ def climb(ctx: Context) -> list[Row]:
         (``{skey: entry}``, best first); each ``(groups, k)`` scanned once."""
         if ctx.s_filters is None:
             return {}
-        key = (tuple(map(tuple, groups)), k)
+        key = (groups_key(groups), k)
         top = tops.get(key)
         if top is None:
             top = tops[key] = best_per(ctx, comp.any_query(SESSION_FIELDS, groups), ctx.s_filters, k, depth=1)
@@ -184,7 +184,7 @@ def climb(ctx: Context) -> list[Row]:
             s_cut = next(reversed(sessions.values()))[0] if s_full else 0.0
             # T: the rung's own title list when its query is "any of the words" (one word)
             if sq is not None and route != "phrase" and len(groups) == 1:
-                top = tops[(tuple(map(tuple, groups)), k)] = sessions
+                top = tops[(groups_key(groups), k)] = sessions
             else:
                 top = title_top(groups, k)
             a_cut = next(reversed(top.values()))[0] if len(top) >= k else 0.0
@@ -246,6 +246,11 @@ def climb(ctx: Context) -> list[Row]:
                 take("any", any_entries(ctx, gathered, len(repaired)), groups=repaired)
     return rows
 
+
+
+def groups_key(groups) -> tuple[tuple[str, ...], ...]:
+    """Word groups (lists of words) as a dict key: what a search's title scans are kept by."""
+    return tuple(map(tuple, groups))
 
 def rank(ctx: Context, found: dict, sessions: dict, route: str) -> list[Row]:
     """One rung's rows, best first, from per-session message entries (``found``) and
