@@ -8,9 +8,19 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
 
+import pytest
 from builders import ClaudeSession, indexed_engine, short_ids
 
 NOW = datetime.now(timezone.utc)
+
+
+@pytest.fixture(autouse=True)
+def short_lists(monkeypatch):
+    """The rung's lists begin at ``fetch x DEDUP_DEPTH`` here, not at ``RUNG_DEPTH_MIN`` (100):
+    these corpora of ~60-70 sessions would fit whole in a list of 100, and the threshold rule
+    tested here would never run."""
+    from crabsearch.search import ladder
+    monkeypatch.setattr(ladder, "RUNG_DEPTH_MIN", 1)
 
 
 def sid(n: int) -> str:
@@ -137,3 +147,33 @@ def test_title_found_sessions_are_looked_up_a_page_at_a_time(tmp_path, monkeypat
     assert looked_up and sum(looked_up) <= 6, looked_up  # fetch_for(1): 6 rows
     monkeypatch.setattr(ladder, "best_per", real)
     assert first == short_ids(e.search("walrus", limit=100))[:1] == ["0000"]
+
+
+
+def test_the_rule_holds_for_a_prefix_or_a_quoted_phrase_alone(tmp_path):
+    """No word groups, only a prefix or a quoted phrase: the title scan for them is the prefix
+    or the phrase itself. (It was an empty union that matched nothing, so a session's title
+    score counted only when the rung's own short title list held it: 0500, tied with 0600-0605
+    on its message and ahead by its long title, lost its title score on a page of one.)"""
+    home = tmp_path / "h"
+    filler = " ".join(f"filler{i}" for i in range(60))
+    said = []
+    for i in range(30):  # many short messages besides: a long one scores far below a short one
+        s = session(home, i, 10 + i).user(f"walrus tusk {filler}").assistant("noted").title(f"notes {i}")
+        for _ in range(10):
+            s.user("ok go on").assistant("noted")
+        said.append(s)
+    titled = [session(home, 100 + i, 40 + i).user("hello there").assistant("noted").title("walrus tusk")
+              for i in range(30)]
+    tied = [session(home, 600 + i, 1 + i).user("walrus tusk").assistant("noted").title("notes") for i in range(6)]
+    both = session(home, 500, 200).user("walrus tusk").assistant("noted")
+    both.title("walrus tusk and a long title of many words about other things entirely")
+    e = indexed_engine(tmp_path, both, *tied, *said, *titled)
+    for query in ("walr*", '"walrus tusk"'):
+        r = e.search(query, limit=1, explain=True)
+        assert short_ids(r) == ["0500"], query
+        assert r.hits[0].explain["session_score"] > 0
+        full = short_ids(e.search(query, limit=100))
+        assert full[:2] == ["0500", "0600"]
+        for n in (1, 2, 5, 13, 34):
+            assert short_ids(e.search(query, limit=n)) == full[:n], (query, n)

@@ -182,10 +182,14 @@ class Compiler:
         return out
 
     def any_query(self, fields, groups=None) -> Query:
-        """Any of the word groups (required parts still required)."""
+        """Any of the word groups (required parts still required); with no word groups (only
+        quoted phrases or prefixes: ``auth*``), the required parts alone. (An empty union there
+        matched nothing: a title scan of ``auth*`` found no session, so a session's title score
+        counted only when the rung's own title list held it, and the page depended on its size.)"""
         fields = self.fields(fields)
         groups = self.groups if groups is None else groups
-        return self.finish(self.required(fields) + [FlatOr([self.group_query(g, fields) for g in groups])])
+        anyof = [FlatOr([self.group_query(g, fields) for g in groups])] if groups else []
+        return self.finish(self.required(fields) + anyof)
 
     def finish(self, parts: list[Query]) -> Query:
         """AND the parts (exclusions apply per session: see :meth:`excluded_query`)."""

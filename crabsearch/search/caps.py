@@ -18,6 +18,12 @@ DEDUP_DEPTH = 4
 """Sessions a rung's lists keep at first: ``DEDUP_DEPTH`` times the rows fetched (copies are
 folded after; ``ladder.climb`` deepens them when a left-out session could reach the page)."""
 
+RUNG_DEPTH_MIN = 100
+"""Sessions a rung's lists keep at first, at least (a page of 20's ``DEDUP_DEPTH`` times its
+rows). A small page (MCP's 5) began at 40 and deepened 4x up to three times: each time is a new
+scan, and a scan of 100 costs about what a scan of 20 does (6 GB, ``auth*`` at limit 5: 11 scans
+and 244 ms, now 6 scans and 122 ms; the rows are the same, by the threshold rule)."""
+
 LADDER_DEPTH_CAP = 200_000
 """Sessions a rung's two lists (by message score, by title and summary score) grow to at most
 while making its first rows exact (``ladder.climb``, the threshold rule)."""

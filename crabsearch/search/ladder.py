@@ -42,7 +42,7 @@ from ..index.collect import OutOfTime, SegmentKeys, best_per_session, each_match
 from ..index.querying import MESSAGE_FIELDS, SESSION_FIELDS, Compiler
 from ..index.schema import WEIGHTS
 from ..index.union import FlatOr
-from .caps import DEDUP_DEPTH, GATHER_CAP, LADDER_DEPTH_CAP
+from .caps import DEDUP_DEPTH, GATHER_CAP, LADDER_DEPTH_CAP, RUNG_DEPTH_MIN
 from .scoring import best_span, best_window, session_lengths, topic_scores
 
 
@@ -162,7 +162,8 @@ def climb(ctx: Context) -> list[Row]:
         (and, when the rung's title list is full too, whether its title holds the rung's words)
         when that could bring it onto the page, a page's worth at a time, highest bound first.
         When the page's last row of this rung then scores more than the two cut-offs, no session
-        left out belongs on the page; else ``k`` grows 4x, from ``fetch x DEDUP_DEPTH`` (to
+        left out belongs on the page; else ``k`` grows 4x, from ``fetch x DEDUP_DEPTH`` (at least
+        :data:`RUNG_DEPTH_MIN`; to
         :data:`LADDER_DEPTH_CAP` at most)."""
         groups = comp.groups if groups is None else groups
         need = ctx.fetch - len(listed)
@@ -173,7 +174,7 @@ def climb(ctx: Context) -> list[Row]:
             sums += [t[key][0] for key in t if key not in f]
             return heapq.nlargest(need, sums)[-1] if len(sums) >= need else 0.0
 
-        k = ctx.fetch * DEDUP_DEPTH
+        k = max(ctx.fetch * DEDUP_DEPTH, RUNG_DEPTH_MIN)
         while True:
             found = best_per(ctx, mq, ctx.m_filters, k, depth=1)
             sessions = {} if sq is None or ctx.s_filters is None else best_per(ctx, sq, ctx.s_filters, k, depth=1)
@@ -182,8 +183,9 @@ def climb(ctx: Context) -> list[Row]:
                 break  # out of time, by time, or every session of the rung is in the lists
             m_cut = next(reversed(found.values()))[0] if m_full else 0.0
             s_cut = next(reversed(sessions.values()))[0] if s_full else 0.0
-            # T: the rung's own title list when its query is "any of the words" (one word)
-            if sq is not None and route != "phrase" and len(groups) == 1:
+            # T: the rung's own title list when its query is "any of the words" (one word, or
+            # no words: a prefix or a quoted phrase alone)
+            if sq is not None and (not groups or route != "phrase" and len(groups) == 1):
                 top = tops[(groups_key(groups), k)] = sessions
             else:
                 top = title_top(groups, k)
