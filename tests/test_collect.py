@@ -341,7 +341,8 @@ def test_segment_best_takes_each_sessions_best_from_the_top_scores(seed):
     """``collect._segment_best`` walks the documents in score order only as far as its
     ``limit`` sessions go: the same documents, in the same order, as walking every document,
     with many ties (a common word's scores take a few values) and with sessions and times
-    filtered out."""
+    filtered out; and so when the documents below a floor that ``limit`` sessions reach are
+    left unsorted."""
     import random
 
     from crabsearch.index.collect import _segment_best
@@ -363,6 +364,9 @@ def test_segment_best_takes_each_sessions_best_from_the_top_scores(seed):
             return key not in excluded and (window is None or in_window(updated[d], window))
         want = _reference_best(acc, skeys, keep, limit)
         assert _segment_best(acc, skeys, updated, window, excluded, limit) == want
+        if len(want) == limit:  # a floor that `limit` sessions reach: the documents below are not sorted
+            for at_least in (acc[want[-1]], acc[want[-1]] / 2):
+                assert _segment_best(acc, skeys, updated, window, excluded, limit, at_least) == want
 
 
 def _walked_best(searcher, query, limit):

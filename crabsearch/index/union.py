@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import sys
 from bisect import bisect_right
+from operator import itemgetter
 
 from whoosh.codec.whoosh3 import W3LeafMatcher
 from whoosh.matching import ListMatcher, mcore
@@ -20,6 +21,7 @@ from whoosh.matching.mcore import NoQualityAvailable
 from whoosh.matching.wrappers import FilterMatcher, WrappingMatcher
 from whoosh.query import Or
 
+from .blocks import table_of
 from .schema import SHARED_FIELDS
 from .whoosh_fixes import leaf_scorer
 
@@ -187,6 +189,21 @@ def scores(plain: list[tuple], expired=None, floor=None, wanted: set[int] | None
                 by_id = dict(zip(ids, weights))
                 ids = sorted(common)
                 weights = [by_id[d] for d in ids]
+            if not deleted and len(ids) > 1 and acc.keys().isdisjoint(ids):
+                # Documents new to the scan (a role field's own, or the first list): the
+                # block's scores by map and zip in C, with the same memo and arithmetic.
+                keys = list(zip(weights, itemgetter(*ids)(table)))
+                scs = list(map(memo.get, keys))
+                if None in scs:
+                    for i, sc in enumerate(scs):
+                        if sc is None:
+                            sc = memo.get(keys[i])
+                            if sc is None:
+                                sc = memo[keys[i]] = scorer._score(keys[i][0], scorer.dfl(ids[i]))
+                            scs[i] = sc
+                acc.update(zip(ids, [sc * boost for sc in scs]))
+                masks.update(dict.fromkeys(ids, flag))
+                continue
             for d, w in zip(ids, weights):
                 if deleted and d in deleted:
                     continue
@@ -227,7 +244,8 @@ def posting_blocks(m, below: float | None = None, wanted: list[int] | None = Non
     current posting: a ``W3LeafMatcher``'s blocks as stored, a ``ListMatcher`` (a short list
     kept in its term info, ``index.codec``) as one block. A stored block is passed over without
     being read when its quality (``block_quality()``, before the boost) is below ``below``, or
-    when its id range holds none of ``wanted`` (sorted document numbers). The leaf is used up."""
+    when its id range holds none of ``wanted`` (sorted document numbers); a long list's blocks
+    are then picked from its block table (``index.blocks``). The leaf is used up."""
     if type(m) is ListMatcher:
         i, ids = m._i, m._ids
         m._i = len(ids)
@@ -236,6 +254,11 @@ def posting_blocks(m, below: float | None = None, wanted: list[int] | None = Non
         else:
             yield ids[i:], (m._weights[i:] if m._weights is not None else (1.0,) * (len(ids) - i))
         return
+    if below is not None or wanted is not None:  # blocks may be passed over: pick them from a table
+        table = table_of(m)
+        if table is not None:
+            yield from table.blocks(m, below, wanted, values)
+            return
     low = -1  # the previous block's highest id: a block holds ids above it up to its own highest
     while m.is_active():
         high = m._maxid

@@ -73,6 +73,8 @@ from whoosh.matching.mcore import ReadTooFar
 from whoosh.matching.wrappers import FilterMatcher
 from whoosh.filedb.structfile import BufferFile
 
+from . import blocks as _blocks
+
 
 class ViewFile:
     """``read``/``readline``/``seek``/``tell`` over a memoryview, without copying it."""
@@ -326,16 +328,21 @@ def idf(self, fieldname: str, text) -> float:
 
 
 def leaf_skip_to(self, targetid: int) -> None:
-    """``W3LeafMatcher.skip_to``: whole blocks skipped by their highest id as before, then a
-    bisection in the block's ids instead of one ``next()`` per posting. Raises ``ReadTooFar``
+    """``W3LeafMatcher.skip_to``: whole blocks skipped by their highest id as before (a long
+    list's by bisection over its block table, ``index.blocks``), then a bisection in the
+    block's ids instead of one ``next()`` per posting. Raises ``ReadTooFar``
     on an exhausted matcher, like the original."""
     if not self.is_active():
         raise ReadTooFar
     if targetid <= self.id():
         return
     if targetid > self._maxid:
-        while self.is_active() and targetid > self._maxid:
-            self._next_block()
+        table = _blocks.table_of(self)
+        if table is not None:  # a long list: the block by bisection over its headers, read once
+            table.skip_to(self, targetid)
+        else:
+            while self.is_active() and targetid > self._maxid:
+                self._next_block()
         if not self.is_active():
             return
     if self._ids is None:
