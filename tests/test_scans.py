@@ -130,6 +130,23 @@ def test_best_per_session_by_phrase_is_the_matchers(searcher, words):
     assert_best_per_session_walks(*searcher, phrase_query(TextPhrase, words))
 
 
+@pytest.mark.parametrize("words", [["the", "token"], ["token", "refresh"], ["to", "be", "or", "not", "to", "be"]])
+def test_a_floor_leaves_out_only_documents_below_it(searcher, words):
+    """With a floor (``phrases.scores``' ``floor``: the collector's limit-th best session), every
+    document scoring at or above it is still found, with the same score and terms; documents
+    below it are left out (their blocks and positions unread), not scored lower."""
+    s, _ = searcher
+    q = phrase_query(TextPhrase, words)
+    parts, _ = phrases.parts(q, s.schema)
+    full = scanned(s, q)
+    scores = sorted(sc for sc, _ in full.values())
+    for at in (scores[len(scores) // 4], scores[len(scores) // 2], scores[-1]):
+        floored = per_segment(s, lambda sub, ctx: phrases.scores(sub, ctx, parts, floor=lambda acc: at))
+        assert {d: v for d, v in full.items() if v[0] >= at}.items() <= floored.items() <= full.items()
+        if at > scores[0] and len(words) == 2:  # (the long phrase's bounds are all alike here)
+            assert len(floored) < len(full)
+
+
 def assert_best_per_session_walks(s, deleted, q, unnamed=(), terms_of=None):
     """``best_per_session`` at several limits keeps each session's best document as walking
     Whoosh's matcher does (higher score, then lower document number), never a deleted one's.

@@ -266,8 +266,12 @@ def best_per_session(searcher, query, limit: int, keys: SegmentKeys, *, newest: 
                 theirs = keys.docs_of(sub, only, titles=titles_of is not None)
                 if not theirs:
                     continue
+            floor = None
             if phrased is not None:
-                scanned, clauses = phrases.scores(sub, context, phrased[0], clock.expired, theirs), phrased[1]
+                if not phrased[1] and limit > 0:  # no filter clauses: the floor counts every document kept
+                    floor = _Floor(skeys, updated, window, excluded, limit, _known(best, limit))
+                scanned = phrases.scores(sub, context, phrased[0], clock.expired, theirs, floor)
+                clauses = phrased[1]
             elif conjoined is not None:
                 scanned, clauses = conjunction.scores(sub, context, conjoined[0], clock.expired, theirs), conjoined[1]
             elif unioned is not None:
@@ -276,7 +280,8 @@ def best_per_session(searcher, query, limit: int, keys: SegmentKeys, *, newest: 
                 acc, masks, names, stopped = scanned
                 if clauses and acc:
                     acc = {d: acc[d] for d in passing(sub, sorted(acc), clauses)}
-                _keep_best(acc, masks, names, offset, skeys, updated, window, excluded, best, limit)
+                _keep_best(acc, masks, names, offset, skeys, updated, window, excluded, best, limit,
+                           floor.score if floor is not None else None)
                 if stopped:
                     raise OutOfTime  # after keeping what was scored: a partial result still has hits
                 continue
@@ -304,9 +309,7 @@ def best_per_session(searcher, query, limit: int, keys: SegmentKeys, *, newest: 
             if plain:
                 # The limit-th best session so far: a document below it can be no best of the
                 # limit best sessions, whatever the segments after hold.
-                known = 0.0
-                if len(best) >= limit > 0:
-                    known = sorted([b.score for b in best.values()], reverse=True)[limit - 1]
+                known = _known(best, limit)
                 if theirs is not None:
                     wanted = theirs if wanted is None else wanted & theirs
                     if not wanted:
@@ -356,21 +359,39 @@ def _best_by_term(plain, offset: int, skeys: list[str], updated, window, exclude
     many sessions. ``wanted``: only these documents are scored (``union.scores``). Raises
     :class:`OutOfTime` after keeping the documents scored so far when the clock runs out."""
     names = [term_text(m.term()) for m, _, _ in plain]
-
-    last = [known, 0]  # the floor, and the number of documents scored when it was worked out
-
-    def floor(acc: dict[int, float]) -> float:  # the limit-th best session so far
-        if len(acc) >= max(limit, 2 * last[1]):  # worked out again only once the scores doubled
-            top = _segment_best(acc, skeys, updated, window, excluded, limit, last[0])
-            if len(top) >= limit:
-                last[0] = max(known, acc[top[-1]])
-            last[1] = len(acc)
-        return last[0]
-
+    floor = _Floor(skeys, updated, window, excluded, limit, known)
     acc, masks, stopped = scores(plain, clock.expired, floor, wanted)
-    _keep_best(acc, masks, names, offset, skeys, updated, window, excluded, best, limit, last[0])
+    _keep_best(acc, masks, names, offset, skeys, updated, window, excluded, best, limit, floor.score)
     if stopped:
         raise OutOfTime  # after keeping what was scored: a partial result still has hits
+
+
+def _known(best: dict[str, Best], limit: int) -> float:
+    """The ``limit``-th best session score in ``best`` (the segments before), else 0: a document
+    below it can be no best of the ``limit`` best sessions, whatever the segments after hold."""
+    if len(best) >= limit > 0:
+        return sorted([b.score for b in best.values()], reverse=True)[limit - 1]
+    return 0.0
+
+
+class _Floor:
+    """A term-at-a-time scan's floor (``union.scores``, ``phrases.scores``): called with the
+    segment's scores so far (``{docnum: score}``), the score of the ``limit``-th best session
+    (of the segment so far, or ``known``, the segments' before, when higher), below which no
+    document matters. Worked out again (:func:`_segment_best`) only once the scores doubled;
+    ``score`` is the last one."""
+
+    def __init__(self, skeys, updated, window, excluded, limit: int, known: float) -> None:
+        self.args = (skeys, updated, window, excluded, limit)
+        self.limit, self.known, self.score, self.counted = limit, known, known, 0
+
+    def __call__(self, acc: dict[int, float]) -> float:
+        if len(acc) >= max(self.limit, 2 * self.counted):
+            top = _segment_best(acc, *self.args, self.score)
+            if len(top) >= self.limit:
+                self.score = max(self.known, acc[top[-1]])
+            self.counted = len(acc)
+        return self.score
 
 
 def _keep_best(acc: dict[int, float], masks: dict[int, int], names, offset: int, skeys: list[str], updated,

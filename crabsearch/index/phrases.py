@@ -37,7 +37,7 @@ from whoosh.query.spans import SpanNear2
 
 from .analysis import NAME_MARK, in_no_name
 from .filtering import split_filters
-from .schema import POSITION_TAGS
+from .schema import POSITION_TAGS, SHARED_FIELDS
 from .union import FlatOr, posting_blocks, without_deleted
 from .whoosh_fixes import leaf_scorer
 
@@ -140,7 +140,7 @@ def parts(query, schema) -> tuple[list[tuple[str, list[str], float, bool]], list
     return (out, clauses) if out else None
 
 
-def scores(searcher, context, phrases, expired=None, within: set[int] | None = None
+def scores(searcher, context, phrases, expired=None, within: set[int] | None = None, floor=None
            ) -> tuple[dict[int, float], dict[int, int], list, bool]:
     """Term at a time: ``({docnum: score}, {docnum: bitmask}, names, stopped)`` for every
     document of the leaf searcher ``searcher`` where one of ``phrases`` (:func:`parts`) occurs;
@@ -150,7 +150,16 @@ def scores(searcher, context, phrases, expired=None, within: set[int] | None = N
     added over the phrases in order. ``expired(n)`` (``collect._Clock``) is asked as postings
     and documents are read; when it says True the scan stops with what it has, ``stopped``
     True. ``within``, when given: only these documents are scored (the posting blocks without
-    one of them are not read)."""
+    one of them are not read).
+
+    ``floor(acc)``, when given (as in ``union.scores``): a score below which no document
+    matters, asked before each phrase. The rarest word's posting blocks whose bound is below it
+    are not read, nor the other words' blocks for their documents. A block's bound: a phrase
+    occurs in a document at most as often as its rarest word, so each word's BM25F at the
+    block's highest weight and shortest length, added and boosted (BM25F is the word's idf times
+    one function of weight and length in a field, so that is the block's quality times the
+    words' idf over the rarest word's). Only for a phrase no other phrase's field can share a
+    document with (``schema.SHARED_FIELDS``: a message's text is in one field)."""
     acc: dict[int, float] = {}
     masks: dict[int, int] = {}
     names = [(field, word) for field, words, _, _ in phrases for word in words]
@@ -158,14 +167,19 @@ def scores(searcher, context, phrases, expired=None, within: set[int] | None = N
     for field, words, boost, text in phrases:
         flag = ((1 << len(words)) - 1) << bit
         bit += len(words)
-        if _field_scores(searcher, context, field, words, boost, text, acc, masks, flag, expired, within):
+        near = SHARED_FIELDS.get(field, frozenset()) | {field}
+        alone = sum(f in near for f, _, _, _ in phrases) == 1
+        at_least = floor(acc) if floor is not None and alone else None
+        if _field_scores(searcher, context, field, words, boost, text, acc, masks, flag, expired, within, at_least):
             return acc, masks, names, True
     return acc, masks, names, False
 
 
 def _field_scores(searcher, context, field: str, words: list[str], boost: float, text: bool,
-                  acc: dict, masks: dict, flag: int, expired, within: set[int] | None = None) -> bool:
-    """:func:`scores` for one phrase; True when ``expired`` said stop."""
+                  acc: dict, masks: dict, flag: int, expired, within: set[int] | None = None,
+                  at_least: float | None = None) -> bool:
+    """:func:`scores` for one phrase; True when ``expired`` said stop. ``at_least``: the floor
+    (:func:`scores`) for this phrase's documents."""
     reader = searcher.reader()
     fobj = searcher.schema[field]
     leaves: dict[str, tuple] = {}
@@ -201,8 +215,39 @@ def _field_scores(searcher, context, field: str, words: list[str], boost: float,
     order = sorted(leaves, key=freqs.__getitem__)
     places = {w: [i for i, x in enumerate(words) if x == w] for w in order}
     first, deleted = leaves[order[0]]
+    below = None
+    if at_least:  # the rarest word's blocks that cannot reach the floor are passed over
+        unit = leaf_scorer(first)._score(1.0, 1.0)
+        if unit > 0:
+            ratio = sum(leaf_scorer(leaves[w][0])._score(1.0, 1.0) for w in words) / unit
+            below = at_least / boost / ratio / (1 + 1e-9)
+    scorers = [leaf_scorer(leaves[w][0]) for w in words]
+    table = scorers[0]._crab_table
+    memo: dict = {}
+
+    def score_at(n: int, d: int) -> float:
+        """The phrase's score (before its boost) in document ``d`` where it occurs ``n`` times."""
+        key = (n, table[d]) if table is not None and d < len(table) else None
+        sc = memo.get(key) if key is not None else None
+        if sc is None:
+            sc = 0
+            for s in scorers:  # a word's score at frequency n: its memo's (whoosh_fixes 4), kept across segments
+                one = s._crab_memo.get(key) if key is not None else None
+                if one is None:
+                    one = s._score(n, s.dfl(d))
+                    if key is not None:
+                        s._crab_memo[key] = one
+                sc += one
+            if key is not None:
+                memo[key] = sc
+        return sc
+
+    # A document below the floor even if the phrase were there as often as its rarer word of the
+    # first two is not looked into (their positions are not decoded).
+    cut = at_least / boost / (1 + 1e-9) if below is not None else None
+    frequency = fobj.format.decode_frequency
     pending: dict = {}
-    for ids, vals in posting_blocks(first, values=True, wanted=None if within is None else sorted(within)):
+    for ids, vals in posting_blocks(first, below, values=True, wanted=None if within is None else sorted(within)):
         if expired is not None and expired(len(ids)):
             return True
         if within is None:
@@ -236,6 +281,12 @@ def _field_scores(searcher, context, field: str, words: list[str], boost: float,
             v = got.get(d)
             if v is None:
                 continue
+            if cut is not None and starts is None:
+                f = pending[d]
+                n = min(len(f) - 1 if f[0] == BYTE_GAPS_TAG else frequency(f),
+                        len(v) - 1 if v[0] == BYTE_GAPS_TAG else frequency(v))
+                if score_at(n, d) < cut:
+                    continue
             if single is not None and len(v) == 2 and v[0] == BYTE_GAPS_TAG:
                 first = pending[d]
                 if len(first) == 2 and first[0] == BYTE_GAPS_TAG:
@@ -253,24 +304,8 @@ def _field_scores(searcher, context, field: str, words: list[str], boost: float,
     spans = [(d, sorted(s)) for d, s in sorted(starts.items())]
     if text and spans and not any(map(in_no_name, words)):  # a CJK word: within no name
         spans = _outside_names(reader, field, spans, last, decode)
-    scorers = [leaf_scorer(leaves[w][0]) for w in words]
-    table = scorers[0]._crab_table
-    memo: dict = {}
     for d, starts in spans:
-        n = len(starts)
-        key = (n, table[d]) if table is not None and d < len(table) else None
-        sc = memo.get(key) if key is not None else None
-        if sc is None:
-            sc = 0
-            for s in scorers:  # a word's score at frequency n: its memo's (whoosh_fixes 4), kept across segments
-                one = s._crab_memo.get(key) if key is not None else None
-                if one is None:
-                    one = s._score(n, s.dfl(d))
-                    if key is not None:
-                        s._crab_memo[key] = one
-                sc += one
-            if key is not None:
-                memo[key] = sc
+        sc = score_at(len(starts), d)
         old = acc.get(d)
         if old is None:
             acc[d], masks[d] = sc * boost, flag
