@@ -733,3 +733,26 @@ async def test_leaving_the_session_view_right_after_a_resize_does_not_crash(samp
         await pilot.resize_terminal(140, 40)
         await settle(app, pilot)
         assert app.screen.query_one(ResultList).option_count == 3
+
+
+def test_a_cut_rows_ellipsis_is_not_highlighted():
+    """A row cut at its edge ends in ``…``; a highlighted word cut there stays highlighted up
+    to the ``…`` only (a user trial saw ``[th…]``: the ``…`` in the highlight's colours, and a
+    lone highlighted ``…`` when the cut fell on the word's first letter)."""
+    from rich.console import Console, Group
+
+    from crabsearch.hits import Item
+    from crabsearch.tui.render import HIGHLIGHT, ItemLines, row_lines
+
+    def last_line(n):
+        item = Item(message_index=1, role="user", label="user", timestamp=None, hit=True, truncated=False,
+                    text="alpha " + "q " * n + "thermostat reading drifted far away " + "w " * 40)
+        console = Console(width=60, color_system=None)
+        line = row_lines(Group(ItemLines(item, ["alpha", "thermostat"])), 60, console, console.options)[0]
+        assert line.plain.endswith("…")
+        return [line.plain[s.start:s.end] for s in line.spans if s.style == HIGHLIGHT]
+
+    assert last_line(15) == ["alpha", "thermostat"]  # the whole word fits before the `…`
+    assert last_line(17) == ["alpha", "thermo"]
+    assert last_line(19) == ["alpha", "th"]
+    assert last_line(20) == ["alpha"]

@@ -12,7 +12,7 @@ from datetime import datetime, timezone
 from rich.cells import cell_len
 from rich.console import Group
 from rich.measure import Measurement
-from rich.text import Text
+from rich.text import Span, Text
 
 from ..hits import GONE, densest, structure_notes, transcript_gone
 from ..search import Engine, Hit, Item
@@ -346,11 +346,12 @@ class ItemLines:
         return Measurement(1, options.max_width)
 
     def laid(self, width: int) -> list[Text]:
-        """The lines (each ``no_wrap``, one line) for a row ``width`` cells wide."""
-        width = max(20, width - ITEM_LEAD)
+        """The lines (each ``no_wrap``, one line, cut to the row by :func:`cut_to`) for a row
+        ``width`` cells wide."""
         lines = self._laid.get(width)
         if lines is None:
-            lines = self._laid[width] = item_lines(self.item, self.terms, width=width, lines=self.lines)
+            laid = item_lines(self.item, self.terms, width=max(20, width - ITEM_LEAD), lines=self.lines)
+            lines = self._laid[width] = [cut_to(line, width) for line in laid]
         return lines
 
     def line_count(self, width: int) -> int:
@@ -402,6 +403,20 @@ def row_lines(row: Group, width: int, console, options) -> list[Text] | None:
                                  tab_size=(console.tab_size if text.tab_size is None else text.tab_size) or 8,
                                  no_wrap=text.no_wrap if text.no_wrap is not None else bool(options.no_wrap)))
     return out
+
+
+def cut_to(line: Text, width: int) -> Text:
+    """``line`` (one ``no_wrap`` line) cut to ``width`` cells with ``…`` as Rich cuts it
+    (``overflow="ellipsis"``), but with no style of the cut text on the ``…``: a highlighted
+    word cut at the row's edge showed as ``[th…]``, or as a lone highlighted ``…``."""
+    if line.cell_len <= width:
+        return line
+    line = line.copy()
+    line.truncate(width, overflow="ellipsis")
+    end = len(line.plain) - 1
+    if end >= 0 and line.plain[end] == "…":
+        line.spans[:] = [Span(s.start, min(s.end, end), s.style) for s in line.spans if s.start < end]
+    return line
 
 
 def result_prompt(hit: Hit, terms: list[str], now: datetime, home: str | None,
