@@ -269,3 +269,37 @@ async def test_s_hides_subagent_turns_written_into_the_transcript(tmp_path):
         page = app.engine.page(app.screen.hit.ref, 0, 10)
         assert [m.sidechain for m in page.messages] == [False, False, True, True, False]
         assert page.messages[2].to_json(window=False)["sidechain"] is True
+
+
+def on_screen(view) -> str:
+    """The text of the lines in view."""
+    return "\n".join(view.render_line(y).text for y in range(view.scrollable_content_region.height))
+
+
+async def test_opening_a_long_message_at_its_hit_shows_the_hit(tmp_path):
+    """A long message opens scrolled to the first line with the query's words: below the
+    screen, or in the folded part (unfolded then); ``]`` does the same for the next hit. (A user
+    trial: message #77, 11,561 characters, ``cron`` at character 7,900: the view showed its top.)"""
+    from crabsearch.index import Indexer
+
+    from builders import ClaudeSession
+
+    home = tmp_path / "home"
+    lines = [f"line {i} of the long answer about the build" for i in range(200)]
+    folded = "\n\n".join(lines[:120] + ["the quokka scheduler runs here"] + lines[120:])
+    below = "\n\n".join(lines[:20] + ["and the quokka again"] + lines[20:30])
+    s = ClaudeSession(home).user("explain the build").assistant(folded).user("more please").assistant(below)
+    s.write()
+    Indexer(tmp_path / "index", env={"HOME": str(home)}).refresh()
+    app = CrabsearchApp(tmp_path / "index", env={"HOME": str(home)}, now=NOW, index_on_start=False,
+                        cursor_blink=False)
+    async with app.run_test(size=(100, 30)) as pilot:
+        view = await open_hit(app, pilot, "quokka scheduler runs")
+        await settle(pilot)
+        assert view.hit_index == 1 and 1 in view._unfolded
+        assert "the quokka scheduler runs here" in on_screen(view)
+        await pilot.press("right_square_bracket")
+        await app.workers.wait_for_complete()
+        await settle(pilot)
+        assert view.cursor == 3 and "and the quokka again" in on_screen(view)
+        assert 3 not in view._unfolded  # its match is in the shown part, below the screen

@@ -169,6 +169,8 @@ class TranscriptView(ScrollView, can_focus=True):
             if region.height:  # open once the real size is known
                 self._opened = True
                 self._open_at(self.start)
+                if self.start == self.hit_index:
+                    self._show_match(self.start)
             return
         width = max(20, region.width)
         if width != self._width and self._blocks:
@@ -513,6 +515,40 @@ class TranscriptView(ScrollView, can_focus=True):
             self.notify("No more matches " + ("below" if step > 0 else "above"))
         else:
             self.go_to(target)
+            self._show_match(target)
+
+    def _show_match(self, index: int) -> None:
+        """Message ``index`` (loaded, at the top of the view) holds the query's words: when the
+        first line showing one is below the view, scroll to it (a third of the way down); when
+        they are only in the folded part of a long message, unfold it first. (Opening a long
+        message at its hit showed its top, the hit thousands of characters further down.)"""
+        block = self._loaded(index)
+        if block is None or not self.terms or not self.visible(block.item):
+            return
+        if block.strips is None:
+            self._render_block(block)
+        line = self._term_line(block)
+        if line is None and index not in self._unfolded and not self.full \
+                and Engine.spans(printable(block.item.text), self.terms):
+            self._unfolded.add(index)
+            self._render_block(block)
+            self._relayout()
+            line = self._term_line(block)
+        if line is None:
+            return
+        top = self._line_of(index)
+        height = self.scrollable_content_region.height or 1
+        if top + line >= self.scroll_y + height - 1:
+            self._set_y(max(top, top + line - height // 3))
+            self._prepare()
+            self._after_scroll()
+            self._top_index = None
+            self.post_message(self.Position(self.top_message(), self.bottom_message(), self.total))
+
+    def _term_line(self, block: _Block) -> int | None:
+        """The first line of a rendered ``block`` (its header is line 0) where a query word shows."""
+        return next((y for y, strip in enumerate(block.strips or ()) if y and Engine.spans(strip.text, self.terms)),
+                    None)
 
     def _scan_range(self, start: int, stop: int, step: int, want: Callable[[Item], bool]) -> int | None:
         """The first message from ``start`` towards ``stop`` (exclusive; ``step`` 1 or -1)
