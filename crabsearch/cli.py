@@ -521,8 +521,7 @@ def _print_hits(result) -> None:
               + ("  (archived)" if s.archived else ""))
         item = hit.item
         if item is not None:
-            text = " ".join(item.text.split())
-            print(f"   {item.label}: {printable(text[:200])}")
+            print(f"   {item.label}: {printable(_around(' '.join(item.text.split()), result.terms))}")
         print(f"   id {s.session_id}  message #{hit.message_index + 1} of {s.message_count}")
         notes = structure_notes(hit)
         if notes:
@@ -534,6 +533,28 @@ def _print_hits(result) -> None:
             print(f"   explain: {ex['route']}; score {hit.score:.3f} = message {ex['message_score']:.3f} + "
                   f"title/summary {ex['session_score']:.3f}; anchored on {ex['anchored_on']}; "
                   f"matched {', '.join(ex['matched']) or '-'}")
+
+
+SNIPPET_CHARS = 200
+"""Characters of the hit message a plain-text result shows."""
+
+
+def _around(text: str, terms: list[str], width: int = SNIPPET_CHARS) -> str:
+    """``width`` characters of ``text`` that show its first match of the query's ``terms``: from
+    the start when the match ends within them, else from about a quarter of the width before
+    it, at a word, after a ``…`` (the text output showed the first 200 characters: a word at
+    character 300 was not in the line)."""
+    from .search import Engine
+
+    spans = Engine.term_spans(text, terms) if terms else []
+    if not spans or spans[0][1] <= width:
+        return text[:width]
+    first = spans[0][0]
+    start = max(0, first - width // 4)
+    space = text.find(" ", start, first)
+    if space != -1:
+        start = space + 1
+    return "…" + text[start:start + width - 1]
 
 
 def _print_page(page) -> None:

@@ -297,3 +297,18 @@ def test_a_cut_query_is_quoted_as_searched(home, capsys):
     assert code == 0 and "(query cut to its first 512 characters)" in out
     line = next(x for x in out.splitlines() if x.startswith("no sessions match"))
     assert len(line) < 600 and line.endswith("…'")
+
+
+def test_readable_listing_shows_the_hit_where_it_is_in_the_message(tmp_path, monkeypatch, capsys):
+    """The plain-text line of a hit shows the matched word also when it sits past the message's
+    first 200 characters (a user trial: `database` at character 256-622 was in no line)."""
+    home = tmp_path / "home"
+    words = " ".join(f"filler{i}" for i in range(60))
+    ClaudeSession(home).user(f"{words} and then the wombat database fell over").write()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("CRABSEARCH_INDEX_DIR", str(tmp_path / "index"))
+    code, out, _ = run(capsys, "search", "wombat")
+    line = next(x for x in out.splitlines() if x.startswith("   user: "))
+    assert code == 0 and "wombat database" in line and line.startswith("   user: …") and len(line) <= 9 + 200
+    code, out, _ = run(capsys, "search", "filler1")
+    assert next(x for x in out.splitlines() if x.startswith("   user: ")).startswith("   user: filler0 filler1")
