@@ -303,3 +303,32 @@ async def test_opening_a_long_message_at_its_hit_shows_the_hit(tmp_path):
         await settle(pilot)
         assert view.cursor == 3 and "and the quokka again" in on_screen(view)
         assert 3 not in view._unfolded  # its match is in the shown part, below the screen
+
+
+async def test_a_message_cut_for_the_view_says_so_and_find_says_where_it_looked(tmp_path, monkeypatch):
+    """The session view reads a message's first MESSAGE_BYTES: a longer one ends with a note
+    saying it was cut (and that ``crabsearch show`` prints it all), and a find that met it says
+    it looked in the text as shown (a user trial: a 2 MB message ended mid-word, with no note,
+    and find said its last word was not in the session)."""
+    from crabsearch.index import Indexer
+    from crabsearch.tui import screens
+
+    from builders import ClaudeSession
+
+    monkeypatch.setattr(screens, "MESSAGE_BYTES", 4096)
+    home = tmp_path / "home"
+    s = ClaudeSession(home).user("the numbat question").assistant("longlinestart " + "lorem ipsum " * 2000 + "longlineend")
+    s.write()
+    Indexer(tmp_path / "index", env={"HOME": str(home)}).refresh()
+    app = CrabsearchApp(tmp_path / "index", env={"HOME": str(home)}, now=NOW, index_on_start=False,
+                        cursor_blink=False)
+    async with app.run_test(size=(100, 30)) as pilot:
+        view = await open_hit(app, pilot, "numbat")
+        await pilot.press("e")  # every message in full: the cut is the view's, not a fold
+        await settle(pilot)
+        assert "cut here: the view reads a message's first 4 KB" in view_text(view)
+        await pilot.press("slash", *"longlineend", "enter")
+        await wait_find(app, pilot, view)
+        await settle(pilot)
+        notes = [n.message for n in app._notifications]
+        assert any("is not in this session (as shown: a message over 4 KB is cut)" in n for n in notes)

@@ -33,7 +33,9 @@ RESULT_LIMIT = 50
 with 50; a typed query with a screenful (``ResultList.screenful``, 20 rows at 40 lines): each
 key's search and paint cost less with fewer rows (issue 13: typing at 1 GB), and a page's rows do
 not depend on its size (``search.ladder``), so the next rows only add to those shown."""
-MESSAGE_BYTES = 256 * 1024  # of one message's text read for the session view
+MESSAGE_BYTES = 256 * 1024
+"""Of one message's text read for the session view (a longer one ends with a note saying so;
+``crabsearch show`` prints all of it)."""
 REFRESH_EVERY = 30.0  # seconds between background refreshes while the app is open
 FIRST_LIST_WAIT = 0.3
 """Seconds the search screen's mount waits for the recent sessions the app started reading as it
@@ -781,12 +783,14 @@ class SessionScreen(Screen):
         with Vertical(id="session-header"):
             yield Static(self._header(), id="session-meta")
             yield Static("", id="position")
-        yield TranscriptView(lambda off, lim: self.app.guarded("Reading the session", lambda: engine.page(
-                                 self.hit.ref, off, lim, max_bytes=MESSAGE_BYTES, redact=not self.reveal).messages, []),
-                             total=s.message_count, start=self.hit.message_index,
-                             hit_index=self.hit.message_index, terms=self.terms,
-                             hits=lambda: self.app.guarded("Finding the hits", lambda: engine.matching_messages(
-                                 self.hit.ref, self.search_text), []), id="transcript")
+        view = TranscriptView(lambda off, lim: self.app.guarded("Reading the session", lambda: engine.page(
+                                  self.hit.ref, off, lim, max_bytes=MESSAGE_BYTES, redact=not self.reveal).messages, []),
+                              total=s.message_count, start=self.hit.message_index,
+                              hit_index=self.hit.message_index, terms=self.terms,
+                              hits=lambda: self.app.guarded("Finding the hits", lambda: engine.matching_messages(
+                                  self.hit.ref, self.search_text), []), id="transcript")
+        view.message_kib = MESSAGE_BYTES // 1024
+        yield view
         find = SafeInput(placeholder="Find in this session (any case)…  Enter: find · Esc: close", id="find",
                          select_on_focus=True)  # typing replaces the last find text
         find.cursor_blink = self.app.cursor_blink

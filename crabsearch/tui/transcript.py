@@ -137,6 +137,11 @@ class TranscriptView(ScrollView, can_focus=True):
         part); a tool call shows all its arguments."""
         self.cursor = start
         """The current message (marked; ``J``/``K`` move it; copy and editor act on it)."""
+        self.message_kib = 256
+        """How much of one message ``load`` reads (the screen's ``MESSAGE_BYTES``), for the note
+        on a message cut there."""
+        self._cut_seen = False
+        """A find's scan met a message cut at that size (its answer says so)."""
 
     @property
     def lo(self) -> int:
@@ -395,6 +400,10 @@ class TranscriptView(ScrollView, can_focus=True):
             lines = f"{more} more line{'s' if more != 1 else ''}"
             parts.append(Padding(Text(f"… {lines} (Enter: this message in full · {what})",
                                       style="italic dim"), (0, 1, 0, 4)))
+        if item.truncated:  # read up to the screen's MESSAGE_BYTES: say so, and where it all is
+            parts.append(Padding(Text(f"… cut here: the view reads a message's first {self.message_kib} KB "
+                                      "(`crabsearch show` prints all of it)", style="italic dim"),
+                                 (0, 1, 0, 4)))
         parts += [Padding(line, (0, 1, 0, 4)) for line in subagent_lines(item)]
         console = self.app.console
         options = console.options.update_width(self._width).update(highlight=False)
@@ -786,6 +795,7 @@ class TranscriptView(ScrollView, can_focus=True):
         """Worker: read the session in pages from ``start`` in direction ``step`` (wrapping once)
         until a shown message holds ``needle`` (any case); one page in memory at a time."""
         found, wrapped = None, False
+        self._cut_seen = False
         try:
             found, wrapped = self._scan_pages(needle.casefold(), start, step)
         finally:
@@ -795,6 +805,7 @@ class TranscriptView(ScrollView, can_focus=True):
         total = self.total
 
         def holds(it: Item) -> bool:
+            self._cut_seen |= it.truncated
             return want in printable(it.text).casefold() and self.visible(it)
 
         if step > 0:
@@ -810,7 +821,8 @@ class TranscriptView(ScrollView, can_focus=True):
     def _found(self, needle: str, index: int | None, wrapped: bool, step: int) -> None:
         self._finding = False
         if index is None:
-            self.notify(f"“{printable(needle)}” is not in this session", severity="warning")
+            cut = f" (as shown: a message over {self.message_kib} KB is cut)" if self._cut_seen else ""
+            self.notify(f"“{printable(needle)}” is not in this session{cut}", severity="warning")
             return
         if wrapped:
             self.notify("Reached the end; continued from the start" if step > 0
