@@ -215,14 +215,14 @@ def _field_scores(searcher, context, field: str, words: list[str], boost: float,
     order = sorted(leaves, key=freqs.__getitem__)
     places = {w: [i for i, x in enumerate(words) if x == w] for w in order}
     first, deleted = leaves[order[0]]
+    scorers = [leaf_scorer(leaves[w][0]) for w in words]
+    table = scorers[0]._crab_table
     below = None
     if at_least:  # the rarest word's blocks that cannot reach the floor are passed over
         unit = leaf_scorer(first)._score(1.0, 1.0)
         if unit > 0:
-            ratio = sum(leaf_scorer(leaves[w][0])._score(1.0, 1.0) for w in words) / unit
+            ratio = sum(s._score(1.0, 1.0) for s in scorers) / unit
             below = at_least / boost / ratio / (1 + 1e-9)
-    scorers = [leaf_scorer(leaves[w][0]) for w in words]
-    table = scorers[0]._crab_table
     memo: dict = {}
 
     def score_at(n: int, d: int) -> float:
