@@ -536,25 +536,18 @@ def _print_hits(result) -> None:
 
 
 SNIPPET_CHARS = 200
-"""Characters of the hit message a plain-text result shows."""
+"""Characters (UTF-8 bytes) of the hit message a plain-text result shows."""
 
 
 def _around(text: str, terms: list[str], width: int = SNIPPET_CHARS) -> str:
-    """``width`` characters of ``text`` that show its first match of the query's ``terms``: from
-    the start when the match ends within them, else from about a quarter of the width before
-    it, at a word, after a ``…`` (the text output showed the first 200 characters: a word at
-    character 300 was not in the line)."""
+    """``width`` bytes of ``text`` that show its first match of the query's ``terms``
+    (``hits.cut_around``, a quarter of the line before the match; the text output showed the
+    first 200 characters: a word at character 300 was not in the line)."""
+    from .hits import cut_around
     from .search import Engine
 
     spans = Engine.term_spans(text, terms) if terms else []
-    if not spans or spans[0][1] <= width:
-        return text[:width]
-    first = spans[0][0]
-    start = max(0, first - width // 4)
-    space = text.find(" ", start, first)
-    if space != -1:
-        start = space + 1
-    return "…" + text[start:start + width - 1]
+    return cut_around(text, width, spans[0][0] if spans else None, lead=width // 4)[0]
 
 
 def _print_page(page) -> None:

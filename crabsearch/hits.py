@@ -312,16 +312,16 @@ def densest(marks: list[tuple[int, object]], reach: int) -> int:
     return at
 
 
-def cut_around(text: str, limit: int, first_match: int | None) -> tuple[str, bool]:
+def cut_around(text: str, limit: int, first_match: int | None, lead: int = MATCH_LEAD) -> tuple[str, bool]:
     """``text`` cut to at most ``limit`` UTF-8 bytes so that it shows the character offset
     ``first_match`` (the hit's first matched term): from the start when the match is in the
-    first half of the limit, else from about :data:`MATCH_LEAD` characters before it (at a word
+    first half of the limit, else from about ``lead`` characters before it (at a word
     boundary, after a ``…``). ``(text, cut?)``; with no match, the same as :func:`cut_bytes`."""
     if first_match is None or len(text.encode("utf-8", "replace")) <= limit:
         return cut_bytes(text, limit)
     if len(text[:first_match].encode("utf-8", "replace")) <= limit // 2:
         return cut_bytes(text, limit)
-    start = max(0, first_match - MATCH_LEAD)
+    start = max(0, first_match - lead)
     space = text.find(" ", start, first_match)
     if space != -1:
         start = space + 1

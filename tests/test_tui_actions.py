@@ -29,6 +29,15 @@ async def open_hit(app, pilot, query):
     return app.screen.query_one(TranscriptView)
 
 
+def indexed_app(tmp_path, home):
+    """The app on an index of ``home``'s transcripts, built at ``tmp_path / "index"``."""
+    from crabsearch.index import Indexer
+
+    Indexer(tmp_path / "index", env={"HOME": str(home)}).refresh()
+    return CrabsearchApp(tmp_path / "index", env={"HOME": str(home)}, now=NOW, index_on_start=False,
+                         cursor_blink=False)
+
+
 def view_text(view) -> str:
     return "\n".join("".join(seg.text for seg in strip) for _, strip in view._lines)
 
@@ -218,8 +227,6 @@ async def test_shift_e_exports_the_session_or_the_window_to_markdown(sample, tmp
 
 
 async def test_session_view_follows_the_active_branch_and_b_shows_the_abandoned_one(tmp_path):
-    from crabsearch.index import Indexer
-
     from builders import ClaudeSession
 
     home = tmp_path / "home"
@@ -228,9 +235,7 @@ async def test_session_view_follows_the_active_branch_and_b_shows_the_abandoned_
     s.user("now add yaml support").assistant("yaml added with pyyaml")
     s.rewind_to(fork_point).user("now add toml support instead").assistant("toml added with tomllib")
     s.write()
-    Indexer(tmp_path / "index", env={"HOME": str(home)}).refresh()
-    app = CrabsearchApp(tmp_path / "index", env={"HOME": str(home)}, now=NOW, index_on_start=False,
-                        cursor_blink=False)
+    app = indexed_app(tmp_path, home)
     async with app.run_test(size=(100, 30)) as pilot:
         view = await open_hit(app, pilot, "tomllib")
         text = view_text(view)
@@ -243,8 +248,6 @@ async def test_session_view_follows_the_active_branch_and_b_shows_the_abandoned_
 
 
 async def test_s_hides_subagent_turns_written_into_the_transcript(tmp_path):
-    from crabsearch.index import Indexer
-
     from builders import ClaudeSession
 
     home = tmp_path / "home"
@@ -254,9 +257,7 @@ async def test_s_hides_subagent_turns_written_into_the_transcript(tmp_path):
         line["isSidechain"] = True  # Claude Code <= 1.0 wrote subagent turns inline
     s.assistant("the audit of the lemur service is done")
     s.write()
-    Indexer(tmp_path / "index", env={"HOME": str(home)}).refresh()
-    app = CrabsearchApp(tmp_path / "index", env={"HOME": str(home)}, now=NOW, index_on_start=False,
-                        cursor_blink=False)
+    app = indexed_app(tmp_path, home)
     async with app.run_test(size=(100, 30)) as pilot:
         view = await open_hit(app, pilot, "audit")
         await pilot.press("g")
@@ -280,8 +281,6 @@ async def test_opening_a_long_message_at_its_hit_shows_the_hit(tmp_path):
     """A long message opens scrolled to the first line with the query's words: below the
     screen, or in the folded part (unfolded then); ``]`` does the same for the next hit. (A user
     trial: message #77, 11,561 characters, ``cron`` at character 7,900: the view showed its top.)"""
-    from crabsearch.index import Indexer
-
     from builders import ClaudeSession
 
     home = tmp_path / "home"
@@ -290,9 +289,7 @@ async def test_opening_a_long_message_at_its_hit_shows_the_hit(tmp_path):
     below = "\n\n".join(lines[:20] + ["and the quokka again"] + lines[20:30])
     s = ClaudeSession(home).user("explain the build").assistant(folded).user("more please").assistant(below)
     s.write()
-    Indexer(tmp_path / "index", env={"HOME": str(home)}).refresh()
-    app = CrabsearchApp(tmp_path / "index", env={"HOME": str(home)}, now=NOW, index_on_start=False,
-                        cursor_blink=False)
+    app = indexed_app(tmp_path, home)
     async with app.run_test(size=(100, 30)) as pilot:
         view = await open_hit(app, pilot, "quokka scheduler runs")
         await settle(pilot)
@@ -310,7 +307,6 @@ async def test_a_message_cut_for_the_view_says_so_and_find_says_where_it_looked(
     saying it was cut (and that ``crabsearch show`` prints it all), and a find that met it says
     it looked in the text as shown (a user trial: a 2 MB message ended mid-word, with no note,
     and find said its last word was not in the session)."""
-    from crabsearch.index import Indexer
     from crabsearch.tui import screens
 
     from builders import ClaudeSession
@@ -319,9 +315,7 @@ async def test_a_message_cut_for_the_view_says_so_and_find_says_where_it_looked(
     home = tmp_path / "home"
     s = ClaudeSession(home).user("the numbat question").assistant("longlinestart " + "lorem ipsum " * 2000 + "longlineend")
     s.write()
-    Indexer(tmp_path / "index", env={"HOME": str(home)}).refresh()
-    app = CrabsearchApp(tmp_path / "index", env={"HOME": str(home)}, now=NOW, index_on_start=False,
-                        cursor_blink=False)
+    app = indexed_app(tmp_path, home)
     async with app.run_test(size=(100, 30)) as pilot:
         view = await open_hit(app, pilot, "numbat")
         await pilot.press("e")  # every message in full: the cut is the view's, not a fold

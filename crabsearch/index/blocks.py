@@ -93,19 +93,25 @@ class BlockTable:
                     continue
             if j != here:
                 self.enter(m, j)
-            if m._ids is None:
-                m._read_ids()
-            if values:
-                if m._values is None:
-                    m._read_values()
-                second = m._values
-            else:
-                if m._weights is None:
-                    m._read_weights()
-                second = m._weights
-            i = m._i
-            yield (m._ids[i:] if i else m._ids), (second[i:] if i else second)
+            yield block_rest(m, values)
         m._atend = True
+
+
+def block_rest(m: W3LeafMatcher, values: bool) -> tuple:
+    """``(ids, weights)`` (``values``: ``(ids, values)``) of ``m``'s current block from its
+    current posting on, read from the block's data when not read yet."""
+    if m._ids is None:
+        m._read_ids()
+    if values:
+        if m._values is None:
+            m._read_values()
+        second = m._values
+    else:
+        if m._weights is None:
+            m._read_weights()
+        second = m._weights
+    i = m._i
+    return (m._ids[i:] if i else m._ids), (second[i:] if i else second)
 
 
 def table_of(m: W3LeafMatcher) -> BlockTable | None:

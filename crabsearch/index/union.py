@@ -21,7 +21,7 @@ from whoosh.matching.mcore import NoQualityAvailable
 from whoosh.matching.wrappers import FilterMatcher, WrappingMatcher
 from whoosh.query import Or
 
-from .blocks import table_of
+from .blocks import block_rest, table_of
 from .schema import SHARED_FIELDS
 from .whoosh_fixes import leaf_scorer
 
@@ -270,18 +270,7 @@ def posting_blocks(m, below: float | None = None, wanted: list[int] | None = Non
             low = high
             m._next_block()
             continue
-        if m._ids is None:
-            m._read_ids()
-        if values:
-            if m._values is None:
-                m._read_values()
-            second = m._values
-        else:
-            if m._weights is None:
-                m._read_weights()
-            second = m._weights
-        i = m._i
-        yield (m._ids[i:] if i else m._ids), (second[i:] if i else second)
+        yield block_rest(m, values)
         low = high
         m._next_block()
 

@@ -185,7 +185,7 @@ def climb(ctx: Context) -> list[Row]:
             s_cut = next(reversed(sessions.values()))[0] if s_full else 0.0
             # T: the rung's own title list when its query is "any of the words" (one word, or
             # no words: a prefix or a quoted phrase alone)
-            if sq is not None and (not groups or route != "phrase" and len(groups) == 1):
+            if sq is not None and (not groups or (route != "phrase" and len(groups) == 1)):
                 top = tops[(groups_key(groups), k)] = sessions
             else:
                 top = title_top(groups, k)

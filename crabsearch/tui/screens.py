@@ -788,8 +788,8 @@ class SessionScreen(Screen):
                               total=s.message_count, start=self.hit.message_index,
                               hit_index=self.hit.message_index, terms=self.terms,
                               hits=lambda: self.app.guarded("Finding the hits", lambda: engine.matching_messages(
-                                  self.hit.ref, self.search_text), []), id="transcript")
-        view.message_kib = MESSAGE_BYTES // 1024
+                                  self.hit.ref, self.search_text), []),
+                              message_bytes=MESSAGE_BYTES, id="transcript")
         yield view
         find = SafeInput(placeholder="Find in this session (any case)…  Enter: find · Esc: close", id="find",
                          select_on_focus=True)  # typing replaces the last find text

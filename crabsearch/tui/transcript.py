@@ -98,7 +98,7 @@ class TranscriptView(ScrollView, can_focus=True):
 
     def __init__(self, load: Callable[[int, int], list[Item]], total: int, start: int,
                  hit_index: int | None, terms: list[str], hits: Callable[[], list[int]] | None = None,
-                 **kwargs) -> None:
+                 message_bytes: int = 256 * 1024, **kwargs) -> None:
         super().__init__(**kwargs)
         self._load = load
         self.total = total
@@ -137,9 +137,9 @@ class TranscriptView(ScrollView, can_focus=True):
         part); a tool call shows all its arguments."""
         self.cursor = start
         """The current message (marked; ``J``/``K`` move it; copy and editor act on it)."""
-        self.message_kib = 256
-        """How much of one message ``load`` reads (the screen's ``MESSAGE_BYTES``), for the note
-        on a message cut there."""
+        self.message_kib = message_bytes // 1024
+        """How much of one message ``load`` reads (``message_bytes``, the screen's
+        ``MESSAGE_BYTES``), for the note on a message cut there."""
         self._cut_seen = False
         """A find's scan met a message cut at that size (its answer says so)."""
 
@@ -545,14 +545,8 @@ class TranscriptView(ScrollView, can_focus=True):
             line = self._term_line(block)
         if line is None:
             return
-        top = self._line_of(index)
-        height = self.scrollable_content_region.height or 1
-        if top + line >= self.scroll_y + height - 1:
-            self._set_y(max(top, top + line - height // 3))
-            self._prepare()
-            self._after_scroll()
-            self._top_index = None
-            self.post_message(self.Position(self.top_message(), self.bottom_message(), self.total))
+        if self._line_of(index) + line >= self.scroll_y + (self.scrollable_content_region.height or 1) - 1:
+            self._show_line(index, line)
 
     def _term_line(self, block: _Block) -> int | None:
         """The first line of a rendered ``block`` (its header is line 0) where a query word shows."""
@@ -850,10 +844,16 @@ class TranscriptView(ScrollView, can_focus=True):
             self._unfolded.add(index)
             self._render_block(block)
         self._relayout()
+        self._show_line(index, 1 + (self._current_line or 0))  # the header, then the body's lines
+
+    def _show_line(self, index: int, line: int) -> None:
+        """Scroll so that line ``line`` of message ``index``'s block (its header is line 0)
+        shows: the message at the top of the view when it then does, else the line a third of
+        the way down; the position line follows."""
         top = self._line_of(index)
-        line = top + 1 + (self._current_line or 0)  # the header, then the body's lines
         height = self.scrollable_content_region.height or 1
-        self._set_y(top if line < top + height - 1 else max(top, line - height // 3))
+        self._set_y(top if line < height - 1 else max(top, top + line - height // 3))
+        self._prepare()
         self._after_scroll()
         self._top_index = None
         self.post_message(self.Position(self.top_message(), self.bottom_message(), self.total))
