@@ -13,7 +13,7 @@ from crabsearch.index import Indexer, collect, conjunction, mixed, phrases
 from crabsearch.index.collect import SegmentKeys, _terms, best_per_session
 from crabsearch.index.filtering import ZeroScore, term_filter_ids
 from crabsearch.index.phrases import TextPhrase
-from crabsearch.index.querying import MESSAGE_FIELDS, PHRASE_FIELDS
+from crabsearch.index.querying import MESSAGE_FIELDS, PHRASE_FIELDS, SESSION_FIELDS
 from crabsearch.index.schema import WEIGHTS
 from crabsearch.index.store import open_index
 from crabsearch.index.union import FlatOr
@@ -35,8 +35,9 @@ TEXTS = [
 @pytest.fixture(scope="module")
 def searcher(tmp_path_factory):
     """Sessions whose messages hold the phrase, its words apart, or the words inside a path;
-    enough messages that the words have several posting blocks (128 postings each); three
-    segments; one session deleted without a merge."""
+    enough messages that the words have several posting blocks (128 postings each); a few far
+    apart, in a tool's name and in a compaction summary; three segments; one session deleted
+    without a merge."""
     tmp = tmp_path_factory.mktemp("phrases")
     home = tmp / "home"
     gone = None
@@ -45,6 +46,11 @@ def searcher(tmp_path_factory):
         for i in range(8):
             s.user(TEXTS[(n + i) % len(TEXTS)] + f" number {i}")
             s.assistant(TEXTS[(n * 3 + i) % len(TEXTS)] + " x" * (n % 5))
+        if n % 10 == 3:  # a gap of 300 words (positions stored two bytes a gap), a tool's name, a compaction
+            s.user("token " + "filler " * 300 + "refresh the token")
+            s.tool("refresh_token", {"scope": "all"}, "done")
+            s.compact("the token refresh, summed up")  # the session's summary too
+            s.title("refresh rotation")  # one word in the title, both in the summary
         s.write()
         gone = gone or s
         if n in (9, 19):
@@ -257,6 +263,48 @@ def test_conjunction_gives_the_and_matchers_documents_scores_and_terms(searcher,
 @pytest.mark.parametrize("words", [["token", "refresh"], ["the", "token", "refresh"]])
 def test_best_per_session_by_every_word_is_the_matchers(searcher, words):
     assert_best_per_session_walks(*searcher, word_query(words))
+
+
+@pytest.mark.parametrize("words", [["token", "refresh"], ["refresh", "token"], ["the", "token"], ["refresh", "number"],
+                                   ["token", "absentword"], ["filler", "token"]])
+@pytest.mark.parametrize("fields", [MESSAGE_FIELDS, SESSION_FIELDS])
+def test_every_word_from_the_phrase_scans_postings_is_the_matchers(searcher, words, fields):
+    """The ``all`` rung's scan of two words takes, field by field, the postings the phrase
+    rung's scan of them read (``pairs``): the same documents, scores and terms as the ``And``
+    matcher, whole and within a set of documents. A tool's name (no positions) is read as
+    before, and so are fields that share a document (a title and a summary)."""
+    s, _ = searcher
+    q = word_query(words, fields)
+    parts, _ = conjunction.parts(q)
+    phrased, _ = phrases.parts(phrase_query(TextPhrase, words, fields), s.schema)
+    kept = []
+
+    def scan(sub, ctx, within=None):
+        pairs = {}
+        phrases.scores(sub, ctx, phrased, pairs=pairs)
+        kept.extend(field for field, _ in pairs)
+        return conjunction.scores(sub, ctx, parts, within=within, pairs=pairs)
+
+    assert per_segment(s, scan) == walked(s, q)
+    if "absentword" not in words and fields == MESSAGE_FIELDS:
+        assert "user" in kept
+    for sub, _ in s.leaf_searchers():
+        ctx = s.context(needs_current=True)
+        within = set(range(0, sub.reader().doc_count_all(), 3))
+        assert scan(sub, ctx, within) == conjunction.scores(sub, ctx, parts, within=within)
+
+
+def test_the_phrase_scan_keeps_no_postings_it_did_not_read_whole(searcher):
+    """With a floor or within a set of documents, the phrase scan reads part of the postings:
+    it leaves none for the ``all`` rung."""
+    s, _ = searcher
+    phrased, _ = phrases.parts(phrase_query(TextPhrase, ["token", "refresh"]), s.schema)
+    for sub, _ in s.leaf_searchers():
+        ctx = s.context(needs_current=True)
+        floored, within = {}, {}
+        phrases.scores(sub, ctx, phrased, floor=lambda acc: 1.0, pairs=floored)
+        phrases.scores(sub, ctx, phrased, within={0, 1, 2}, pairs=within)
+        assert floored == {} and within == {}
 
 
 def test_conjunction_with_filters(searcher):

@@ -226,8 +226,8 @@ def _leaf(searcher, docnum: int):
 def best_per_session(searcher, query, limit: int, keys: SegmentKeys, *, newest: bool = False,
                      deadline: float | None = None, excluded: frozenset[str] = frozenset(),
                      window: tuple[int | None, int | None] | None = None, stop=None,
-                     titles_of: frozenset[str] | None = None, messages_of: frozenset[str] | None = None
-                     ) -> tuple[list[tuple[str, Best]], bool]:
+                     titles_of: frozenset[str] | None = None, messages_of: frozenset[str] | None = None,
+                     scans: dict | None = None) -> tuple[list[tuple[str, Best]], bool]:
     """The ``limit`` sessions whose best document for ``query`` scores highest, best first:
     ``([(skey, Best)], partial)``.
 
@@ -239,7 +239,9 @@ def best_per_session(searcher, query, limit: int, keys: SegmentKeys, *, newest: 
     and the result holds what was found so far. ``titles_of``, for a query on the title and
     summary fields: only the session documents of these sessions are scored (a word's posting
     blocks without one of them are not read); ``messages_of``, the same for any documents of
-    these sessions (:meth:`SegmentKeys.runs`).
+    these sessions (:meth:`SegmentKeys.runs`). ``scans``, when given: a dict kept for one search
+    (of one searcher), where an exact phrase's scan leaves postings that a later scan of every
+    word in one message takes instead of reading them again (``phrases.scores``' ``pairs``).
     """
     only = titles_of if titles_of is not None else messages_of
     best: dict[str, Best] = {}
@@ -267,13 +269,15 @@ def best_per_session(searcher, query, limit: int, keys: SegmentKeys, *, newest: 
                 if not theirs:
                     continue
             floor = None
+            pairs = None if scans is None else scans.setdefault(offset, {})
             if phrased is not None:
                 if not phrased[1] and limit > 0:  # no filter clauses: the floor counts every document kept
                     floor = _Floor(skeys, updated, window, excluded, limit, _known(best, limit))
-                scanned = phrases.scores(sub, context, phrased[0], clock.expired, theirs, floor)
+                scanned = phrases.scores(sub, context, phrased[0], clock.expired, theirs, floor, pairs)
                 clauses = phrased[1]
             elif conjoined is not None:
-                scanned, clauses = conjunction.scores(sub, context, conjoined[0], clock.expired, theirs), conjoined[1]
+                scanned = conjunction.scores(sub, context, conjoined[0], clock.expired, theirs, pairs)
+                clauses = conjoined[1]
             elif unioned is not None:
                 scanned, clauses = mixed.scores(sub, context, unioned[0], clock.expired, theirs), unioned[1]
             if scanned is not None:

@@ -140,8 +140,8 @@ def parts(query, schema) -> tuple[list[tuple[str, list[str], float, bool]], list
     return (out, clauses) if out else None
 
 
-def scores(searcher, context, phrases, expired=None, within: set[int] | None = None, floor=None
-           ) -> tuple[dict[int, float], dict[int, int], list, bool]:
+def scores(searcher, context, phrases, expired=None, within: set[int] | None = None, floor=None,
+           pairs: dict | None = None) -> tuple[dict[int, float], dict[int, int], list, bool]:
     """Term at a time: ``({docnum: score}, {docnum: bitmask}, names, stopped)`` for every
     document of the leaf searcher ``searcher`` where one of ``phrases`` (:func:`parts`) occurs;
     ``names`` are the ``(field, word)`` of all the phrases' words in order (as the matchers list
@@ -159,7 +159,13 @@ def scores(searcher, context, phrases, expired=None, within: set[int] | None = N
     block's highest weight and shortest length, added and boosted (BM25F is the word's idf times
     one function of weight and length in a field, so that is the block's quality times the
     words' idf over the rarest word's). Only for a phrase no other phrase's field can share a
-    document with (``schema.SHARED_FIELDS``: a message's text is in one field)."""
+    document with (``schema.SHARED_FIELDS``: a message's text is in one field).
+
+    ``pairs``, when given (a dict kept for one search and one segment): each phrase read whole
+    (no ``within``, no floor) leaves there the postings of its two rarest words,
+    ``{(field, frozenset({a, b})): {a: {docnum: positions}, b: {...}}}``, read as far as every
+    document with both words in the field (the two dicts' common keys). The ``all`` rung's scan of the same two words
+    (``conjunction.scores``) takes them from there instead of reading the lists again."""
     acc: dict[int, float] = {}
     masks: dict[int, int] = {}
     names = [(field, word) for field, words, _, _ in phrases for word in words]
@@ -170,16 +176,17 @@ def scores(searcher, context, phrases, expired=None, within: set[int] | None = N
         near = SHARED_FIELDS.get(field, frozenset()) | {field}
         alone = sum(f in near for f, _, _, _ in phrases) == 1
         at_least = floor(acc) if floor is not None and alone else None
-        if _field_scores(searcher, context, field, words, boost, text, acc, masks, flag, expired, within, at_least):
+        if _field_scores(searcher, context, field, words, boost, text, acc, masks, flag, expired, within, at_least,
+                         pairs):
             return acc, masks, names, True
     return acc, masks, names, False
 
 
 def _field_scores(searcher, context, field: str, words: list[str], boost: float, text: bool,
                   acc: dict, masks: dict, flag: int, expired, within: set[int] | None = None,
-                  at_least: float | None = None) -> bool:
+                  at_least: float | None = None, pairs: dict | None = None) -> bool:
     """:func:`scores` for one phrase; True when ``expired`` said stop. ``at_least``: the floor
-    (:func:`scores`) for this phrase's documents."""
+    (:func:`scores`) for this phrase's documents; ``pairs``: as in :func:`scores`."""
     reader = searcher.reader()
     fobj = searcher.schema[field]
     leaves: dict[str, tuple] = {}
@@ -269,6 +276,8 @@ def _field_scores(searcher, context, field: str, words: list[str], boost: float,
                 return True
             if not wanted.keys().isdisjoint(ids):
                 got.update(zip(ids, vals))
+        if pairs is not None and starts is None and cut is None and within is None:
+            pairs[(field, frozenset((order[0], word)))] = {order[0]: pending, word: got}
         narrowed = {}
         # Both words once in the message (one one-byte gap each: most messages with two words),
         # in one place each: one subtraction says whether they stand in the phrase's order.

@@ -53,7 +53,8 @@ class Context:
     None: session documents excluded), the ``deadline`` (``time.monotonic()``) and ``stop`` (a
     ``threading.Event``, or None: set, the search ends as at its deadline), the sessions
     ``excluded`` by ``-word``, the ``since:``/``until:`` ``window``, the ``sort``, the rows to
-    ``fetch`` and the ``result`` being filled (its ``route`` and ``partial``)."""
+    ``fetch`` and the ``result`` being filled (its ``route`` and ``partial``); ``scans``, what
+    one rung's scan leaves for another's (``collect.best_per_session``)."""
 
     searcher: object
     comp: Compiler
@@ -67,6 +68,7 @@ class Context:
     fetch: int
     result: SearchResult
     stop: object = None
+    scans: dict = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -304,7 +306,7 @@ def best_per(ctx: Context, q, clauses, limit: int, depth: int = DEDUP_DEPTH,
     top, partial = best_per_session(ctx.searcher, And([q, *clauses]), limit * depth, ctx.keys,
                                     newest=ctx.sort == "newest", deadline=ctx.deadline, stop=ctx.stop,
                                     excluded=ctx.excluded, window=ctx.window, titles_of=titles_of,
-                                    messages_of=messages_of)
+                                    messages_of=messages_of, scans=ctx.scans)
     ctx.result.partial = ctx.result.partial or partial
     newest = ctx.sort == "newest"  # the score is the time then: rows are ordered by ``newest``
     return {skey: (0.0 if newest else float(best.score), best.docnum, best.terms) for skey, best in top}
