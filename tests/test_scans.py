@@ -29,6 +29,7 @@ TEXTS = [
     "nothing here about it at all",
     "the refresh token rotates; token then refresh",
     "连接池超时 again, see docs/连接池超时.md and src/连接池_timeout.py",
+    "the token expired, so refresh it",
 ]
 
 

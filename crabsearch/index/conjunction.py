@@ -94,9 +94,12 @@ def scores(searcher, context, words, expired=None, within: set[int] | None = Non
             acc, masks, stopped = union_scores([plains[i][j] for j in read[i]], expired, wanted=found)
             if stopped:
                 return {}, {}, names, True
-            bits = {mask: _bits(mask, read[i]) for mask in set(masks.values())}
             got[i][0].update(acc)
-            got[i][1].update((d, bits[mask]) for d, mask in masks.items())
+            if read[i] == list(range(len(plains[i]))):  # every leaf read: the masks' bits as they are
+                got[i][1].update(masks)
+            else:
+                bits = {mask: _bits(mask, read[i]) for mask in set(masks.values())}
+                got[i][1].update(zip(masks.keys(), map(bits.__getitem__, masks.values())))
             found = set(acc) if found is None else found.intersection(acc)
             if not found:
                 break
@@ -148,9 +151,9 @@ def _from_pairs(searcher, plains, fieldname: str, by_word: dict, got: dict, with
               for plain in plains]
     texts = [term_text(m.term())[1] for _, m, _ in leaves]
     frequency = searcher.schema[fieldname].format.decode_frequency
-    common = by_word[texts[0]].keys() & by_word[texts[1]].keys()
-    if within is not None:
-        common &= within
+    a, b = by_word[texts[0]], by_word[texts[1]]
+    # both words' documents (of ``within``: only its documents looked up)
+    common = a.keys() & b.keys() if within is None else set(filter(b.__contains__, filter(a.__contains__, within)))
     docs = list(common)
     for i, (j, m, boost) in enumerate(leaves):
         scorer = leaf_scorer(m)

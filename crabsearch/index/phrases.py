@@ -279,29 +279,37 @@ def _field_scores(searcher, context, field: str, words: list[str], boost: float,
         if pairs is not None and starts is None and cut is None and within is None:
             pairs[(field, frozenset((order[0], word)))] = {order[0]: pending, word: got}
         narrowed = {}
-        # Both words once in the message (one one-byte gap each: most messages with two words),
-        # in one place each: one subtraction says whether they stand in the phrase's order.
-        single = None
+        # The first two words read, each in one place in the phrase: a document's starts are
+        # the first word's positions with the second's at the shift after (one subtraction when
+        # each is there once, as in most messages with both; sets in C otherwise).
+        shift = back = lead = None
         if starts is None and len(places[order[0]]) == 1 and len(places[word]) == 1:
-            single = places[word][0] - places[order[0]][0]
-        for n, d in enumerate(sorted_wanted):
+            lead = places[order[0]][0]
+            shift = places[word][0] - lead
+            back = (-shift).__add__
+        for n, d in enumerate(sorted(wanted.keys() & got.keys())):  # the documents with this word too
             if expired is not None and not n & 255 and expired(256):
                 return True
-            v = got.get(d)
-            if v is None:
-                continue
+            v = got[d]
             if cut is not None and starts is None:
                 f = pending[d]
-                n = min(len(f) - 1 if f[0] == BYTE_GAPS_TAG else frequency(f),
+                k = min(len(f) - 1 if f[0] == BYTE_GAPS_TAG else frequency(f),
                         len(v) - 1 if v[0] == BYTE_GAPS_TAG else frequency(v))
-                if score_at(n, d) < cut:
+                if score_at(k, d) < cut:
                     continue
-            if single is not None and len(v) == 2 and v[0] == BYTE_GAPS_TAG:
-                first = pending[d]
-                if len(first) == 2 and first[0] == BYTE_GAPS_TAG:
-                    if v[1] - first[1] == single:
-                        narrowed[d] = {first[1] - places[order[0]][0]}
-                    continue
+            if shift is not None:
+                f = pending[d]
+                if f[0] == BYTE_GAPS_TAG and v[0] == BYTE_GAPS_TAG:
+                    if len(f) == 2 and len(v) == 2:
+                        if v[1] - f[1] == shift:
+                            narrowed[d] = {f[1] - lead}
+                        continue
+                    s = set(accumulate(f[1:])).intersection(map(back, accumulate(v[1:])))
+                else:
+                    s = set(decode(f)).intersection(map(back, decode(v)))
+                if s:
+                    narrowed[d] = {p - lead for p in s} if lead else s
+                continue
             s = starts_of(pending[d], places[order[0]]) if starts is None else starts[d]
             s = starts_of(v, places[word], s)
             if s:

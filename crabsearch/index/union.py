@@ -51,20 +51,30 @@ class FlatUnionMatcher(mcore.Matcher):
                 ms.append(m)
                 boosts.append(b * boost)
         self._ms, self._boosts = ms, boosts
-        self._ids = [m.id() for m in ms]
-        self._id = min(self._ids, default=DONE)
+        self._ids = self._id = None  # read when first asked (a term-at-a-time scan never asks)
+
+    def _current(self) -> int:
+        """The current document, reading each sub's first document number when first asked:
+        that reads a stored posting list's first block, which a scan of the lists' blocks
+        (``plain_postings``) may pass over."""
+        if self._ids is None:
+            self._ids = [m.id() for m in self._ms]
+            self._id = min(self._ids, default=DONE)
+        return self._id
 
     def __repr__(self) -> str:
         return f"FlatUnionMatcher({self._ms!r}, boosts={self._boosts})"
 
     def is_active(self) -> bool:
+        if self._ids is None:  # every sub was active when it was added
+            return bool(self._ms)
         return self._id != DONE
 
     def id(self) -> int:
-        return self._id
+        return self._current()
 
     def next(self) -> bool:
-        d = self._id
+        d = self._current()
         if d == DONE:
             raise mcore.ReadTooFar
         ids, ms = self._ids, self._ms
@@ -79,7 +89,7 @@ class FlatUnionMatcher(mcore.Matcher):
         return moved
 
     def skip_to(self, target: int) -> bool:
-        if self._id == DONE:
+        if self._current() == DONE:
             raise mcore.ReadTooFar
         ids, ms = self._ids, self._ms
         moved = False
@@ -93,7 +103,7 @@ class FlatUnionMatcher(mcore.Matcher):
         return moved
 
     def score(self) -> float:
-        d = self._id
+        d = self._current()
         total = 0.0
         for i, x in enumerate(self._ids):
             if x == d:
@@ -114,7 +124,8 @@ class FlatUnionMatcher(mcore.Matcher):
         return out
 
     def _on(self):
-        return [m for m, x in zip(self._ms, self._ids) if x == self._id]
+        d = self._current()
+        return [m for m, x in zip(self._ms, self._ids) if x == d]
 
     def weight(self) -> float:
         return sum(m.weight() for m in self._on())
@@ -137,7 +148,7 @@ class FlatUnionMatcher(mcore.Matcher):
     def copy(self):
         out = FlatUnionMatcher([], 1.0)
         out._ms, out._boosts = [m.copy() for m in self._ms], list(self._boosts)
-        out._ids, out._id = list(self._ids), self._id
+        out._ids, out._id = (None if self._ids is None else list(self._ids)), self._id
         return out
 
     def depth(self) -> int:
