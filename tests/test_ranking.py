@@ -228,6 +228,26 @@ def test_sort_newest_shows_each_sessions_newest_matching_message(tmp_path):
     assert {h.session.session_id[:4] for h in by_score.hits} == {"0001", "0002"}
 
 
+def test_a_prefix_of_many_words_is_searched_as_its_commonest(tmp_path, monkeypatch):
+    """A ``prefix*`` with more words in a field than ``MAX_PREFIX_TERMS`` is searched as the ones
+    in the most documents (a two-letter prefix read as every word took seconds), and the search
+    says so; under the cap, every word."""
+    from crabsearch.index import querying
+
+    monkeypatch.setattr(querying, "MAX_PREFIX_TERMS", 2)
+    monkeypatch.setattr("crabsearch.search.engine.MAX_PREFIX_TERMS", 2)
+    home = tmp_path / "h"
+    sessions = [ClaudeSession(home, f"{n:04d}0000-0000-4000-8000-000000000000").user(text)
+                for n, text in enumerate(["zebrafish tank", "zebrafish food", "zebrafish eggs",
+                                          "zebrawood desk", "zebrawood chair", "zebrabug rarity"])]
+    e = build(tmp_path, *sessions)
+    r = e.search("zebr*", before=0, after=0)
+    assert sorted(ids(r)) == ["0000", "0001", "0002", "0003", "0004"]  # not zebrabug, in one message
+    assert r.notes == ["zebr* searched as its 2 commonest words (of 3)"]
+    r = e.search("zebraf*", before=0, after=0)
+    assert sorted(ids(r)) == ["0000", "0001", "0002"] and r.notes == []
+
+
 def test_prefix_scores_do_not_depend_on_the_segment(tmp_path):
     """``auth*`` is scored as the sum of its words' BM25F scores. (Whoosh's ``Prefix`` scored a
     word with BM25 in a segment where the prefix had one word, and without it, boosted, where

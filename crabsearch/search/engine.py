@@ -21,7 +21,7 @@ from ..index.analysis import spans as _spans
 from ..index.analysis import term_spans as _term_spans
 from ..index.collect import SegmentKeys
 from ..index.filtering import filters, folder_of, time_window
-from ..index.querying import MESSAGE_FIELDS, Compiler
+from ..index.querying import MAX_PREFIX_TERMS, MESSAGE_FIELDS, Compiler
 from ..index.store import (Damage, IndexDamaged, current_dir, is_damage, mark_damaged, open_index, seal_problem,
                            variant_of)
 from ..query import parse
@@ -209,6 +209,8 @@ class Engine:
             result.hits = self._sessions.hits(ctx, rows, limit, before, after, explain, self._windows, mask)
             for word in comp.unmatched():  # an identifier found nowhere, whole or in a row
                 result.notes.append(f"nothing matched {word} (whole, or its parts in a row)")
+            for prefix, count in comp.capped.items():
+                result.notes.append(f"{prefix}* searched as its {MAX_PREFIX_TERMS} commonest words (of {count})")
             used = any(h.route in ("repair", "any") for h in result.hits)
             result.corrections = dict(comp.corrections) if used else {}
             for word in sorted(comp.rare) if used else ():  # the route hint says so (issue 11, problem 6)
