@@ -303,7 +303,7 @@ def test_windows_read_the_right_messages_across_segments_and_rewrites(tmp_path):
 def test_exclusions_or_an_ignored_filter_alone_list_recent_sessions(tmp_path):
     """A user trial: ``-foo`` alone and ``since:banana`` alone (the filter ignored) found nothing,
     where filters alone list the recent sessions they allow. Now: the recent sessions, without
-    those holding an excluded word, with a note saying so."""
+    those holding an excluded word, with a note saying so; and for a query with nothing in it."""
     home = tmp_path / "home"
     ClaudeSession(home).user("the walrus plan").assistant("ok").write()
     ClaudeSession(home).user("the kiwi plan").assistant("ok").write()
@@ -318,3 +318,6 @@ def test_exclusions_or_an_ignored_filter_alone_list_recent_sessions(tmp_path):
     assert result.route == "recent" and len(result.hits) == 3 and any("filter ignored" in n for n in result.notes)
     assert engine.search("-walrus agent:codex").hits[0].session.agent == "codex"
     assert engine.search("((").hits == []  # punctuation alone: nothing to match, nothing listed
+    result = engine.search("  ")  # nothing typed: as the app's empty box (a trial: "no sessions match ''")
+    assert result.route == "recent" and len(result.hits) == 3
+    assert result.notes == ["nothing to search for: listing recent sessions"]

@@ -178,10 +178,10 @@ class Engine:
             comp = Compiler(pq, searcher, typing=query.split()[-1] if typing and query.split() else None,
                             repair=repair)
             if comp.empty:
-                # Filters, exclusions or an ignored filter alone (nothing to match): the recent
-                # sessions they allow, as the app lists them for an empty box. Words that analyze
-                # to nothing (punctuation) match nothing.
-                if not (pq.words or pq.phrases) and (pq.has_filters or pq.excluded or pq.notes):
+                # Nothing typed, or filters, exclusions or an ignored filter alone (nothing to
+                # match): the recent sessions they allow, as the app lists them for an empty box.
+                # Words that analyze to nothing (punctuation) match nothing.
+                if not (pq.words or pq.phrases) and (pq.has_filters or pq.excluded or pq.notes or not query.strip()):
                     gone = excluded_sessions(searcher, comp, self._keys)
                     hits = self._sessions.recent(searcher, limit + len(gone), pq, self._windows, mask)
                     result.hits = [h for h in hits if f"{h.session.agent}:{h.session.session_id}" not in gone][:limit]
