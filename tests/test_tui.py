@@ -756,3 +756,26 @@ def test_a_cut_rows_ellipsis_is_not_highlighted():
     assert last_line(17) == ["alpha", "thermo"]
     assert last_line(19) == ["alpha", "th"]
     assert last_line(20) == ["alpha"]
+
+
+def test_query_words_are_highlighted_in_a_row_title(tmp_path):
+    """A row's title shows the query's words highlighted, as its snippet does (the title is
+    searched too); a highlighted word cut at the title's edge leaves the ``…`` unstyled."""
+    from builders import indexed_engine
+    from crabsearch.tui import render
+
+    home = tmp_path / "home"
+    title = "Fix the nightly job that runs twice, then look at the cron"
+    engine = indexed_engine(tmp_path, ClaudeSession(home).user("the nightly cron job runs twice").title(title))
+    result = engine.search("cron", before=0, after=0)
+    hit = result.hits[0]
+
+    def marked(line):
+        return [line.plain[s.start:s.end] for s in line.spans if s.style == render.HIGHLIGHT]
+
+    wide = render.row_header(hit, NOW, None, result.terms).line(160)
+    assert wide.plain.startswith(title) and marked(wide) == ["cron"]
+    assert marked(render.row_header(hit, NOW, None).line(160)) == []  # recent sessions: no query
+    for width in range(60, 160):  # wherever the title is cut, the `…` is never highlighted
+        line = render.row_header(hit, NOW, None, result.terms).line(width)
+        assert all(not line.plain[s.start:s.end].endswith("…") for s in line.spans if s.style == render.HIGHLIGHT)

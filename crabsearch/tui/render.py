@@ -118,9 +118,10 @@ def snippet(text: str, terms: list[str], width: int = 160) -> Text:
     return out
 
 
-def row_header(hit: Hit, now: datetime, home: str | None) -> "RowHeader":
-    """First line of a result row (see :class:`RowHeader`)."""
-    return RowHeader(hit, now, home)
+def row_header(hit: Hit, now: datetime, home: str | None, terms: list[str] = ()) -> "RowHeader":
+    """First line of a result row (see :class:`RowHeader`), the query's ``terms`` highlighted in
+    the title."""
+    return RowHeader(hit, now, home, terms)
 
 
 AGENT_WIDTH = 11
@@ -139,10 +140,10 @@ class RowHeader:
     aligned from row to row: the agent badge, the project (the end of its path, as much as
     fits), the date, and the message count from :data:`COUNT_FROM` columns. Narrower rows drop the
     count, then the project, then the date, never the title. Markers (subagent, archived, ...)
-    follow the title."""
+    follow the title; the query's ``terms`` are highlighted in it, as in the snippet."""
 
-    def __init__(self, hit: Hit, now: datetime, home: str | None) -> None:
-        self.hit, self.now, self.home = hit, now, home
+    def __init__(self, hit: Hit, now: datetime, home: str | None, terms: list[str] = ()) -> None:
+        self.hit, self.now, self.home, self.terms = hit, now, home, list(terms)
         self._laid: dict[int, Text] = {}  # the line per width (a row is rendered more than once)
 
     def __rich_console__(self, console, options):
@@ -180,11 +181,12 @@ class RowHeader:
         title_width = max(1, width - fixed - (project_width + 2 if project_width else 0))
 
         out = Text(no_wrap=True, overflow="ellipsis")
-        title = Text(printable(s.title or "(untitled)"), style="bold")
+        title = highlighted(s.title or "(untitled)", self.terms, style="bold")
         marks = row_markers(s)
         if marks:
             title.append("  " + " · ".join(marks), style=f"italic {MUTED}")
-        title.truncate(title_width, overflow="ellipsis", pad=True)
+        title = cut_to(title, title_width)  # a highlight cut at the edge stops before the `…`
+        title.pad_right(title_width - title.cell_len)
         out.append_text(title)
         out.append(" ")
         badge = agent_name(s.agent)
@@ -428,7 +430,7 @@ def result_prompt(hit: Hit, terms: list[str], now: datetime, home: str | None,
     thin rule with it above the row: the rows from here on were found by a lower rung. ``keys``:
     the widen, narrow and open keys the window's last line names (as bound in ``[keys]``)."""
     parts: list = [rung_rule(note)] if note else []
-    parts.append(row_header(hit, now, home))
+    parts.append(row_header(hit, now, home, terms))
     notes = structure_line(hit)
     if notes is not None:
         parts.append(notes)
