@@ -34,6 +34,7 @@ OTHER_TAG = re.compile(b"[^" + re.escape(POSITION_TAGS["B"]) + b"]")
 (``schema.NamePositions``: a posting value starting with it holds ``len(value) - 1``
 positions)."""
 ONE_LESS = (-1).__add__
+"""``n - 1``, mapped in C over the values' lengths: the positions a one-byte-gap value holds."""
 
 
 def parts(query) -> tuple[list, list] | None:
