@@ -460,6 +460,11 @@ def run_resume(command: str) -> int:
     in a shell after the app has restored the terminal; returns its exit code."""
     import subprocess
 
+    from .text import UNRUNNABLE, runnable
+
+    if not runnable(command):  # the app refuses first; never run one anyway
+        print(f"crabsearch: {UNRUNNABLE}", file=sys.stderr)
+        return EXIT_ERROR
     print(command, flush=True)
     return subprocess.call(["/bin/sh", "-c", command])
 

@@ -44,6 +44,19 @@ def printable(text: str, *, tabs: bool = False) -> str:
     return text if tabs else text.replace("\t", "    ")
 
 
+UNRUNNABLE = ("This session's working directory or id holds control characters: crabsearch will not run "
+              "its command (c, then r, copies it to look at).")
+"""What the app and the command line say instead of running such a resume or fork command."""
+
+
+def runnable(command: str) -> bool:
+    """False when a resume or fork command (built from a transcript's working directory and
+    session id) holds a control character (a newline, a tab or one :func:`printable` shows):
+    quoted, it is no shell injection, but run, a shell's ``cd`` error printed it raw, and an
+    ``ESC ]52`` in the directory wrote the clipboard (a fresh-user trial)."""
+    return command.isprintable()
+
+
 def _escape(match: re.Match) -> str:
     return f"\\u{ord(match.group()):04x}"
 

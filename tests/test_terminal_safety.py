@@ -148,7 +148,9 @@ def _screen_text(app) -> str:
 
 
 async def test_app_shows_hostile_strings_inert_on_every_screen(hostile):
+    from crabsearch.text import UNRUNNABLE
     from crabsearch.tui.app import CrabsearchApp
+    from crabsearch.tui.panels import ResumeScreen
     from crabsearch.tui.screens import SessionScreen
 
     home, index_dir = hostile
@@ -168,7 +170,7 @@ async def test_app_shows_hostile_strings_inert_on_every_screen(hostile):
         check("recent sessions")
         await pilot.press(*"canary step")  # the Claude session first: its tool call is hostile
         await settle(pilot)
-        check("results", "canary title \u241b]52")
+        check("results", " title \u241b]52")  # (canary: highlighted, a text of its own)
         await pilot.press("down", "enter")
         await settle(pilot)
         check("expanded row", "\u241b]52;c;aGFja2Vk\u2407")
@@ -180,10 +182,11 @@ async def test_app_shows_hostile_strings_inert_on_every_screen(hostile):
         await pilot.pause()
         check("copy menu")
         await pilot.press("escape")
-        await pilot.press("r")
+        await pilot.press("r")  # its working directory holds ESC [2J: not run (a shell's `cd` error printed it)
         await pilot.pause()
-        check("resume dialog")
-        await pilot.press("escape")
+        check("resume refused")
+        assert not isinstance(app.screen, ResumeScreen)
+        assert any(n.message == UNRUNNABLE for n in app._notifications)
         await pilot.press("o")
         await settle(pilot)
         assert isinstance(app.screen, SessionScreen)
@@ -265,3 +268,66 @@ async def test_the_copy_file_holds_hostile_text_inert_and_the_clipboard_exact(ho
         await pilot.pause()
         saved = app.copy_file.read_text("utf-8")
         assert not FORBIDDEN.search(saved) and "canary" in saved
+
+
+def test_a_resume_command_with_control_characters_is_never_run(capsys, monkeypatch):
+    """``run_resume`` (after the app quits) refuses a command holding a control character, as the
+    app does, and never calls a shell for it; a plain one runs."""
+    import subprocess
+
+    from crabsearch.cli import EXIT_ERROR, run_resume
+    from crabsearch.text import UNRUNNABLE
+
+    calls = []
+    monkeypatch.setattr(subprocess, "call", lambda argv: calls.append(argv) or 0)
+    assert run_resume("cd '/srv/" + OSC52 + "' && codex resume 019a") == EXIT_ERROR
+    out, err = capsys.readouterr()
+    assert calls == [] and UNRUNNABLE in err and not FORBIDDEN.search(out + err)
+    assert run_resume("cd /srv && codex resume 019a") == 0 and calls == [["/bin/sh", "-c", "cd /srv && codex resume 019a"]]
+
+
+def test_keyboard_bytes_that_are_not_utf8_do_not_stop_the_app(tmp_path):
+    """A byte that is not UTF-8 typed or pasted into the app (Latin-1 ``caf\\xe9``, an 8-bit
+    CSI ``\\x9b``) killed Textual's input thread with ``UnicodeDecodeError`` and the app exited
+    with a traceback (a fresh-user trial; Textualize/textual#6456). In a real terminal (a pty),
+    the app keeps running and still quits on Ctrl+Q."""
+    import os
+    import pty
+    import select
+    import subprocess
+    import sys
+    import time
+
+    env = dict(os.environ, HOME=str(tmp_path), XDG_CACHE_HOME=str(tmp_path / "cache"),
+               XDG_RUNTIME_DIR=str(tmp_path), CRABSEARCH_NO_SERVER="1", TERM="xterm-256color",
+               COLUMNS="100", LINES="30")
+    main, side = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-m", "crabsearch", "--demo"], stdin=side, stdout=side, stderr=side,
+                            env=env, close_fds=True)
+    os.close(side)
+    seen = bytearray()
+
+    def read_for(seconds: float) -> None:
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            if select.select([main], [], [], 0.05)[0]:
+                try:
+                    seen.extend(os.read(main, 65536))
+                except OSError:
+                    return
+
+    try:
+        read_for(4.0)  # the app starts and paints
+        os.write(main, b"caf\xe9x")
+        read_for(0.5)
+        os.write(main, b"x\x9by")
+        read_for(1.5)
+        assert proc.poll() is None, seen.decode("utf-8", "replace")[-2000:]
+        os.write(main, b"\x11")  # Ctrl+Q
+        read_for(3.0)
+        assert proc.wait(timeout=10) == 0
+        assert b"UnicodeDecodeError" not in seen
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        os.close(main)

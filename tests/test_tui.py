@@ -779,3 +779,20 @@ def test_query_words_are_highlighted_in_a_row_title(tmp_path):
     for width in range(60, 160):  # wherever the title is cut, the `…` is never highlighted
         line = render.row_header(hit, NOW, None, result.terms).line(width)
         assert all(not line.plain[s.start:s.end].endswith("…") for s in line.spans if s.style == render.HIGHLIGHT)
+
+
+def test_a_tool_call_s_one_line_shows_its_main_argument():
+    """``Name(main argument)``: Grep and Glob show the pattern, not the directory searched in
+    (they showed ``Glob(/home/dev/ml-pipeline)``: a fresh-user trial); a shell command, the file."""
+    import json
+
+    from crabsearch.tui.messageview import one_line
+
+    def line(name, args):
+        return one_line(name, json.dumps(args)).plain
+
+    assert line("Glob", {"path": "/home/dev/ml-pipeline", "pattern": "src/**/*.toml"}) == "Glob(src/**/*.toml)"
+    assert line("Grep", {"pattern": "resolve_dirs", "path": "/home/dev/api"}) == "Grep(resolve_dirs)"
+    assert line("Read", {"file_path": "/home/dev/api/main.py"}) == "Read(/home/dev/api/main.py)"
+    assert line("LS", {"path": "/home/dev/api"}) == "LS(/home/dev/api)"
+    assert line("shell", {"command": ["bash", "-lc", "ls -la"]}) == "shell(ls -la)"

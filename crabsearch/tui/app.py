@@ -23,10 +23,11 @@ from ..config import Config
 from ..hits import transcript_gone, unreadable_count
 from ..search import Engine
 from ..sources import SOURCES
-from ..text import printable
+from ..text import UNRUNNABLE, printable, runnable
 from .render import short_path
 from .panels import ChoiceScreen, HelpScreen, PathColumns, ResumeScreen, StatusScreen, key_label
 from .screens import RESULT_LIMIT, SearchScreen
+from .terminal_input import tolerate_bad_bytes
 
 
 class CrabsearchApp(App[str | None]):
@@ -51,6 +52,7 @@ class CrabsearchApp(App[str | None]):
                  now: datetime | None = None, index_on_start: bool = True, cursor_blink: bool = True,
                  index_tool_output: bool = False, config: Config | None = None) -> None:
         super().__init__()
+        tolerate_bad_bytes()  # a byte that is not UTF-8 on the keyboard: U+FFFD, not a crash
         self.config = config or Config()
         self.index_dir = Path(index_dir)
         self.env = dict(os.environ if env is None else env)
@@ -255,6 +257,9 @@ class CrabsearchApp(App[str | None]):
             name = src.display if src else hit.session.agent
             self.notify(f"{name} sessions cannot be {'forked' if fork else 'resumed'} from a terminal.",
                         severity="warning")
+            return
+        if not runnable(command):
+            self.notify(UNRUNNABLE, severity="warning")
             return
 
         def done(confirmed: bool | None) -> None:

@@ -39,9 +39,10 @@ FULL_LINES = 5000
 """Lines shown of a message in full (``e``, Enter)."""
 ONE_LINER = 240
 """Characters of a tool call's main argument on its one line."""
-MAIN_ARGUMENTS = ("command", "cmd", "file_path", "path", "notebook_path", "pattern", "query", "url", "prompt",
+MAIN_ARGUMENTS = ("command", "cmd", "file_path", "pattern", "path", "notebook_path", "query", "url", "prompt",
                   "description", "skill", "subject", "task", "content", "input")
-"""The argument a tool call's one line shows, the first one it has."""
+"""The argument a tool call's one line shows, the first one it has (Glob and Grep: the pattern, not the
+directory searched in; a fresh-user trial)."""
 
 
 @dataclass(frozen=True)
