@@ -115,6 +115,9 @@ def _bare(q: ParsedQuery, tok: str, agents: tuple[str, ...], now: datetime) -> N
                 need += f" (known: {', '.join(agents)})"
             q.notes.append(f"{key}: needs {need}; filter ignored")
         return
+    stem = tok.rstrip("*").lstrip("-")
+    if tok.endswith("*") and len(stem) < 2:  # `t*` was the word t, silently (a fresh-user trial)
+        q.notes.append(f"{tok}: a prefix needs two letters or more" + (f"; {stem} searched as a word" if stem else ""))
     if tok.startswith("-") and len(tok) > 1 and (tok[1].isalnum() or tok[1] == "_"):
         q.excluded.append(tok[1:])
         return

@@ -79,3 +79,12 @@ def test_an_empty_filter_being_typed_is_not_a_word_and_is_noted():
     for key in ("project", "role", "since", "until", "in"):
         q = parse(f"{key}:", now=NOW)
         assert not q.words and len(q.notes) == 1 and q.notes[0].startswith(f"{key}: needs ")
+
+
+def test_a_prefix_needs_two_letters_and_says_so():
+    """``t*`` and ``*`` were searched as the word ``t`` and as nothing, with no word of it (a
+    fresh-user trial)."""
+    assert parse("t*").notes == ["t*: a prefix needs two letters or more; t searched as a word"]
+    assert parse("*").notes == ["*: a prefix needs two letters or more"]
+    q = parse("database -ret* au*")
+    assert q.notes == [] and q.excluded == ["ret*"] and q.prefixes == ["au"]

@@ -248,6 +248,21 @@ def test_a_prefix_of_many_words_is_searched_as_its_commonest(tmp_path, monkeypat
     assert sorted(ids(r)) == ["0000", "0001", "0002"] and r.notes == []
 
 
+def test_an_excluded_prefix_leaves_out_every_word_it_starts(tmp_path):
+    """``-ret*`` leaves out the sessions holding any word starting with ``ret`` (it was read as
+    the word ``ret``, which left out nothing: a fresh-user trial); ``-t*`` says a prefix needs
+    two letters."""
+    home = tmp_path / "h"
+    e = build(tmp_path,
+              ClaudeSession(home, "a1a10000-0000-4000-8000-000000000000").user("database retry logic"),
+              ClaudeSession(home, "b2b20000-0000-4000-8000-000000000000").user("database returns nulls"),
+              ClaudeSession(home, "c3c30000-0000-4000-8000-000000000000").user("database timeout"))
+    assert ids(e.search("database -ret*", before=0, after=0)) == ["c3c3"]
+    assert sorted(ids(e.search("database -ret", before=0, after=0))) == ["a1a1", "b2b2", "c3c3"]
+    r = e.search("database -t*", before=0, after=0)
+    assert r.notes == ["-t*: a prefix needs two letters or more; t searched as a word"]
+
+
 def test_prefix_scores_do_not_depend_on_the_segment(tmp_path):
     """``auth*`` is scored as the sum of its words' BM25F scores. (Whoosh's ``Prefix`` scored a
     word with BM25 in a segment where the prefix had one word, and without it, boosted, where

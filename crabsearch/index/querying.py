@@ -17,7 +17,7 @@ limit. Field boosts come from :data:`~crabsearch.index.schema.WEIGHTS`.
 
 from __future__ import annotations
 
-from whoosh.query import And, Or, Phrase, Query, Term
+from whoosh.query import And, Or, Phrase, Prefix, Query, Term
 from whoosh.support.levenshtein import distance
 
 from ..query import ParsedQuery
@@ -90,7 +90,9 @@ class Compiler:
         self.phrase_words = phrase_terms(" ".join(pq.words))
         self.phrases = [t for t in (phrase_terms(p) for p in pq.phrases) if t]
         self.prefixes = [p.lower() for p in pq.prefixes]
-        self.excluded = [t for t in (phrase_terms(x) for x in pq.excluded) if t]
+        self.excluded = [t for t in (phrase_terms(x) for x in pq.excluded if not _is_prefix(x)) if t]
+        self.excluded_prefixes = [x.rstrip("*").lower() for x in pq.excluded if _is_prefix(x)]
+        """``-word*``: sessions holding any word that starts so are left out."""
         self.corrections: dict[str, str] = {}
         self.rare: set[str] = set()
         """The words of ``corrections`` repaired to a word found in one message only."""
@@ -200,12 +202,14 @@ class Compiler:
         return parts[0] if len(parts) == 1 else And(parts)
 
     def excluded_query(self) -> Query | None:
-        """Documents holding an excluded word or phrase (any text field, titles included); the
-        engine drops every session that has one."""
-        if not self.excluded:
+        """Documents holding an excluded word or phrase, or any word of an excluded ``prefix*``
+        (any text field, titles included); the engine drops every session that has one."""
+        if not self.excluded and not self.excluded_prefixes:
             return None
         fields = tuple(WEIGHTS)
-        return Or([_phrase(x, fields) for x in self.excluded])
+        # every word of an excluded prefix (Whoosh's Prefix), not its commonest: none may be left in
+        return Or([_phrase(x, fields) for x in self.excluded]
+                  + [Prefix(f, p) for p in self.excluded_prefixes for f in fields])
 
     def repaired_groups(self) -> list[list[str]]:
         """The groups with unknown plain words replaced by their closest frequent neighbour."""
@@ -318,6 +322,11 @@ class Compiler:
             if freq and cand != word and (best is None or (-freq, cand) < best):
                 best = (-freq, cand)
         return best[1] if best else None
+
+
+def _is_prefix(word: str) -> bool:
+    """``word*`` with two letters or more before the ``*`` (the query language's prefix)."""
+    return word.endswith("*") and len(word.rstrip("*")) >= 2
 
 
 def _expand(searcher, field: str, prefix: str, cap: int) -> tuple[list[str], int]:
