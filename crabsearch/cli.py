@@ -59,7 +59,10 @@ def _common(p: argparse.ArgumentParser, *, top: bool = False) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser for every command."""
+    from . import __version__
+
     parser = _Parser(prog="crabsearch", description="Search your past AI coding-agent sessions.")
+    parser.add_argument("--version", action="version", version=f"crabsearch {__version__}")
     _common(parser, top=True)
     sub = parser.add_subparsers(dest="command", parser_class=_Parser)
     p_index = sub.add_parser("index", help="update the index and print a summary")

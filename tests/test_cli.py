@@ -312,3 +312,12 @@ def test_readable_listing_shows_the_hit_where_it_is_in_the_message(tmp_path, mon
     assert code == 0 and "wombat database" in line and line.startswith("   user: …") and len(line) <= 9 + 200
     code, out, _ = run(capsys, "search", "filler1")
     assert next(x for x in out.splitlines() if x.startswith("   user: ")).startswith("   user: filler0 filler1")
+
+
+def test_version():
+    """``crabsearch --version`` prints the package's version (there was none: a fresh-user trial)."""
+    from crabsearch import __version__
+
+    done = subprocess.run([sys.executable, "-m", "crabsearch", "--version"], capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0 and done.stdout.strip() == f"crabsearch {__version__}"

@@ -170,8 +170,9 @@ class ExplainScreen(Panel):
             t.append("Anchored on ", style="dim")
             t.append(f"{ex['anchored_on']} (message #{self.hit.message_index + 1})\n")
             t.append("Score       ", style="dim")
-            t.append(f"{self.hit.score:.3f} = best message {ex['message_score']:.3f}"
-                     f" + title/summary {ex['session_score']:.3f}\n")
+            # the parts as shown, and their sum: `8.478 = 8.479 + 0.000` read wrong (a trial)
+            shown = round(ex["message_score"], 3), round(ex["session_score"], 3)
+            t.append(f"{shown[0] + shown[1]:.3f} = best message {shown[0]:.3f} + title/summary {shown[1]:.3f}\n")
             t.append("Fields      ", style="dim")
             weights = ", ".join(f"{f} ×{w:g}" for f, w in ex["weights"].items()) or "-"
             t.append(weights + "\n")
