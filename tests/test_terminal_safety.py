@@ -331,3 +331,31 @@ def test_keyboard_bytes_that_are_not_utf8_do_not_stop_the_app(tmp_path):
         if proc.poll() is None:
             proc.kill()
         os.close(main)
+
+
+def test_painting_a_line_and_analyzing_a_name_leave_no_reference_cycle():
+    """Garbage that only Python's cyclic collections free: ``Strip.divide`` kept ``[self]`` in the
+    strip's own cache (every painted line a cycle), and a compound's recursive splitter referred
+    to itself. Neither leaves a cycle now (``tui.textual_fixes``, ``analysis._split``)."""
+    import gc
+
+    from rich.segment import Segment
+    from textual.strip import Strip
+
+    from crabsearch.index.analysis import _split
+    from crabsearch.tui import textual_fixes
+
+    textual_fixes.apply()
+    gc.collect()
+    gc.set_debug(gc.DEBUG_SAVEALL)
+    try:
+        strip = Strip([Segment("hello "), Segment("world")])
+        assert strip.divide([strip.cell_length]) == [strip] and len(strip.divide([5, 11])) == 2
+        del strip
+        assert _split("src/auth/getUserById_token-store.ts")[1] > 3
+        gc.collect()
+        left = [type(o).__qualname__ for o in gc.garbage]
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+    assert left == []

@@ -304,6 +304,7 @@ def _split(word: str) -> tuple[tuple[tuple[int, int, int, str], ...], int]:
                 pieces[at] = (a, b, first, LEAF)
 
     walk(0, len(word), 0)
+    walk = None  # noqa: F841 - the nested function refers to itself: a reference cycle otherwise
     return tuple(pieces), leaves
 
 

@@ -27,7 +27,7 @@ from ..text import UNRUNNABLE, printable, runnable
 from .render import short_path
 from .panels import ChoiceScreen, HelpScreen, PathColumns, ResumeScreen, StatusScreen, key_label
 from .screens import RESULT_LIMIT, SearchScreen
-from .terminal_input import tolerate_bad_bytes
+from . import textual_fixes
 
 
 class CrabsearchApp(App[str | None]):
@@ -52,7 +52,7 @@ class CrabsearchApp(App[str | None]):
                  now: datetime | None = None, index_on_start: bool = True, cursor_blink: bool = True,
                  index_tool_output: bool = False, config: Config | None = None) -> None:
         super().__init__()
-        tolerate_bad_bytes()  # a byte that is not UTF-8 on the keyboard: U+FFFD, not a crash
+        textual_fixes.apply()  # bad keyboard bytes: U+FFFD, not a crash; no garbage cycle per painted line
         self.config = config or Config()
         self.index_dir = Path(index_dir)
         self.env = dict(os.environ if env is None else env)
