@@ -25,7 +25,7 @@ from whoosh.util import make_weighted_tree
 
 from .filtering import split_filters
 from .schema import POSITION_TAGS, SHARED_FIELDS
-from .union import FlatOr, FlatUnionMatcher, term_text
+from .union import FlatOr, FlatUnionMatcher, memo_scores, term_text
 from .union import scores as union_scores
 from .whoosh_fixes import leaf_scorer
 
@@ -132,14 +132,14 @@ def _split(words, plains, pairs) -> tuple[list[list[int]], dict[str, dict]]:
     anywhere = set().union(*fields)
     texts = [{t.text for t in q.subqueries} for q in words]
     pair = frozenset(next(iter(t)) for t in texts) if all(len(t) == 1 for t in texts) else frozenset()
+
+    def shared(f: str) -> bool:  # another field of the query can hold words of f's documents
+        return bool(SHARED_FIELDS.get(f, frozenset()) & anywhere)
+
     done = {}
     if pairs and len(words) == 2 and len(pair) == 2:
-        for f in everywhere:
-            by_word = pairs.get((f, pair))
-            if by_word is not None and not SHARED_FIELDS.get(f, frozenset()) & anywhere:
-                done[f] = by_word
-    read = [[j for j, f in enumerate(fs) if f not in done and (f in everywhere or SHARED_FIELDS.get(f, frozenset()) & anywhere)]
-            for fs in fields]
+        done = {f: pairs[(f, pair)] for f in everywhere if (f, pair) in pairs and not shared(f)}
+    read = [[j for j, f in enumerate(fs) if f not in done and (f in everywhere or shared(f))] for fs in fields]
     return read, done
 
 
@@ -157,26 +157,14 @@ def _from_pairs(searcher, plains, fieldname: str, by_word: dict, got: dict, with
     common = a.keys() & b.keys() if within is None else set(filter(b.__contains__, filter(a.__contains__, within)))
     docs = list(common)
     for i, (j, m, boost) in enumerate(leaves):
-        scorer = leaf_scorer(m)
-        table, memo = scorer._crab_table, scorer._crab_memo
         vals = list(map(by_word[texts[i]].__getitem__, docs))
-        # the memo's keys (weight, length byte) in C: one-byte gaps hold len - 1 positions,
-        # the other encodings (a gap over 255) are decoded
+        # weights in C: one-byte gaps hold len - 1 positions; the other encodings (a gap over
+        # 255) are decoded
         weights = list(map(ONE_LESS, map(len, vals)))
         for n in _other_tags(vals):
             weights[n] = frequency(vals[n])
-        keys = list(zip(weights, itemgetter(*docs)(table) if len(docs) > 1 else [table[d] for d in docs]))
-        scs = list(map(memo.get, keys))
-        if None in scs:
-            for n, sc in enumerate(scs):
-                if sc is None:
-                    sc = memo.get(keys[n])
-                    if sc is None:
-                        sc = memo[keys[n]] = scorer._score(keys[n][0], scorer.dfl(docs[n]))
-                    scs[n] = sc
-        scs = list(map(boost.__mul__, scs))
         acc, masks = got[i]
-        acc.update(zip(docs, scs))
+        acc.update(zip(docs, [sc * boost for sc in memo_scores(leaf_scorer(m), docs, weights)]))
         masks.update(dict.fromkeys(docs, 1 << j))
     return common
 

@@ -164,8 +164,9 @@ def scores(searcher, context, phrases, expired=None, within: set[int] | None = N
     ``pairs``, when given (a dict kept for one search and one segment): each phrase read whole
     (no ``within``, no floor) leaves there the postings of its two rarest words,
     ``{(field, frozenset({a, b})): {a: {docnum: positions}, b: {...}}}``, read as far as every
-    document with both words in the field (the two dicts' common keys). The ``all`` rung's scan of the same two words
-    (``conjunction.scores``) takes them from there instead of reading the lists again."""
+    document with both words in the field (the two dicts' common keys). The ``all`` rung's scan
+    of the same two words (``conjunction.scores``) takes them from there instead of reading the
+    lists again."""
     acc: dict[int, float] = {}
     masks: dict[int, int] = {}
     names = [(field, word) for field, words, _, _ in phrases for word in words]

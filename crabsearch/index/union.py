@@ -203,16 +203,7 @@ def scores(plain: list[tuple], expired=None, floor=None, wanted: set[int] | None
             if not deleted and len(ids) > 1 and acc.keys().isdisjoint(ids):
                 # Documents new to the scan (a role field's own, or the first list): the
                 # block's scores by map and zip in C, with the same memo and arithmetic.
-                keys = list(zip(weights, itemgetter(*ids)(table)))
-                scs = list(map(memo.get, keys))
-                if None in scs:
-                    for i, sc in enumerate(scs):
-                        if sc is None:
-                            sc = memo.get(keys[i])
-                            if sc is None:
-                                sc = memo[keys[i]] = scorer._score(keys[i][0], scorer.dfl(ids[i]))
-                            scs[i] = sc
-                acc.update(zip(ids, [sc * boost for sc in scs]))
+                acc.update(zip(ids, [sc * boost for sc in memo_scores(scorer, ids, weights)]))
                 masks.update(dict.fromkeys(ids, flag))
                 continue
             for d, w in zip(ids, weights):
@@ -229,6 +220,26 @@ def scores(plain: list[tuple], expired=None, floor=None, wanted: set[int] | None
                     acc[d] = old + sc * boost
                     masks[d] |= flag
     return acc, masks, False
+
+
+def memo_scores(scorer, ids, weights) -> list[float]:
+    """The BM25F score (before any boost) of each document of ``ids`` at its weight of
+    ``weights`` (parallel sequences), from the scorer's memo by (weight, field-length byte)
+    (``whoosh_fixes`` 4): the keys made and looked up in C, a score worked out (and kept) only
+    for a key not seen before."""
+    if not ids:
+        return []
+    table, memo = scorer._crab_table, scorer._crab_memo
+    keys = list(zip(weights, itemgetter(*ids)(table) if len(ids) > 1 else (table[ids[0]],)))
+    scs = list(map(memo.get, keys))
+    if None in scs:
+        for i, sc in enumerate(scs):
+            if sc is None:
+                sc = memo.get(keys[i])
+                if sc is None:
+                    sc = memo[keys[i]] = scorer._score(keys[i][0], scorer.dfl(ids[i]))
+                scs[i] = sc
+    return scs
 
 
 def _shared_bounds(plain: list[tuple]) -> list[float] | None:
