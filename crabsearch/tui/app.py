@@ -15,6 +15,7 @@ from pathlib import Path
 
 from rich.console import Group
 from rich.text import Text
+from textual import events
 from textual.app import App, SystemCommand
 from textual.binding import Binding
 
@@ -28,6 +29,7 @@ from .render import short_path
 from .panels import ChoiceScreen, HelpScreen, PathColumns, ResumeScreen, StatusScreen, key_label
 from .screens import RESULT_LIMIT, SearchScreen
 from . import textual_fixes
+from .idle_gc import TICK, IdleCollector
 
 
 class CrabsearchApp(App[str | None]):
@@ -53,6 +55,7 @@ class CrabsearchApp(App[str | None]):
                  index_tool_output: bool = False, config: Config | None = None) -> None:
         super().__init__()
         textual_fixes.apply()  # bad keyboard bytes: U+FFFD, not a crash; no garbage cycle per painted line
+        self.collector = IdleCollector()
         self.config = config or Config()
         self.index_dir = Path(index_dir)
         self.env = dict(os.environ if env is None else env)
@@ -156,6 +159,19 @@ class CrabsearchApp(App[str | None]):
         if cfg.problem:
             self.notify(f"config {cfg.problem}", severity="warning", timeout=8)
         self.push_screen(SearchScreen())
+        # Python's full garbage collections: when the user is idle, not in a typed query's way.
+        self.collector.start()
+        self.set_interval(TICK, self._collect_if_idle)
+
+    async def on_event(self, event: events.Event) -> None:
+        if isinstance(event, events.InputEvent):
+            self.collector.input()
+        await super().on_event(event)
+
+    def _collect_if_idle(self) -> None:
+        """A full collection if one is due and the user idle: no worker but the index refresh
+        running (a search, a session's scan, an export: the user waits for them)."""
+        self.collector.tick(busy=any(not w.is_finished and w.group != "index" for w in self.workers))
 
     def notify(self, message: str, **kwargs) -> None:
         """Textual's notify, with markup off: messages quote paths, config sections (``[keys]``)
@@ -493,6 +509,7 @@ class CrabsearchApp(App[str | None]):
         return _Message(t, PathColumns(rows), tail)
 
     def on_unmount(self) -> None:
+        self.collector.stop()
         self.engine.close()
 
 
