@@ -11,7 +11,7 @@ from whoosh.fields import ID, TEXT, Schema
 from whoosh.filedb.filestore import RamStorage
 from whoosh.query import Phrase, Term
 
-from crabsearch.index import Indexer
+from crabsearch.index import Indexer, analysis
 from crabsearch.index.analysis import (
     CJKBigramTokenizer, CompoundTokenizer, folded_contexts, group_leaves, groups, phrase_terms, spans, term_spans,
     terms, text_analyzer)
@@ -425,3 +425,34 @@ def test_group_leaves_keep_the_parts_in_order():
     assert group_leaves("foo.foo getUserById x") == [
         (["foo.foo", "foo"], ["foo", "foo"]), (["getuserbyid", "get", "user", "by", "id"], ["get", "user", "by", "id"]),
         (["x"], ["x"])]
+
+
+NEAR_WORDS = [
+    "token", "refresh", "Token", "REFRESH", "tokenRefresh", "refresh_token", "isn't", "user's", "O'Reilly",
+    "a'b'c", "'", "the", "src/auth/token-store.ts", "getUserById", "C++", "#123", "--no-verify", "@types/node",
+    "x" * 300, "tok", "fresh", "re-fresh", "token.", "(token)", "refresh,", "tokens", "refreshed", "v1.2.3",
+    "user@example.com", "http://x.y/token?refresh=1", "isnt", "token\nrefresh", "a\tb",
+]
+NEAR_WANTED = ["token", "refresh", "the", "isnt", "user", "oreilly", "tok*", "ref*", "get", "getuserbyid", "c",
+               "123", "ts", "x" * 300, "abc"]
+
+
+def test_ascii_spans_found_near_matches_are_those_of_the_whole_text(monkeypatch):
+    """``term_spans`` analyzes ASCII text only around the places a wanted word can be
+    (``_near_matches``, issue 13: the app highlights a screenful of long messages per typed
+    query); it must give exactly the spans of analyzing the whole text, also for words that
+    are not a substring of the text (``isn't`` is ``isnt``), prefixes and long stretches."""
+    rng = random.Random(13)
+    cases = []
+    for _ in range(3000):
+        words = rng.choices(NEAR_WORDS, k=rng.randint(1, 50))
+        seps = rng.choices([" ", " ", "  ", "", "\n", ".", ", "], k=len(words))
+        text = "".join(w + s for w, s in zip(words, seps))
+        cases.append((text, set(rng.sample(NEAR_WANTED, rng.randint(1, 4)))))
+    cases.append(("prose " * 200 + "isn't it " + "prose " * 200 + "the token", {"isnt", "token"}))
+    fast = [analysis.term_spans(text, wanted) for text, wanted in cases]
+    monkeypatch.setattr(analysis, "_near_matches",
+                        lambda text, wanted, prefixes: analysis.text_analyzer()(text, chars=True))
+    whole = [analysis.term_spans(text, wanted) for text, wanted in cases]
+    assert fast == whole
+    assert sum(map(bool, whole)) > 2000  # most cases highlight something
