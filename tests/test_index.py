@@ -368,3 +368,26 @@ def test_readers_read_segments_in_place_not_copies(tmp_path):
     f = ViewFile(memoryview(b"ab\ncd"))
     assert (f.readline(), f.tell(), f.read(1), f.read(), f.read()) == (b"ab\n", 3, b"c", b"d", b"")
     assert f.seek(-2, 2) == 3 and f.read(5) == b"cd" and f.seek(1) == 1 and f.readline() == b"b\n"
+
+
+def test_a_hit_in_an_older_segment_gets_the_sessions_current_document(tmp_path):
+    """A row's session document is looked up in its hit message's segment first
+    (``filtering.live_document``); after an append, the transcript's session document there is
+    the deleted one, and the current one (two messages) is in a newer segment."""
+    home = tmp_path / "home"
+    for i in range(40):  # enough documents that the first segment is neither merged nor purged
+        ClaudeSession(home).user(f"other question {i}").assistant("other answer").write()
+    s = ClaudeSession(home).user("first question about quokkas")
+    path = s.write()
+    idx = make_indexer(home, tmp_path)
+    idx.refresh()
+    s.assistant("an answer mentioning zanzibar")
+    path.write_text(path.read_text() + json.dumps(s.lines[-1]) + "\n")
+    idx.refresh()
+    engine = Engine(tmp_path / "index")
+    try:
+        assert len(engine._get_searcher().leaf_searchers()) > 1  # the old message stays where it was
+        [hit] = engine.search("quokkas").hits
+    finally:
+        engine.close()
+    assert hit.message_index == 0 and hit.session.message_count == 2

@@ -13,7 +13,7 @@ from collections import OrderedDict
 from whoosh.query import And, Or, Term
 
 from ..hits import Hit, Item, SessionRef, abandoned_ranges, branch_window, in_ranges, last_compaction
-from ..index.filtering import filters, in_window, passing, term_docs
+from ..index.filtering import filters, in_window, live_document, passing, term_docs
 from ..index.schema import WEIGHTS
 from ..model import Role, Session
 from ..redact import redact as redact_secrets
@@ -33,15 +33,16 @@ class Sessions:
         """Drop the session documents kept (a new searcher)."""
         self._docs.clear()
 
-    def ref(self, searcher, fkey: str, mask: bool) -> SessionRef | None:
-        """The session of transcript ``fkey`` (its session document, kept per searcher: a lookup
-        asks every segment), or None when it has none."""
+    def ref(self, searcher, fkey: str, mask: bool, near: int | None = None) -> SessionRef | None:
+        """The session of transcript ``fkey`` (its session document, kept per searcher), or None
+        when it has none. ``near``: a document of the transcript, whose segment is asked first
+        (``index.filtering.live_document``); without it, every segment is asked."""
         docs = self._docs
         if fkey in docs:
             docs.move_to_end(fkey)
             fields = docs[fkey]
         else:
-            fields = docs[fkey] = searcher.document(mkey=f"{fkey}:s")
+            fields = docs[fkey] = live_document(searcher, "mkey", f"{fkey}:s", near)
             if len(docs) > SESSION_DOCS_KEPT:
                 docs.popitem(last=False)
         if not fields:
@@ -84,7 +85,7 @@ class Sessions:
                 continue
             if f.get("agent") != agent or f.get("ts") != ts or f.get("skey") == own or f["skey"] in others:
                 continue
-            other = self.ref(searcher, f["fkey"], mask)
+            other = self.ref(searcher, f["fkey"], mask, docnum)
             if other is None or windows.doc_text(other.session, f) != text:
                 continue
             others[f["skey"]] = other.session.session_id
@@ -193,7 +194,8 @@ class Sessions:
                 break
             m_fields = None if row.m_doc is None else searcher.stored_fields(row.m_doc)
             s_fields = None if row.s_doc is None else searcher.stored_fields(row.s_doc)
-            ref = self.ref(searcher, (m_fields or s_fields)["fkey"], mask)
+            ref = self.ref(searcher, (m_fields or s_fields)["fkey"], mask,
+                           row.m_doc if row.m_doc is not None else row.s_doc)
             if ref is None:
                 continue
             by_message = bool(m_fields and m_fields.get("role"))
