@@ -492,3 +492,18 @@ def test_title_scores_of_some_sessions_are_those_of_all(searcher, word):
     some = frozenset(k for k, _ in full[::2]) | {"claude:not-a-session"}
     part, _ = best_per_session(searcher, q, 1000, SegmentKeys(), titles_of=some)
     assert [(k, b.score, b.docnum) for k, b in part] == [(k, b.score, b.docnum) for k, b in full if k in some]
+
+
+def test_schema_lookups_answer_as_whooshs():
+    """whoosh_fixes 12: a declared field from the schema's dict at once; a dynamic field and a
+    missing name as Whoosh answers them."""
+    from whoosh.fields import ID, TEXT, Schema
+
+    whoosh_fixes.install()
+    schema = Schema(body=TEXT, key=ID(stored=True))
+    schema.add("*_tag", ID, glob=True)
+    assert "body" in schema and schema["body"] is schema._fields["body"]
+    assert "x_tag" in schema and isinstance(schema["x_tag"], ID)  # dynamic: the original way
+    assert "nothing" not in schema
+    with pytest.raises(KeyError):
+        schema["nothing"]
