@@ -609,41 +609,46 @@ def find_secrets(text: str) -> list[tuple[int, int]]:
     return [(start, end) for start, end, _ in _scan(text)]
 
 
-MEMO_CHARS = 4_000_000
-"""Characters of text whose masked form :func:`redact` keeps (cleared when full; ~4-8 MB)."""
-
-_memo: dict[str, str] = {}
-_memo_size = [0]
-
-
 def redact(text: str) -> str:
     """``text`` with every secret masked (see the module docstring for the rules).
 
-    Returns ``text`` itself when there is nothing to mask. The answer is kept for the same text
-    again (:data:`MEMO_CHARS`): the patterns are fixed for the process, and a search masks the
-    title, summary and window messages of every row it shows, mostly the rows of the keystroke
-    before (a quarter of a typed query's row building at 1 GB was this scan)."""
-    done = _memo.get(text)
-    if done is not None:
-        return done
+    Returns ``text`` itself when there is nothing to mask."""
     hits = _scan(text)
     if not hits:
-        out = text
-    else:
-        parts = []
-        pos = 0
-        for start, end, replacement in hits:
-            parts.append(text[pos:start])
-            parts.append(replacement)
-            pos = end
-        parts.append(text[pos:])
-        out = "".join(parts)
-    if _memo_size[0] + len(text) > MEMO_CHARS:
-        _memo.clear()
-        _memo_size[0] = 0
-    if len(text) <= MEMO_CHARS // 16:
-        _memo[text] = out
-        _memo_size[0] += len(text)
+        return text
+    parts = []
+    pos = 0
+    for start, end, replacement in hits:
+        parts.append(text[pos:start])
+        parts.append(replacement)
+        pos = end
+    parts.append(text[pos:])
+    return "".join(parts)
+
+
+KEPT_CHARS = 4_000_000
+"""Characters of text whose masked form :func:`redact_kept` keeps (cleared when full; ~4-8 MB)."""
+
+_kept: dict[str, str] = {}
+_kept_chars = 0
+
+
+def redact_kept(text: str) -> str:
+    """:func:`redact`, its answer kept for the same text again (:data:`KEPT_CHARS`; a text over
+    a sixteenth of it is not kept). For search results: a search masks the title, summary and
+    window messages of every row it shows, mostly the rows of the keystroke before (a quarter of
+    a typed query's row building at 1 GB was this scan). The patterns are fixed for the process.
+    Indexing masks each message once and calls :func:`redact`."""
+    global _kept_chars
+    out = _kept.get(text)
+    if out is None:
+        out = redact(text)
+        if len(text) <= KEPT_CHARS // 16:
+            if _kept_chars + len(text) > KEPT_CHARS:
+                _kept.clear()
+                _kept_chars = 0
+            _kept[text] = out
+            _kept_chars += len(text)
     return out
 
 

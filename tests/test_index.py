@@ -19,6 +19,11 @@ def make_indexer(home, tmp_path):
     return Indexer(tmp_path / "index", env={"HOME": str(home)})
 
 
+def append_last(path, s) -> None:
+    """Append the session builder ``s``'s last line to its transcript ``path`` (as the agent does)."""
+    path.write_text(path.read_text() + json.dumps(s.lines[-1]) + "\n")
+
+
 def hits_for(tmp_path, query, **kw):
     engine = Engine(tmp_path / "index")
     try:
@@ -47,7 +52,7 @@ def test_appended_lines_are_read_from_the_stored_offset(tmp_path):
     idx = make_indexer(home, tmp_path)
     idx.refresh()
     s.assistant("an answer mentioning zanzibar")
-    path.write_text(path.read_text() + json.dumps(s.lines[-1]) + "\n")
+    append_last(path, s)
     report = idx.refresh()
     assert report.files_read == 1 and report.messages_added == 1
     assert report.bytes_read < path.stat().st_size  # only the tail was read
@@ -180,7 +185,7 @@ def test_a_running_engine_sees_rewrites_and_deletions(tmp_path):
     engine = Engine(tmp_path / "index")
     assert len(engine.recent()) == 1 and len(engine.search("tapir").hits) == 1
     s.user("appended words about okapi")
-    path.write_text(path.read_text() + json.dumps(s.lines[-1]) + "\n")
+    append_last(path, s)
     idx.refresh()
     assert len(engine.recent()) == 1  # the session document was replaced, not duplicated
     [hit] = engine.search("okapi").hits
@@ -382,7 +387,7 @@ def test_a_hit_in_an_older_segment_gets_the_sessions_current_document(tmp_path):
     idx = make_indexer(home, tmp_path)
     idx.refresh()
     s.assistant("an answer mentioning zanzibar")
-    path.write_text(path.read_text() + json.dumps(s.lines[-1]) + "\n")
+    append_last(path, s)
     idx.refresh()
     engine = Engine(tmp_path / "index")
     try:

@@ -472,21 +472,21 @@ def test_a_json_escaped_newline_ends_an_unquoted_value():
 
 
 def test_the_same_text_again_is_masked_the_same_from_the_memo(monkeypatch):
-    """``redact`` keeps its answers (a search masks the rows of the keystroke before again); the
-    memo gives the same masked text, holds at most ``MEMO_CHARS`` characters, and a text seen
-    before is not scanned again."""
+    """``redact_kept`` (search results) keeps its answers (a search masks the rows of the
+    keystroke before again); the memo gives the same masked text, holds at most ``KEPT_CHARS``
+    characters, and a text seen before is not scanned again."""
     import crabsearch.redact as r
 
-    monkeypatch.setattr(r, "MEMO_CHARS", 4096)
-    monkeypatch.setattr(r, "_memo", {})
-    monkeypatch.setattr(r, "_memo_size", [0])
+    monkeypatch.setattr(r, "KEPT_CHARS", 4096)
+    monkeypatch.setattr(r, "_kept", {})
+    monkeypatch.setattr(r, "_kept_chars", 0)
     text = f"export OPENAI_API_KEY={SK} and carry on"
-    first = redact(text)
+    first = r.redact_kept(text)
     assert SK not in first and "carry on" in first
     scans = []
     monkeypatch.setattr(r, "_scan", lambda t: scans.append(t) or [])
-    assert redact("".join(text)) == first and not scans  # an equal string: from the memo
+    assert r.redact_kept("".join(text)) == first and not scans  # an equal string: from the memo
     for i in range(200):
-        redact(f"plain text number {i} " * 4)
-    assert r._memo_size[0] <= 4096 and sum(map(len, r._memo)) == r._memo_size[0]
+        r.redact_kept(f"plain text number {i} " * 4)
+    assert r._kept_chars <= 4096 and sum(map(len, r._kept)) == r._kept_chars
     assert len(scans) == 200

@@ -17,12 +17,11 @@ from __future__ import annotations
 import heapq
 import time
 from array import array
-from bisect import bisect_right
 from dataclasses import dataclass
 from itertools import groupby
 
 from . import colfile, conjunction, mixed, phrases
-from .filtering import in_window, is_filter_term, passing, split_filters, term_filter_ids
+from .filtering import in_window, is_filter_term, leaf_of, passing, split_filters, term_filter_ids
 from .union import FlatOr, FlatUnionMatcher, scores, term_text
 
 ANY_AGENT = "*"
@@ -197,12 +196,12 @@ class SegmentKeys:
 
     def key_of(self, searcher, docnum: int) -> str:
         """The session key of global document ``docnum`` of ``searcher``."""
-        sub, d = _leaf(searcher, docnum)
+        sub, d = leaf_of(searcher, docnum)
         return self.keys(sub)[d]
 
     def updated_of(self, searcher, docnum: int) -> int:
         """The ``updated`` time (ms, 0 when unset) of global document ``docnum`` of ``searcher``."""
-        sub, d = _leaf(searcher, docnum)
+        sub, d = leaf_of(searcher, docnum)
         return self.updated(sub)[d]
 
     def keep_only(self, searcher) -> None:
@@ -213,14 +212,6 @@ class SegmentKeys:
             for sid in [s for s in cache if s not in live]:
                 del cache[sid]
         self._tried &= live
-
-
-def _leaf(searcher, docnum: int):
-    """``(leaf searcher, its document number)`` of global document ``docnum``."""
-    leaves = searcher.leaf_searchers()
-    i = bisect_right([off for _, off in leaves], docnum) - 1
-    sub, offset = leaves[i]
-    return sub, docnum - offset
 
 
 def best_per_session(searcher, query, limit: int, keys: SegmentKeys, *, newest: bool = False,

@@ -105,6 +105,14 @@ def term_docs(searcher, fieldname: str, text: str) -> list[int]:
         return []
 
 
+def leaf_of(searcher, docnum: int):
+    """``(leaf searcher, its document number)`` of global document ``docnum``."""
+    leaves = searcher.leaf_searchers()
+    i = bisect_right([off for _, off in leaves], docnum) - 1
+    sub, offset = leaves[i]
+    return sub, docnum - offset
+
+
 def live_document(searcher, fieldname: str, text: str, near: int | None = None) -> dict | None:
     """The stored fields of the live document of ``searcher`` whose ``fieldname`` holds ``text``
     (a unique key: a transcript's session document by ``mkey``), or None. ``near``, a global
@@ -112,15 +120,11 @@ def live_document(searcher, fieldname: str, text: str, near: int | None = None) 
     with its messages, so it is usually in a hit message's segment, one term lookup instead of
     one in every segment (16 at 1 GB; a search looks up a session document per row shown). Only
     when it is not there are all segments asked (``Searcher.document``)."""
-    if near is not None and fieldname in searcher.schema:
-        leaves = searcher.leaf_searchers()
-        sub, _ = leaves[bisect_right([off for _, off in leaves], near) - 1]
-        reader = sub.reader()
-        raw = searcher.schema[fieldname].to_bytes(text)
-        if (fieldname, raw) in reader:
-            for d in reader.postings(fieldname, raw).all_ids():
-                if not reader.is_deleted(d):
-                    return reader.stored_fields(d)
+    if near is not None:
+        sub, _ = leaf_of(searcher, near)
+        docs = term_docs(sub, fieldname, text)  # a segment's postings leave its deleted documents out
+        if docs:
+            return sub.stored_fields(docs[0])
     return searcher.document(**{fieldname: text})
 
 

@@ -16,7 +16,7 @@ from ..hits import Hit, Item, SessionRef, abandoned_ranges, branch_window, in_ra
 from ..index.filtering import filters, in_window, live_document, passing, term_docs
 from ..index.schema import WEIGHTS
 from ..model import Role, Session
-from ..redact import redact as redact_secrets
+from ..redact import redact_kept as redact_secrets
 from .caps import MAX_ITEM_BYTES, SESSION_DOCS_KEPT
 
 

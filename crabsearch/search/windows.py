@@ -13,7 +13,7 @@ from collections import OrderedDict
 from ..hits import (GONE, UNAVAILABLE, Item, SessionRef, abandoned_ranges, cut_around, cut_bytes, densest,
                     in_ranges, transcript_gone)
 from ..model import Session, from_ms
-from ..redact import redact as redact_secrets
+from ..redact import redact_kept as redact_secrets
 from ..sources import SOURCES
 from .caps import MATCH_SCAN, RECORDS_KEPT
 

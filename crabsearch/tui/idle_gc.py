@@ -56,7 +56,7 @@ class IdleCollector:
         self.clock = clock
         self.last_input = clock()
         self.collections = 0
-        """Full collections run by :meth:`tick` (the status and tests read it)."""
+        """Full collections run by :meth:`tick` (tests read it)."""
         self._saved: tuple[int, ...] | None = None
 
     def start(self) -> None:
