@@ -57,7 +57,7 @@ async def test_the_recent_sessions_are_in_the_first_paint(sample, monkeypatch):
         return display(self, screen, renderable)
 
     def counted(self, *a, **k):
-        workers.append(a[0])
+        workers.append(self._asked[0])  # the text the worker is started for
         return search(self, *a, **k)
 
     monkeypatch.setattr(App, "_display", frame)
@@ -128,6 +128,35 @@ async def test_each_key_searches_at_once_and_stops_the_stale_search(sample, monk
         assert all(stop.is_set() for _, stop in stops[:-1]) and not stops[-1][1].is_set()
         assert app.screen.result.query == "backoff"
         assert app.screen.query_one(ResultList).option_count == 1
+
+
+async def test_a_burst_of_keys_searches_for_the_text_as_it_is_not_once_per_key(sample, monkeypatch):
+    """400 characters arriving as single keys before the app handles the first (a terminal
+    without bracketed paste): one search worker takes the newest text when it is free, and the
+    box and the results end on the whole text. A worker per key (each cancelling all the ones
+    before it) made 2,000 keys freeze the box for seconds."""
+    from textual import events
+    from textual.worker_manager import WorkerManager
+
+    started: list[str] = []
+    add = WorkerManager.add_worker
+
+    def add_worker(self, worker, start=True, exclusive=True):
+        started.append(worker.group)
+        return add(self, worker, start, exclusive)
+
+    monkeypatch.setattr(WorkerManager, "add_worker", add_worker)
+    text = ("the nightly backoff job " * 20)[:400] + "backoff"
+    app = make_app(sample)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(app, pilot)
+        started.clear()
+        for ch in text:
+            app.post_message(events.Key("space" if ch == " " else ch, ch))
+        await settle(app, pilot)
+        assert app.screen.query_one("#query").value == text
+        assert app.screen.result.query == text
+        assert 1 <= started.count("search") <= 10
 
 
 async def test_down_enter_expands_and_plus_minus_resize(sample):

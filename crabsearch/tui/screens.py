@@ -140,6 +140,9 @@ class SearchScreen(Screen):
         self._generation = 0
         self._shown = -1
         self._stop: threading.Event | None = None  # set to end the search running (a newer one came)
+        self._asked: tuple | None = None  # the newest search asked for, not started yet
+        self._asked_lock = threading.Lock()
+        self._searching = False  # a search worker is running (it takes what is asked next, too)
         self.result: SearchResult | None = None
         self._shown_sort = self.sort
         self._pending: SearchDone | None = None
@@ -296,21 +299,42 @@ class SearchScreen(Screen):
         """Search for ``text`` (or list recent sessions when blank) in a worker, at once: a key
         searches without waiting for the typing to pause. The search still running, whose answer
         is now stale, is told to stop (``Engine.search``'s ``stop``): it ends at its next look at
-        the clock, so the newest text's search starts within milliseconds, not after it.
-        ``here``: answer on this thread, shown before the next paint (the first list, when the
-        app has read it already)."""
+        the clock, and the worker then takes the newest text (:meth:`_search`). ``here``: answer
+        on this thread, shown before the next paint (the first list, when the app has read it
+        already)."""
         self._generation += 1
         if self._stop is not None:
             self._stop.set()
         self._stop = threading.Event()
         if here:
             self._show(self._answer(text, self._generation, self._stop))
-        else:
-            self._search(text, self._generation, self._stop)
+            return
+        with self._asked_lock:
+            self._asked = (text, self._generation, self._stop)
+            start, self._searching = not self._searching, True
+        if start:
+            self._search()
 
-    @work(thread=True, exclusive=True, group="search", exit_on_error=False)
-    def _search(self, text: str, generation: int, stop: threading.Event) -> None:
-        self.post_message(self._answer(text, generation, stop))
+    @work(thread=True, group="search", exit_on_error=False)
+    def _search(self) -> None:
+        """Answer the newest search asked for, then the one asked meanwhile, until none is left:
+        one worker at a time. Keys sent faster than they are searched (2,000 characters typed
+        into the box one by one, by a terminal without bracketed paste) search for the text as it
+        is when the worker gets to it, not once per key: a worker per key froze the box for
+        seconds (each new one cancelled every earlier one still listed, O(keys²))."""
+        try:
+            while True:
+                with self._asked_lock:
+                    asked, self._asked = self._asked, None
+                    if asked is None:
+                        self._searching = False
+                        return
+                if not asked[2].is_set():  # else a newer search was asked for since
+                    self.post_message(self._answer(*asked))
+        except BaseException:
+            with self._asked_lock:  # the next search starts a worker again
+                self._searching = False
+            raise
 
     def _answer(self, text: str, generation: int, stop: threading.Event) -> SearchDone:
         """The search for ``text`` (the recent sessions when blank), as the message that shows it."""
