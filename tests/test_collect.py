@@ -507,3 +507,47 @@ def test_schema_lookups_answer_as_whooshs():
     assert "nothing" not in schema
     with pytest.raises(KeyError):
         schema["nothing"]
+
+
+def unwrapped(m):
+    """The leaf matcher inside the filter and boost wrappers of a term's matcher."""
+    while hasattr(m, "child"):
+        m = m.child
+    return m
+
+
+def test_term_matchers_from_kept_copies_are_whooshs(tmp_path):
+    """whoosh_fixes 13: a term's matcher on a segment (copied from one kept per word) is the
+    matcher Whoosh's own path makes: the same class, documents, scores, values and blocks, with
+    deleted documents left out and the boost applied; one used up leaves the next one whole."""
+    from whoosh.codec.whoosh3 import W3LeafMatcher
+    from whoosh.matching import ListMatcher, NullMatcher
+
+    home = tmp_path / "home"
+    sessions = []
+    for n in range(3):
+        s = ClaudeSession(home, f"{n:04d}bbbb-0000-4000-8000-000000000000")
+        for i in range(150 if n < 2 else 3):  # long lists of several blocks, and short ones
+            s.user(f"the walrus cache {i} {'rare' if i == 7 else 'common'}").assistant("retry the cache")
+        s.write()
+        sessions.append(s)
+        Indexer(tmp_path / "index", env={"HOME": str(home)}).refresh()
+    ix = delete_without_merging(tmp_path / "index", f"claude:{sessions[1].session_id}")
+    kinds = set()
+    with ix.searcher() as s:
+        assert len(s.leaf_searchers()) >= 2
+        for sub, _ in s.leaf_searchers():
+            ctx = sub.context(needs_current=True)
+            for field, word, boost in [("user", "walrus", 1.5), ("user", "rare", 1.5), ("assistant", "retry", 1.0),
+                                       ("user", "absentword", 1.0), ("nosuchfield", "walrus", 1.0)]:
+                q = Term(field, word, boost=boost)
+                for _ in range(3):  # then from the kept copy, each after the one before is used up
+                    ours, theirs = q.matcher(sub, ctx), whoosh_fixes._original_term_matcher(q, sub, ctx)
+                    assert type(ours) is type(theirs)
+                    leaf, their_leaf = unwrapped(ours), unwrapped(theirs)
+                    kinds.add(type(leaf))
+                    assert walk(ours) == walk(theirs)
+                    if type(leaf) is W3LeafMatcher:
+                        assert leaf.scorer is their_leaf.scorer  # the segment's scorer (fix 11)
+                        assert leaf.__dict__.keys() == their_leaf.__dict__.keys()
+    assert {W3LeafMatcher, ListMatcher} <= kinds and type(NullMatcher) in kinds

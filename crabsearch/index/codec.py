@@ -341,6 +341,9 @@ class CompactCursor(base.FieldCursor):
         return self._text is not None
 
 
+_new_leaf = object.__new__
+
+
 class CompactTermsReader(base.TermsReader):
     """Whoosh's ``TermsReader`` over a :class:`TermTable`: the same answers as
     ``W3TermsReader`` (``term_info`` raises ``TermNotFound``, ``frequency`` and
@@ -353,6 +356,7 @@ class CompactTermsReader(base.TermsReader):
         self._fieldunmap = {num: name for name, num in self._fieldmap.items()}
         self._postfile = postfile
         self._infos: dict[tuple[str, bytes], w3.W3TermInfo | None] = {}
+        self._fresh: dict[tuple[str, bytes], w3.W3LeafMatcher] = {}
 
     def _keycoder(self, fieldname: str, tbytes: bytes) -> bytes:
         return w3.pack_ushort(self._fieldmap.get(fieldname, 65535)) + tbytes
@@ -417,6 +421,32 @@ class CompactTermsReader(base.TermsReader):
     def matcher(self, fieldname, tbytes, format_, scorer=None):
         return self._codec.postings_reader(self._postfile, self.term_info(fieldname, tbytes), format_,
                                            term=(fieldname, tbytes), scorer=scorer)
+
+    def fresh_matcher(self, fieldname: str, tbytes: bytes, format_, scorer):
+        """:meth:`matcher`, or None for a word not in the segment; a posting list's matcher is
+        a copy of one kept untouched per word (:data:`INFOS_KEPT` words at most), on its first
+        block: its header is not read and unpickled again (``whoosh_fixes`` 13). A matcher's
+        state is its attributes (offsets, the block's header, lazily its decoded block), and
+        the postings file is shared by every matcher of the segment anyway (each seeks before
+        it reads)."""
+        key = (fieldname, tbytes)
+        kept = self._fresh.get(key)
+        if kept is None:
+            try:
+                info = self._info(fieldname, tbytes)
+            except KeyError:
+                return None
+            m = self._codec.postings_reader(self._postfile, info, format_, term=key, scorer=scorer)
+            if type(m) is w3.W3LeafMatcher:
+                if len(self._fresh) >= INFOS_KEPT:
+                    self._fresh.clear()
+                kept = self._fresh[key] = _new_leaf(w3.W3LeafMatcher)
+                kept.__dict__.update(m.__dict__)
+            return m
+        m = _new_leaf(w3.W3LeafMatcher)
+        m.__dict__.update(kept.__dict__)
+        m.scorer = scorer
+        return m
 
     def close(self) -> None:
         self._table.dbfile.close()

@@ -1,4 +1,4 @@
-"""Eleven fixes to the pinned whoosh-reloaded 2.7.5 (no longer maintained), measured on the
+"""Thirteen fixes to the pinned whoosh-reloaded 2.7.5 (no longer maintained), measured on the
 bench corpora; :func:`install` puts them in place (``crabsearch.index.store`` calls it).
 
 1. **Zero-copy segments.** Whoosh reads segments through mmap but wraps each mapped sub-file in
@@ -60,6 +60,14 @@ bench corpora; :func:`install` puts them in place (``crabsearch.index.store`` ca
    ``__getitem__`` and a ``try``, and every term lookup, matcher and stored-fields read asks the
    schema two to four times (a typed query at 1 GB: ~10,000 lookups). A declared field is now
    answered from the schema's dict; any other name goes the original way (dynamic fields).
+13. **A term's matcher in a few steps.** ``Term.matcher`` on a segment went through the schema
+   (three times), the reader's ``__contains__`` and ``postings``, each converting the text to
+   bytes again, then read and unpickled the list's first block header: 15-25 us a matcher, and
+   a typed two-word query at 1 GB makes ~650 of them (each word in five fields and 16
+   segments, again at each rung and scan). On a segment of the compact codec
+   (``index.codec``) it now looks the word up once, takes the segment's scorer (fix 11) and
+   copies a matcher kept untouched per word (``CompactTermsReader.fresh_matcher``); the same
+   matcher (class, state, scorer) as before. Any other case goes the original way.
 """
 
 from __future__ import annotations
@@ -71,7 +79,10 @@ from math import log
 import whoosh.filedb.compound as _compound
 from whoosh import fields as _fields
 from whoosh import scoring as _scoring
+from whoosh import matching as _matching
+from whoosh import reading as _reading
 from whoosh import searching as _searching
+from whoosh.query import terms as _terms
 from whoosh.query.spans import Span, SpanNear2
 from whoosh.codec import whoosh3 as _w3
 from whoosh.matching.mcore import ReadTooFar
@@ -251,17 +262,55 @@ def searcher_postings(self, fieldname, text, weighting=None, qf=1):
     several segments goes the original way."""
     if not self.is_atomic():
         return _original_postings(self, fieldname, text, weighting, qf)
-    weighting = weighting or self.weighting
-    scorers = self.__dict__.get("_crab_scorers")
+    return self.ixreader.postings(fieldname, text, scorer=_scorer(self, weighting or self.weighting, fieldname,
+                                                                  text, qf))
+
+
+def _scorer(searcher, weighting, fieldname: str, text, qf=1):
+    """The scorer of a term in a segment's ``searcher``, made once (fix 11)."""
+    scorers = searcher.__dict__.get("_crab_scorers")
     if scorers is None:
-        scorers = self._crab_scorers = {}
+        scorers = searcher._crab_scorers = {}
     key = (weighting, fieldname, text, qf)  # the model itself: a live object's key is never reused
     scorer = scorers.get(key)
     if scorer is None:
         if len(scorers) >= MEMO_SCORERS:
             scorers.clear()
-        scorer = scorers[key] = weighting.scorer(self, fieldname, text, qf=qf)
-    return self.ixreader.postings(fieldname, text, scorer=scorer)
+        scorer = scorers[key] = weighting.scorer(searcher, fieldname, text, qf=qf)
+    return scorer
+
+
+_original_term_matcher = _terms.Term.matcher
+
+
+def term_matcher(self, searcher, context=None):
+    """``Term.matcher`` (fix 13): on a segment of the compact codec, for a declared field, the
+    word looked up once and its matcher copied (``CompactTermsReader.fresh_matcher``), with the
+    segment's scorer; deleted documents left out and the boost applied as Whoosh does. Any other
+    case (a subclass, a multi-segment or closed reader, another codec, a dynamic field, a
+    minimum quality) goes the original way, which raises what it raises."""
+    reader = searcher.ixreader
+    terms = getattr(reader, "_terms", None)
+    fresh = getattr(terms, "fresh_matcher", None)
+    field = searcher.schema._fields.get(self.fieldname)
+    if (type(self) is not _terms.Term or fresh is None or field is None or self.minquality
+            or type(reader) is not _reading.SegmentReader or reader.is_closed):
+        return _original_term_matcher(self, searcher, context)
+    fieldname = self.fieldname
+    try:
+        text = field.to_bytes(self.text)
+    except ValueError:
+        return _matching.NullMatcher()
+    if (fieldname, text) not in terms:
+        return _matching.NullMatcher()
+    weighting = (searcher.weighting if context is None else context.weighting) or searcher.weighting
+    m = fresh(fieldname, text, field.format, _scorer(searcher, weighting, fieldname, text))
+    deleted = reader.deleted_docs_set
+    if deleted:
+        m = FilterMatcher(m, deleted, exclude=True)
+    if self.boost != 1.0:
+        m = _matching.WrappingMatcher(m, boost=self.boost)
+    return m
 
 
 def leaf_scorer(m):
@@ -395,3 +444,4 @@ def install() -> None:
     _searching.Searcher.postings = searcher_postings
     _fields.Schema.__getitem__ = schema_getitem
     _fields.Schema.__contains__ = schema_contains
+    _terms.Term.matcher = term_matcher
