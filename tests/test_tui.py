@@ -592,6 +592,26 @@ def test_a_snippet_shows_the_stretch_holding_most_query_words():
     assert snippet(far, ["hook", "error"], width=80).plain.startswith("error first")
 
 
+def test_a_snippet_of_words_too_far_apart_for_one_line_shows_two_stretches():
+    """Two query words a line apart in one message (a fresh-user trial: the row showed one of
+    them): two stretches of half the line, in the message's order, joined by `` … ``, each word
+    highlighted; a row too narrow for two stretches, or one word, keeps one."""
+    from crabsearch.tui.render import HIGHLIGHT, JOIN, snippet
+
+    far = "We looked at it. The first error came early. " + "filler words here " * 40 + \
+        "then the hook at last and then some more words to end the message"
+    for width in (80, 120):
+        line = snippet(far, ["hook", "error"], width=width)
+        first, second = line.plain.split(JOIN)
+        assert "error" in first and "hook" in second and len(line.plain) <= width + 1
+        assert [line.plain[s.start:s.end] for s in line.spans if s.style == HIGHLIGHT] == ["error", "hook"]
+    assert JOIN not in snippet(far, ["hook", "error"], width=60).plain  # halves under PART_MIN
+    assert JOIN not in snippet(far, ["hook"], width=80).plain
+    late_first = "hook up front. " + "filler words here " * 40 + "an error near the end"
+    first, second = snippet(late_first, ["error", "hook"], width=80).plain.split(JOIN)
+    assert first.startswith("hook up front") and "error" in second
+
+
 def test_a_snippet_shows_a_phrase_where_it_is_not_its_words_apart_before_it():
     """A phrase late in a long message: the snippet (and a long hit's cut, ``hits.densest``)
     starts before the phrase, not before the phrase's two words seen apart near the top (a user

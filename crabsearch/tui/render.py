@@ -85,6 +85,12 @@ def highlighted(text: str, terms: list[str], style: str = "") -> Text:
 WORD_SNAP = 12
 """At most this many characters of a cut word are skipped so that a snippet starts at a word."""
 
+JOIN = " … "
+"""Between the two stretches of a snippet whose query words are too far apart for one."""
+
+PART_MIN = 30
+"""The narrowest stretch of a two-stretch snippet (characters): a narrower row shows one."""
+
 
 def snippet(text: str, terms: list[str], width: int = 160) -> Text:
     """One line of ``text`` (whitespace collapsed), ``width`` characters, from its start when the
@@ -93,23 +99,61 @@ def snippet(text: str, terms: list[str], width: int = 160) -> Text:
     when one starts within :data:`WORD_SNAP` characters, and early enough to fill the line when
     the stretch is near the message's end: a message holding two query words apart shows both
     when they fit in the line (it showed the first match only: ``hook error`` showed ``error``).
-    The text is analyzed once; the line's highlights are the matches found in it, cut where the
-    line cuts them."""
+    When the line cannot hold every query word the message holds (a fresh-user trial: one of
+    two words shown), it shows two stretches of half the width, in the message's order joined
+    by :data:`JOIN`: the densest, and the densest of the words it leaves out (as a web search's
+    snippet does). The text is analyzed once; the line's highlights are the matches found in it,
+    cut where the line cuts them."""
     flat = " ".join(printable(text).split())
     marks = Engine.term_spans(flat, terms)
-    start, lead = 0, ""
-    if marks:
-        reach = max(1, width - width // 4 - 2)
-        first = densest([(s, t) for s, _, t in marks], reach)
-        end = max(e for s, e, _ in marks if first <= s < first + reach)
-        if end >= width:  # the words do not fit in the line from its start (its last cell is
-            # the row's `…`): start a little before them
-            start = max(0, min(first - width // 4, len(flat) - width + 1))
-            space = flat.find(" ", start, min(first, start + WORD_SNAP))
-            if start and space >= 0:  # from the next word, not from inside one
-                start = space + 1
-            lead = "…" if start else ""
-    stop = start + width + 1 - len(lead)
+    start, lead = _place(flat, marks, width)
+    half = (width - len(JOIN)) // 2
+    if marks and half >= PART_MIN and _left_out(marks, start, start + width + 1 - len(lead)):
+        a_start, a_lead = _place(flat, marks, half)
+        a_stop = a_start + half - len(a_lead)
+        rest = _left_out(marks, a_start, a_stop)
+        if rest:
+            b_start, b_lead = _place(flat, rest, half + 1)
+            b_stop = b_start + half + 1 - len(b_lead)
+            if b_start >= a_stop or b_stop <= a_start:  # apart: each shows its own words
+                (s1, l1, e1), (s2, l2, e2) = sorted([(a_start, a_lead, a_stop), (b_start, b_lead, b_stop)])
+                out = _stretch(flat, marks, s1, l1, e1 - s1 + len(l1))
+                out.rstrip()
+                out.append(JOIN)
+                out.append_text(_stretch(flat, marks, s2, "", e2 - s2 + len(l2)))  # JOIN says what it left out
+                return out
+    return _stretch(flat, marks, start, lead, width + 1)
+
+
+def _place(flat: str, marks: list[tuple[int, int, str]], width: int) -> tuple[int, str]:
+    """``(start, lead)`` of a ``width``-character stretch of ``flat`` showing the densest of
+    ``marks`` (:func:`snippet`'s rule); ``lead`` is ``…`` when it does not start the text."""
+    if not marks:
+        return 0, ""
+    reach = max(1, width - width // 4 - 2)
+    first = densest([(s, t) for s, _, t in marks], reach)
+    end = max(e for s, e, _ in marks if first <= s < first + reach)
+    if end < width:  # the words fit from the text's start
+        return 0, ""
+    # The words do not fit in the line from its start (its last cell is the row's `…`): start a
+    # little before them
+    start = max(0, min(first - width // 4, len(flat) - width + 1))
+    space = flat.find(" ", start, min(first, start + WORD_SNAP))
+    if start and space >= 0:  # from the next word, not from inside one
+        start = space + 1
+    return start, ("…" if start else "")
+
+
+def _left_out(marks: list[tuple[int, int, str]], start: int, stop: int) -> list[tuple[int, int, str]]:
+    """The ``marks`` of the terms that no mark shows whole within ``[start, stop)``."""
+    shown = {t for s, e, t in marks if start <= s and e <= stop}
+    return [m for m in marks if m[2] not in shown]
+
+
+def _stretch(flat: str, marks: list[tuple[int, int, str]], start: int, lead: str, n: int) -> Text:
+    """``n`` characters: ``lead`` then ``flat`` from ``start``, with the ``marks`` in it
+    highlighted (cut where it cuts them)."""
+    stop = start + n - len(lead)
     out = Text(lead + flat[start:stop])
     for s, e, _ in marks:
         s, e = max(s, start), min(e, stop)
