@@ -1682,3 +1682,50 @@ async def test_down_before_the_rows_come_moves_into_them_when_they_do(many, monk
         await pilot.press("down", *"s")  # typing on after Down: the box keeps the focus and keys
         await settle(pilot)
         assert app.focused is box and box.value == "capybaras"
+
+
+# -- a fresh-user trial: the footer at 80 columns -------------------------------------------
+
+
+def _footer_hints(app) -> dict:
+    """The footer's hints shown on screen, by key (``[`` and ``]`` of a group too), each
+    asserted whole and left of the palette key (docked right)."""
+    from textual.widgets._footer import FooterKey, FooterLabel
+
+    from crabsearch.tui.screens import KeyFooter
+
+    footer = app.screen.query_one(KeyFooter)
+    palette = footer.query_one(".-command-palette")
+    assert palette.region.right == footer.region.right
+    shown = {}
+    for widget in footer.query("FooterKey, FooterLabel"):
+        if widget is palette or not widget.display or not widget.parent.display:
+            continue
+        text = widget.key_display + widget.description if isinstance(widget, FooterKey) else str(widget.content)
+        assert widget.region.width >= len(text) and widget.region.right <= palette.region.x, text
+        shown[widget.key_display if isinstance(widget, FooterKey) else str(widget.content)] = widget
+    return shown
+
+
+@pytest.mark.parametrize("width", [80, 50])
+async def test_every_footer_hint_shown_fits_and_the_session_view_names_both_brackets(sample, width):
+    """At 80 columns the session view's footer showed ``f`` of ``f2 Status`` and a highlighted
+    row's ended in ``f3 Agen``: the least needed hints are left out until the others fit whole;
+    Esc, F1, Ctrl+Q and a row's ``o`` stay. The session view shows ``[ ] Hits`` (it showed
+    ``] Next hit`` only)."""
+    app = app_of(sample)
+    async with app.run_test(size=(width, 24)) as pilot:
+        await settle(pilot)
+        assert {"f1", "^q"} <= set(_footer_hints(app))
+        await pilot.press(*"cron")
+        await settle(pilot)
+        await pilot.press("down")
+        await settle(pilot)
+        hints = _footer_hints(app)
+        assert {"o", "esc", "f1", "^q"} <= set(hints)
+        await pilot.press("o")
+        await settle(pilot)
+        assert isinstance(app.screen, SessionScreen)
+        hints = _footer_hints(app)
+        assert {"[", "]", "Hits", "esc", "f1", "^q"} <= set(hints)
+        assert hints["["].region.right < hints["]"].region.x < hints["Hits"].region.x  # `[ ] Hits`

@@ -13,6 +13,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Input, ProgressBar, Static
+from textual.widgets._footer import FooterKey, FooterLabel, KeyGroup
 from textual.worker import get_current_worker
 
 from ..hits import transcript_gone
@@ -106,10 +107,53 @@ class KeyFooter(Footer):
 
     def _fit(self) -> None:
         """Textual's compact style (one cell less around each key) when the keys would not fit in
-        one line otherwise: at 140 columns, a highlighted row's keys lost ``f2 Status``."""
-        keys = list(self.query("FooterKey"))
-        wide = sum(cell_len(k.key_display) + cell_len(k.description) + 3 for k in keys)
-        self.compact = wide > self.size.width
+        one line otherwise: at 140 columns, a highlighted row's keys lost ``f2 Status``. When even
+        that does not fit, hints are left out in :data:`FOOTER_DROPS` order until the rest do
+        (a fresh-user trial: at 80 columns the session view showed ``f`` of ``f2 Status`` and a
+        highlighted row's keys ended in ``f3 Agen``); every key is in the help (F1) all the same."""
+        hints = self._hints()
+        for _, _, _, widgets in hints:
+            for w in widgets:
+                w.display = True
+        width = self.size.width
+        self.compact = sum(wide for _, wide, _, _ in hints) > width
+        if not self.compact:
+            return
+        used = sum(narrow for _, _, narrow, _ in hints)
+        for action in FOOTER_DROPS:
+            if used <= width:
+                break
+            for actions, _, narrow, widgets in hints:
+                if action in actions and widgets[0].display:
+                    for w in widgets:
+                        w.display = False
+                    used -= narrow
+
+    def _hints(self) -> list[tuple[set[str], int, int, list]]:
+        """The footer's hints as ``(actions, width, compact width, widgets)``: a key with its
+        description, a group of keys with its label (``[ ] Hits``), the palette key; widths in
+        cells, margins and paddings included (Textual's footer styles and ``app.tcss``)."""
+        out: list[tuple[set[str], int, int, list]] = []
+        for child in self.children:
+            if isinstance(child, FooterLabel) and out:
+                actions, wide, narrow, widgets = out[-1]
+                label = cell_len(str(child.content)) + 1
+                out[-1] = (actions, wide + label, narrow + label, widgets + [child])
+            elif isinstance(child, KeyGroup):
+                keys = list(child.query(FooterKey))
+                width = sum(cell_len(k.key_display) + 1 for k in keys) + 1  # a cell before each, one after
+                out.append(({k.action for k in keys}, width, width, [child]))
+            elif isinstance(child, FooterKey):
+                width = cell_len(child.key_display) + cell_len(child.description)
+                palette = child.has_class("-command-palette")
+                out.append(({child.action}, width + (5 if palette else 3), width + (3 if palette else 2), [child]))
+        return out
+
+
+FOOTER_DROPS = ("widen", "narrow", "toggle_sort", "pick_date", "pick_project", "pick_agent", "status",
+                "explain", "cycle_tools", "find", "copy", "resume", "open")
+"""Actions whose footer hints are left out, first to last, while the footer's keys do not fit in
+its line (``KeyFooter._fit``); Esc, F1, Ctrl+Q, ``[ ]`` and the palette key always stay."""
 
 
 class SearchScreen(Screen):

@@ -60,6 +60,9 @@ class _Block:
     height: int = 0
 
 
+HITS = Binding.Group("Hits", compact=True)
+
+
 class TranscriptView(ScrollView, can_focus=True):
     """Pages of one session's messages. ``load(offset, limit) -> list[Item]`` reads them (the
     screen passes the engine's ``page``); ``total`` is the session's message count; the view opens
@@ -74,8 +77,8 @@ class TranscriptView(ScrollView, can_focus=True):
         Binding("end,G", "last", "End", show=False, id="last"),
         Binding("enter", "toggle_message", "Expand", show=False, id="expand-message"),
         Binding("e", "toggle_full", "Full text", show=False, id="full-text"),
-        Binding("right_square_bracket", "next_hit", "Next hit", id="next-hit"),
-        Binding("left_square_bracket", "previous_hit", "Prev hit", show=False, id="previous-hit"),
+        Binding("left_square_bracket", "previous_hit", "Prev hit", id="previous-hit", group=HITS),
+        Binding("right_square_bracket", "next_hit", "Next hit", id="next-hit", group=HITS),
         Binding("J", "next_message", "Next msg", show=False, id="next-message"),
         Binding("K", "previous_message", "Prev msg", show=False, id="previous-message"),
         Binding("n", "find_next", "Find next", show=False, id="find-next"),
