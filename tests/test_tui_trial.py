@@ -1729,3 +1729,31 @@ async def test_every_footer_hint_shown_fits_and_the_session_view_names_both_brac
         hints = _footer_hints(app)
         assert {"[", "]", "Hits", "esc", "f1", "^q"} <= set(hints)
         assert hints["["].region.right < hints["]"].region.x < hints["Hits"].region.x  # `[ ] Hits`
+
+
+# -- a fresh-user trial: the message `]` went to is marked ------------------------------------
+
+
+async def test_the_marker_follows_the_match_the_brackets_go_to(fruity):
+    """After ``]`` the message it went to had no ``▶`` (the hit kept it): where the jump landed
+    did not show. The marker, and its tinted background, follow the current match."""
+    import re
+
+    app = app_of(fruity)
+    async with app.run_test(size=(100, 30)) as pilot:
+        view = await _open(app, pilot, "zebra")
+
+        def marked() -> list[str]:
+            return [re.match(r"▶ *(#\d+)", row).group(1) for row in _screen_rows(app) if row.startswith("▶")]
+
+        assert marked() == [f"#{view.hit_index + 1}"]
+        view.go_to(0)
+        await settle(pilot)
+        for key, landed in (("right_square_bracket", 2), ("right_square_bracket", 5), ("left_square_bracket", 2)):
+            await pilot.press(key)
+            await settle(pilot)
+            assert view.cursor == landed
+            assert marked() == [f"#{landed + 1}"]  # only there
+            tinted = [b.item.message_index for b in view._blocks if b.strips
+                      and next(iter(b.strips[0])).style.bgcolor != view.rich_style.bgcolor]
+            assert tinted == [landed]

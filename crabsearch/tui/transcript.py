@@ -66,7 +66,8 @@ HITS = Binding.Group("Hits", compact=True)
 class TranscriptView(ScrollView, can_focus=True):
     """Pages of one session's messages. ``load(offset, limit) -> list[Item]`` reads them (the
     screen passes the engine's ``page``); ``total`` is the session's message count; the view opens
-    with message ``start`` at the top, and marks ``hit_index`` and the query ``terms``."""
+    with message ``start`` at the top, highlights the query ``terms`` and marks the current match
+    (``match``: ``hit_index``, then the message ``]`` / ``[`` went to)."""
 
     BINDINGS = [
         Binding("up,k", "scroll_up", "Up", show=False),
@@ -107,6 +108,10 @@ class TranscriptView(ScrollView, can_focus=True):
         self.total = total
         self.start = start
         self.hit_index = hit_index
+        self.match = hit_index
+        """The current match, marked ``▶`` on a tinted background: the hit, then the message the
+        last ``]`` / ``[`` went to (a fresh-user trial: the hit stayed marked, the message jumped
+        to was not)."""
         self.terms = terms
         self._blocks: list[_Block] = []
         self._tops: list[int] = [0]  # first line of each block, then the total height
@@ -363,15 +368,15 @@ class TranscriptView(ScrollView, can_focus=True):
         block.height = len(block.strips)
 
     def _base_style(self, item: Item) -> Style:
-        if item.message_index == self.hit_index:
+        if item.message_index == self.match:
             return self.rich_style + Style(bgcolor="grey23" if self.app.current_theme.dark else "grey85")
         return self.rich_style
 
     def _header(self, item: Item) -> Strip:
-        """The message's first line: ``▶`` on the hit, ``#N`` (reversed at the cursor), label,
-        time, branch and subagent marks."""
+        """The message's first line: ``▶`` on the current match, ``#N`` (reversed at the cursor),
+        label, time, branch and subagent marks."""
         header = Text(no_wrap=True, overflow="ellipsis")
-        header.append("▶ " if item.message_index == self.hit_index else "  ", style="bold cyan")
+        header.append("▶ " if item.message_index == self.match else "  ", style="bold cyan")
         header.append(f"#{item.message_index + 1}", style="bold reverse" if item.message_index == self.cursor
                       else "dim")
         header.append(" ")
@@ -392,7 +397,7 @@ class TranscriptView(ScrollView, can_focus=True):
         styles are in it, so a theme change empties the cache: ``rerender()``)."""
         look = self._look(item)
         key = (item.message_index, hash(item.text), self._width, look,
-               tuple(tuple(sorted(s.items())) for s in item.subagents))
+               tuple(tuple(sorted(s.items())) for s in item.subagents), item.message_index == self.match)
         cached = self._bodies.get(key)
         if cached is not None:
             return cached
@@ -483,6 +488,17 @@ class TranscriptView(ScrollView, can_focus=True):
                 b.strips[0] = self._header(b.item)
         self.refresh()
 
+    def _set_match(self, message_index: int) -> None:
+        """Mark message ``message_index`` as the current match (the mark leaves the last one):
+        the two messages are rendered again where they are, their heights unchanged."""
+        if message_index == self.match:
+            return
+        old, self.match = self.match, message_index
+        for b in self._blocks:
+            if b.strips and b.item.message_index in (old, message_index):
+                self._render_block(b)
+        self.refresh()
+
     def go_to(self, message_index: int) -> None:
         """Make message ``message_index`` the cursor and put it at the top (loading its page when
         it is not loaded)."""
@@ -526,6 +542,7 @@ class TranscriptView(ScrollView, can_focus=True):
         if target is None:
             self.notify("No more matches " + ("below" if step > 0 else "above"))
         else:
+            self._set_match(target)
             self.go_to(target)
             self._show_match(target)
 
