@@ -1757,3 +1757,46 @@ async def test_the_marker_follows_the_match_the_brackets_go_to(fruity):
             tinted = [b.item.message_index for b in view._blocks if b.strips
                       and next(iter(b.strips[0])).style.bgcolor != view.rich_style.bgcolor]
             assert tinted == [landed]
+
+
+# -- a fresh-user trial: the help at 50 columns -----------------------------------------------
+
+
+def _help_entries(lines: list[str], column: int) -> list[tuple[str, str]]:
+    """``(keys, what)`` read back from the help's lines, with the descriptions at ``column``:
+    a line is a heading, blank, keys at two spaces (with the start of their description at
+    ``column``, or alone), or more of the description starting exactly at ``column``."""
+    out = []
+    for line in lines:
+        if not line.strip() or not line.startswith(" "):
+            continue  # blank, a heading
+        if line[2] != " ":
+            beside = line[column - 2:column] == "  " and line[column:column + 1].strip()
+            out.append((line[2:column].strip() if beside else line.strip(), line[column:] if beside else ""))
+        else:
+            assert not line[:column].strip() and line[column] != " ", f"under the keys: {line!r}"
+            out[-1] = (out[-1][0], (out[-1][1] + " " + line[column:]).strip())
+    return out
+
+
+@pytest.mark.parametrize("width", [50, 80])
+async def test_the_help_wraps_each_description_under_itself(sample, width):
+    """F1 at 50x20: the descriptions wrapped under the keys (``(empty: recent)`` at the panel's
+    left edge, every entry on two broken lines). Each description now wraps under its own start;
+    on a narrow panel the key column narrows and keys too wide for it take a line of their own."""
+    from rich.cells import cell_len
+    from textual.geometry import Region
+
+    from crabsearch.tui.panels import KEYS
+
+    app = app_of(sample)
+    async with app.run_test(size=(width, 20)) as pilot:
+        await settle(pilot)
+        await pilot.press("f1")
+        await pilot.pause()
+        body = app.screen.query_one(".panel-body")
+        lines = [s.text.rstrip() for s in body.render_lines(Region(0, 0, body.size.width, body.size.height))]
+        column = next(line.index("search as you type") for line in lines if "search as you type" in line)
+        assert column <= 16 if width == 50 else column == 22
+        assert _help_entries(lines, column) == [(k, w) for _, keys in KEYS for k, w, *_ in keys]
+        assert max(cell_len(line) for line in lines) <= body.size.width

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import textwrap
 
 from rich.cells import cell_len
 from rich.measure import Measurement
@@ -61,6 +62,30 @@ KEYS = [
 ]
 
 
+KEY_COLUMN = 22
+"""Where the help's descriptions start: two spaces, the keys (18 cells at most), two spaces."""
+WHAT_ROOM = 26
+"""The fewest cells the help leaves a description beside its keys: a narrower panel (a 50-column
+terminal) narrows the key column, and keys too wide for it take a line of their own."""
+
+
+def key_entry(keys: str, what: str, room: int) -> Text:
+    """One help entry in ``room`` cells: ``keys`` in a column, ``what`` after them, wrapped at
+    spaces under its own start (at 50 columns it wrapped under the keys, a fresh-user trial). The
+    column is :data:`KEY_COLUMN`, narrowed to leave :data:`WHAT_ROOM` cells; keys too wide for
+    it are on a line of their own, ``what`` under the column on the next."""
+    column = max(8, min(KEY_COLUMN, room - WHAT_ROOM))
+    head = f"  {keys}"
+    t = Text()
+    if cell_len(head) + 2 > column:
+        t.append(head + "\n", style="bold cyan")
+        head = ""
+    t.append(head + " " * (column - cell_len(head)), style="bold cyan")
+    lines = textwrap.wrap(what, max(10, room - column), break_on_hyphens=False) or [""]  # not inside a date
+    t.append(("\n" + " " * column).join(lines) + "\n")
+    return t
+
+
 KEY_NAMES = {"escape": "Esc", "right_square_bracket": "]", "left_square_bracket": "[", "slash": "/",
              "question_mark": "?", "plus": "+", "minus": "-", "equals_sign": "=", "space": "space",
              "pageup": "PgUp", "pagedown": "PgDn", "home": "Home", "end": "End", "enter": "Enter",
@@ -113,6 +138,14 @@ class Panel(ModalScreen):
         """The panel's text."""
         raise NotImplementedError
 
+    def _room(self) -> int:
+        """The panel's text width: 90 columns or the screen's, but its border, padding and a
+        scrollbar."""
+        return min(90, self.app.size.width) - 2 - 4 - 2
+
+    def on_resize(self) -> None:
+        self.query_one(".panel-body", Static).update(self.body())
+
     def compose(self) -> ComposeResult:
         with VerticalScroll(classes="panel"):
             yield Static(Text(self.TITLE, style="bold"), classes="panel-title")
@@ -133,14 +166,14 @@ class HelpScreen(Panel):
             t.append("Rebound in your config: ", style="bold yellow")
             t.append(", ".join(f"{action} → {keys}" for action, keys in sorted(rebound.items())) + "\n\n")
         defaults = default_keys() if rebound else {}
+        room = self._room()
         for n, (group, keys) in enumerate(KEYS):
             if n:
                 t.append("\n")
             t.append(f"{group}\n", style="bold underline")
             for key, what, *ids in keys:
                 key = rebound_keys(ids[0], key, rebound, defaults) if ids and rebound else key
-                t.append(f"  {key:<20}", style="bold cyan")
-                t.append(f"{what}\n")
+                t.append_text(key_entry(key, what, room))
         return t
 
 
@@ -196,14 +229,6 @@ class StatusScreen(Panel):
         if self._text is None:
             self._text = printable(self.app.status_text())
         return Text("\n".join(wrap_paths(self._text, self._room())))
-
-    def _room(self) -> int:
-        """The panel's text width: 90 columns or the screen's, but its border, padding and a
-        scrollbar."""
-        return min(90, self.app.size.width) - 2 - 4 - 2
-
-    def on_resize(self) -> None:
-        self.query_one(".panel-body", Static).update(self.body())
 
     def refreshed(self) -> None:
         """The index was refreshed (the live watcher, the periodic refresh): read the report
