@@ -159,6 +159,28 @@ async def test_a_burst_of_keys_searches_for_the_text_as_it_is_not_once_per_key(s
         assert 1 <= started.count("search") <= 10
 
 
+async def test_editing_keys_in_a_burst_apply_where_they_were_typed(sample):
+    """Backspace and the arrows sent in one burst with printable keys (automation, a fast
+    typist) edit the box in the order the keys came: Textual ran the box's bindings only once
+    the key had bubbled up to the app, after the printable keys behind it were inserted
+    (a fresh-user trial: ``snapx``, Backspace, ``shot`` gave ``snapxsho``; Backspace right
+    after Down was lost)."""
+    from textual import events
+
+    app = make_app(sample)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(app, pilot)
+        for keys, want in (([*"snapx", "backspace", *"shot"], "snapshot"),
+                           ([*"cron", "left", "left", *"XY", "end", *"!"], "crXYon!"),
+                           ([*"cron", "down", "backspace"], "cro")):  # into the results and back
+            app.screen.query_one("#query").value = ""
+            await settle(app, pilot)
+            for k in keys:
+                app.post_message(events.Key(k, k if len(k) == 1 else None))
+            await settle(app, pilot)
+            assert app.screen.query_one("#query").value == want
+
+
 async def test_down_enter_expands_and_plus_minus_resize(sample):
     app = make_app(sample)
     async with app.run_test(size=(100, 30)) as pilot:

@@ -17,7 +17,7 @@ from typing import Callable
 from rich.cells import cell_len, get_character_cell_size
 from rich.style import Style
 from rich.text import Text
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
@@ -172,6 +172,26 @@ class SafeInput(Input):
     """Input's watcher sets it at every key (the text's width); as Widget's reactive it asked for
     a layout of the whole screen each time, ~10 ms a key at 1 GB (issue 13, typing). The box's
     own size never depends on it, and scrolling reads it as it is: a repaint is enough."""
+
+    async def _on_key(self, event: events.Key) -> None:
+        """Each key acts where the focus is when its turn comes, in the order the keys came
+        (automation, a fast typist, a paste without bracketed paste: a fresh-user trial).
+        Textual ran a key's bindings only once the key had bubbled up to the app, through each
+        ancestor's queue, while the keys behind it were handled in the box meanwhile: Backspace
+        deleted a character typed after it (``snapx``, Backspace, ``shot`` gave ``snapxsho``).
+        So a key that is not text runs its bindings here (the box's own first, then the
+        screen's and the app's: Textual's binding chain), and a key that waited here while an
+        earlier one moved the focus (Down, into the results) goes where the focus went (Enter
+        right after Down expands the first row)."""
+        focused = self.app.focused
+        if focused is not None and focused is not self:
+            event.stop()
+            event.prevent_default()  # Input's own handler (text) is not called
+            focused.post_message(events.Key(event.key, event.character))
+            return
+        if not event.is_printable and await self.app._check_bindings(event.key):
+            event.stop()
+            event.prevent_default()
 
     @property
     def _shown(self) -> str:
