@@ -147,7 +147,10 @@ def _filter(q: ParsedQuery, key: str, value: str, agents: tuple[str, ...], now: 
         elif key == "since":
             q.since = day
         else:  # until a day includes that whole day
-            q.until = day + timedelta(days=1) if not _RELATIVE.match(value) else day
+            if _RELATIVE.match(value):
+                q.until = day
+            else:
+                q.until = LATEST if day > LATEST - timedelta(days=1) else day + timedelta(days=1)
     elif key == "in":
         if value.lower() == "tools":
             q.in_tools = True
@@ -167,13 +170,26 @@ def parse_day(value: str, now: datetime) -> datetime | None:
     m = _RELATIVE.match(v)
     if m:
         n, unit = int(m.group(1)), m.group(2)
-        delta = {"h": timedelta(hours=n), "d": timedelta(days=n), "w": timedelta(weeks=n),
-                 "m": timedelta(days=30 * n)}[unit]
-        return (now - delta).astimezone(timezone.utc)
+        try:
+            delta = {"h": timedelta(hours=n), "d": timedelta(days=n), "w": timedelta(weeks=n),
+                     "m": timedelta(days=30 * n)}[unit]
+            return (now - delta).astimezone(timezone.utc)
+        except OverflowError:  # further back than year 1 (``since:99999999d``, a fresh-user trial)
+            return EARLIEST
     try:
-        return _local_midnight(date.fromisoformat(v), tz)
+        d = date.fromisoformat(v)
     except ValueError:
         return None
+    try:
+        return _local_midnight(d, tz)
+    except OverflowError:  # 0001-01-01 east of UTC, 9999-12-31 west of it
+        return EARLIEST if d.year == 1 else LATEST
+
+
+EARLIEST = datetime.min.replace(tzinfo=timezone.utc)
+"""A ``since:``/``until:`` further back than Python's dates go: the earliest moment there is."""
+LATEST = datetime.max.replace(tzinfo=timezone.utc)
+"""The end of a day past Python's last one (``until:9999-12-31``): the latest moment there is."""
 
 
 def _local_midnight(d: date, tz) -> datetime:

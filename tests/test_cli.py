@@ -37,6 +37,16 @@ def home(tmp_path, monkeypatch):
 run = run_cli  # (exit code, stdout, stderr)
 
 
+def test_a_date_past_pythons_range_is_a_query_not_an_error(home, capsys):
+    """``since:99999999d`` (a fresh-user trial: ``error: Python int too large to convert to C
+    int``, exit 1): every session since the earliest moment; ``until:`` that far back, none."""
+    code, out, err = run(capsys, "search", "cron since:99999999d", "--json")
+    assert code == 0, err
+    assert len(json.loads(out)["hits"]) == 2
+    code, out, err = run(capsys, "search", "cron until:99999999h", "--json")
+    assert code == 0 and json.loads(out)["hits"] == [], err
+
+
 def test_search_json_shape(home, capsys):
     code, out, err = run(capsys, "search", "cron", "--json")
     assert code == 0, err

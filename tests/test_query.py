@@ -62,6 +62,27 @@ def test_days(value, expected):
     assert parse_day(value, NOW) == expected
 
 
+@pytest.mark.parametrize("text,since,until", [
+    ("since:99999999d", "earliest", None),
+    ("since:99999m", "earliest", None),
+    ("since:" + "9" * 30 + "w", "earliest", None),
+    ("until:99999999h", None, "earliest"),
+    ("since:0001-01-01", "earliest", None),  # local midnight, UTC+2: before year 1 in UTC
+    ("until:9999-12-31", None, "latest"),  # west of UTC (below): the day ends after Python's last moment
+])
+def test_dates_past_pythons_range_are_its_ends_not_an_error(text, since, until):
+    """A relative date further back than year 1, or a day at the end of Python's range (a
+    fresh-user trial: ``since:99999999d`` failed the command with ``Python int too large to
+    convert to C int`` and left the app on stale rows): the earliest or latest moment there is,
+    no note; the search runs."""
+    from crabsearch.query import EARLIEST, LATEST
+
+    ends = {"earliest": EARLIEST, "latest": LATEST, None: None}
+    now = NOW.astimezone(timezone(timedelta(hours=-5))) if until == "latest" else NOW
+    q = parse("database " + text, agents=AGENTS, now=now)
+    assert (q.since, q.until, q.notes, q.words) == (ends[since], ends[until], [], ["database"])
+
+
 def test_long_query_is_cut():
     q = parse("word " * 200, now=NOW)
     assert q.cut and 505 <= len(q.text) <= 512
