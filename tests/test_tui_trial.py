@@ -366,6 +366,29 @@ async def test_an_unexpected_search_error_shows_one_line_and_logs_the_details(sa
         assert oct(app.error_log.stat().st_mode)[-3:] == "600"
 
 
+async def test_an_error_reading_the_filters_is_shown_not_the_rows_before(sample, tmp_path, monkeypatch):
+    """The filters are read inside the search's error handling: an exception there (a
+    fresh-user trial: a date past Python's range) said nothing and left the last query's rows
+    on screen as if they were the answer."""
+    from crabsearch.tui import screens
+
+    app = app_of(sample)
+    app.error_log = tmp_path / "errors.log"
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press(*"cron")
+        await settle(pilot)
+
+        def broken(*args, **kwargs):
+            raise OverflowError("date value out of range")
+
+        monkeypatch.setattr(screens, "check_filters", broken)
+        await pilot.press(*" since:9d")
+        await settle(pilot)
+        status = str(app.screen.query_one("#status").render())
+        assert status.startswith("The search failed unexpectedly") and app.screen.result.hits == []
+
+
 async def test_engine_errors_on_the_app_s_own_thread_are_one_line_not_a_crash(sample, tmp_path):
     """Expanding a row, opening a session and copying a message call the engine on the app's
     thread: an exception there (an index swapped under a reader, a bug) is shown, not fatal."""

@@ -385,8 +385,9 @@ class SearchScreen(Screen):
         engine = self.app.engine
         error = rebuild = None
         kept = False
-        query, problems = check_filters(text, tuple(SOURCES))  # filters that mean nothing: left out
+        problems: list[str] = []
         try:
+            query, problems = check_filters(text, tuple(SOURCES))  # filters that mean nothing: left out
             if query.strip():
                 # The last word with no space after it may still be being typed: read as a prefix.
                 typing = not text[-1:].isspace() and text.split()[-1:] == query.split()[-1:]
