@@ -317,7 +317,10 @@ def test_exclusions_or_an_ignored_filter_alone_list_recent_sessions(tmp_path):
     result = engine.search("since:banana")
     assert result.route == "recent" and len(result.hits) == 3 and any("filter ignored" in n for n in result.notes)
     assert engine.search("-walrus agent:codex").hits[0].session.agent == "codex"
-    assert engine.search("((").hits == []  # punctuation alone: nothing to match, nothing listed
+    for text in ("((", "--", "🦀"):  # punctuation or symbols alone: nothing to match, nothing listed, a note why
+        result = engine.search(text)
+        assert result.hits == [] and result.notes == ["nothing to search for: punctuation and symbols alone "
+                                                      "are not indexed"]
     result = engine.search("  ")  # nothing typed: as the app's empty box (a trial: "no sessions match ''")
     assert result.route == "recent" and len(result.hits) == 3
     assert result.notes == ["nothing to search for: listing recent sessions"]

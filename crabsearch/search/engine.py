@@ -192,6 +192,8 @@ class Engine:
                     elif not pq.has_filters:
                         result.notes.append("nothing to search for: listing recent sessions"
                                             + (" without the excluded words" if pq.excluded else ""))
+                else:  # a fresh-user trial: `--` or `🦀` answered nothing, with no word why
+                    result.notes.append("nothing to search for: punctuation and symbols alone are not indexed")
                 return result
             # The kind term is implied by the fields searched (never on both kinds of document).
             # since:/until: are checked by the collectors (time_window), not as Whoosh ranges.
