@@ -551,3 +551,29 @@ def test_term_matchers_from_kept_copies_are_whooshs(tmp_path):
                         assert leaf.scorer is their_leaf.scorer  # the segment's scorer (fix 11)
                         assert leaf.__dict__.keys() == their_leaf.__dict__.keys()
     assert {W3LeafMatcher, ListMatcher} <= kinds and type(NullMatcher) in kinds
+
+
+def test_a_table_of_contents_replaced_while_it_is_read_is_read_again(tmp_path, monkeypatch):
+    """whoosh_fixes 14: the latest table of contents deleted between listing and opening it
+    (another process committed) is listed and read again, as Whoosh's ``reader()`` does, not
+    raised (a CLI search failed with ``FileNotFoundError: _MAIN_1.toc`` while indexers ran)."""
+    from whoosh.index import TOC
+
+    ClaudeSession(tmp_path / "home").user("the walrus").write()
+    Indexer(tmp_path / "index", env={"HOME": str(tmp_path / "home")}).refresh()
+    ix, _ = open_index(tmp_path / "index", create=False)
+    read, calls = TOC.read.__func__, []
+
+    def flaky(cls, storage, indexname, gen=None, schema=None):
+        calls.append(gen)
+        if len(calls) < 3:
+            raise FileNotFoundError(2, "No such file or directory", f"_{indexname}_1.toc")
+        return read(cls, storage, indexname, gen, schema)
+
+    monkeypatch.setattr(TOC, "read", classmethod(flaky))
+    assert len(ix._read_toc().segments) >= 1 and len(calls) == 3
+    calls.clear()
+    monkeypatch.setattr(whoosh_fixes, "_time", type("T", (), {"sleep": staticmethod(lambda s: None)}))
+    monkeypatch.setattr(TOC, "read", classmethod(lambda cls, *a, **k: (_ for _ in ()).throw(FileNotFoundError("gone"))))
+    with pytest.raises(FileNotFoundError):
+        ix._read_toc()

@@ -1,4 +1,4 @@
-"""Thirteen fixes to the pinned whoosh-reloaded 2.7.5 (no longer maintained), measured on the
+"""Fourteen fixes to the pinned whoosh-reloaded 2.7.5 (no longer maintained), measured on the
 bench corpora; :func:`install` puts them in place (``crabsearch.index.store`` calls it).
 
 1. **Zero-copy segments.** Whoosh reads segments through mmap but wraps each mapped sub-file in
@@ -68,6 +68,13 @@ bench corpora; :func:`install` puts them in place (``crabsearch.index.store`` ca
    (``index.codec``) it now looks the word up once, takes the segment's scorer (fix 11) and
    copies a matcher kept untouched per word (``CompactTermsReader.fresh_matcher``); the same
    matcher (class, state, scorer) as before. Any other case goes the original way.
+14. **The table of contents read again when a commit replaced it.** Whoosh finds an index's
+   latest table of contents by listing its files, then opens it; a commit in another process
+   between the two writes the next one and deletes it (``FileNotFoundError: _MAIN_1.toc``: a
+   CLI search failed that way while indexers ran, ``tests/test_concurrency.py``). Whoosh's
+   ``reader()`` retries that, but every other caller (the schema, the segment list, a
+   document count) did not: ``FileIndex._read_toc`` now lists and reads again, as ``reader()``
+   does (10 times, 50 ms apart), before it raises.
 """
 
 from __future__ import annotations
@@ -75,10 +82,12 @@ from __future__ import annotations
 from bisect import bisect_left
 from itertools import accumulate
 from math import log
+import time as _time
 
 import whoosh.filedb.compound as _compound
 from whoosh import fields as _fields
 from whoosh import scoring as _scoring
+from whoosh import index as _index
 from whoosh import matching as _matching
 from whoosh import reading as _reading
 from whoosh import searching as _searching
@@ -428,6 +437,22 @@ def schema_contains(self, name) -> bool:
     return name in self._fields or _original_schema_contains(self, name)
 
 
+_original_read_toc = _index.FileIndex._read_toc
+
+
+def read_toc(self, tries: int = 10, pause: float = 0.05):
+    """``FileIndex._read_toc`` (fix 14): the latest table of contents, listed and read again
+    when the one listed was deleted before it was opened (a commit replaced it); raises the
+    last ``FileNotFoundError`` after ``tries`` attempts ``pause`` seconds apart."""
+    for attempt in range(tries):
+        try:
+            return _original_read_toc(self)
+        except FileNotFoundError:
+            if attempt == tries - 1:
+                raise
+            _time.sleep(pause)
+
+
 def install() -> None:
     """Patch Whoosh's classes (idempotent)."""
     _compound.BufferFile = ViewBufferFile
@@ -445,3 +470,4 @@ def install() -> None:
     _fields.Schema.__getitem__ = schema_getitem
     _fields.Schema.__contains__ = schema_contains
     _terms.Term.matcher = term_matcher
+    _index.FileIndex._read_toc = read_toc
