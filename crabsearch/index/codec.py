@@ -423,20 +423,17 @@ class CompactTermsReader(base.TermsReader):
                                            term=(fieldname, tbytes), scorer=scorer)
 
     def fresh_matcher(self, fieldname: str, tbytes: bytes, format_, scorer):
-        """:meth:`matcher`, or None for a word not in the segment; a posting list's matcher is
-        a copy of one kept untouched per word (:data:`INFOS_KEPT` words at most), on its first
-        block: its header is not read and unpickled again (``whoosh_fixes`` 13). A matcher's
-        state is its attributes (offsets, the block's header, lazily its decoded block), and
-        the postings file is shared by every matcher of the segment anyway (each seeks before
-        it reads)."""
+        """:meth:`matcher`, with a posting list's matcher copied from one kept untouched per word
+        (:data:`INFOS_KEPT` words at most), on its first block: its header is not read and
+        unpickled again (``whoosh_fixes`` 13). A matcher's state is its attributes (offsets, the
+        block's header, lazily its decoded block), and the postings file is shared by every
+        matcher of the segment anyway (each seeks before it reads). Raises ``KeyError`` for a
+        word not in the segment (the caller asks first: ``in``)."""
         key = (fieldname, tbytes)
         kept = self._fresh.get(key)
         if kept is None:
-            try:
-                info = self._info(fieldname, tbytes)
-            except KeyError:
-                return None
-            m = self._codec.postings_reader(self._postfile, info, format_, term=key, scorer=scorer)
+            m = self._codec.postings_reader(self._postfile, self._info(fieldname, tbytes), format_, term=key,
+                                            scorer=scorer)
             if type(m) is w3.W3LeafMatcher:
                 if len(self._fresh) >= INFOS_KEPT:
                     self._fresh.clear()
