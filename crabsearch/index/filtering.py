@@ -44,6 +44,13 @@ class ZeroScore(WrappingQuery):
         m = self.child.matcher(searcher, context)
         return m if isinstance(m, NullMatcherClass) else WrappingMatcher(m, boost=0.0)
 
+    def __eq__(self, other):
+        """The same filter: the same child query (Whoosh's ``WrappingQuery`` compares by identity)."""
+        return type(other) is type(self) and self.child == other.child
+
+    def __hash__(self):
+        return hash((type(self).__name__, self.child))
+
 
 def _zero(q: Query) -> Query:
     """``q`` as a filter that adds nothing to the score: a term with boost 0, anything else in a

@@ -28,7 +28,7 @@ from ..query import parse
 from ..sources import SOURCES
 from .caps import DEFAULT_AFTER, DEFAULT_BEFORE, DEFAULT_LIMIT, MAX_ITEM_BYTES, fetch_for
 from . import snapshot
-from .ladder import Context, climb, excluded_sessions
+from .ladder import Context, ScansKept, climb, excluded_sessions
 from .sessions import Sessions
 from .windows import Windows
 
@@ -76,6 +76,7 @@ class Engine:
         self._sessions = Sessions(self.resume_flags)
         self._windows = Windows()
         self._snapshot_kept = None  # (index state, limit) of the masked recent rows last kept
+        self._scans = ScansKept()  # the last search's best-per-session scans, for the next
 
     # -- plumbing -----------------------------------------------------------------------------
 
@@ -203,7 +204,8 @@ class Engine:
                           s_filters=None if pq.in_tools else filters(pq, sessions=True, kind=False, time=False),
                           deadline=None if not time_limit else time.monotonic() + time_limit,
                           excluded=excluded_sessions(searcher, comp, self._keys), window=time_window(pq),
-                          sort=sort, fetch=fetch_for(limit), result=result, stop=stop)
+                          sort=sort, fetch=fetch_for(limit), result=result, stop=stop, kept=self._scans)
+            self._scans.begin(searcher)
             rows = climb(ctx)
             if stop is not None and stop.is_set():  # nobody wants the answer: no windows read for it
                 result.partial = True

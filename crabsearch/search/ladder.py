@@ -54,7 +54,8 @@ class Context:
     ``threading.Event``, or None: set, the search ends as at its deadline), the sessions
     ``excluded`` by ``-word``, the ``since:``/``until:`` ``window``, the ``sort``, the rows to
     ``fetch`` and the ``result`` being filled (its ``route`` and ``partial``); ``scans``, what
-    one rung's scan leaves for another's (``collect.best_per_session``)."""
+    one rung's scan leaves for another's (``collect.best_per_session``); ``kept``, the best
+    documents per session the previous search found (:class:`ScansKept`)."""
 
     searcher: object
     comp: Compiler
@@ -69,6 +70,47 @@ class Context:
     result: SearchResult
     stop: object = None
     scans: dict = field(default_factory=dict)
+    kept: ScansKept | None = None
+
+
+class ScansKept:
+    """The best documents per session that a search's scans found (:func:`best_per`), kept for
+    the next search of the same searcher: a query typed one key at a time asks again for much of
+    what the key before asked for (``token refres`` reads ``refres`` as ``refresh`` and ranks
+    ``token`` and ``refresh`` in one message, as ``token refresh`` then does; every key of
+    ``error zqxjvbnwk`` past ``error z`` looks for ``error`` alone). Only the scans of the one
+    search before are kept (those it found or took over from its own predecessor), so what is
+    kept is one search's worth and a query typed again from its first key searches anew.
+
+    A scan is known by everything its answer depends on: the query and filter clauses (Whoosh
+    queries compare by their fields, words and boosts), the sessions asked for, the limit, the
+    order, the ``-word`` exclusions and the time window. A scan stopped early (out of time, or
+    the search no longer wanted) is not kept. Not thread-safe: the engine's lock holds."""
+
+    def __init__(self) -> None:
+        self.searcher = None
+        self.before: dict = {}
+        self.now: dict = {}
+
+    def begin(self, searcher) -> None:
+        """A new search of ``searcher``: the scans of the last one (when it was of the same
+        searcher) can be taken; those of earlier ones are dropped."""
+        self.before = self.now if searcher is self.searcher else {}
+        self.now, self.searcher = {}, searcher
+
+    def get(self, key) -> dict | None:
+        """A copy of the answer kept for ``key`` (kept again for the next search), or None."""
+        got = self.now.get(key)
+        if got is None:
+            got = self.before.pop(key, None)
+            if got is None:
+                return None
+            self.now[key] = got
+        return dict(got)
+
+    def put(self, key, answer: dict) -> None:
+        """Keep a complete scan's ``answer`` (a copy) for ``key``."""
+        self.now[key] = dict(answer)
 
 
 @dataclass(slots=True)
@@ -303,13 +345,22 @@ def best_per(ctx: Context, q, clauses, limit: int, depth: int = DEDUP_DEPTH,
     these sessions' title and summary documents (``collect.best_per_session``)."""
     if clauses is None:
         return {}
+    newest = ctx.sort == "newest"  # the score is the time then: rows are ordered by ``newest``
+    key = None
+    if ctx.kept is not None:
+        key = (q, tuple(clauses), limit * depth, newest, ctx.excluded, ctx.window, titles_of, messages_of)
+        got = ctx.kept.get(key)
+        if got is not None:
+            return got
     top, partial = best_per_session(ctx.searcher, And([q, *clauses]), limit * depth, ctx.keys,
                                     newest=ctx.sort == "newest", deadline=ctx.deadline, stop=ctx.stop,
                                     excluded=ctx.excluded, window=ctx.window, titles_of=titles_of,
                                     messages_of=messages_of, scans=ctx.scans)
     ctx.result.partial = ctx.result.partial or partial
-    newest = ctx.sort == "newest"  # the score is the time then: rows are ordered by ``newest``
-    return {skey: (0.0 if newest else float(best.score), best.docnum, best.terms) for skey, best in top}
+    out = {skey: (0.0 if newest else float(best.score), best.docnum, best.terms) for skey, best in top}
+    if key is not None and not partial:
+        ctx.kept.put(key, out)
+    return out
 
 
 @dataclass(slots=True)
