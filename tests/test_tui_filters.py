@@ -79,6 +79,26 @@ async def test_clicking_a_chip_removes_its_filter(sample):
         assert len(app.screen.query_one(ResultList).hits) == 3
 
 
+async def test_a_filter_written_many_times_is_one_chip_and_one_click_removes_it(sample):
+    """A fresh-user trial: a ~1,000-character query repeating ``agent:codex`` showed ten
+    identical chips (and a click removed one of them, the others staying)."""
+    app = make_app(sample)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        box = app.screen.query_one("#query")
+        box.value = " ".join(["cron agent:codex"] * 60) + " agent:claude agent:codex"
+        assert len(box.value) > 1000
+        await settle(pilot)
+        chips = app.screen.query_one(FilterChips)
+        shown = str(chips.render())
+        assert shown.count("agent:codex ✕") == 1 and shown.count("agent:claude ✕") == 1
+        assert chips.size.height == 1
+        await pilot.click(chips, offset=chips.chip_offset(0))
+        await settle(pilot)
+        assert "agent:codex" not in box.value and box.value.endswith("cron agent:claude")
+        assert [t.text for t in filters(box.value)] == ["agent:claude"]
+
+
 async def test_f3_f4_f5_pick_agent_project_and_date(sample):
     app = make_app(sample)
     async with app.run_test(size=(100, 30)) as pilot:

@@ -86,8 +86,13 @@ def quote(value: str) -> str:
 
 
 def remove_token(text: str, start: int) -> str:
-    """``text`` without the token that starts at ``start``."""
-    return " ".join(t.text for t in tokens(text) if t.start != start)
+    """``text`` without the token that starts at ``start``, and without the filters that are the
+    same one again (key and value): the chips show a repeated filter once, so removing its chip
+    removes every copy (else the chip would stay, standing for the next one)."""
+    toks = tokens(text)
+    gone = next((t for t in toks if t.start == start), None)
+    same = (gone.key, gone.value) if gone is not None and gone.key and gone.value else None
+    return " ".join(t.text for t in toks if t.start != start and (same is None or (t.key, t.value) != same))
 
 
 def check_filters(text: str, agents: tuple[str, ...]) -> tuple[str, list[str]]:
@@ -289,8 +294,14 @@ class FilterChips(Widget):
 
     def show(self, text: str) -> None:
         """Show the chips of the filters in ``text`` (the bar hides when there are none). Called
-        on every keystroke: laid out again only when the filters changed."""
-        found = filters(text)
+        on every keystroke: laid out again only when the filters changed. A filter written more
+        than once (same key and value) is one chip, its first copy's: ten ``agent:codex`` are
+        one filter, and :func:`remove_token` removes them all."""
+        found, seen = [], set()
+        for t in filters(text):
+            if (t.key, t.value) not in seen:
+                seen.add((t.key, t.value))
+                found.append(t)
         key = tuple((t.start, printable(t.text)) for t in found)
         if key == self._shown:
             return
