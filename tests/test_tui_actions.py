@@ -159,6 +159,32 @@ async def test_copy_menu_copies_id_command_message_and_window(sample, tmp_path):
         assert copied[-1] == '{"file_path": "deploy.sh"}'  
 
 
+async def test_copy_menu_moves_with_up_and_down_and_enter_picks(sample, tmp_path):
+    """A fresh-user trial: the copy menu ignored the arrows and Enter (only its letters worked)."""
+    app = make_app(sample, tmp_path)
+    copied = []
+    app.copy_to_clipboard = copied.append
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press(*"idempotent")
+        await settle(pilot)
+        await pilot.press("down", "c")
+        assert isinstance(app.screen, ChoiceScreen)
+        await pilot.press("down", "down", "down", "up", "enter")  # the third choice: the path
+        await pilot.pause()
+        assert isinstance(app.screen, SearchScreen)
+        assert copied == [app.screen.query_one("#results").current_hit.session.path]
+        await pilot.press("c", "enter")  # the first choice, highlighted when the menu opens
+        await pilot.pause()
+        assert copied[-1] == "5c0375b4-57a5-4f26-b12d-d022ee4e51b7"
+        await pilot.press("o", "c", "up", "enter")  # in the session view; Up at the top: the last
+        await pilot.pause()
+        assert isinstance(app.screen, SessionScreen) and "▶ #6 user" in copied[-1]  # the window
+        await pilot.press("c", "end", "up", "enter")  # the one before the last: the message
+        await pilot.pause()
+        assert isinstance(app.screen, SessionScreen) and copied[-1].startswith("Remove the duplicate")
+
+
 async def test_fork_asks_and_exits_with_the_fork_command(sample, tmp_path):
     app = make_app(sample, tmp_path)
     async with app.run_test(size=(100, 30)) as pilot:

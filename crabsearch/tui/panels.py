@@ -9,12 +9,13 @@ import textwrap
 from rich.cells import cell_len
 from rich.measure import Measurement
 from rich.text import Text
-from textual import work
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Static
+from textual.widgets import OptionList, Static
+from textual.widgets.option_list import Option
 
 from ..search import Hit, SearchResult
 from ..text import printable
@@ -340,7 +341,9 @@ def _path_parts(word: str, room: int) -> list[str]:
 
 class ChoiceScreen(ModalScreen[str | None]):
     """A small menu: ``choices`` is ``[(key, what)]``; pressing a key dismisses with it, Esc with
-    None. Used for copy (``c``) and export (``E``)."""
+    None. The choices are a list too: Up / Down move between them and Enter picks the one
+    highlighted (a fresh-user trial: the arrows and Enter did nothing). Used for copy (``c``) and
+    export (``E``)."""
 
     BINDINGS = [Binding("escape,q", "cancel", "Cancel")]
 
@@ -351,21 +354,36 @@ class ChoiceScreen(ModalScreen[str | None]):
         self.note = note
 
     def compose(self) -> ComposeResult:
-        t = Text()
+        options = []
         for key, what in self.choices:
+            t = Text()
             t.append(f"  {key}  ", style="bold cyan")
-            t.append(f"{printable(what)}\n")
+            t.append(printable(what))
+            options.append(Option(t, id=key))
+        t = Text()
         if self.note:
             t.append("\n" + printable(self.note) + "\n", style="dim")
-        t.append("\nEsc: cancel", style="dim")
+        t.append("\nUp / Down and Enter, or a key: pick · Esc: cancel", style="dim")
         with VerticalScroll(classes="panel"):
             yield Static(Text(self.title_text, style="bold"), classes="panel-title")
+            yield OptionList(*options, compact=True, id="choices")
             yield Static(t)
+
+    def on_mount(self) -> None:
+        options = self.query_one("#choices", OptionList)
+        options.highlighted = 0
+        options.focus()
 
     def on_key(self, event) -> None:
         if event.character and any(event.character == key for key, _ in self.choices):
             event.stop()
             self.dismiss(event.character)
+
+    @on(OptionList.OptionSelected, "#choices")
+    def _picked(self, event: OptionList.OptionSelected) -> None:
+        """Enter on the highlighted choice (or a click on one): as its key."""
+        event.stop()
+        self.dismiss(event.option.id)
 
     def action_cancel(self) -> None:
         self.dismiss(None)
