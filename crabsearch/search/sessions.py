@@ -8,12 +8,14 @@ made from a first prompt can hold a pasted key).
 
 from __future__ import annotations
 
+import heapq
 from collections import OrderedDict
 
 from whoosh.query import And, Or, Term
 
 from ..hits import Hit, Item, SessionRef, abandoned_ranges, branch_window, in_ranges, last_compaction
-from ..index.filtering import filters, in_window, live_document, passing, term_docs
+from ..index.collect import SegmentKeys
+from ..index.filtering import filters, in_window, live_document, passing, term_docs, time_window
 from ..index.schema import WEIGHTS
 from ..model import Role, Session
 from ..redact import redact_kept as redact_secrets
@@ -161,20 +163,28 @@ class Sessions:
                 for f in sorted(docs, key=lambda d: -((d.get("meta") or {}).get("updated") or 0))]
         return self.decorate(searcher, hits, mask)
 
-    def recent(self, searcher, limit: int, pq, windows, mask: bool) -> list[Hit]:
+    def recent(self, searcher, limit: int, pq, windows, mask: bool, keys: SegmentKeys | None = None) -> list[Hit]:
         """The most recently updated sessions that the filters of ``pq`` allow (session
         documents; with ``role:``, sessions with such messages), newest first, each anchored
-        on its first prompt."""
-        clauses = filters(pq, sessions=True)
+        on its first prompt.
+
+        With ``keys`` (the engine's column cache), ``since:``/``until:`` are checked on each
+        matching document's ``updated`` time (``filtering.time_window``, the collectors' rule):
+        as a range of ``hour`` terms, Whoosh walked a union of every hour in it (``since:3000d``
+        alone took 4.2 s at 1 GB)."""
+        window = time_window(pq) if keys is not None else None
+        clauses = filters(pq, sessions=True, time=window is None)
         if clauses is None:  # role: filters: list the newest sessions with such messages
-            res = searcher.search(And(filters(pq, sessions=False)), limit=limit, sortedby="updated",
-                                  reverse=True, collapse="skey", collapse_limit=1)
+            query = And(filters(pq, sessions=False, time=window is None))
         else:
-            res = searcher.search(And(clauses) if len(clauses) > 1 else clauses[0], limit=limit,
-                                  sortedby="updated", reverse=True, collapse="skey", collapse_limit=1)
+            query = And(clauses) if len(clauses) > 1 else clauses[0]
+        if window is not None:
+            fields = [searcher.stored_fields(d) for d in _newest_in_window(searcher, query, keys, window, limit)]
+        else:
+            fields = [r.fields() for r in searcher.search(query, limit=limit, sortedby="updated", reverse=True,
+                                                          collapse="skey", collapse_limit=1)]
         hits = []
-        for r in res:
-            f = r.fields()
+        for f in fields:
             ref = self.session_ref(f, mask) if f.get("meta") else self.ref(searcher, f["fkey"], mask)
             if ref is not None:
                 hits.append(self.first_prompt_hit(searcher, ref, windows, mask, "recent"))
@@ -240,3 +250,25 @@ class Sessions:
                 }
             hits.append(hit)
         return self.decorate(searcher, hits, mask)
+
+
+def _newest_in_window(searcher, query, keys: SegmentKeys, window: tuple, limit: int) -> list[int]:
+    """The global number of the newest document matching ``query`` inside the ``since:``/
+    ``until:`` ``window`` (``filtering.in_window``) of each of the ``limit`` sessions whose such
+    document is newest, newest first (a tie: the later document): what Whoosh's search sorted by
+    ``updated`` and collapsed by session gives, with the times read from the column cache."""
+    newest: dict[str, tuple[int, int]] = {}
+    context = searcher.context()
+    for sub, offset in searcher.leaf_searchers():
+        m = query.matcher(sub, context)
+        if not m.is_active():
+            continue
+        updated, skeys = keys.updated(sub), keys.keys(sub)
+        for d in m.all_ids():
+            t = updated[d]
+            if in_window(t, window):
+                key = skeys[d]
+                got = newest.get(key)
+                if got is None or (t, offset + d) > got:
+                    newest[key] = (t, offset + d)
+    return [doc for _, doc in heapq.nlargest(limit, newest.values())]
