@@ -988,6 +988,42 @@ async def test_one_folded_line_is_one_more_line(tmp_path):
         assert "… 1 more line (Enter" in words and "1 more lines" not in words
 
 
+def test_a_cut_inside_a_line_counts_the_rest_of_it_in_characters():
+    """A fresh-user trial: a message of one 1 MB line said "… 1 more line" where it was cut."""
+    from crabsearch.tui.messageview import fold
+
+    assert fold("x" * 1_000_000, 80, 100) == ("x" * 8000, "992,000 more characters")
+    assert fold("a" * 50 + "\nb\nc", 1, 20) == ("a" * 20, "30 more characters and 2 more lines")
+    assert fold("a" * 50 + "\n" + "b" * 10 + "\nc", 3, 20)[1] == "1 more character and 1 more line"
+    assert fold("\n".join(["a" * 30] * 9), 8, 20) == ("\n".join(["a" * 30] * 5) + "\n" + "a" * 5,
+                                                     "25 more characters and 3 more lines")
+    assert fold("one\ntwo\nthree", 2, 20) == ("one\ntwo", "1 more line")
+    assert fold("one\ntwo", 2, 20) == ("one\ntwo", "")
+
+
+async def test_a_message_of_one_huge_line_says_how_much_of_it_is_left(tmp_path):
+    import re
+
+    from crabsearch.index import Indexer
+
+    home = tmp_path / "home"
+    dump = "0123456789" * 100_000  # one line of 1 MB
+    ClaudeSession(home).user("show me the numbat dump").tool("Bash", {"command": "cat dump"}, dump).write()
+    Indexer(tmp_path / "index", env={"HOME": str(home)}).refresh()
+    app = app_of((home, tmp_path / "index"))
+    async with app.run_test(size=(100, 30)) as pilot:
+        view = await _open(app, pilot, "numbat")
+        await pilot.press("J", "J")  # the output at the top of the screen
+        await settle(pilot)
+        words = _screen_words(app)
+        left = re.search(r"… ([\d,]+) more characters \(Enter", words)
+        assert left and "more line" not in words
+        item = next(b.item for b in view._blocks if b.item.role == "tool")
+        shown = 8 * (view._width - 5)  # tool output folds at 8 screen lines
+        assert int(left.group(1).replace(",", "")) == len(item.text) - shown > 200_000
+        assert "… cut here: the view reads a message" in " ".join(_screen_rows(app))  # the rest of the 1 MB
+
+
 async def test_brackets_stop_at_a_thinking_message_that_shows_the_highlight(fruity):
     app = app_of(fruity)
     async with app.run_test(size=(100, 30)) as pilot:

@@ -67,8 +67,9 @@ def is_prose(item: Item) -> bool:
     return item.role in ("user", "assistant", "summary") and item.label != "thinking" and not is_tool(item)
 
 
-def body(item: Item, look: Look) -> tuple[RenderableType, int]:
-    """``(renderable, lines folded away)`` of ``item``'s text as the session view shows it."""
+def body(item: Item, look: Look) -> tuple[RenderableType, str]:
+    """``(renderable, what is folded away)`` of ``item``'s text as the session view shows it;
+    what is folded away in words (:func:`left_out`), ``""`` when nothing is."""
     text = printable(item.text)
     if item.label.startswith("tool-call:"):
         return tool_call(printable(item.label.partition(":")[2]), text, look)
@@ -87,16 +88,33 @@ def body(item: Item, look: Look) -> tuple[RenderableType, int]:
     return Text(shown, style=style), more
 
 
-def fold(text: str, cap: int, width: int) -> tuple[str, int]:
-    """The first ``cap`` lines of ``text`` and how many lines are left out; one huge line
-    (minified JSON, base64) counts as the screen lines it would wrap to."""
+def fold(text: str, cap: int, width: int) -> tuple[str, str]:
+    """The first ``cap`` lines of ``text`` and what is left out, in words (:func:`left_out`). One
+    huge line (minified JSON, base64) is cut after the screen lines it would wrap to, and what is
+    left of it is counted in characters: a fresh-user trial's 1 MB line said "1 more line", as if
+    a line were hidden, when most of one line was."""
     lines = text.splitlines() or [""]
-    more = max(0, len(lines) - cap)
+    more, chars = max(0, len(lines) - cap), 0
     shown = "\n".join(lines[:cap])
-    if cap < FULL_LINES and len(shown) > cap * max(20, width):
-        shown = shown[: cap * max(20, width)]
-        more = max(more, 1)
-    return shown, more
+    room = cap * max(20, width)
+    if cap < FULL_LINES and len(shown) > room:
+        rest = shown[room:]
+        chars = len(rest.partition("\n")[0])  # of the line cut
+        more += rest.count("\n")  # the lines after it, up to the cap
+        shown = shown[:room]
+    return shown, left_out(more, chars)
+
+
+def left_out(lines: int, chars: int) -> str:
+    """What a fold leaves out, in words (``""``: nothing): ``12 more lines``; a cut inside a line
+    counts the rest of that line in characters, ``992,400 more characters``, ``and 3 more lines``
+    when whole lines follow it."""
+    parts = []
+    if chars:
+        parts.append(f"{chars:,} more character{'s' if chars != 1 else ''}")
+    if lines:
+        parts.append(f"{lines:,} more line{'s' if lines != 1 else ''}")
+    return " and ".join(parts)
 
 
 def markdown(text: str, look: Look) -> RenderableType:
@@ -165,32 +183,32 @@ def one_line(name: str, text: str) -> Text:
                          overflow="ellipsis")
 
 
-def tool_call(name: str, text: str, look: Look) -> tuple[RenderableType, int]:
+def tool_call(name: str, text: str, look: Look) -> tuple[RenderableType, str]:
     """A tool call: its one line; in full, every argument below it (an edit as a diff)."""
     head = one_line(name, text)
     if not (look.full or look.tools_full):
-        return head, 0
+        return head, ""
     args = arguments(text)
     if isinstance(args, dict) and isinstance(args.get("old_string"), str) and isinstance(args.get("new_string"), str):
-        return Group(head, edit_diff(args["old_string"], args["new_string"], str(args.get("file_path") or ""))), 0
+        return Group(head, edit_diff(args["old_string"], args["new_string"], str(args.get("file_path") or ""))), ""
     if isinstance(args, dict) and isinstance(args.get("edits"), list):
         parts: list = [head]
         for edit in args["edits"]:
             if isinstance(edit, dict) and isinstance(edit.get("old_string"), str):
                 parts.append(edit_diff(edit["old_string"], str(edit.get("new_string") or ""),
                                        str(args.get("file_path") or "")))
-        return Group(*parts), 0
+        return Group(*parts), ""
     patch = next((v for v in (args.values() if isinstance(args, dict) else []) if isinstance(v, str)
                   and looks_like_diff(v)), None)
     if patch is not None:  # Codex apply_patch and friends
-        return Group(head, diff_text(patch)), 0
+        return Group(head, diff_text(patch)), ""
     if args is not None:
         pretty = json.dumps(args, indent=2, ensure_ascii=False)
         from rich.syntax import Syntax  # with Pygments: ~25 ms, paid when a session first shows a tool call
 
         return Group(head, Syntax(pretty, "json", theme="monokai" if look.dark else "friendly",
-                                  word_wrap=True, background_color="default")), 0
-    return Group(head, Text(text, style="dim")), 0
+                                  word_wrap=True, background_color="default")), ""
+    return Group(head, Text(text, style="dim")), ""
 
 
 # -- diffs -------------------------------------------------------------------------------------

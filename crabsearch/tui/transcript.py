@@ -403,10 +403,9 @@ class TranscriptView(ScrollView, can_focus=True):
             return cached
         renderable, more = messageview.body(item, look)
         parts = [Padding(renderable, (0, 1, 0, 4))]
-        if more > 0:
+        if more:
             what = "t: tools in full" if is_tool(item) and not self.full else "e: every message in full"
-            lines = f"{more} more line{'s' if more != 1 else ''}"
-            parts.append(Padding(Text(f"… {lines} (Enter: this message in full · {what})",
+            parts.append(Padding(Text(f"… {more} (Enter: this message in full · {what})",
                                       style="italic dim"), (0, 1, 0, 4)))
         if item.truncated:  # read up to the screen's MESSAGE_BYTES: say so, and where it all is
             parts.append(Padding(Text(f"… cut here: the view reads a message's first {self.message_kib} KB "
