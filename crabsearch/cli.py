@@ -411,7 +411,8 @@ def _find_session(engine, indexer, session_id: str, *, refresh: bool = True):
 
 
 def _export(engine, ref, args) -> int:
-    """``crabsearch export``: the session as Markdown to stdout or, atomically, to ``-o FILE``."""
+    """``crabsearch export``: the session as Markdown to stdout or, atomically, to ``-o FILE`` (a
+    new FILE gets the mode the umask gives, as ``open(FILE, "w")`` would; an old one keeps its)."""
     from .export import session_markdown
 
     total = ref.session.message_count
@@ -442,7 +443,7 @@ def _export(engine, ref, args) -> int:
             print(f"crabsearch: {args.output} is the session's own transcript; choose another file",
                   file=sys.stderr)
             return EXIT_ERROR
-        paths.write_atomically(target, pieces)
+        paths.write_atomically(target, pieces, private=False)  # the user's file: the umask's mode
     except OSError as exc:
         print(f"crabsearch: cannot write {args.output}: {exc.strerror or exc}", file=sys.stderr)
         return EXIT_ERROR

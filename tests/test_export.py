@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 
 import pytest
 
@@ -116,6 +118,27 @@ def test_output_file(home, tmp_path, capsys):
     assert [p.name for p in target.parent.iterdir()] == ["s.md"]  # no temporary file left
     code, _, err = run(capsys, "export", CLAUDE, "-o", str(tmp_path / "missing" / "s.md"))
     assert code == 1 and len(err.strip().splitlines()) == 1 and "cannot write" in err
+
+
+def test_output_file_gets_the_mode_the_umask_gives(home, tmp_path, capsys):
+    """A fresh-user trial: ``export -o FILE`` made FILE 0600 whatever the umask; a file the user
+    asks for is made as ``open(FILE, "w")`` makes it (0644 with umask 022), and keeps its mode
+    when it is there already."""
+    out = tmp_path / "out"
+    out.mkdir()
+    old = os.umask(0o022)
+    try:
+        assert run(capsys, "export", CLAUDE, "-o", str(out / "s.md"))[0] == 0
+        assert stat.S_IMODE((out / "s.md").stat().st_mode) == 0o644
+        os.chmod(out / "s.md", 0o640)
+        assert run(capsys, "export", CLAUDE, "-o", str(out / "s.md"))[0] == 0
+        assert stat.S_IMODE((out / "s.md").stat().st_mode) == 0o640
+        os.umask(0o077)
+        assert run(capsys, "export", CLAUDE, "-o", str(out / "private.md"))[0] == 0
+        assert stat.S_IMODE((out / "private.md").stat().st_mode) == 0o600
+    finally:
+        os.umask(old)
+    assert sorted(p.name for p in out.iterdir()) == ["private.md", "s.md"]  # no temporary file left
 
 
 def test_never_overwrites_the_transcript(home, capsys):
