@@ -109,6 +109,25 @@ def test_index_summary(home, capsys):
     assert data["sessions"] == 2 and data["files_read"] == 0 and data["by_agent"] == {"claude": 1, "codex": 1}
 
 
+def test_readme_lists_every_key_of_index_json(home, tmp_path, capsys):
+    """A fresh-user trial: ``index --json`` printed ``rebuilt``, which README's list of its keys
+    left out. Null on a first run; after a format change, why every transcript was read again."""
+    from pathlib import Path
+
+    from crabsearch.index.layout import STAMP, current_dir
+
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text("utf-8")
+    listed = readme[readme.index("`index --json` prints"):readme.index("`status --json` prints")]
+    code, out, _ = run(capsys, "index", "--json")
+    data = json.loads(out)
+    assert code == 0 and data["rebuilt"] is None  # a first run: nothing to rebuild
+    assert [key for key in data if f'"{key}"' not in listed] == []
+    (current_dir(tmp_path / "index") / STAMP).write_text("0")  # an index from another version
+    code, out, _ = run(capsys, "index", "--json")
+    data = json.loads(out)
+    assert data["rebuilt"].startswith("index format changed (0 -> ") and data["files_read"] == 2
+
+
 @pytest.mark.parametrize("argv", [["search"], ["search", "x", "--limit", "-1"], ["search", "x", "--limit", "0"], ["search", "x", "--limit", "ten"],
                                   ["frobnicate"], ["search", "x", "--agent", "nosuch"], ["show"]])
 def test_usage_errors_exit_2_with_one_line(home, capsys, argv):
