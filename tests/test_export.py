@@ -133,12 +133,14 @@ def test_output_file_gets_the_mode_the_umask_gives(home, tmp_path, capsys):
         os.chmod(out / "s.md", 0o640)
         assert run(capsys, "export", CLAUDE, "-o", str(out / "s.md"))[0] == 0
         assert stat.S_IMODE((out / "s.md").stat().st_mode) == 0o640
+        assert run(capsys, "export", CLAUDE, "--no-redact", "-o", str(out / "unmasked.md"))[0] == 0
+        assert stat.S_IMODE((out / "unmasked.md").stat().st_mode) == 0o600  # its secrets are not masked
         os.umask(0o077)
         assert run(capsys, "export", CLAUDE, "-o", str(out / "private.md"))[0] == 0
         assert stat.S_IMODE((out / "private.md").stat().st_mode) == 0o600
     finally:
         os.umask(old)
-    assert sorted(p.name for p in out.iterdir()) == ["private.md", "s.md"]  # no temporary file left
+    assert sorted(p.name for p in out.iterdir()) == ["private.md", "s.md", "unmasked.md"]  # no temporary file left
 
 
 def test_never_overwrites_the_transcript(home, capsys):
