@@ -244,6 +244,28 @@ def test_a_long_hit_is_cut_around_where_the_query_words_meet(tmp_path):
     assert item.truncated and "webhook retry fails with a flarnish error" in item.text
 
 
+def test_a_long_hit_is_cut_around_the_identifier_not_its_scattered_parts(tmp_path):
+    """A fresh-user trial: ``refreshAccessToken`` in a long message was cut out of its hit's
+    text, which kept a stretch holding ``token-store`` and ``refresh_buffer`` (the identifier's
+    parts, each alone, counted as more query words than the identifier itself)."""
+    from crabsearch.index import Indexer
+    from crabsearch.search.windows import first_match
+
+    filler = "the build log says nothing useful here " * 30
+    text = (f"First the cache. {filler} see token-store and refresh_buffer and the access log. {filler} "
+            "Then call refreshAccessToken() before the request.")
+    terms = ["refreshaccesstoken", "refresh", "access", "token", "refresh access token"]
+    assert first_match(text, terms, reach=512) == text.index("refreshAccessToken")
+    assert first_match("a refresh_access_token b", terms, reach=512) == 2  # the parts in a row
+    assert first_match("prerefresh access token", terms, reach=512) is None  # not a part of a word
+    home = tmp_path / "home"
+    ClaudeSession(home).user(text).assistant("ok").write()
+    Indexer(tmp_path / "index", env={"HOME": str(home)}).refresh()
+    [hit] = Engine(tmp_path / "index").search("refreshAccessToken", before=0, after=0).hits
+    [item] = hit.window
+    assert item.truncated and "refreshAccessToken() before" in item.text
+
+
 def test_first_match_places_the_cut_on_whole_words():
     from crabsearch.search.windows import first_match as _first_match
 

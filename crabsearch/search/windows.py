@@ -8,6 +8,7 @@ neighbours, which branch, how a text is cut) live in ``crabsearch.hits``.
 
 from __future__ import annotations
 
+import re
 from collections import OrderedDict
 
 from ..hits import (GONE, UNAVAILABLE, Item, SessionRef, abandoned_ranges, cut_around, cut_bytes, densest,
@@ -118,11 +119,26 @@ def first_match(text: str, terms: list[str], reach: int | None = None) -> int | 
     With ``reach`` (characters) and several terms: the first match of the first stretch of
     ``reach`` characters that holds the most different terms, so that a cut around it keeps
     the place where the query's words meet, not only the first of them (a user trial: the
-    window of ``webhook flarnish`` held ``webhook`` and not ``flarnish``)."""
+    window of ``webhook flarnish`` held ``webhook`` and not ``flarnish``).
+
+    An identifier's parts as one run entry (``get user by id``, ``querying.Compiler.terms``)
+    match where they stand in a row, joined by anything but letters and digits or by nothing
+    (``get_user_by_id``, ``getUserById``); its parts alone are no match, as the highlighter has
+    it (``analysis.term_spans``): a fresh-user trial's ``refreshAccessToken`` was cut out of its
+    message's window, which kept a stretch holding ``token-store`` and ``refresh_buffer``."""
     low = text[:MATCH_SCAN].lower()
+    parts = {p for term in terms if " " in term for p in term.split()}
+    terms = [t for t in terms if t not in parts]
     first_only = reach is None or len(terms) == 1  # each term's first match is all that is asked for
     marks: list[tuple[int, int]] = []
     for n, term in enumerate(terms):
+        if " " in term:  # a run: its parts in a row
+            run = re.compile(r"(?<![^\W_])" + r"[\W_]*".join(map(re.escape, term.split())) + r"(?![^\W_])")
+            for m in run.finditer(low):
+                marks.append((m.start(), n))
+                if first_only:
+                    break
+            continue
         prefix = term.endswith("*")
         needle = term.rstrip("*")
         if not needle:
