@@ -38,6 +38,8 @@ class ParsedQuery:
     text: str
     words: list[str] = field(default_factory=list)
     phrases: list[str] = field(default_factory=list)
+    unclosed: str | None = None
+    """The phrase of a quote with no closing quote (it runs to the end), else None."""
     excluded: list[str] = field(default_factory=list)
     prefixes: list[str] = field(default_factory=list)
     agent: str | None = None
@@ -76,6 +78,8 @@ def parse(text: str, *, agents: tuple[str, ...] = (), now: datetime | None = Non
         if quoted is not None:
             if quoted.strip():
                 (q.excluded if neg else q.phrases).append(quoted.strip())
+                if not m.group(3):
+                    q.unclosed = quoted.strip()
             continue
         _bare(q, bare, agents, now)
     return q

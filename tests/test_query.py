@@ -22,6 +22,8 @@ def test_words_phrases_exclusions_prefixes():
 
 def test_unbalanced_quote_runs_to_the_end():
     assert parse('say "hello world', now=NOW).phrases == ["hello world"]
+    assert parse('say "hello world', now=NOW).unclosed == "hello world"
+    assert parse('say "hello world"', now=NOW).unclosed is None
 
 
 @pytest.mark.parametrize("text", ["*", "-", "--", '"', '""', "agent:", ":", "a*", "AND", "C++", "foo(bar)"])

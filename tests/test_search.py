@@ -135,6 +135,20 @@ def test_all_words_first_then_any_word(engine):
 def test_agent_filter(engine):
     assert [h.session.agent for h in engine.search("retry", agent="codex").hits] == ["codex"]
     assert engine.search("retry", agent="claude").hits == []
+    # the query's own agent: is overridden, and the answer says so (a fresh-user trial)
+    result = engine.search("retry agent:claude", agent="codex")
+    assert [h.session.agent for h in result.hits] == ["codex"]
+    assert result.notes == ["agent:claude in the query is overridden: searching codex only"]
+    assert engine.search("retry agent:codex", agent="codex").notes == []
+
+
+def test_an_unclosed_quote_says_it_is_read_as_a_phrase(engine):
+    """A fresh-user trial: ``"database timeout`` found nothing, and nothing said it was read as
+    one phrase; the app's search as you type does not say it (the quote is still being typed)."""
+    note = 'no closing quote: "retry jitter" searched as one phrase'
+    assert engine.search('"retry jitter').notes == [note]
+    assert engine.search('"retry jitter"').notes == []
+    assert engine.search('"retry jitter', typing=True).notes == []
 
 
 def test_codex_prompt_indexed_once(engine):

@@ -163,7 +163,11 @@ class Engine:
         """
         pq = parse(query, agents=tuple(SOURCES))
         if agent:
+            if pq.agent and pq.agent != agent:  # a fresh-user trial: the query's agent: was dropped unsaid
+                pq.notes.append(f"agent:{pq.agent} in the query is overridden: searching {agent} only")
             pq.agent = agent
+        if pq.unclosed and not typing:  # a fresh-user trial: `"database timeout` found nothing, no word why
+            pq.notes.append(f'no closing quote: "{pq.unclosed}" searched as one phrase')
         result = SearchResult(query=query, hits=[], cut=pq.cut, notes=list(pq.notes), sort=sort)
         if limit <= 0:
             return result
