@@ -257,6 +257,17 @@ def test_editor_command(env, expected):
     assert editor.editor_command("/t/s.jsonl", 7, env) == expected
 
 
+@pytest.mark.parametrize("argv, waits", [
+    (["vi", "+3", "f"], True), (["nano"], True), (["emacs"], True), (["hx"], True), (["unknown"], True),
+    (["code", "-g", "f:3"], False), (["code", "--wait", "-g", "f:3"], True), (["/usr/bin/Code.exe", "-w"], True),
+    (["subl", "f:3"], False), (["subl", "-w", "f:3"], True), (["zed", "f:3"], False),
+    (["gvim", "+3", "f"], False), (["gvim", "-f", "+3", "f"], True),
+    (["emacsclient", "+3", "f"], True), (["emacsclient", "-n", "+3", "f"], False),
+])
+def test_editor_waits(argv, waits):
+    assert editor.editor_waits(argv) is waits
+
+
 def test_editor_command_edges():
     assert editor.editor_command("-x.jsonl", 0, {"EDITOR": "vi"}) == ["vi", "+1", "./-x.jsonl"]
 

@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import errno
+import os
+import stat
+from pathlib import Path
+
+from crabsearch import editor
 from crabsearch.tui.app import CrabsearchApp
 from crabsearch.tui.panels import ChoiceScreen, ResumeScreen
 from crabsearch.tui.screens import SearchScreen, SessionScreen
@@ -16,6 +22,7 @@ def make_app(sample, tmp_path, **kw):
     app = CrabsearchApp(index_dir, env={"HOME": str(home), "EDITOR": "vim"}, now=NOW, index_on_start=False,
                         cursor_blink=False, **kw)
     app.copy_file = tmp_path / "last-copy.txt"
+    app.editor_dir = tmp_path / "editor-copies"
     return app
 
 
@@ -221,10 +228,109 @@ async def test_v_opens_the_editor_at_the_message_line(sample, tmp_path):
         await pilot.press("down", "v")
         await pilot.pause()
         path = app.screen.query_one("#results").current_hit.session.path
-        assert ran == [["vim", "+6", path]]  # message #6 is on line 6 of the transcript
+        name = os.path.basename(path)
+        assert ran[0][:2] == ["vim", "+6"] and os.path.basename(ran[0][2]) == name  # line 6 has message #6
         await pilot.press("o", "g", "v")
         await pilot.pause()
-        assert ran[-1] == ["vim", "+1", path]
+        assert ran[-1][:2] == ["vim", "+1"] and os.path.basename(ran[-1][2]) == name
+
+
+def tree(root) -> dict:
+    """``{path: (mode, mtime_ns, size or entries)}`` of everything under ``root``."""
+    out = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        st = os.lstat(dirpath)
+        out[dirpath] = (st.st_mode, st.st_mtime_ns, tuple(sorted(dirnames + filenames)))
+        for name in filenames:
+            st = os.lstat(os.path.join(dirpath, name))
+            out[os.path.join(dirpath, name)] = (st.st_mode, st.st_mtime_ns, st.st_size)
+    return out
+
+
+async def test_v_gives_the_editor_a_private_read_only_copy_never_the_agents_file(sample, tmp_path):
+    """A fresh-user trial: with no $EDITOR, ``v`` ran ``vi`` on ~/.claude/projects/.../X.jsonl;
+    vi made a swap file in the agent's directory and one ``:w`` would have changed the
+    transcript. The editor gets a byte-identical copy (same name, same line), 0400 in a 0700
+    directory of crabsearch's own, removed when the editor exits; a copy an earlier crabsearch
+    left is removed too."""
+    home, _ = sample
+    app = make_app(sample, tmp_path)
+    app.env.pop("EDITOR")  # vi, as for the user
+    stale = app.editor_dir / f"{editor.COPY_PREFIX}{2 ** 22 + 7}-x1y2z3"  # no such pid
+    stale.mkdir(parents=True)
+    (stale / "old.jsonl").write_text("{}\n")
+    before = tree(home)
+    seen = {}
+
+    def vi(argv):  # what vi does: a swap file beside the file it opens, then a write (:w!)
+        target = Path(argv[-1])
+        seen.update(argv=argv, mode=stat.S_IMODE(target.stat().st_mode),
+                    dir_mode=stat.S_IMODE(target.parent.stat().st_mode), data=target.read_bytes())
+        (target.parent / f".{target.name}.swp").write_bytes(b"swap")
+        target.write_text("edited\n")
+        return 0
+
+    app.run_external = vi
+    async with app.run_test(size=(100, 30), notifications=True) as pilot:
+        await settle(pilot)
+        await pilot.press(*"idempotent")
+        await settle(pilot)
+        await pilot.press("down", "v")
+        await pilot.pause()
+        path = app.screen.query_one("#results").current_hit.session.path
+        said = " ".join(n.message for n in app._notifications)
+    copy = Path(seen["argv"][-1])
+    assert seen["argv"][:2] == ["vi", "+6"] and copy != Path(path)
+    assert not copy.is_relative_to(home) and copy.is_relative_to(app.editor_dir)
+    assert copy.name == os.path.basename(path) and seen["data"] == Path(path).read_bytes()
+    assert seen["mode"] == 0o400 and seen["dir_mode"] == 0o700
+    assert stat.S_IMODE(app.editor_dir.stat().st_mode) == 0o700
+    assert "read-only copy" in said
+    assert tree(home) == before  # no swap file, no write, no mtime changed in the agent's directory
+    assert list(app.editor_dir.iterdir()) == []  # the copy went when the editor exited; the stale one too
+
+
+async def test_v_opens_nothing_when_no_copy_can_be_made(sample, tmp_path, monkeypatch):
+    """A full disk: the copy fails, the app says so, and the agent's file is not opened instead."""
+    app = make_app(sample, tmp_path)
+    ran = []
+    app.run_external = lambda argv: ran.append(argv) or 0
+
+    def full(src, dest, mode=0o600):
+        Path(dest).write_bytes(b"half")
+        raise OSError(errno.ENOSPC, "No space left on device", str(dest))
+
+    monkeypatch.setattr(editor, "copy_file", full)
+    async with app.run_test(size=(100, 30), notifications=True) as pilot:
+        await settle(pilot)
+        await pilot.press(*"idempotent")
+        await settle(pilot)
+        await pilot.press("down", "v")
+        await pilot.pause()
+        said = " ".join(n.message for n in app._notifications)
+    assert ran == []
+    assert "Cannot make a read-only copy" in said and "No space left on device" in said
+    assert "not opened" in said
+    assert list(app.editor_dir.iterdir()) == []
+
+
+async def test_v_keeps_the_copy_for_an_editor_that_returns_at_once(sample, tmp_path):
+    """``code`` hands the file to its window and returns: the copy must outlive it."""
+    app = make_app(sample, tmp_path)
+    app.env["EDITOR"] = "code"
+    ran = []
+    app.run_external = lambda argv: ran.append(argv) or 0
+    async with app.run_test(size=(100, 30), notifications=True) as pilot:
+        await settle(pilot)
+        await pilot.press(*"idempotent")
+        await settle(pilot)
+        await pilot.press("down", "v")
+        await pilot.pause()
+    assert ran[0][:2] == ["code", "-g"]
+    copy = Path(ran[0][2].rsplit(":", 1)[0])
+    assert copy.is_file() and copy.is_relative_to(app.editor_dir)
+    editor.remove_copy(copy)
+    assert not copy.parent.exists()
 
 
 async def test_shift_e_exports_the_session_or_the_window_to_markdown(sample, tmp_path):

@@ -78,6 +78,9 @@ class CrabsearchApp(App[str | None]):
         """Every copy is also written here: the fallback when the terminal ignores OSC 52."""
         self.error_log = paths.cache_dir() / "errors.log"
         """Where an unexpected error's details go (:meth:`failure`); the screen says only that."""
+        self.editor_dir = paths.cache_dir() / "editor-copies"
+        """Where ``v`` puts the read-only copy of a transcript that the editor opens
+        (``editor.readonly_copy``): the agent's own file is never given to an editor."""
 
     def on_load(self) -> None:
         """The recent sessions for the first frame (issue 13, the app's start): as kept by the
@@ -194,7 +197,8 @@ class CrabsearchApp(App[str | None]):
                     ("Fork session", "Quit and fork the highlighted session (Claude Code)", results, "fork"),
                     ("Copy…", "Copy the session id, resume command, path, message or window", results, "copy"),
                     ("Export to Markdown…", "Write the session or its window to a Markdown file", results, "export"),
-                    ("Open in editor", "Open the transcript in $EDITOR at the hit", results, "edit"),
+                    ("Open in editor", "Open a read-only copy of the transcript in $EDITOR at the hit", results,
+                     "edit"),
                     ("Explain match", "Why the highlighted session matched", results, "explain"),
                     ("Widen window", "Two more messages on each side of the hit", results, "widen"),
                     ("Narrow window", "Two fewer messages on each side of the hit", results, "narrow"),
@@ -226,7 +230,8 @@ class CrabsearchApp(App[str | None]):
                     ("Fork session", "Quit and fork this session (Claude Code)", screen, "fork"),
                     ("Copy…", "Copy the session id, resume command, path, message or window", screen, "copy"),
                     ("Export to Markdown…", "Write the session or a window to a Markdown file", screen, "export"),
-                    ("Open in editor", "Open the transcript in $EDITOR at the cursor", screen, "edit"),
+                    ("Open in editor", "Open a read-only copy of the transcript in $EDITOR at the cursor", screen,
+                     "edit"),
                     ("Reveal secrets", "Show masked secrets in this view (or mask them again)", screen,
                      "toggle_reveal"))
         for title, help_text, target, action in entries:
@@ -425,9 +430,12 @@ class CrabsearchApp(App[str | None]):
         self.notify(f"Copied the {what} ({len(text):,} characters).{saved}", timeout=6)
 
     def edit_message(self, hit, message_index: int) -> None:
-        """Open the transcript in ``$VISUAL``/``$EDITOR`` at message ``message_index``'s line; the
-        app is suspended while the editor runs."""
-        from ..editor import editor_command, line_of_offset
+        """Open the transcript in ``$VISUAL``/``$EDITOR`` at message ``message_index``'s line: a
+        private read-only copy of it (``editor.readonly_copy``, in :attr:`editor_dir`), never the
+        agent's file (an editor writes beside the file it opens, a swap file, or into it). The app
+        is suspended while the editor runs; the copy is removed when it exits (an editor that
+        returns at once, ``code`` without ``--wait``, keeps it: a later run removes it)."""
+        from ..editor import editor_command, editor_waits, line_of_offset, readonly_copy, remove_copy
 
         where = self.guarded("Finding the message", lambda: self.engine.locate(hit.ref, message_index), None)
         if where is None:
@@ -444,14 +452,31 @@ class CrabsearchApp(App[str | None]):
         except OSError as exc:
             self.notify(f"Cannot read {printable(path)}: {exc.strerror or exc}", severity="error")
             return
-        argv = editor_command(path, line, self.env)
+        try:
+            copy = readonly_copy(path, self.editor_dir)
+        except OSError as exc:  # a full disk: the agent's own file is not opened instead
+            self.notify(f"Cannot make a read-only copy of the transcript to open: {exc.strerror or exc} "
+                        f"({printable(short_path(str(self.editor_dir), self.home))}). The transcript was not "
+                        "opened: the editor only gets a copy, never the agent's file.", severity="error", timeout=10)
+            return
+        argv = editor_command(copy, line, self.env)
+        waits = editor_waits(argv)
         try:
             code = self.run_external(argv)
         except OSError as exc:
+            remove_copy(copy)
             self.notify(f"Cannot run {printable(argv[0])}: {exc.strerror or exc} (set $EDITOR)", severity="error")
             return
+        if waits:
+            remove_copy(copy)
+        name = printable(os.path.basename(path))
+        said = (f"Opened a read-only copy of {name} at line {line:,}: the agent's transcript is never changed"
+                + ("; the copy was removed when the editor closed." if waits else
+                   f"; the copy is {printable(short_path(str(copy), self.home))}."))
         if code:
-            self.notify(f"{printable(argv[0])} exited with status {code}", severity="warning")
+            self.notify(f"{printable(argv[0])} exited with status {code}. {said}", severity="warning", timeout=8)
+        else:
+            self.notify(said, timeout=8)
 
     def run_external(self, argv: list[str]) -> int:
         """Run ``argv`` in the terminal with the app suspended; returns its exit status (tests
