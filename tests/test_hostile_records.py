@@ -258,6 +258,30 @@ def test_status_names_file_line_and_reason(home, capsys, failing_reader):
     assert "line 4: broken JSON" in text
 
 
+def test_status_names_a_claude_line_with_a_field_of_the_wrong_type(home, capsys):
+    """A fresh-user trial: ``{"type":"user","message":123}`` and a line whose ``message.content``
+    is an object were dropped without a word. They are skipped and counted like a broken line:
+    ``index --json`` adds them to ``skipped_lines``, ``status`` names file, line and reason."""
+    _, path = claude_session(home)
+    bad = ClaudeSession(Path("/unused"), session_id="aaaa0000-0000-4000-8000-000000000016")
+    bad.n = 40
+    bad.user("gone").lines[-1]["message"] = 123
+    bad.assistant("gone").lines[-1]["message"]["content"] = {"weird": True}
+    append(path, *(json.dumps(d) + "\n" for d in bad.lines))
+    finish_session(path)
+    data = json.loads(cli_ok(capsys, "index", "--json"))
+    assert data["skipped_lines"] == 2 and data["errors"] == []
+    [entry] = json.loads(cli_ok(capsys, "status", "--json"))["skipped_files"]
+    assert entry["path"] == str(path) and entry["skipped"] == 2 and entry["reasons"] == {"bad field": 2}
+    assert [(p["line"], p["reason"]) for p in entry["places"]] == [
+        (3, "bad field (message is a number, not an object)"),
+        (4, "bad field (message.content is an object, not a string or a list)")]
+    text = cli_ok(capsys, "status")
+    assert "line 3: bad field (message is a number, not an object)" in text
+    for word in ("narwhal", "axolotl"):
+        assert found(capsys, word) == 1, word
+
+
 def test_places_are_kept_across_appends_and_capped(home, capsys, failing_reader):
     _, path = claude_session(home)
     append(path, "not json\n")

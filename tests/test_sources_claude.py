@@ -13,6 +13,7 @@ from crabsearch.jsonl import iter_records
 from crabsearch.model import Role
 from crabsearch.sources import base, get_source
 from crabsearch.sources.claude import ClaudeSource, classify
+from builders import ClaudeSession
 from source_checks import CORPUS, HOME, assert_incremental, assert_read_back, state_size
 
 SRC = ClaudeSource()
@@ -479,7 +480,11 @@ def test_corpus_reads_without_errors():
     legacy = texts["d-kimuson_legacy-agent-file_agent-test-hash-123.jsonl"].session  # sidechain lines only
     assert legacy.title == "Run the test suite"
     edge = texts["claude-code-log_edge_cases.jsonl"]
-    assert edge.stats.reasons == {"not a JSON object": 3}
+    # claude-code-log's malformed lines: 42, [1], "massive error"; a user line whose message is a
+    # string, and one whose content is misspelled (``contenst``): nothing to read, counted
+    assert edge.stats.reasons == {"not a JSON object": 3, "bad field": 2}
+    assert [why for _, why in edge.stats.places if why.startswith("bad field")] == [
+        "bad field (message.content is missing)", "bad field (message is a string, not an object)"]
     assert any("中文" in m.text for m in edge.messages)
 
 
@@ -552,3 +557,91 @@ def test_real_warm_up_files_hold_no_session():
         assert SRC.read(f).messages == [], f
     for f in set(files) - set(warm):
         assert SRC.read(f).messages, f
+
+
+# -- records with fields of the wrong type (a fresh-user trial) ------------------------------------
+
+
+def line_offsets(path: Path) -> list[int]:
+    """The byte offset of each line of ``path``."""
+    offsets, at = [], 0
+    for raw in path.read_bytes().splitlines(keepends=True):
+        offsets.append(at)
+        at += len(raw)
+    return offsets
+
+
+def test_a_conversation_line_with_a_field_of_the_wrong_type_is_skipped_and_counted(tmp_path):
+    """A ``user``/``assistant`` line whose ``message`` is not an object, or whose
+    ``message.content`` is neither a string nor a list (formats.md 1.2), has nothing to read: it is
+    skipped and counted where it is (as a broken line is), never dropped without a word; the lines
+    around it are read as before."""
+    s = ClaudeSession(tmp_path, session_id="bbbb0000-0000-4000-8000-000000000001")
+    s.user("why does the walrus build fail")
+    s.user("gone 1").lines[-1]["message"] = 123
+    s.user("gone 2").lines[-1]["message"]["content"] = {"weird": True}
+    s.assistant("gone 3").lines[-1]["message"]["content"] = {"weird": True}
+    s.user("gone 4").lines[-1]["message"] = None
+    s.assistant("gone 5").lines[-1]["message"]["content"] = 7
+    s.assistant("the walrus build lacks a lockfile").user("add the walrus lockfile then")
+    s.user("gone 6")
+    del s.lines[-1]["message"]["content"]
+    path = s.write()
+    offsets = line_offsets(path)
+    read = SRC.read(path)
+    assert [m.text for m in read.messages] == ["why does the walrus build fail", "the walrus build lacks a lockfile",
+                                               "add the walrus lockfile then"]
+    assert [m.message_index for m in read.messages] == [0, 1, 2] and read.session.message_count == 3
+    assert read.stats.skipped == 6 and read.stats.reasons == {"bad field": 6}
+    assert read.stats.places == [  # the first five are kept
+        (offsets[1], "bad field (message is a number, not an object)"),
+        (offsets[2], "bad field (message.content is an object, not a string or a list)"),
+        (offsets[3], "bad field (message.content is an object, not a string or a list)"),
+        (offsets[4], "bad field (message is null, not an object)"),
+        (offsets[5], "bad field (message.content is a number, not a string or a list)")]
+    assert read.end_offset == path.stat().st_size
+    session = read.session
+    assert session.title == "why does the walrus build fail" and "off_branch" not in session.extra
+    # a skipped line is no part of the session: its time (the latest here) is not the session's end
+    assert session.updated.isoformat() == "2026-03-14T10:04:00+00:00"
+    json.dumps(read.state)
+    missing = SRC.read(write_jsonl(tmp_path / "m.jsonl", s.lines[-1]))
+    assert missing.stats.places == [(0, "bad field (message.content is missing)")]
+
+
+def test_a_line_with_a_bad_field_appended_later_is_counted_too(tmp_path):
+    s = ClaudeSession(tmp_path, session_id="bbbb0000-0000-4000-8000-000000000002")
+    path = s.user("why does the walrus build fail").write()
+    first = SRC.read(path)
+    more = ClaudeSession(tmp_path, session_id=s.session_id)
+    more.n = 10
+    more.user("gone").lines[-1]["message"] = "error"
+    more.assistant("the walrus build lacks a lockfile")
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write("".join(json.dumps(d) + "\n" for d in more.lines))
+    again = SRC.read(path, first.end_offset, json.loads(json.dumps(first.state)))
+    assert [(m.message_index, m.text) for m in again.messages] == [(1, "the walrus build lacks a lockfile")]
+    assert again.stats.places == [(first.end_offset, "bad field (message is a string, not an object)")]
+
+
+def test_a_timestamp_that_is_not_an_iso_string_is_no_time(tmp_path):
+    """Claude Code writes ``timestamp`` as an ISO-8601 string (formats.md 1.2). A number there is
+    no time (``12345`` is not 1970-01-01, nor a number of milliseconds a time in 2026): the message
+    is read without a time of its own, as a line without a timestamp, and the session's start and
+    end ignore it."""
+    s = ClaudeSession(tmp_path, session_id="bbbb0000-0000-4000-8000-000000000003")
+    s.user("when did the heron job start").lines[-1]["timestamp"] = 12345
+    s.assistant("the heron job started at noon")
+    s.user("and the ibis job").lines[-1]["timestamp"] = 1784538000000  # ms: 2026-07-20
+    s.assistant("the ibis job never started").lines[-1]["timestamp"] = "yesterday"
+    s.user("and the crane job").lines[-1]["timestamp"] = [1]
+    s.assistant("the crane job is next")
+    read = SRC.read(s.write())
+    assert [m.text for m in read.messages] == [
+        "when did the heron job start", "the heron job started at noon", "and the ibis job",
+        "the ibis job never started", "and the crane job", "the crane job is next"]
+    times = [m.timestamp and m.timestamp.isoformat() for m in read.messages]
+    assert times == [None, "2026-03-14T10:01:00+00:00", None, None, None, "2026-03-14T10:03:00+00:00"]
+    assert read.session.started.isoformat() == "2026-03-14T10:01:00+00:00"
+    assert read.session.updated.isoformat() == "2026-03-14T10:03:00+00:00"
+    assert read.stats.skipped == 0 and read.session.title == "when did the heron job start"

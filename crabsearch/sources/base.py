@@ -198,11 +198,17 @@ class Source:
         A record that the reader cannot handle, for any reason (``handle`` raises any
         ``Exception``), is skipped and counted: the messages it had appended are dropped and
         ``stats`` counts it under ``reader error (<exception type>)`` at ``where`` (the byte offset
-        of its line, or a description such as ``row 12``). Returns False for such a record.
+        of its line, or a description such as ``row 12``); a record the reader refuses
+        (:class:`BadRecord`: a field it reads has the wrong type) under :data:`BAD_FIELD`, its
+        message the detail. Returns False for such a record.
         """
         before = len(out)
         try:
             (handle or self.process)(rec, state, session, out)
+        except BadRecord as exc:
+            del out[before:]
+            stats.skip(BAD_FIELD, where, f"{BAD_FIELD} ({' '.join(str(exc).split())[:REASON_CAP]})")
+            return False
         except Exception as exc:  # noqa: BLE001 - the rule: any failure skips this record only
             del out[before:]
             stats.skip(*failure(exc, where))
@@ -243,6 +249,41 @@ class Source:
 
 REASON_CAP = 200
 """Characters of an exception's message kept as the reason a record was skipped."""
+BAD_FIELD = "bad field"
+"""The reason a record is skipped when a field its reader reads has the wrong type (:class:`BadRecord`)."""
+
+
+class BadRecord(ValueError):
+    """Raised by a reader for a record of a kind it reads whose fields it cannot use (a Claude Code
+    ``message`` that is a number, say): :meth:`Source.take` skips the record and counts it under
+    :data:`BAD_FIELD` at its line, as a broken line is counted, the exception's message (what
+    :func:`bad_field` says) the detail. A reader raises it before it changes ``state`` or the
+    session, so the record leaves no trace but the count."""
+
+
+def json_kind(value) -> str:
+    """What a JSON value is, in words: ``null``, ``a boolean``, ``a number``, ``a string``,
+    ``a list``, ``an object``."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "a list"
+    return "an object" if isinstance(value, dict) else type(value).__name__
+
+
+def bad_field(holder: dict, key: str, wanted: str, prefix: str = "") -> BadRecord:
+    """The :class:`BadRecord` for ``holder[key]``, which is not ``wanted``:
+    ``message is a number, not an object``, or ``message.content is missing`` (``prefix`` names
+    where ``holder`` lies in the record: ``message.``)."""
+    if key not in holder:
+        return BadRecord(f"{prefix}{key} is missing")
+    return BadRecord(f"{prefix}{key} is {json_kind(holder[key])}, not {wanted}")
 
 
 def failure(exc: BaseException, where: int | str | None = None,
@@ -315,6 +356,13 @@ def parse_ts(value) -> datetime | None:
     except (ValueError, OverflowError, OSError):
         return None
     return None
+
+
+def iso_ts(value) -> datetime | None:
+    """:func:`parse_ts` of an ISO-8601 string only, for agents that write nothing else there
+    (Claude Code, Codex): a number is no time (``12345`` is not 1970-01-01), None like a
+    timestamp that is missing."""
+    return parse_ts(value) if isinstance(value, str) else None
 
 
 def string(value) -> str:

@@ -29,6 +29,12 @@ and 7.3 (role mapping). Decisions the spec leaves open:
   files are ignored (searching other files is the job of a cross-file pass, not of one read).
 * Repeated blocks of one API reply (same ``message.id``, same block content or tool_use id) are
   yielded once; only the current reply's keys are kept.
+* A ``user`` or ``assistant`` line whose ``message`` is not an object, or whose
+  ``message.content`` is neither a string nor a list (1.2), has nothing to read: it is skipped and
+  counted (``bad field``, :class:`~crabsearch.sources.base.BadRecord`) like a broken line, and
+  leaves nothing else behind. A content list is read in part: blocks that are not blocks are
+  passed over. A ``timestamp`` that is not an ISO-8601 string (1.2) is no time: the line's
+  messages have none, and the session's start and end ignore it (``12345`` is not 1970).
 
 Current formats (issue 14; Claude Code is closed, so these follow other tools' parsers and bug
 reports):
@@ -68,7 +74,8 @@ from ..files import read_file
 from ..jsonl import Record, loads
 from ..model import (LABEL_ASSISTANT, LABEL_SUMMARY, LABEL_SYSTEM, LABEL_THINKING, LABEL_USER,
                      Message, Role, Session, tool_call_label)
-from .base import capped, Source, cd_and, parse_ts, dump_text, note_unknown, string, walk_files
+from .base import (bad_field, capped, Source, cd_and, dump_text, iso_ts, note_unknown, string,
+                   walk_files)
 from .pieces import Piece, abandon, emit, note_compaction, piece_text
 
 UUID_WINDOW = 64
@@ -154,6 +161,8 @@ class ClaudeSource(Source):
         """One line: metadata (ids, cwd, branch, titles, summaries) and its messages."""
         obj = rec.obj
         kind = string(obj.get("type"))  # any other value is an unknown type
+        if kind in ("user", "assistant"):
+            _check_message(obj)  # before anything is noted: a bad line leaves no trace
         if kind not in KNOWN_KINDS:
             note_unknown(state, obj.get("type"))
         _note_envelope(obj, state, session)
@@ -167,7 +176,7 @@ class ClaudeSource(Source):
         if kind not in _CONVERSATION or (state.get("sub") and _warmup(obj, kind, state)):
             _chain(obj, state, state["next_index"])
             return
-        ts = parse_ts(obj.get("timestamp"))
+        ts = iso_ts(obj.get("timestamp"))  # ISO-8601 strings only (formats.md 1.2): 12345 is no time
         session.touch(ts)  # conversation lines only: summary/title lines are written later
         if isinstance(obj.get("uuid"), str):
             _see_uuid(obj["uuid"], state)
@@ -638,6 +647,19 @@ def _key(kind: str, text: str) -> str:
 def _tag(text: str, name: str) -> str:
     m = re.search(rf"<{name}>(.*?)</{name}>", text, re.S)
     return m.group(1).strip() if m else ""
+
+
+def _check_message(obj: dict) -> None:
+    """Raise :class:`~crabsearch.sources.base.BadRecord` for a ``user`` or ``assistant`` line
+    whose ``message`` is not an object or whose ``message.content`` is neither a string nor a list
+    (formats.md 1.2: a Messages API object): such a line has nothing to read, and is skipped and
+    counted rather than dropped without a word. A list whose blocks are not all blocks is read in
+    part, as before (:func:`_user_pieces`, :func:`_assistant`)."""
+    msg = obj.get("message")
+    if not isinstance(msg, dict):
+        raise bad_field(obj, "message", "an object")
+    if not isinstance(msg.get("content"), (str, list)):
+        raise bad_field(msg, "content", "a string or a list", "message.")
 
 
 def _content(obj: dict) -> list | None:
