@@ -5,6 +5,7 @@ nothing one file holds stops the other files from being indexed."""
 from __future__ import annotations
 
 import json
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -280,6 +281,31 @@ def test_status_names_a_claude_line_with_a_field_of_the_wrong_type(home, capsys)
     assert "line 3: bad field (message is a number, not an object)" in text
     for word in ("narwhal", "axolotl"):
         assert found(capsys, word) == 1, word
+
+
+def test_status_names_a_codex_line_with_a_field_of_the_wrong_type(home, capsys):
+    """A fresh-user trial: a rollout line whose ``payload`` is null, and a message item whose
+    ``content`` is a string, were dropped without a word. They are skipped and counted like a
+    broken line: ``index --json`` adds them to ``skipped_lines``, ``status`` names file, line and
+    reason."""
+    rollout = CodexSession(home, session_id="019a0000-1111-7222-8333-444455550016")
+    path = rollout.path
+    assert len(path.read_bytes().splitlines()) == 5
+    rollout.t += timedelta(minutes=5)
+    bad = [rollout._env("response_item", None),
+           rollout._env("response_item", {"type": "message", "role": "assistant", "content": "notalist"}),
+           rollout._env("response_item", {"type": "message", "role": "assistant",
+                                          "content": [{"type": "output_text", "text": "the pangolin queue is full"}]})]
+    append(path, *(json.dumps(d) + "\n" for d in bad))
+    data = json.loads(cli_ok(capsys, "index", "--json"))
+    assert data["skipped_lines"] == 2 and data["errors"] == []
+    [entry] = json.loads(cli_ok(capsys, "status", "--json"))["skipped_files"]
+    assert entry["path"] == str(path) and entry["skipped"] == 2 and entry["reasons"] == {"bad field": 2}
+    assert [(p["line"], p["reason"]) for p in entry["places"]] == [
+        (6, "bad field (payload is null, not an object)"),
+        (7, "bad field (payload.content is a string, not a list)")]
+    assert "line 6: bad field (payload is null, not an object)" in cli_ok(capsys, "status")
+    assert found(capsys, "full") == 1
 
 
 def test_places_are_kept_across_appends_and_capped(home, capsys, failing_reader):

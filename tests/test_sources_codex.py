@@ -12,6 +12,7 @@ import pytest
 from crabsearch.model import Role
 from crabsearch.sources import get_source
 from crabsearch.sources.codex import CodexSource, codex_root, thread_names
+from builders import CodexSession
 from source_checks import CORPUS, HOME, assert_incremental, assert_read_back, state_size
 
 SRC = CodexSource()
@@ -292,3 +293,108 @@ def test_demo_sessions_read_cleanly():
         assert_read_back(SRC, Path(read.session.path), read.messages)
     titles = {r.session.title for r in reads}
     assert {"Goroutine leak in thumbnail worker", "API rate limiting with Redis"} <= titles
+
+
+# -- records with fields of the wrong type (a fresh-user trial) ------------------------------------
+
+
+def line_offsets(path: Path) -> list[int]:
+    """The byte offset of each line of ``path``."""
+    offsets, at = [], 0
+    for raw in path.read_bytes().splitlines(keepends=True):
+        offsets.append(at)
+        at += len(raw)
+    return offsets
+
+
+def test_a_line_with_a_field_of_the_wrong_type_is_skipped_and_counted(tmp_path):
+    """An envelope line of a kind the reader reads whose ``payload`` is not an object, or a
+    ``message`` item whose ``content`` is not a list (formats.md 2.2), has nothing to read: it is
+    skipped and counted where it is (as a broken line is), never dropped without a word; the lines
+    around it are read as before, and a prompt's event is still its one message when its
+    ``response_item`` twin is the bad line."""
+    c = CodexSession(tmp_path, session_id="0195bbbb-0000-7000-8000-000000000001")
+    c.user("why is the marmot index stale")
+    c.lines.append(c._env("response_item", None))
+    c.lines.append(c._env("event_msg", None))
+    c.assistant("gone").lines[-2]["payload"]["content"] = "notalist"
+    c.lines.append(c._env("turn_context", [1]))
+    c.assistant("the marmot index waits on a lock")
+    c.lines.append(c._env("response_item", {}))
+    del c.lines[-1]["payload"]  # no payload at all
+    c.lines.append(c._env("compacted", "a summary"))
+    c.lines.append(c._env("session_meta", None))
+    c.user("rebuild the marmot index").lines[-1]["payload"]["content"] = "notalist"
+    c.lines.append(c._env("response_item", {"type": "message", "role": "user"}))
+    path = c.write()
+    offsets = line_offsets(path)
+    read = SRC.read(path)
+    assert [m.text for m in read.messages] == ["why is the marmot index stale", "the marmot index waits on a lock",
+                                               "rebuild the marmot index"]
+    assert [m.message_index for m in read.messages] == [0, 1, 2] and read.session.message_count == 3
+    assert read.stats.skipped == 9 and read.stats.reasons == {"bad field": 9}
+    assert read.stats.places == [  # the first five are kept
+        (offsets[3], "bad field (payload is null, not an object)"),
+        (offsets[4], "bad field (payload is null, not an object)"),
+        (offsets[5], "bad field (payload.content is a string, not a list)"),
+        (offsets[7], "bad field (payload is a list, not an object)"),
+        (offsets[10], "bad field (payload is missing)")]
+    assert read.end_offset == path.stat().st_size
+    s = read.session
+    assert (s.session_id, s.project, s.git_branch) == ("0195bbbb-0000-7000-8000-000000000001", "/home/dev/api", "main")
+    assert s.title == "why is the marmot index stale" and s.summary is None
+    # a skipped line is no part of the session: the last two (the latest times) are not its end
+    assert s.updated == read.messages[-1].timestamp
+    missing = SRC.read(write_jsonl(tmp_path / "m.jsonl", c.lines[15], c.lines[11], c.lines[12]))
+    assert [why for _, why in missing.stats.places] == ["bad field (payload.content is missing)",
+                                                       "bad field (payload is a string, not an object)",
+                                                       "bad field (payload is null, not an object)"]
+
+
+def test_a_pre_envelope_item_with_a_field_of_the_wrong_type_is_skipped_and_counted(tmp_path):
+    """The mid-2025 bare items (formats.md 2.1): a ``message`` whose ``content`` is not a list is
+    counted as an envelope line's is."""
+    p = write_jsonl(tmp_path / "sessions" / "rollout-2025-06-01-0195bbbb-0000-7000-8000-000000000002.jsonl",
+                    {"id": "0195bbbb-0000-7000-8000-000000000002", "timestamp": "2025-06-01T10:00:00.000Z",
+                     "instructions": "", "cwd": "/w"},
+                    {"record_type": "state"},
+                    {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "tidy the yak"}]},
+                    {"type": "message", "role": "assistant", "content": "notalist"},
+                    {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "yak tidied"}]})
+    read = SRC.read(p)
+    assert [m.text for m in read.messages] == ["tidy the yak", "yak tidied"]
+    assert read.stats.places == [(line_offsets(p)[3], "bad field (content is a string, not a list)")]
+
+
+def test_a_line_with_a_bad_field_appended_later_is_counted_too(tmp_path):
+    c = CodexSession(tmp_path, session_id="0195bbbb-0000-7000-8000-000000000003")
+    path = c.user("why is the marmot index stale").write()
+    first = SRC.read(path)
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write(json.dumps(c._env("event_msg", None)) + "\n")
+        fh.write(json.dumps(c._env("response_item", {"type": "message", "role": "assistant",
+                                                     "content": [{"type": "output_text", "text": "it waits"}]})) + "\n")
+    again = SRC.read(path, first.end_offset, json.loads(json.dumps(first.state)))
+    assert [(m.message_index, m.text) for m in again.messages] == [(1, "it waits")]
+    assert again.stats.places == [(first.end_offset, "bad field (payload is null, not an object)")]
+
+
+def test_a_timestamp_that_is_not_an_iso_string_is_no_time(tmp_path):
+    """Codex writes a line's ``timestamp`` as an ISO-8601 string (formats.md 2.2). A number there
+    is no time (``12345`` is not 1970-01-01): the line's message has no time of its own, as a line
+    without a timestamp, and the session's start and end ignore it."""
+    c = CodexSession(tmp_path, session_id="0195bbbb-0000-7000-8000-000000000004")
+    c.user("when did the otter deploy run")
+    c.lines[1]["timestamp"], c.lines[2]["timestamp"] = 12345, 1784538000000  # ms: 2026-07-20
+    c.assistant("the otter deploy ran at noon").user("and the beaver deploy")
+    c.lines[5]["timestamp"], c.lines[6]["timestamp"] = "soon", [1]
+    c.assistant("the beaver deploy failed")
+    c.lines[-1]["timestamp"] = 99999999999999  # the agent_message event: no message, no time
+    read = SRC.read(c.write())
+    assert [m.text for m in read.messages] == ["when did the otter deploy run", "the otter deploy ran at noon",
+                                               "and the beaver deploy", "the beaver deploy failed"]
+    times = [m.timestamp and m.timestamp.isoformat() for m in read.messages]
+    assert times == [None, "2026-03-14T10:00:40+00:00", None, "2026-03-14T10:01:20+00:00"]
+    assert read.session.started.isoformat() == "2026-03-14T10:00:40+00:00"
+    assert read.session.updated.isoformat() == "2026-03-14T10:01:20+00:00"
+    assert read.stats.skipped == 0 and read.session.title == "when did the otter deploy run"

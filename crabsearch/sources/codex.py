@@ -43,6 +43,13 @@ Current formats (issue 14), checked against openai/codex ``codex-rs``:
   parent thread, and its title is its own first prompt (the task it was given).
 * **Drift**: a line whose ``type`` is none of :data:`KNOWN_KINDS` is counted
   (:func:`~crabsearch.sources.base.note_unknown`) and listed by ``crabsearch status``.
+* **Wrong field types**: a line of a kind this reader reads whose ``payload`` is not an object,
+  or a ``user``/``assistant`` ``message`` item whose ``content`` is not a list, has nothing to
+  read: it is skipped and counted (``bad field``, :class:`~crabsearch.sources.base.BadRecord`)
+  like a broken line, and leaves nothing else behind but its place in the line count of rule 5
+  (the parent's lines copied into a subagent's rollout are not read, so not checked). A content list is read in part: items that are not items
+  are passed over. A ``timestamp`` that is not an ISO-8601 string (2.2) is no time: the line's
+  message has none, and the session's start and end ignore it (``12345`` is not 1970).
 """
 
 from __future__ import annotations
@@ -60,8 +67,8 @@ from ..jsonl import LineStats, Record, iter_records, loads
 from ..model import (LABEL_ASSISTANT, LABEL_SUMMARY, LABEL_THINKING, LABEL_USER, Message, Role,
                      Session, tool_call_label)
 from ..redact import redact
-from .base import (capped, Source, cd_and, env_dir, note_unknown, parse_ts, dump_text, records_of_bytes,
-                    matching, string, walk_files, unzstd)
+from .base import (bad_field, capped, Source, cd_and, env_dir, iso_ts, note_unknown, dump_text,
+                   records_of_bytes, matching, string, walk_files, unzstd)
 from .pieces import Piece, abandon, emit, note_compaction, piece_text
 
 SUMMARY_CAP = 8192
@@ -76,6 +83,8 @@ _BARE_ITEMS = frozenset({"message", "reasoning", "function_call", "function_call
 KNOWN_KINDS = frozenset({"session_meta", "turn_context", "response_item", "event_msg", "compacted",
                          "world_state", "inter_agent_communication_metadata", "token_usage_record"})
 """Envelope kinds this reader knows (formats.md 2.2; the last three carry nothing to index)."""
+_READ_KINDS = frozenset({"session_meta", "turn_context", "response_item", "event_msg", "compacted"})
+"""Envelope kinds this reader reads: their ``payload`` must be an object (:func:`_check`)."""
 ZST = ".zst"
 TURNS_KEPT = 256
 """Message indexes of the latest surviving user turns kept to place a rollback."""
@@ -171,9 +180,10 @@ class CodexSource(Source):
             return
         if ordinal < state.get("own_from", 0):
             return  # the parent's conversation, copied into a subagent's rollout (rule 5)
+        _check(obj, kind, payload)  # before anything is noted: a bad line leaves no trace
         if kind is not None and (not isinstance(kind, str) or kind not in KNOWN_KINDS) and "payload" in obj:
             note_unknown(state, kind)
-        ts = parse_ts(obj.get("timestamp"))
+        ts = iso_ts(obj.get("timestamp"))  # ISO-8601 strings only (formats.md 2.2): 12345 is no time
         session.touch(ts)
         if isinstance(payload, dict):
             if kind == "turn_context":
@@ -376,6 +386,27 @@ def _meta(p: dict, state: dict, session: Session) -> None:
     start = p.get("subagent_history_start_ordinal")
     if isinstance(start, int) and not isinstance(start, bool) and start > 0:
         state["own_from"] = start
+
+
+def _check(obj: dict, kind, payload) -> None:
+    """Raise :class:`~crabsearch.sources.base.BadRecord` for a line of a kind this reader reads
+    whose ``payload`` is not an object, or a ``user``/``assistant`` ``message`` item (in an
+    envelope or bare) whose ``content`` is not a list (formats.md 2.2): such a line has nothing to
+    read, and is skipped and counted rather than dropped without a word. A content list is read
+    in part, as before (:func:`_texts`)."""
+    if isinstance(kind, str) and kind in _READ_KINDS:
+        if not isinstance(payload, dict):
+            raise bad_field(obj, "payload", "an object")
+        if kind != "response_item":
+            return
+        item, prefix = payload, "payload."
+    elif "payload" not in obj and string(kind) in _BARE_ITEMS:
+        item, prefix = obj, ""  # a pre-envelope item (formats.md 2.1)
+    else:
+        return
+    if (item.get("type") == "message" and item.get("role") in ("user", "assistant")
+            and not isinstance(item.get("content"), list)):
+        raise bad_field(item, "content", "a list", prefix)
 
 
 def _rolled_back(num_turns, state: dict) -> None:
