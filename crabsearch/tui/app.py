@@ -399,6 +399,40 @@ class CrabsearchApp(App[str | None]):
             pass
         return f"{what} failed unexpectedly{detail}"
 
+    def index_failure(self, exc: BaseException) -> str:
+        """The one line the app shows when indexing failed with ``exc``. When the index directory
+        cannot be written (``store.IndexError_`` from an ``OSError``, or an ``OSError``: a file
+        where the folder should be, a permission, a full disk): where, why, and what to do, as
+        the app does not try again by itself. Anything else as :meth:`failure` says it."""
+        import errno
+
+        cause = exc if isinstance(exc, OSError) else exc.__cause__
+        if not isinstance(cause, OSError):
+            return self.failure("Indexing", exc)
+        folder = self.index_dir
+        blocker = None
+        for p in (folder, *folder.parents):  # a file where the folder, or one it is in, should be
+            try:
+                if not p.is_dir() and p.exists():
+                    blocker = p
+                    break
+            except OSError:
+                break
+        if blocker == folder:
+            why = "it is a file, not a folder"
+        elif blocker is not None:
+            why = f"{printable(short_path(str(blocker), self.home))} is a file, not a folder"
+        else:
+            why = cause.strerror or "input/output error"
+            if cause.filename and Path(str(cause.filename)) != folder:
+                why += f" ({printable(short_path(str(cause.filename), self.home))})"
+        other = "--index-dir DIR" if self.demo else "CRABSEARCH_INDEX_DIR=DIR (or --index-dir DIR)"
+        if cause.errno in (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)) and blocker is None:
+            fix = f"Free some disk space and start crabsearch again, or point {other} at a folder on another disk."
+        else:
+            fix = f"Start crabsearch again with {other} naming a folder it can write."
+        return f"The index cannot be written at {printable(short_path(str(folder), self.home))}: {why}. {fix}"
+
     def guarded(self, what: str, call, default):
         """``call()``, or ``default`` after one line saying that ``what`` (``Reading the
         session``) failed (:meth:`failure`): the engine calls made on the app's own thread (a
@@ -508,8 +542,9 @@ class CrabsearchApp(App[str | None]):
         if error:
             t.append("Could not index the transcripts:\n", style="bold red")
             t.append(f"  {error}\n\n")
-            t.append(f"Index directory: {self.index_dir}\n")
-            t.append("Point it elsewhere with --index-dir DIR or CRABSEARCH_INDEX_DIR=DIR.\n\n")
+            if "--index-dir DIR" not in error:  # index_failure says where and what to do itself
+                t.append(f"Index directory: {self.index_dir}\n")
+                t.append("Point it elsewhere with --index-dir DIR or CRABSEARCH_INDEX_DIR=DIR.\n\n")
         t.append("No agent transcripts found.\n\n" if not error else "Transcripts are read from:\n", style="bold")
         t.append("Looked in:\n" if not error else "")
         places: dict[str, list[str]] = {}

@@ -196,6 +196,11 @@ class SearchScreen(Screen):
         """What is wrong with the shown query's filters (shown in full under the status line)."""
         self.search_error: str | None = None
         self.index_error: str | None = None
+        """Why indexing failed (``CrabsearchApp.index_failure``): shown, and no refresh starts
+        again in this run (an index directory that cannot be written failed again at once, in a
+        loop of toasts)."""
+        self._no_index = False
+        """True when the last search found no index to search (``SearchDone.rebuild``)."""
         self._index_started = 0.0
         self._commits_seen = 0
         self._watched: list = []
@@ -440,6 +445,7 @@ class SearchScreen(Screen):
         self._shown_sort = self.sort
         self.result = message.result
         self.search_error = message.error
+        self._no_index = bool(message.rebuild)
         self.problems = message.problems
         results.show(message.result.hits, message.result.terms, keep=same)
         if self._to_results:  # Down was pressed before these rows came: into them now
@@ -555,6 +561,7 @@ class SearchScreen(Screen):
             return
         n = len(result.hits)
         indexing = self.app.indexing
+        unavailable = False
         if self.search_error:
             msg = self.search_error
         elif not result.query.strip() or (result.route == "recent" and n):
@@ -562,6 +569,9 @@ class SearchScreen(Screen):
         elif n == 0 and result.partial:  # out of time before anything was found
             msg = (f"Nothing found for “{printable(result.query.strip())}” before the search stopped "
                    "(very common words): add a word to narrow it")
+        elif n == 0 and self.index_error and self._no_index and not indexing:  # indexing failed
+            msg = f"“{printable(result.query.strip())}” was not searched: the index is unavailable (see below)"
+            unavailable = True
         elif n == 0:  # also filters alone (`project:nonexistent`) that allow no session
             msg = f"No session matches “{printable(result.query.strip())}”"
             if indexing:
@@ -590,7 +600,7 @@ class SearchScreen(Screen):
             new = self._pending_new
             msg += (f" · {new} new session{'s' if new != 1 else ''}" if new else " · updated results") + \
                 " (Home: show)"
-        status.update(Text(msg, style="bold red" if self.search_error else "dim"))
+        status.update(Text(msg, style="bold red" if self.search_error or unavailable else "dim"))
         status.display = bool(msg)
         notes = self.query_one("#notes", Static)
         lines = [printable(n) for n in self.problems + result.notes]
@@ -619,8 +629,9 @@ class SearchScreen(Screen):
     def start_indexing(self, rebuilding: str | None = None) -> None:
         """Refresh the index in the background; the list refreshes after each committed batch
         and when it is done. ``rebuilding`` says why the index is built from scratch (``first``,
-        ``deleted``, ``damaged``): the index line and the empty results area say so."""
-        if self.app.indexing:
+        ``deleted``, ``damaged``): the index line and the empty results area say so. After a
+        failure (:attr:`index_error`) nothing is started: the error stays on screen."""
+        if self.app.indexing or self.index_error:  # failed: said once, not tried again
             return
         self.app.indexing = True
         self.rebuilding = rebuilding
@@ -640,7 +651,7 @@ class SearchScreen(Screen):
             report = self.app.indexer.refresh(progress=lambda p: self.post_message(IndexProgress(p)),
                                               cancelled=lambda: worker.is_cancelled)
         except Exception as exc:  # shown, never a crash
-            self.post_message(IndexDone(None, self.app.failure("Indexing", exc)))
+            self.post_message(IndexDone(None, self.app.index_failure(exc)))
             return
         self.post_message(IndexDone(report, None))
 
@@ -748,6 +759,7 @@ class SearchScreen(Screen):
         self.index_error = message.error
         rebuilt, self.rebuilding = self.rebuilding, None
         if message.error:
+            self.query_one("#index-status").styles.max_height = 4  # where, why, what to do: in full
             self._show_index_line(Text(message.error, style="bold red"))
             self._bar_wanted = False
             self._fit_progress()
