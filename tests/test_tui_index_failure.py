@@ -47,11 +47,17 @@ async def test_an_index_dir_that_is_a_file_is_said_once_and_not_retried(tmp_path
         status = str(screen.query_one("#status").render())
         assert "the index is unavailable" in status and "still indexing" not in status
 
-        # what would start a refresh: an agent's file changed, the periodic refresh
+        # an agent's file changed: no refresh starts (it would fail again at once)
         screen.post_message(FilesChanged(1))
-        screen._periodic_refresh()
-        await pilot.pause(1.0)
+        await pilot.pause(0.5)
         assert not app.indexing and len(failures(app)) == 1
+        # the periodic refresh (every 30 s) tries again, and the same failure is not said again
+        tried, refresh = [], app.indexer.refresh
+        app.indexer.refresh = lambda *a, **k: tried.append(1) or refresh(*a, **k)
+        screen._periodic_refresh()
+        await settle(pilot)
+        await pilot.pause(0.5)
+        assert tried and not app.indexing and len(failures(app)) == 1 and screen.index_error
     assert afile.read_text() == "not a folder\n"
 
 

@@ -288,8 +288,8 @@ class SearchScreen(Screen):
         """Look for new or changed transcripts (not ``_auto_refresh``: Textual's own name)."""
         if watch_roots(self.app.indexer) != self._watched:  # an agent directory appeared or went
             self._watch_files()
-        if not self.app.indexing:
-            self.start_indexing(None if self.app.engine.exists or not self._had_index else "deleted")
+        if not self.app.indexing:  # after a failure too: a full disk may have room again
+            self.start_indexing(None if self.app.engine.exists or not self._had_index else "deleted", retry=True)
 
     def _watch_files(self) -> None:
         """(Re)start the watcher thread on the agents' directories there are now. A plain
@@ -626,12 +626,15 @@ class SearchScreen(Screen):
 
     # -- indexing -----------------------------------------------------------------------------
 
-    def start_indexing(self, rebuilding: str | None = None) -> None:
+    def start_indexing(self, rebuilding: str | None = None, *, retry: bool = False) -> None:
         """Refresh the index in the background; the list refreshes after each committed batch
         and when it is done. ``rebuilding`` says why the index is built from scratch (``first``,
         ``deleted``, ``damaged``): the index line and the empty results area say so. After a
-        failure (:attr:`index_error`) nothing is started: the error stays on screen."""
-        if self.app.indexing or self.index_error:  # failed: said once, not tried again
+        failure (:attr:`index_error`) only a ``retry`` starts one (the periodic refresh, every
+        :data:`REFRESH_EVERY` seconds: a full disk may have room again); searches and file
+        events do not (an index directory that cannot be written failed again at once, in a
+        loop of toasts), and the same failure again is not announced again."""
+        if self.app.indexing or (self.index_error and not retry):
             return
         self.app.indexing = True
         self.rebuilding = rebuilding
@@ -756,14 +759,15 @@ class SearchScreen(Screen):
             self.app.engine.reload()
         self.query_one("#indexbar").display = False
         self.query_one("#index-status", Static).update("")
-        self.index_error = message.error
+        said, self.index_error = self.index_error, message.error
         rebuilt, self.rebuilding = self.rebuilding, None
         if message.error:
             self.query_one("#index-status").styles.max_height = 4  # where, why, what to do: in full
             self._show_index_line(Text(message.error, style="bold red"))
             self._bar_wanted = False
             self._fit_progress()
-            self.notify(message.error, severity="error", timeout=10)
+            if message.error != said:  # a retry that fails the same way: already on screen
+                self.notify(message.error, severity="error", timeout=10)
         elif report is not None:
             self._bar_wanted = True
             self._fit_progress()
