@@ -75,3 +75,22 @@ def test_filters_alone_list_the_newest_sessions_in_the_window(index, text, limit
     got = [(h.session.agent, h.session.session_id) for h in engine.search(text, limit=limit).hits]
     assert got == expected(engine, text, limit)
     assert all(h.route == "recent" for h in engine.search(text, limit=limit).hits)
+
+
+@pytest.mark.parametrize("text", ["role:assistant", "role:user agent:claude", "role:assistant until:2026-01-25"])
+def test_a_role_filter_alone_shows_each_sessions_newest_message_of_that_role(index, text):
+    """A fresh-user trial: ``role:assistant`` alone listed rows showing the first user prompt."""
+    engine = Engine(index)
+    pq = parse(text, agents=tuple(SOURCES))
+    hits = engine.search(text, limit=10).hits
+    assert hits
+    for h in hits:
+        [item] = h.window
+        assert item.role == pq.role and item.message_index == h.message_index
+        # the newest message of that role in the window, by the stored times
+        searcher = engine._get_searcher()
+        newest = max((engine._keys.updated_of(searcher, d), searcher.stored_fields(d)["idx"])
+                     for d in searcher.document_numbers(skey=f"{h.session.agent}:{h.session.session_id}")
+                     if searcher.stored_fields(d).get("role") == pq.role
+                     and in_window(engine._keys.updated_of(searcher, d), time_window(pq) or (None, None)))
+        assert h.message_index == newest[1]

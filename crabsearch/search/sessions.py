@@ -166,7 +166,8 @@ class Sessions:
     def recent(self, searcher, limit: int, pq, windows, mask: bool, keys: SegmentKeys | None = None) -> list[Hit]:
         """The most recently updated sessions that the filters of ``pq`` allow (session
         documents; with ``role:``, sessions with such messages), newest first, each anchored
-        on its first prompt.
+        on its first prompt (with ``role:``, on its newest message of that role: a fresh-user
+        trial's ``role:assistant`` listed rows showing what the user said).
 
         With ``keys`` (the engine's column cache), ``since:``/``until:`` are checked on each
         matching document's ``updated`` time (``filtering.time_window``, the collectors' rule):
@@ -178,15 +179,25 @@ class Sessions:
             query = And(filters(pq, sessions=False, time=window is None))
         else:
             query = And(clauses) if len(clauses) > 1 else clauses[0]
-        if window is not None:
+        if keys is not None and (window is not None or clauses is None):
+            # With role: too: Whoosh's sorted search collapsed by session kept a session's first
+            # message of the role, not its newest.
             fields = [searcher.stored_fields(d) for d in _newest_in_window(searcher, query, keys, window, limit)]
         else:
             fields = [r.fields() for r in searcher.search(query, limit=limit, sortedby="updated", reverse=True,
                                                           collapse="skey", collapse_limit=1)]
         hits = []
         for f in fields:
-            ref = self.session_ref(f, mask) if f.get("meta") else self.ref(searcher, f["fkey"], mask)
-            if ref is not None:
+            if f.get("meta"):
+                hits.append(self.first_prompt_hit(searcher, self.session_ref(f, mask), windows, mask, "recent"))
+                continue
+            ref = self.ref(searcher, f["fkey"], mask)
+            idx = f.get("idx")
+            if ref is not None and isinstance(idx, int):  # role:: the newest message of that role
+                items = windows.items(searcher, ref, range(idx, idx + 1), idx, MAX_ITEM_BYTES, mask)
+                hits.append(Hit(ref, 0.0, idx, items[0].role if items else f.get("role") or "", items,
+                                route="recent"))
+            elif ref is not None:
                 hits.append(self.first_prompt_hit(searcher, ref, windows, mask, "recent"))
         return self.decorate(searcher, hits, mask)
 
@@ -252,11 +263,12 @@ class Sessions:
         return self.decorate(searcher, hits, mask)
 
 
-def _newest_in_window(searcher, query, keys: SegmentKeys, window: tuple, limit: int) -> list[int]:
+def _newest_in_window(searcher, query, keys: SegmentKeys, window: tuple | None, limit: int) -> list[int]:
     """The global number of the newest document matching ``query`` inside the ``since:``/
-    ``until:`` ``window`` (``filtering.in_window``) of each of the ``limit`` sessions whose such
-    document is newest, newest first (a tie: the later document): what Whoosh's search sorted by
-    ``updated`` and collapsed by session gives, with the times read from the column cache."""
+    ``until:`` ``window`` (``filtering.in_window``; None: any time) of each of the ``limit``
+    sessions whose such document is newest, newest first (a tie: the later document), with the
+    times read from the column cache: what a search sorted by ``updated`` and collapsed by
+    session should give (Whoosh's keeps a session's first match in document order)."""
     newest: dict[str, tuple[int, int]] = {}
     context = searcher.context()
     for sub, offset in searcher.leaf_searchers():
@@ -266,7 +278,7 @@ def _newest_in_window(searcher, query, keys: SegmentKeys, window: tuple, limit: 
         updated, skeys = keys.updated(sub), keys.keys(sub)
         for d in m.all_ids():
             t = updated[d]
-            if in_window(t, window):
+            if window is None or in_window(t, window):
                 key = skeys[d]
                 got = newest.get(key)
                 if got is None or (t, offset + d) > got:
