@@ -295,27 +295,31 @@ def run(work: Path, args) -> int:
         timed(cs_cmd("the", None, True), alone_env)
         timed(rg + ["the", *roots], env)
     rows = []
-    for name, key, agent in QUERY_SHAPES:
-        q = queries[key]
-        modes = {"refresh": cs_cmd(q, agent, True), "no_refresh": cs_cmd(q, agent, False),
-                 "alone": cs_cmd(q, agent, True), "alone_no_refresh": cs_cmd(q, agent, False),
-                 "rg": rg + [q, *roots]}
-        wall = {m: [] for m in modes}
-        cpu = {m: [] for m in modes}
-        hits = None
-        for _ in range(args.runs):
-            for m, cmd in modes.items():  # interleaved: a burst of load hits every mode alike
-                w, c, rc, out = timed(cmd, alone_env if m.startswith("alone") else env)
+    shapes = [(name, queries[key], agent) for name, key, agent in QUERY_SHAPES]
+    modes = {name: {"refresh": cs_cmd(q, agent, True), "no_refresh": cs_cmd(q, agent, False),
+                    "alone": cs_cmd(q, agent, True), "alone_no_refresh": cs_cmd(q, agent, False),
+                    "rg": rg + [q, *roots]} for name, q, agent in shapes}
+    wall = {name: {m: [] for m in modes[name]} for name, _, _ in shapes}
+    cpu = {name: {m: [] for m in modes[name]} for name, _, _ in shapes}
+    hits: dict[str, int] = {}
+    for _ in range(args.runs):
+        # Interleaved (a burst of load hits every mode alike), each mode through every shape in
+        # turn: the server keeps the scans of the search before for the next (the same query again
+        # would take them, and time that, not a search).
+        for m in ("refresh", "no_refresh", "alone", "alone_no_refresh", "rg"):
+            for name, _, _ in shapes:
+                w, c, rc, out = timed(modes[name][m], alone_env if m.startswith("alone") else env)
                 if m != "rg" and rc != 0:
                     problems.append(f"{name}: {m} exit {rc}")
-                if m == "no_refresh" and hits is None and rc == 0:
-                    hits = len(json.loads(out)["hits"])
-                wall[m].append(w)
-                cpu[m].append(c)
-        row = {"shape": name, "query": q, "agent": agent, "hits": hits}
-        for m in modes:
-            row[m] = summary(wall[m])
-            row[f"{m}_cpu"] = summary(cpu[m])
+                if m == "no_refresh" and name not in hits and rc == 0:
+                    hits[name] = len(json.loads(out)["hits"])
+                wall[name][m].append(w)
+                cpu[name][m].append(c)
+    for name, q, agent in shapes:
+        row = {"shape": name, "query": q, "agent": agent, "hits": hits.get(name)}
+        for m in modes[name]:
+            row[m] = summary(wall[name][m])
+            row[f"{m}_cpu"] = summary(cpu[name][m])
         row["rg_ratio"] = row["refresh"]["median"] / row["rg"]["median"]
         rows.append(row)
         print(f"  {name:22} refresh {row['refresh']['median'] * 1000:5.0f} ms  no-refresh "

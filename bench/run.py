@@ -268,7 +268,7 @@ def pick_spread_pair(index_dir: Path, seed: int, ranks=range(150, 2000, 3)) -> d
 def bench_queries(index_dir: Path, queries: dict, runs: int, check: Checks) -> list[dict]:
     from crabsearch.search import Engine
 
-    engine = Engine(index_dir)
+    engine = Engine(index_dir, keep_scans=False)  # each run a search, not the last one's scans again
     rows = []
     for name, key, agent in QUERY_SHAPES:
         q = queries[key]

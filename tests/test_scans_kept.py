@@ -92,6 +92,17 @@ def test_the_same_search_again_runs_no_scan_and_a_typed_key_fewer(index, monkeyp
     assert 0 < len(calls) - first < len(fresh)
 
 
+def test_an_engine_that_keeps_no_scans_scans_every_time(index, monkeypatch):
+    """``Engine(keep_scans=False)``: what a benchmark repeating one query times."""
+    home, index_dir = index
+    engine = Engine(index_dir, keep_scans=False)
+    calls = scans(monkeypatch)
+    typed(engine, "token refresh")
+    once = len(calls)
+    assert answer(typed(engine, "token refresh")) == answer(typed(Engine(index_dir), "token refresh"))
+    assert len(calls) == 2 * once + once  # both searches of this engine scanned, and the fresh one
+
+
 def test_only_the_last_search_is_kept(index, monkeypatch):
     home, index_dir = index
     engine = Engine(index_dir)

@@ -63,7 +63,8 @@ class Engine:
     pages, titles); ``search``, ``window`` and ``page`` can override it per call (the app's
     reveal key). ``resume_flags`` are config ``[resume]`` arguments per agent."""
 
-    def __init__(self, index_dir: Path, *, redact: bool = True, resume_flags: dict[str, str] | None = None):
+    def __init__(self, index_dir: Path, *, redact: bool = True, resume_flags: dict[str, str] | None = None,
+                 keep_scans: bool = True):
         self.index_dir = Path(index_dir)
         self.redact = redact
         self.resume_flags = dict(resume_flags or {})
@@ -76,7 +77,9 @@ class Engine:
         self._sessions = Sessions(self.resume_flags)
         self._windows = Windows()
         self._snapshot_kept = None  # (index state, limit) of the masked recent rows last kept
-        self._scans = ScansKept()  # the last search's best-per-session scans, for the next
+        self._scans = ScansKept() if keep_scans else None
+        """The last search's best-per-session scans, for the next (``keep_scans=False``: every
+        search scans anew, as a benchmark that repeats one query wants)."""
 
     # -- plumbing -----------------------------------------------------------------------------
 
@@ -209,7 +212,8 @@ class Engine:
                           deadline=None if not time_limit else time.monotonic() + time_limit,
                           excluded=excluded_sessions(searcher, comp, self._keys), window=time_window(pq),
                           sort=sort, fetch=fetch_for(limit), result=result, stop=stop, kept=self._scans)
-            self._scans.begin(searcher)
+            if self._scans is not None:
+                self._scans.begin(searcher)
             rows = climb(ctx)
             if stop is not None and stop.is_set():  # nobody wants the answer: no windows read for it
                 result.partial = True
