@@ -49,7 +49,7 @@ async def indexing(pilot):
     for _ in range(2):
         screen.post_message(IndexProgress(Progress(160, 478, 15_200_000, 45_000_000, 9000)))
         await pilot.pause()
-    await settle(pilot)
+    await settle(pilot, timeout=0.5)  # the app stays indexing: settle would wait its whole 10 s
 
 
 STATES = {
