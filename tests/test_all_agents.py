@@ -134,7 +134,7 @@ async def test_app_lists_every_agent_with_its_badge_and_filters(indexed):
         for agent in AGENTS:
             box.value = ""
             await settle(pilot)
-            await pilot.press(*f"agent:{agent}")
+            box.value = f"agent:{agent}"  # as pasted: the filter, not the typing, is what is checked here
             await settle(pilot)
             assert [h.session.session_id for h in results.hits] == [expects[agent].session_id], agent
         box.value = ""
