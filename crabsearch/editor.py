@@ -86,10 +86,7 @@ def editor_command(path: str | os.PathLike, line: int, env: Mapping[str, str] | 
     target = os.fspath(path)
     if target.startswith(("-", "+")):
         target = "./" + target
-    name = os.path.basename(argv[0]).lower()
-    for ext in (".exe", ".cmd", ".bat"):
-        name = name.removesuffix(ext)
-    style = _STYLES.get(name, _PLUS)
+    style = _STYLES.get(_program(argv), _PLUS)
     if style == _GOTO:
         return argv + ["-g", f"{target}:{line}"]
     if style == _SUFFIX:
@@ -113,6 +110,7 @@ _RETURNS_AT_ONCE = {
 
 
 def _program(argv: list[str]) -> str:
+    """The editor's program name: directory, case and ``.exe``/``.cmd``/``.bat`` left out."""
     name = os.path.basename(argv[0]).lower() if argv else ""
     for ext in (".exe", ".cmd", ".bat"):
         name = name.removesuffix(ext)

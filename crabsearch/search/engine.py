@@ -245,7 +245,8 @@ class Engine:
         read_in = snapshot.state(self.index_dir) if agent is None and mask else None
         with self._lock:
             searcher = self._get_searcher()
-            rows = [] if searcher is None else self._sessions.recent(searcher, limit, pq, self._windows, mask)
+            rows = [] if searcher is None else self._sessions.recent(searcher, limit, pq, self._windows, mask,
+                                                                         self._keys)
         if read_in is not None and searcher is not None and (read_in, limit) != self._snapshot_kept:
             snapshot.save(self.index_dir, read_in, limit, self.resume_flags, rows)  # the app's next first frame
             self._snapshot_kept = read_in, limit

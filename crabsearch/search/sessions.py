@@ -163,26 +163,26 @@ class Sessions:
                 for f in sorted(docs, key=lambda d: -((d.get("meta") or {}).get("updated") or 0))]
         return self.decorate(searcher, hits, mask)
 
-    def recent(self, searcher, limit: int, pq, windows, mask: bool, keys: SegmentKeys | None = None) -> list[Hit]:
+    def recent(self, searcher, limit: int, pq, windows, mask: bool, keys: SegmentKeys) -> list[Hit]:
         """The most recently updated sessions that the filters of ``pq`` allow (session
         documents; with ``role:``, sessions with such messages), newest first, each anchored
         on its first prompt (with ``role:``, on its newest message of that role: a fresh-user
         trial's ``role:assistant`` listed rows showing what the user said).
 
-        With ``keys`` (the engine's column cache), ``since:``/``until:`` are checked on each
-        matching document's ``updated`` time (``filtering.time_window``, the collectors' rule):
-        as a range of ``hour`` terms, Whoosh walked a union of every hour in it (``since:3000d``
+        ``since:``/``until:`` are checked on each matching document's ``updated`` time from
+        ``keys``, the engine's column cache (``filtering.time_window``, the collectors' rule): as
+        a range of ``hour`` terms, Whoosh walked a union of every hour in it (``since:3000d``
         alone took 4.2 s at 1 GB)."""
-        window = time_window(pq) if keys is not None else None
-        clauses = filters(pq, sessions=True, time=window is None)
+        window = time_window(pq)
+        clauses = filters(pq, sessions=True, time=False)
         if clauses is None:  # role: filters: list the newest sessions with such messages
-            query = And(filters(pq, sessions=False, time=window is None))
+            query = And(filters(pq, sessions=False, time=False))
         else:
             query = And(clauses) if len(clauses) > 1 else clauses[0]
-        if keys is not None and (window is not None or clauses is None):
+        if window is not None or clauses is None:
             # With role: too: Whoosh's sorted search collapsed by session kept a session's first
             # message of the role, not its newest.
-            fields = [searcher.stored_fields(d) for d in _newest_in_window(searcher, query, keys, window, limit)]
+            fields = [searcher.stored_fields(d) for d in _newest_per_session(searcher, query, keys, window, limit)]
         else:
             fields = [r.fields() for r in searcher.search(query, limit=limit, sortedby="updated", reverse=True,
                                                           collapse="skey", collapse_limit=1)]
@@ -263,7 +263,7 @@ class Sessions:
         return self.decorate(searcher, hits, mask)
 
 
-def _newest_in_window(searcher, query, keys: SegmentKeys, window: tuple | None, limit: int) -> list[int]:
+def _newest_per_session(searcher, query, keys: SegmentKeys, window: tuple | None, limit: int) -> list[int]:
     """The global number of the newest document matching ``query`` inside the ``since:``/
     ``until:`` ``window`` (``filtering.in_window``; None: any time) of each of the ``limit``
     sessions whose such document is newest, newest first (a tie: the later document), with the

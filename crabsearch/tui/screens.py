@@ -196,9 +196,9 @@ class SearchScreen(Screen):
         """What is wrong with the shown query's filters (shown in full under the status line)."""
         self.search_error: str | None = None
         self.index_error: str | None = None
-        """Why indexing failed (``CrabsearchApp.index_failure``): shown, and no refresh starts
-        again in this run (an index directory that cannot be written failed again at once, in a
-        loop of toasts)."""
+        """Why indexing failed (``CrabsearchApp.index_failure``): shown, and only the periodic
+        refresh tries again (:meth:`start_indexing`: an index directory that cannot be written
+        failed again at once, in a loop of toasts)."""
         self._no_index = False
         """True when the last search found no index to search (``SearchDone.rebuild``)."""
         self._index_started = 0.0
