@@ -29,7 +29,7 @@ from crabsearch.jsonl import iter_records, read_record, read_whole
 from crabsearch.sources import SOURCES
 
 from all_agents import AGENTS, CLEARED_ENV, all_agents_env, build_all_agents_home
-from builders import ClaudeSession, ClaudeSubagent
+from builders import ClaudeSession, ClaudeSubagent, CodexSession
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs (POSIX)")
 
@@ -297,3 +297,79 @@ def test_show_export_and_windows_finish_when_transcripts_become_special(tmp_path
     assert p.returncode == 0, p.stderr
     p = run_crabsearch(env, index_dir, "search", "--json", "worker")
     assert p.returncode == 0, p.stderr
+
+
+# -- transcripts that are not regular files ---------------------------------------------------------
+
+
+def test_status_names_fifos_and_directories_where_transcripts_should_be(tmp_path):
+    """A FIFO or a directory where a Claude Code transcript (``projects/<slug>/<uuid>.jsonl``) or
+    a Codex rollout (``sessions/YYYY/MM/DD/rollout-*.jsonl``) should be: ``index`` and ``status``
+    finish (the FIFO is never opened), and ``status`` counts each per agent and lists it with the
+    unreadable files, in its text and in ``--json`` (the keys it had, plus ``files_not_regular``)."""
+    home = tmp_path / "home"
+    claude = ClaudeSession(home).user("where is the quokkaregular").assistant("here")
+    claude.write()
+    codex = CodexSession(home).user("where is the quokkarollout").assistant("there")
+    codex.write()
+    specials = {  # path -> kind, each named as its agent names a transcript
+        _fifo(ClaudeSession(home).path): "FIFO",
+        ClaudeSession(home).path: "directory",
+        _fifo(CodexSession(home).path): "FIFO",
+        CodexSession(home).path: "directory",
+    }
+    for path, kind in specials.items():
+        if kind == "directory":
+            path.mkdir(parents=True)
+            (path / "inside.txt").write_text("not a transcript")
+    env = cli_env({"HOME": str(home), "CRABSEARCH_CONFIG": str(tmp_path / "no-config.toml")}, tmp_path / "tmp")
+    index_dir = tmp_path / "index"
+    p = run_crabsearch(env, index_dir, "index")
+    assert p.returncode == 0, p.stderr
+    p = run_crabsearch(env, index_dir, "status", "--json")
+    assert p.returncode == 0, p.stderr
+    got = json.loads(p.stdout)
+    agents = {a["agent"]: a for a in got["agents"]}
+    for agent in ("claude", "codex"):
+        assert agents[agent]["files_found"] == 1 and agents[agent]["sessions"] == 1  # the regular one only
+        assert agents[agent]["files_not_regular"] == 2
+    assert all(a["files_not_regular"] == 0 for name, a in agents.items() if name not in ("claude", "codex"))
+    unreadable = {f["path"]: f["error"] for f in got["unreadable_files"]}
+    assert unreadable == {str(p): f"not a regular file ({kind})" for p, kind in specials.items()}
+    assert {"skipped_files", "unknown_kinds", "warnings", "index_bytes"} <= set(got)  # the keys it had
+    p = run_crabsearch(env, index_dir, "status")
+    assert p.returncode == 0, p.stderr
+    text = p.stdout
+    assert "unreadable files (skipped):" in text
+    for path, kind in specials.items():
+        assert f"  {path}: not a regular file ({kind})" in text
+    claude_line = next(line for line in text.splitlines() if line.startswith("Claude Code:"))
+    assert claude_line.startswith("Claude Code: 1 transcript found,")
+    assert claude_line.endswith(", 0 lines skipped, 2 non-regular files skipped")
+
+
+def test_walk_files_yields_special_entries_only_when_noting(tmp_path):
+    """:func:`walk_files` passes over what is not a regular file, as before; inside
+    :func:`noting_not_regular` it yields the entries that match its pattern too (a directory
+    both yielded and walked into) and notes each one's kind, without opening any."""
+    from crabsearch.sources.base import noting_not_regular, walk_files
+
+    (tmp_path / "p").mkdir()
+    (tmp_path / "p" / "a.jsonl").write_text("{}\n")
+    fifo = _fifo(tmp_path / "p" / "b.jsonl")
+    folder = tmp_path / "p" / "c.jsonl"
+    folder.mkdir()
+    (folder / "d.jsonl").write_text("{}\n")
+    _fifo(tmp_path / "p" / "other.txt")  # not matching the pattern: never noted
+    (tmp_path / "p" / "gone.jsonl").symlink_to(tmp_path / "missing")  # a dangling link: passed over
+    regular = [tmp_path / "p" / "a.jsonl", folder / "d.jsonl"]
+    assert _finishes(lambda: list(walk_files(tmp_path, "**/*.jsonl"))) == regular
+
+    def noting():  # in _finishes' thread: the noting is per thread (a context variable)
+        with noting_not_regular() as noted:
+            return list(walk_files(tmp_path, "**/*.jsonl")), noted
+
+    found, noted = _finishes(noting)
+    assert found == [tmp_path / "p" / "a.jsonl", fifo, folder, folder / "d.jsonl"]
+    assert noted == {str(fifo): "FIFO", str(folder): "directory"}
+    assert list(walk_files(tmp_path, "**/*.jsonl")) == regular  # the noting ended with the block

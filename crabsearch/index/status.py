@@ -10,8 +10,8 @@ import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from ..files import open_file, read_file, read_text
-from ..sources.base import MEMBER_SEP, container_of
+from ..files import NotRegularFile, open_file, read_file, read_text
+from ..sources.base import MEMBER_SEP, container_of, noting_not_regular
 from ..jsonl import loads
 from ..text import printable
 from .manifest import Manifest
@@ -28,7 +28,9 @@ class AgentStatus:
     inside a file that holds many, such as an Aider history or an opencode database);
     ``files_holding`` the files (or session directories) they are in; ``files_empty`` the
     indexed ones that hold no session (an empty file, a Claude Code subagent's warm-up), which
-    is why there can be fewer sessions than transcripts."""
+    is why there can be fewer sessions than transcripts. ``files_not_regular`` counts what is
+    named like a transcript but is not a regular file (a FIFO, a directory: never read, not in
+    ``files_found``; each is listed in ``Status.unreadable_files`` too)."""
 
     agent: str
     display: str
@@ -40,6 +42,7 @@ class AgentStatus:
     sessions: int = 0
     messages: int = 0
     skipped_lines: int = 0
+    files_not_regular: int = 0
 
 
 @dataclass
@@ -51,10 +54,13 @@ class Status:
     never fatal); ``places`` are the first few of them, each ``{"at", "line", "offset",
     "reason"}``: ``line`` (1-based) and ``offset`` (bytes) for a line of the file, else None and
     ``at`` naming the place (``row 12``, ``message 3``). ``unreadable_files``: ``{"path",
-    "error"}`` for files that could not be read at all. ``unknown_kinds``: record kinds a reader
-    does not know (a new kind in an agent's format: issue 14, "Drift shows itself"), per agent and
-    kind, ``{"agent", "kind", "records", "files", "example"}`` (``example``: the file holding the
-    most of them), most records first."""
+    "error"}`` for files that could not be read at all, by path: those the last refresh failed to
+    read (the manifest's errors), and what discovery finds named like a transcript that is not a
+    regular file (``error``: ``not a regular file (FIFO)``, as ``files.NotRegularFile`` says; the
+    index never reads them). ``unknown_kinds``: record kinds a reader does not know (a new kind in
+    an agent's format: issue 14, "Drift shows itself"), per agent and kind, ``{"agent", "kind",
+    "records", "files", "example"}`` (``example``: the file holding the most of them), most records
+    first."""
 
     index_dir: str
     index_bytes: int
@@ -85,7 +91,9 @@ class Status:
             if a.files_empty:
                 found += f" ({a.files_empty} without messages)"
             lines.append(f"{a.display}: {found}, {_n(a.sessions, 'session')} "
-                         f"and {_n(a.messages, 'message')} indexed, {_n(a.skipped_lines, 'line')} skipped")
+                         f"and {_n(a.messages, 'message')} indexed, {_n(a.skipped_lines, 'line')} skipped"
+                         + (f", {_n(a.files_not_regular, 'non-regular file')} skipped" if a.files_not_regular
+                            else ""))
             for root in a.roots:
                 lines.append(f"  looked in {root}" + ("" if Path(root).is_dir() else " (not found)"))
         if self.skipped_files:
@@ -122,7 +130,14 @@ def collect(indexer: Indexer, *, top: int = 20) -> Status:
         by_agent[src.agent] = AgentStatus(src.agent, src.display or src.agent,
                                           [str(r) for r in indexer.roots_of(src)])  # config dirs too
     holding: dict[str, set[str]] = {}
-    for src, path in indexer.discover():
+    not_regular: dict[str, str] = {}  # path -> the error status shows
+    with noting_not_regular() as kinds:  # discovery yields FIFOs and directories too (only stat-ed)
+        found = indexer.discover()
+    for src, path in found:
+        if path in kinds:
+            by_agent[src.agent].files_not_regular += 1
+            not_regular[path] = NotRegularFile(path, kinds[path]).strerror
+            continue
         by_agent[src.agent].files_found += 1
         holding.setdefault(src.agent, set()).add(container_of(path))
     for agent, files in holding.items():
@@ -145,7 +160,8 @@ def collect(indexer: Indexer, *, top: int = 20) -> Status:
     for f in status.skipped_files:
         f["places"] = places(f["path"], f["places"])
     status.agents = list(by_agent.values())
-    status.unreadable_files = [{"path": p, "error": e.get("error")} for p, e in sorted(manifest.errors.items())]
+    errors = {p: e.get("error") for p, e in manifest.errors.items()} | not_regular  # what it is now
+    status.unreadable_files = [{"path": p, "error": e} for p, e in sorted(errors.items())]
     status.unknown_kinds = unknown_kinds(manifest)
     status.warnings = retention_warnings(indexer)
     return status

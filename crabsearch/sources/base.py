@@ -18,6 +18,8 @@ again when the file grows, and the index overwrites them instead of duplicating 
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import copy
 import functools
 import hashlib
@@ -30,7 +32,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable, Iterable, Iterator, Mapping
 
-from ..files import read_file
+from ..files import kind_of, read_file
 from ..jsonl import BOM, MAX_LINE, LineStats, Record, iter_records, loads, read_record
 from ..model import Message, Session
 from ..redact import redact
@@ -423,9 +425,14 @@ def walk_files(root: Path, pattern: str) -> Iterator[Path]:
     unreadable directories are skipped. Never raises. Walks with ``os.scandir``: a file's type
     comes from its directory entry, so only symlinks and directories cost a ``stat`` (the
     no-change refresh of 7,500 transcripts spends most of its time here).
+
+    Inside :func:`noting_not_regular` it also yields the entries matching ``pattern`` that are
+    not regular files (a FIFO, socket or device, a directory: walked into as well) and notes
+    their kind; a dangling symlink stays passed over.
     """
     if not root.is_dir():
         return
+    noted = _NOT_REGULAR.get()
     rx = _glob_regex(pattern)
     found: list[str] = []
     seen_dirs: set[tuple[int, int]] = set()
@@ -446,12 +453,42 @@ def walk_files(root: Path, pattern: str) -> Iterator[Path]:
             try:
                 if entry.is_dir():  # follows a symlink
                     stack.append((entry.path, rel))
-                elif entry.is_file() and rx.fullmatch(rel):
+                    if noted is not None and rx.fullmatch(rel):
+                        noted[entry.path] = "directory"
+                        found.append(entry.path)
+                elif entry.is_file():
+                    if rx.fullmatch(rel):
+                        found.append(entry.path)
+                elif noted is not None and rx.fullmatch(rel):
+                    noted[entry.path] = kind_of(entry.stat().st_mode)  # a stat: nothing is opened
                     found.append(entry.path)
             except OSError:
                 continue
     for path in sorted(found, key=lambda p: p.split(os.sep)):
         yield Path(path)
+
+
+_NOT_REGULAR: contextvars.ContextVar[dict[str, str] | None] = contextvars.ContextVar(
+    "crabsearch_not_regular", default=None)
+
+
+@contextlib.contextmanager
+def noting_not_regular() -> Iterator[dict[str, str]]:
+    """For ``crabsearch status``: within the block (in this thread or task), :func:`walk_files`
+    also yields what matches its pattern but is not a regular file, and notes it in the dict
+    given, ``{path: kind}`` (``files.kind_of``: ``FIFO``, ``directory``, ...). A discovery run
+    inside then yields them through each source's own rules, so a FIFO or a directory named like
+    a transcript (``projects/<slug>/<uuid>.jsonl``) can be counted and named instead of being
+    passed over without a word. Only a ``stat`` looks at them: a FIFO is never opened (issue 16,
+    defect 3). The dict also holds entries that a source then left out by name (Codex walks
+    ``**/*``): what discovery yields is what counts. Outside the block, discovery (and so the
+    index) sees regular files only."""
+    noted: dict[str, str] = {}
+    token = _NOT_REGULAR.set(noted)
+    try:
+        yield noted
+    finally:
+        _NOT_REGULAR.reset(token)
 
 
 def matching(paths: Iterable[Path], root: Path, pattern: str) -> list[Path]:
