@@ -11,6 +11,8 @@ each description), turns a bad call into an ``isError`` result of one sentence, 
 * Every message is written as :func:`crabsearch.text.terminal_json` writes JSON: DEL, C1 controls
   and bidi overrides from transcripts are escaped as ``\\uXXXX`` (C0 controls already are), so
   the wire is inert in a terminal too; the text blocks are made :func:`~crabsearch.text.printable`.
+* A line of stdin that is not JSON is answered with JSON-RPC's parse error (:class:`_ParseErrors`;
+  the SDK's stdio transport only logs it), and the lines after it are served.
 
 This module does not use ``from __future__ import annotations``: the SDK reads the tools'
 signatures to build their input and output schemas.
@@ -24,7 +26,8 @@ from typing import Annotated, Any
 from mcp.server import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.stdio import stdio_server
-from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from mcp.shared.message import SessionMessage
+from mcp.types import PARSE_ERROR, CallToolResult, ErrorData, JSONRPCError, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field, ValidationError
 
 from . import __version__
@@ -259,6 +262,75 @@ class _InertWire:
         self._stream.flush()
 
 
+class _ParseErrors:
+    """The stdio transport's read stream with the lines that are not JSON answered here.
+
+    The SDK's ``stdio_server`` (``mcp/server/stdio.py``) reads stdin a line at a time and puts on
+    its read stream either a ``SessionMessage`` or, for a line that does not validate as a JSON-RPC
+    message, the pydantic ``ValidationError``; the server's dispatcher only logs such an item
+    (``JSONRPCDispatcher._dispatch``). JSON-RPC 2.0 (section 5.1, "Error object") wants a message
+    that is not JSON answered with ``{"jsonrpc": "2.0", "id": null, "error": {"code": -32700,
+    "message": "Parse error"}}``: this wrapper writes that to ``write`` (the transport's write
+    stream, so it goes out through the SDK's one writer, whole) and reads on. A blank line (no
+    message at all) is passed over without an answer; valid JSON that is not a JSON-RPC message
+    goes to the server as before. Everything else is the SDK's read stream unchanged, the
+    sender's context included (``last_context``, which the dispatcher reads)."""
+
+    def __init__(self, inner, write):
+        self._inner = inner
+        self._write = write
+
+    @property
+    def last_context(self):
+        """The sender's context of the item received last (``mcp.shared._context_streams``)."""
+        return getattr(self._inner, "last_context", None)
+
+    async def receive(self):
+        """The next item the server should see (``SessionMessage`` or ``Exception``); raises
+        ``anyio.EndOfStream`` at the end of stdin."""
+        while True:
+            item = await self._inner.receive()
+            blank, not_json = _not_json(item)
+            if not not_json:
+                return item
+            if not blank:
+                await self._write.send(SessionMessage(JSONRPCError(
+                    jsonrpc="2.0", id=None, error=ErrorData(code=PARSE_ERROR, message="Parse error"))))
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    def __aiter__(self):
+        return self
+
+    async def __anext__(self):
+        import anyio
+
+        try:
+            return await self.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+    async def __aenter__(self):
+        return self
+
+    async def __aexit__(self, *exc_info) -> None:
+        await self.aclose()
+
+
+def _not_json(item) -> tuple[bool, bool]:
+    """``(blank, not_json)`` for an item of the SDK's stdio read stream: ``not_json`` when it is
+    the ``ValidationError`` of a line that is not JSON (pydantic's ``json_invalid``; the line is
+    its ``input``), ``blank`` when that line is only whitespace."""
+    if not isinstance(item, ValidationError):
+        return False, False
+    errors = item.errors(include_url=False)
+    if len(errors) != 1 or errors[0].get("type") != "json_invalid":
+        return False, False
+    line = errors[0].get("input")
+    return isinstance(line, str) and not line.strip(), True
+
+
 async def run_stdio(server: MCPServer) -> None:
     """Serve ``server`` over this process's stdin and stdout until stdin closes."""
     import anyio
@@ -269,7 +341,7 @@ async def run_stdio(server: MCPServer) -> None:
     try:
         async with stdio_server(stdout=anyio.wrap_file(_InertWire(wire))) as (read, write):
             low = server._lowlevel_server  # the SDK's own in-process client does the same (mcp 2.x)
-            await low.run(read, write, low.create_initialization_options())
+            await low.run(_ParseErrors(read, write), write, low.create_initialization_options())
     finally:
         wire.flush()
         os.dup2(wire.fileno(), 1)  # stdout is stdout again

@@ -124,3 +124,45 @@ def test_stdout_carries_only_inert_protocol_lines(served):
     assert replies[5]["result"]["isError"]
     assert replies[5]["result"]["content"][0]["text"] == "Argument limit must be a whole number."
     assert b"Traceback" not in err
+
+
+PARSE_ERROR = {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error"}}
+"""JSON-RPC 2.0's answer to a message that is not JSON (section 5.1: the id could not be read)."""
+
+
+def test_a_line_that_is_not_json_gets_a_parse_error_and_the_server_goes_on(served):
+    """Each line that is not JSON (before the handshake, after it, cut short, not UTF-8) is answered
+    with JSON-RPC's parse error, ``id`` null, and the next lines are served; a blank line is no
+    message and gets no answer."""
+    argv, env = served
+    proc = subprocess.Popen(argv, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    watchdog = threading.Timer(TIMEOUT, proc.kill)  # a hung server fails the test, not the run
+    watchdog.start()
+    replies = []
+    try:
+        proc.stdin.write(b"this is not json\n")
+        _rpc(proc, {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                    "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                               "clientInfo": {"name": "raw-test", "version": "0"}}})
+        _rpc(proc, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+        proc.stdin.write(b'{"jsonrpc": "2.0", "id": 2, "method": "tools/list"\n\n   \n\xff\xfe\n')
+        _rpc(proc, {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+                    "params": {"name": "search_sessions", "arguments": {"query": "flamingo"}}})
+        while not any(r.get("id") == 3 for r in replies):  # the parse errors are written before it
+            line = proc.stdout.readline()
+            assert line.endswith(b"\n"), "the server stopped before answering every call"
+            replies.append(json.loads(line))
+        proc.stdin.close()
+        rest, err = proc.stdout.read(), proc.stderr.read()
+        proc.wait(timeout=TIMEOUT)
+    finally:
+        watchdog.cancel()
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0 and rest == b"", err.decode(errors="replace")  # no answer to the blank lines
+    assert [r for r in replies if r.get("id") is None] == [PARSE_ERROR] * 3
+    by_id = {r["id"]: r for r in replies if r.get("id") is not None}
+    assert sorted(by_id) == [1, 3]  # the cut-short tools/list (id 2) was not JSON: no id to answer
+    assert by_id[1]["result"]["serverInfo"]["name"] == "crabsearch"
+    assert by_id[3]["result"]["structuredContent"]["hits"][0]["window"][1]["text"] == FLAMINGO
+    assert b"Traceback" not in err
