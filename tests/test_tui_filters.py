@@ -211,3 +211,50 @@ async def test_notifications_show_brackets_as_written(sample):
         await settle(pilot)
         toast = next(n for n in app._notifications if "bogus" in n.message)
         assert not toast.markup and "[keys] bogus" in toast.message
+
+
+def drawn_chips(chips: FilterChips) -> dict[str, bool]:
+    """``{chip's filter text: drawn struck out (ignored)?}`` as the chips row draws it."""
+    drawn = chips.render()
+    out = {}
+    for span in drawn.spans:  # a chip's text is bold (the label and the hint are dim)
+        piece = drawn.plain[span.start:span.end].strip()
+        if piece and not isinstance(span.style, str) and span.style.bold:
+            out[piece] = out.get(piece, False) or bool(span.style.strike)
+    return out
+
+
+IGNORED = ["since:banana", "until:zz", "role:tool", "agent:vim", 'project:"  "', "in:nowhere"]
+KEPT = ["since:7d", "until:2026-01-31", "role:user", "agent:codex", "project:webapp", "in:tools"]
+
+
+async def test_a_filter_the_search_ignores_is_a_chip_marked_ignored(sample):
+    """``since:banana token`` showed a chip like any filter's while the note under the status
+    said the filter was ignored (not a date). A filter the search leaves out (check_filters: a
+    date that is no date, an unknown agent or role, a blank project, an unknown place) is still
+    a chip, so clicking it removes it, but struck out, with a hint saying struck out means
+    ignored; the filters that filter are drawn as before."""
+    app = make_app(sample)
+    async with app.run_test(size=(160, 30)) as pilot:
+        await settle(pilot)
+        box = app.screen.query_one("#query")
+        await pilot.press(*"since:banana token")
+        await settle(pilot)
+        chips = app.screen.query_one(FilterChips)
+        assert chips.display and drawn_chips(chips) == {"since:banana": True}
+        assert "struck out: ignored" in str(chips.render())
+        assert "since:banana" in str(app.screen.query_one("#notes").render())
+        for bad, good in zip(IGNORED, KEPT):
+            box.value = f"token {bad} {good}"
+            await settle(pilot)
+            assert drawn_chips(chips) == {bad: True, good: False}, (bad, good)
+        box.value = "token " + " ".join(KEPT)
+        await settle(pilot)
+        assert drawn_chips(chips) == dict.fromkeys(KEPT, False)
+        assert "ignored" not in str(chips.render())
+        box.value = "token since:banana agent:codex"
+        await settle(pilot)
+        await pilot.click(chips, offset=chips.chip_offset(0))  # an ignored chip still removes its filter
+        await settle(pilot)
+        assert box.value == "token agent:codex" and drawn_chips(chips) == {"agent:codex": False}
+

@@ -3,7 +3,8 @@ box, the chips and the pickers always agree. Pure text helpers first, then the w
 
 * :class:`QueryInput`: the search box; Tab completes ``agent:`` / ``project:`` values (and the
   filter names themselves) from what the index holds, cycling through the candidates.
-* :class:`FilterChips`: one chip per filter in the query; clicking a chip removes it.
+* :class:`FilterChips`: one chip per filter in the query (struck out when the search ignores
+  it); clicking a chip removes it.
 * :class:`PickerScreen`: pick a value (F3 agent, F4 project, F5 date) from a list you can narrow
   by typing; "any" removes the filter.
 """
@@ -30,7 +31,7 @@ from textual.widget import Widget
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
-from ..query import FILTER_KEYS
+from ..query import FILTER_KEYS, parse
 from ..text import printable
 
 _TOKEN = re.compile(r'-?"[^"]*"?|\w+:"[^"]*"?|\S+')
@@ -95,22 +96,24 @@ def remove_token(text: str, start: int) -> str:
     return " ".join(t.text for t in toks if t.start != start and (same is None or (t.key, t.value) != same))
 
 
+def means_nothing(tok: Token, agents: tuple[str, ...]) -> bool:
+    """True when the filter ``tok`` means nothing, so the search leaves it out (see
+    :func:`check_filters`): no value, or one ``parse`` ignores (an unknown agent, a date that is
+    no date, a role or place that does not exist)."""
+    return not tok.value.strip() or bool(parse(tok.text, agents=agents).notes)
+
+
 def check_filters(text: str, agents: tuple[str, ...]) -> tuple[str, list[str]]:
     """``(text without the filters that mean nothing, one line per such filter)``: each line says
     what is wrong in full and what is valid. An unknown agent, a date that is no date, a role or
     place that does not exist, or a filter name with no value (``agent:``) is dropped, so the
     rest of the query still gets an answer (recent sessions when nothing else is left)."""
-    from ..query import parse
-
     kept, problems = [], []
     for tok in tokens(text):
-        if tok.key is None:
+        if tok.key is None or not means_nothing(tok, agents):
             kept.append(tok.text)
             continue
         value = tok.value.strip()
-        if value and not parse(tok.text, agents=agents).notes:
-            kept.append(tok.text)
-            continue
         key, shown = tok.key, printable(tok.text)
         if key == "agent":
             valid = f"the agents are {', '.join(agents)} (F3 picks one)"
@@ -276,11 +279,15 @@ class FilterChips(Widget):
     """One chip per filter in the query (``agent:codex ✕``); clicking one posts :class:`Remove`.
     Laid out at the width there is, whole chips only: chips that do not fit wrap onto another
     row (under the first chip), the hint after them shortens or goes, and a chip wider than a
-    whole row shows its value shortened in the middle with ``…``, never cut off at the edge."""
+    whole row shows its value shortened in the middle with ``…``, never cut off at the edge.
+    A filter the search ignores (:func:`means_nothing`; ``agents``: the valid agents, as
+    :func:`check_filters` takes them) is struck out, and the hint says so: it is still in the
+    query, so it stays a chip that removes it, and the note under the status says why."""
 
-    COMPONENT_CLASSES = {"filter-chips--chip", "filter-chips--hover"}
+    COMPONENT_CLASSES = {"filter-chips--chip", "filter-chips--hover", "filter-chips--ignored"}
     LABEL = "filters:"
     HINTS = ("click: remove · F3 F4 F5: pick", "click: remove")
+    IGNORED_HINT = "struck out: ignored"
 
     class Remove(Message):
         """Remove the filter token that starts at ``start`` in the query text."""
@@ -292,6 +299,10 @@ class FilterChips(Widget):
     _shown: tuple = ()
     _hover: int | None = None
 
+    def __init__(self, *, agents: tuple[str, ...] = (), **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.agents = agents
+
     def show(self, text: str) -> None:
         """Show the chips of the filters in ``text`` (the bar hides when there are none). Called
         on every keystroke: laid out again only when the filters changed. A filter written more
@@ -302,12 +313,18 @@ class FilterChips(Widget):
             if (t.key, t.value) not in seen:
                 seen.add((t.key, t.value))
                 found.append(t)
-        key = tuple((t.start, printable(t.text)) for t in found)
+        key = tuple((t.start, printable(t.text), self._ignored(t)) for t in found)
         if key == self._shown:
             return
         self._shown, self._hover = key, None
         self.display = bool(found)
         self.refresh(layout=True)
+
+    def _ignored(self, tok: Token) -> bool:
+        try:
+            return means_nothing(tok, self.agents)
+        except Exception:  # never on a key in the box: the search says what went wrong
+            return False
 
     def rows(self, width: int) -> list[list[tuple[int, str, str, int | None]]]:
         """The layout at ``width`` cells: rows of ``(column, text, kind, start)`` pieces, kind
@@ -315,7 +332,7 @@ class FilterChips(Widget):
         label = (0, self.LABEL, "label", None)
         indent = cell_len(self.LABEL) + 1
         rows, x = [[label]], indent
-        for start, text in self._shown:
+        for start, text, _ in self._shown:
             room = max(1, width - indent)
             chip = _shorten(f" {text} ✕ ", room)
             w = cell_len(chip)
@@ -324,7 +341,10 @@ class FilterChips(Widget):
                 x = indent
             rows[-1].append((x, chip, "chip", start))
             x += w + 1
-        hint = next((h for h in self.HINTS if x + cell_len(h) <= width), None)
+        hints = self.HINTS
+        if any(bad for _, _, bad in self._shown):
+            hints = tuple(f"{self.IGNORED_HINT} · {h}" for h in hints) + hints
+        hint = next((h for h in hints if x + cell_len(h) <= width), None)
         if hint:
             rows[-1].append((x, hint, "hint", None))
         return rows
@@ -335,15 +355,18 @@ class FilterChips(Widget):
     def render(self) -> Text:
         chip_style = self.get_component_rich_style("filter-chips--chip")
         hover_style = self.get_component_rich_style("filter-chips--hover")
+        ignored_style = self.get_component_rich_style("filter-chips--ignored")
+        ignored = {start for start, _, bad in self._shown if bad}
         lines = []
         for row in self.rows(self.content_region.width or self.size.width):
             t = Text(no_wrap=True, overflow="crop", end="")
             for x, text, kind, start in row:
                 t.append(" " * (x - t.cell_len))
                 if kind == "chip":
-                    back = hover_style if start == self._hover else chip_style
-                    value, cross, after = text.rpartition("✕")
-                    t.append(value if cross else text, back + Style(bold=True))
+                    bad = start in ignored
+                    back = hover_style if start == self._hover else ignored_style if bad else chip_style
+                    value, cross, after = text.rpartition("✕") if "✕" in text else (text, "", "")
+                    t.append(value, back + Style(bold=True, strike=bad))
                     t.append(cross + after, back + Style(dim=True))
                 else:
                     t.append(text, "dim")

@@ -235,7 +235,7 @@ class SearchScreen(Screen):
                          id="query", select_on_focus=False)
         box.cursor_blink = app.cursor_blink
         yield box
-        chips = FilterChips(id="chips")
+        chips = FilterChips(agents=tuple(SOURCES), id="chips")
         chips.display = False
         yield chips
         with Vertical(id="statusbar"):
