@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
 
+from textual import events
+
 from crabsearch.tui.app import CrabsearchApp
 from crabsearch.tui.filters import (FilterChips, PickerScreen, completions, filters, remove_token,
                                     set_filter)
@@ -258,3 +260,45 @@ async def test_a_filter_the_search_ignores_is_a_chip_marked_ignored(sample):
         await settle(pilot)
         assert box.value == "token agent:codex" and drawn_chips(chips) == {"agent:codex": False}
 
+
+async def test_picker_keys_home_end_and_pages_move_the_choice_enter_picks(sample):
+    """End then Enter in the F5 picker did nothing: End moved the narrowing box's text cursor,
+    and Enter picked the option still highlighted ("any": no filter to remove). Home, End,
+    PageUp and PageDown move in the list (F3, F4 and F5 alike); Enter picks what they reach."""
+    app = make_app(sample)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await app.workers.wait_for_complete()
+        box = app.screen.query_one("#query")
+
+        async def pick(key: str, *keys: str) -> tuple[str | None, list[str]]:
+            await pilot.press(key, *keys)
+            assert isinstance(app.screen, PickerScreen)
+            choices = app.screen.query_one("#choices")
+            ids = [choices.get_option_at_index(i).id[2:] for i in range(choices.option_count)]
+            highlighted = choices.highlighted
+            await pilot.press("enter")
+            assert not isinstance(app.screen, PickerScreen)
+            return ids[highlighted] if highlighted is not None else None, ids
+
+        picked, ids = await pick("f5", "end")
+        assert picked == ids[-1] == "365d" and box.value == "since:365d "
+        picked, _ = await pick("f5", "home")  # the current value (365d) was highlighted: Home is "any"
+        assert picked == "" and box.value == ""
+        picked, _ = await pick("f5", "pagedown")
+        assert picked == "365d" and box.value == "since:365d "
+        picked, _ = await pick("f5", "pageup")
+        assert picked == "" and box.value == ""
+        picked, ids = await pick("f3", "end")
+        assert picked == ids[-1] == "codex" and box.value == "agent:codex "
+        picked, _ = await pick("f3", "home")
+        assert picked == "" and box.value == ""
+        picked, ids = await pick("f4", "end")
+        assert picked == ids[-1] != "" and box.value == f"project:{ids[-1]} "
+        picked, _ = await pick("f4", *"big", "end", "home")  # narrowed: Home is the first left
+        assert picked == "bigrepo" and box.value == "project:bigrepo "
+        await pilot.press("f5")
+        for k in [*"days", "end", "enter"]:  # one burst: End comes before the letters' narrowing
+            app.post_message(events.Key(k, k if len(k) == 1 else None))
+        await settle(pilot)
+        assert box.value == "project:bigrepo since:90d "  # the last of 7, 30 and 90 days

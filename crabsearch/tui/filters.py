@@ -420,12 +420,25 @@ def _shorten(chip: str, room: int) -> str:
     return head + "…" + tail
 
 
+class NarrowInput(SafeInput):
+    """A picker's narrowing box: Home and End move in the list, as Up, Down, PageUp and PageDown
+    do (Input's own moved the text cursor, so End then Enter picked the option still highlighted,
+    not the last); Ctrl+A and Ctrl+E still move the text cursor."""
+
+    BINDINGS = [Binding("home", "screen.list('first')", show=False),
+                Binding("end", "screen.list('last')", show=False)]
+
+
 class PickerScreen(ModalScreen[str | None]):
-    """Pick one of ``choices`` (``[(value, label)]``); typing narrows the list; Enter picks,
-    Esc cancels (None). The first entry is "any" (value ``""``: remove the filter)."""
+    """Pick one of ``choices`` (``[(value, label)]``); typing narrows the list; Up, Down, Home,
+    End, PageUp and PageDown move in it; Enter picks, Esc cancels (None). The first entry is
+    "any" (value ``""``: remove the filter)."""
 
     BINDINGS = [Binding("escape", "cancel", "Cancel"), Binding("down", "down", show=False),
-                Binding("up", "up", show=False)]
+                Binding("up", "up", show=False), Binding("pageup", "list('page_up')", show=False),
+                Binding("pagedown", "list('page_down')", show=False)]
+
+    _narrowed: str | None = None  # the box's text the list was last narrowed to
 
     def __init__(self, title: str, choices: list[tuple[str, str]], current: str | None = None) -> None:
         super().__init__()
@@ -436,7 +449,7 @@ class PickerScreen(ModalScreen[str | None]):
     def compose(self) -> ComposeResult:
         with Vertical(classes="panel picker"):
             yield Static(Text(self.title_text, style="bold"), classes="panel-title")
-            yield SafeInput(placeholder="type to narrow…", id="narrow")
+            yield NarrowInput(placeholder="type to narrow…", id="narrow")
             yield OptionList(id="choices")
             yield Static(Text("Enter: pick · Esc: cancel", style="dim"))
 
@@ -445,6 +458,7 @@ class PickerScreen(ModalScreen[str | None]):
         self.query_one("#narrow", Input).focus()
 
     def _fill(self, narrow: str) -> None:
+        self._narrowed = narrow
         options = self.query_one("#choices", OptionList)
         low = narrow.lower()
         shown = [(v, label) for v, label in self.choices if not low or low in label.lower() or low in v.lower()]
@@ -454,8 +468,13 @@ class PickerScreen(ModalScreen[str | None]):
             options.highlighted = at if not low else 0
 
     @on(Input.Changed, "#narrow")
-    def _narrow(self, event: Input.Changed) -> None:
-        self._fill(event.value)
+    def _narrow(self) -> None:
+        """Narrow the list to the box's text as it is now, not the message's: in a burst of
+        keys (``big`` then End) the move runs as its key comes, before the messages of the
+        letters typed ahead of it, and narrows first; those messages then change nothing."""
+        value = self.query_one("#narrow", Input).value
+        if value != self._narrowed:
+            self._fill(value)
 
     @on(Input.Submitted, "#narrow")
     def _submit(self) -> None:
@@ -468,10 +487,16 @@ class PickerScreen(ModalScreen[str | None]):
         self.dismiss(event.option.id[2:])
 
     def action_down(self) -> None:
-        self.query_one("#choices", OptionList).action_cursor_down()
+        self.action_list("cursor_down")
 
     def action_up(self) -> None:
-        self.query_one("#choices", OptionList).action_cursor_up()
+        self.action_list("cursor_up")
+
+    def action_list(self, move: str) -> None:
+        """Move in the list (narrowed to the box's text first): ``cursor_down``, ``cursor_up``,
+        ``first``, ``last``, ``page_up`` or ``page_down`` (OptionList's actions of those names)."""
+        self._narrow()
+        getattr(self.query_one("#choices", OptionList), f"action_{move}")()
 
     def action_cancel(self) -> None:
         self.dismiss(None)
