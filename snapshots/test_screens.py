@@ -74,3 +74,8 @@ STATES = {
 @pytest.mark.parametrize("state", list(STATES))
 def test_screen(snap_compare, sample, state, size):
     assert snap_compare(make_app(sample), terminal_size=size, run_before=STATES[state])
+
+
+def test_session_on_a_short_screen(snap_compare, sample):
+    """A session opened on a 50x15 terminal: the header is one line (``COMPACT_BELOW``)."""
+    assert snap_compare(make_app(sample), terminal_size=(50, 15), run_before=STATES["session"])

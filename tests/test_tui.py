@@ -867,3 +867,22 @@ def test_a_tool_call_s_one_line_shows_its_main_argument():
     assert line("Read", {"file_path": "/home/dev/api/main.py"}) == "Read(/home/dev/api/main.py)"
     assert line("LS", {"path": "/home/dev/api"}) == "LS(/home/dev/api)"
     assert line("shell", {"command": ["bash", "-lc", "ls -la"]}) == "shell(ls -la)"
+
+
+async def test_a_short_screen_shows_the_session_header_on_one_line(sample):
+    """At 50x15 the session header was four lines of fifteen (a fresh-user trial): on a screen
+    shorter than ``COMPACT_BELOW`` it is one line (title, agent, messages), and it comes back in
+    full when the screen grows."""
+    app = make_app(sample)
+    async with app.run_test(size=(50, 15)) as pilot:
+        await settle(app, pilot)
+        await type_query(app, pilot, "parser")
+        await pilot.press("down", "o")
+        await pilot.pause()
+        assert isinstance(app.screen, SessionScreen)
+        meta = app.screen.query_one("#session-meta")
+        assert meta.size.height == 1 and "messages" in str(meta.render())
+        assert app.screen.query_one(TranscriptView).size.height >= 9
+        await pilot.resize_terminal(100, 30)
+        await pilot.pause()
+        assert meta.size.height >= 3 and "resume:" in str(meta.render())

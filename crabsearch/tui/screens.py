@@ -883,11 +883,19 @@ class SessionScreen(Screen):
         yield find
         yield KeyFooter()
 
+    COMPACT_BELOW = 20
+    """Screens shorter than this many lines show the session header on one line (title, agent,
+    messages): the full header's four lines took half of a 15-line terminal."""
+
     def _header(self) -> Text:
         s = self.hit.session
         now, home = self.app.now, self.app.home
         t = Text()
         t.append(printable(s.title or "(untitled)"), style="bold")
+        if self.size.height and self.size.height < self.COMPACT_BELOW:
+            t.append(f" · {agent_name(s.agent)} · {s.message_count} messages", style="dim")
+            t.no_wrap, t.overflow = True, "ellipsis"
+            return t
         t.append(f"\n{agent_name(s.agent)}", style="bold")
         t.append(f" · {printable(short_path(s.project, home)) or 'no project'}")
         if s.git_branch:
@@ -898,6 +906,10 @@ class SessionScreen(Screen):
             t.append("\nresume: ", style="dim")
             t.append(printable(self.hit.ref.resume_command), style="cyan")
         return t
+
+    def on_resize(self) -> None:
+        """The header is one line on a short screen, in full otherwise (:data:`COMPACT_BELOW`)."""
+        self.query_one("#session-meta", Static).update(self._header())
 
     def on_mount(self) -> None:
         view = self.query_one(TranscriptView)
