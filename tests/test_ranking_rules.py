@@ -213,3 +213,30 @@ def test_a_frequent_neighbour_still_wins_over_a_word_found_once(tmp_path):
     r = e.search("reconcil")
     assert r.corrections == {"reconcil": "reconcile"}
     assert not any("one message" in n for n in r.notes)
+
+
+def test_a_number_is_never_repaired_into_another(tmp_path):
+    """A fresh-user trial: ``55444`` was searched as ``554``, ``PR 4822`` as ``482`` (one digit
+    away is another issue, port or build, not a typo). A word with a digit gets no repair; it is
+    still completed while typed."""
+    home = tmp_path / "h"
+    e = build(tmp_path, aged(home, 1, 1).user("merged PR 4821 and port 554"),
+              aged(home, 2, 2).user("port 554 again, see PR 4821"),
+              aged(home, 3, 3).user("build v2beta7 failed"), aged(home, 4, 4).user("build v2beta7 again"))
+    for q in ("55444", "4822", "PR 4822", "v2beta8"):
+        r = e.search(q)
+        assert r.corrections == {}, q
+    assert e.search("55444").hits == []
+    assert e.search("482", typing=True).corrections == {"482": "4821"}  # completed while typed
+
+
+def test_a_word_found_only_in_a_summary_is_not_repaired(tmp_path):
+    """The trial's session whose messages compaction deleted kept its summary: a word found only
+    there was found (route ``all``) and repaired too (``4821 -> 482``)."""
+    home = tmp_path / "h"
+    s = aged(home, 1, 1).user("deploy the staging build").assistant("done")
+    s.lines.append({"type": "summary", "summary": "Staging deploy of zephyrine", "leafUuid": s.lines[-1]["uuid"]})
+    s.title("Staging deploy")
+    e = build(tmp_path, s, aged(home, 2, 2).user("zephyrina one"), aged(home, 3, 3).user("zephyrina two"))
+    r = e.search("zephyrine")
+    assert r.corrections == {} and ids(r)[:1] == ["0001"]

@@ -265,7 +265,11 @@ class Compiler:
         more; three while it is typed, for its completion only) has no postings;
         when no such word is close, the nearest word found in one message (issue 11, problem
         6: in a small history the word a user mistypes often occurs once; such a repair is
-        listed in ``rare`` and the search says so).
+        listed in ``rare`` and the search says so). A word found only in a session's summary
+        is known (a session with no messages left has only its summary); a word with a digit
+        is never repaired (a fresh-user trial: ``55444`` became ``554``, ``PR 4822`` ``482``:
+        a number, version or id one digit away is another thing, not a typo), only completed
+        while it is typed.
 
         Candidates are within Damerau-Levenshtein distance 2 and share the first letter (most
         misspellings keep it); nearest first, then most frequent. Words that also share the
@@ -278,13 +282,15 @@ class Compiler:
         keep = self._folded.get(word, ())
         # Message fields only: a title made from the first prompt would count that prompt twice.
         fields = ("user", "assistant", "acting", "compaction")
-        if len(word) < 3 or any(s.doc_frequency(f, word) for f in (*fields, "title")):
+        if len(word) < 3 or any(s.doc_frequency(f, word) for f in (*fields, "title", "summary")):
             return None
         if word in self._typing:  # search as you type: `conf` is config in the making, not cong
             done = self._completion(word, fields)
             if done is not None:
                 return done
         if len(word) < 4 or not self.repair:  # three letters: completed while typed, never repaired
+            return None
+        if any(c.isdigit() for c in word):  # 55444 is no misspelt 554: an issue, a port, a build
             return None
         best: tuple[int, int, str] | None = None
         once: tuple[int, str] | None = None
