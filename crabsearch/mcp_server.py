@@ -11,8 +11,9 @@ each description), turns a bad call into an ``isError`` result of one sentence, 
 * Every message is written as :func:`crabsearch.text.terminal_json` writes JSON: DEL, C1 controls
   and bidi overrides from transcripts are escaped as ``\\uXXXX`` (C0 controls already are), so
   the wire is inert in a terminal too; the text blocks are made :func:`~crabsearch.text.printable`.
-* A line of stdin that is not JSON is answered with JSON-RPC's parse error (:class:`_ParseErrors`;
-  the SDK's stdio transport only logs it), and the lines after it are served.
+* A line of stdin that is not JSON is answered with JSON-RPC's parse error, and one that is JSON but
+  not a JSON-RPC message (``{"foo": 1}``, a string, an array) with its invalid request
+  (:class:`_ParseErrors`; the SDK's stdio transport only logs them); the lines after it are served.
 
 This module does not use ``from __future__ import annotations``: the SDK reads the tools'
 signatures to build their input and output schemas.
@@ -27,7 +28,8 @@ from mcp.server import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
-from mcp.types import PARSE_ERROR, CallToolResult, ErrorData, JSONRPCError, TextContent, ToolAnnotations
+from mcp.types import (INVALID_REQUEST, PARSE_ERROR, CallToolResult, ErrorData, JSONRPCError, TextContent,
+                       ToolAnnotations)
 from pydantic import BaseModel, Field, ValidationError
 
 from . import __version__
@@ -263,18 +265,23 @@ class _InertWire:
 
 
 class _ParseErrors:
-    """The stdio transport's read stream with the lines that are not JSON answered here.
+    """The stdio transport's read stream with the lines that are not JSON-RPC messages answered here.
 
     The SDK's ``stdio_server`` (``mcp/server/stdio.py``) reads stdin a line at a time and puts on
-    its read stream either a ``SessionMessage`` or, for a line that does not validate as a JSON-RPC
+    its read stream either a ``SessionMessage`` or, for a line that does not validate as one JSON-RPC
     message, the pydantic ``ValidationError``; the server's dispatcher only logs such an item
-    (``JSONRPCDispatcher._dispatch``). JSON-RPC 2.0 (section 5.1, "Error object") wants a message
-    that is not JSON answered with ``{"jsonrpc": "2.0", "id": null, "error": {"code": -32700,
-    "message": "Parse error"}}``: this wrapper writes that to ``write`` (the transport's write
-    stream, so it goes out through the SDK's one writer, whole) and reads on. A blank line (no
-    message at all) is passed over without an answer; valid JSON that is not a JSON-RPC message
-    goes to the server as before. Everything else is the SDK's read stream unchanged, the
-    sender's context included (``last_context``, which the dispatcher reads)."""
+    (``JSONRPCDispatcher._dispatch``). JSON-RPC 2.0 (section 5.1, "Error object") wants a line that
+    is not JSON answered with ``{"jsonrpc": "2.0", "id": null, "error": {"code": -32700, "message":
+    "Parse error"}}``, and JSON that is not a request object (``{"foo": 1}``, ``"a string"``,
+    ``[1, 2, 3]``) with code -32600, "Invalid Request" (:func:`_error_reply`): this wrapper writes
+    that to ``write`` (the transport's write stream, so it goes out through the SDK's one writer,
+    whole) and reads on. A blank line (no message at all) is passed over without an answer.
+
+    An array (a JSON-RPC batch) gets one Invalid Request, as the SDK's streamable HTTP transport
+    answers it: MCP dropped batches in its 2025-06-18 revision and the SDK's stdio transport
+    validates a line as one message, so a batch was never served (only logged). Everything else is
+    the SDK's read stream unchanged, the sender's context included (``last_context``, which the
+    dispatcher reads)."""
 
     def __init__(self, inner, write):
         self._inner = inner
@@ -290,12 +297,11 @@ class _ParseErrors:
         ``anyio.EndOfStream`` at the end of stdin."""
         while True:
             item = await self._inner.receive()
-            blank, not_json = _not_json(item)
-            if not not_json:
+            if not isinstance(item, ValidationError):
                 return item
-            if not blank:
-                await self._write.send(SessionMessage(JSONRPCError(
-                    jsonrpc="2.0", id=None, error=ErrorData(code=PARSE_ERROR, message="Parse error"))))
+            reply = _error_reply(item)
+            if reply is not None:
+                await self._write.send(SessionMessage(reply))
 
     async def aclose(self) -> None:
         await self._inner.aclose()
@@ -318,17 +324,24 @@ class _ParseErrors:
         await self.aclose()
 
 
-def _not_json(item) -> tuple[bool, bool]:
-    """``(blank, not_json)`` for an item of the SDK's stdio read stream: ``not_json`` when it is
-    the ``ValidationError`` of a line that is not JSON (pydantic's ``json_invalid``; the line is
-    its ``input``), ``blank`` when that line is only whitespace."""
-    if not isinstance(item, ValidationError):
-        return False, False
-    errors = item.errors(include_url=False)
-    if len(errors) != 1 or errors[0].get("type") != "json_invalid":
-        return False, False
-    line = errors[0].get("input")
-    return isinstance(line, str) and not line.strip(), True
+def _error_reply(exc: ValidationError) -> JSONRPCError | None:
+    """JSON-RPC's answer to a stdin line whose ``exc`` the SDK's stdio transport put on its read
+    stream: the parse error for a line that is not JSON (pydantic's ``json_invalid``, the line its
+    ``input``), None for a blank one, the invalid request for JSON that is not a JSON-RPC message.
+    Its id is the request's own when the line is an object with a ``method`` and a usable ``id``
+    (read from the errors' inputs: a ``missing`` field's is the whole object), else null."""
+    errors = exc.errors(include_url=False)
+    if errors and errors[0].get("type") == "json_invalid":
+        line = errors[0].get("input")
+        if isinstance(line, str) and not line.strip():
+            return None
+        return JSONRPCError(jsonrpc="2.0", id=None, error=ErrorData(code=PARSE_ERROR, message="Parse error"))
+    whole = next((e.get("input") for e in errors if e.get("type") == "missing" and len(e.get("loc", ())) == 2),
+                 None)
+    rid = whole.get("id") if isinstance(whole, dict) and "method" in whole else None
+    if isinstance(rid, bool) or not isinstance(rid, (int, str)):
+        rid = None
+    return JSONRPCError(jsonrpc="2.0", id=rid, error=ErrorData(code=INVALID_REQUEST, message="Invalid Request"))
 
 
 async def run_stdio(server: MCPServer) -> None:

@@ -129,26 +129,28 @@ def test_stdout_carries_only_inert_protocol_lines(served):
 PARSE_ERROR = {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error"}}
 """JSON-RPC 2.0's answer to a message that is not JSON (section 5.1: the id could not be read)."""
 
+INVALID_REQUEST = {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": "Invalid Request"}}
+"""JSON-RPC 2.0's answer to JSON that is not a request object (section 5.1), its id unread."""
 
-def test_a_line_that_is_not_json_gets_a_parse_error_and_the_server_goes_on(served):
-    """Each line that is not JSON (before the handshake, after it, cut short, not UTF-8) is answered
-    with JSON-RPC's parse error, ``id`` null, and the next lines are served; a blank line is no
-    message and gets no answer."""
+INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+              "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                         "clientInfo": {"name": "raw-test", "version": "0"}}}
+SEARCH_FLAMINGO = {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+                   "params": {"name": "search_sessions", "arguments": {"query": "flamingo"}}}
+
+
+def _replies_until(served, feed, last_id) -> tuple[list[dict], bytes]:
+    """Run ``crabsearch mcp``, let ``feed(proc)`` write its stdin, read the replies up to the one
+    with id ``last_id``, close stdin and check the server exits 0 with nothing more on stdout.
+    Returns the replies in order and stderr."""
     argv, env = served
     proc = subprocess.Popen(argv, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     watchdog = threading.Timer(TIMEOUT, proc.kill)  # a hung server fails the test, not the run
     watchdog.start()
     replies = []
     try:
-        proc.stdin.write(b"this is not json\n")
-        _rpc(proc, {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-                    "params": {"protocolVersion": "2025-06-18", "capabilities": {},
-                               "clientInfo": {"name": "raw-test", "version": "0"}}})
-        _rpc(proc, {"jsonrpc": "2.0", "method": "notifications/initialized"})
-        proc.stdin.write(b'{"jsonrpc": "2.0", "id": 2, "method": "tools/list"\n\n   \n\xff\xfe\n')
-        _rpc(proc, {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
-                    "params": {"name": "search_sessions", "arguments": {"query": "flamingo"}}})
-        while not any(r.get("id") == 3 for r in replies):  # the parse errors are written before it
+        feed(proc)
+        while not any(r.get("id") == last_id for r in replies):  # the error replies are written before it
             line = proc.stdout.readline()
             assert line.endswith(b"\n"), "the server stopped before answering every call"
             replies.append(json.loads(line))
@@ -160,9 +162,52 @@ def test_a_line_that_is_not_json_gets_a_parse_error_and_the_server_goes_on(serve
         if proc.poll() is None:
             proc.kill()
     assert proc.returncode == 0 and rest == b"", err.decode(errors="replace")  # no answer to the blank lines
+    assert b"Traceback" not in err
+    return replies, err
+
+
+def test_a_line_that_is_not_json_gets_a_parse_error_and_the_server_goes_on(served):
+    """Each line that is not JSON (before the handshake, after it, cut short, not UTF-8) is answered
+    with JSON-RPC's parse error, ``id`` null, and the next lines are served; a blank line is no
+    message and gets no answer."""
+    def feed(proc):
+        proc.stdin.write(b"this is not json\n")
+        _rpc(proc, INITIALIZE)
+        _rpc(proc, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+        proc.stdin.write(b'{"jsonrpc": "2.0", "id": 2, "method": "tools/list"\n\n   \n\xff\xfe\n')
+        _rpc(proc, SEARCH_FLAMINGO)
+
+    replies, _ = _replies_until(served, feed, 3)
     assert [r for r in replies if r.get("id") is None] == [PARSE_ERROR] * 3
     by_id = {r["id"]: r for r in replies if r.get("id") is not None}
     assert sorted(by_id) == [1, 3]  # the cut-short tools/list (id 2) was not JSON: no id to answer
     assert by_id[1]["result"]["serverInfo"]["name"] == "crabsearch"
     assert by_id[3]["result"]["structuredContent"]["hits"][0]["window"][1]["text"] == FLAMINGO
-    assert b"Traceback" not in err
+
+
+def test_json_that_is_not_a_request_gets_invalid_request_and_the_server_goes_on(served):
+    """Valid JSON that is not a JSON-RPC message (an object without jsonrpc/method, a string, a
+    number, null, an array, a batch: the SDK serves one message a line, MCP has no batches since
+    2025-06-18) is answered with JSON-RPC's invalid request, ``id`` null; a malformed request whose
+    id can be read is answered with that id. The valid requests around them are served."""
+    def feed(proc):
+        for line in (b'{"foo":1}', b'"just a string"', b"[1,2,3]", b"[]", b"42", b"null",
+                     b'[{"jsonrpc": "2.0", "id": 7, "method": "tools/list"}]'):
+            proc.stdin.write(line + b"\n")
+        _rpc(proc, INITIALIZE)
+        _rpc(proc, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+        _rpc(proc, {"jsonrpc": "2.0", "id": 8, "method": "tools/list", "params": [1]})  # params must be an object
+        _rpc(proc, {"jsonrpc": "1.0", "id": "nine", "method": "tools/list"})
+        _rpc(proc, {"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
+        _rpc(proc, {"jsonrpc": "2.0", "id": 10, "result": "not an object"})  # a response: its id is not ours
+        _rpc(proc, SEARCH_FLAMINGO)
+
+    replies, _ = _replies_until(served, feed, 3)
+    assert [r for r in replies if r.get("id") is None] == [INVALID_REQUEST] * 8
+    by_id = {r["id"]: r for r in replies if r.get("id") is not None}
+    assert sorted(by_id, key=str) == [1, 2, 3, 8, "nine"]  # nothing for the batch's id 7
+    assert by_id[8] == {**INVALID_REQUEST, "id": 8} and by_id["nine"] == {**INVALID_REQUEST, "id": "nine"}
+    assert by_id[1]["result"]["serverInfo"]["name"] == "crabsearch"
+    assert sorted(t["name"] for t in by_id[2]["result"]["tools"]) == ["list_messages", "recent_sessions",
+                                                                      "search_sessions"]
+    assert by_id[3]["result"]["structuredContent"]["hits"][0]["window"][1]["text"] == FLAMINGO
