@@ -8,6 +8,7 @@ Known keys (anything else is ignored)::
 
     [sources]                     # extra directories per agent, each laid out like the agent's own
     claude = ["/mnt/old-laptop/.claude"]   # (what CLAUDE_CONFIG_DIR, CODEX_HOME, ... would point at)
+    codex = "~/backup/.codex"     # one path may be a string; a path is absolute or starts with ~
 
     [resume]                      # extra arguments appended to an agent's resume command
     claude = "--model opus"
@@ -15,6 +16,8 @@ Known keys (anything else is ignored)::
     [keys]                        # key overrides by action id (see the README for the ids)
     resume = "ctrl+o"
 
+* ``[sources]``: a relative path is named as a problem and left out: it would be looked up from
+  whatever directory crabsearch was started in (``claude = "notalist"`` was "looked in notalist").
 * ``index_tool_output``: the first 3,072 characters of each tool output go into a separate
   low-weight field (crabsearch issue 3, "Privacy"). Off by default: tool output carries credentials.
 
@@ -111,6 +114,8 @@ def load(path: Path | None = None) -> Config:
             if kind is list and isinstance(val, str):
                 val = [val]
             if isinstance(val, kind) and (kind is str or all(isinstance(v, str) for v in val)):
+                if kind is list:
+                    val = _absolute(key, val, problems)
                 getattr(cfg, name)[key] = val
             else:
                 problems.append(f"[{name}] {key} must be {'a list of paths' if kind is list else 'a string'}")
@@ -129,3 +134,14 @@ def load(path: Path | None = None) -> Config:
     if problems:
         cfg.problem = f"{path}: " + "; ".join(problems)
     return cfg
+
+
+def _absolute(agent: str, paths: list[str], problems: list[str]) -> list[str]:
+    """``paths`` without the relative ones (after ``~`` expansion), each named in ``problems``."""
+    kept = []
+    for p in paths:
+        if os.path.isabs(os.path.expanduser(p)):
+            kept.append(p)
+        else:
+            problems.append(f"[sources] {agent}: {p!r} is not an absolute path (start it with / or ~)")
+    return kept

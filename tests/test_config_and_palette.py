@@ -33,6 +33,21 @@ def test_config_bad_values_are_named_and_defaults_used(tmp_path):
         assert part in cfg.problem
 
 
+def test_a_relative_sources_path_is_named_and_left_out(tmp_path):
+    """A ``[sources]`` path is absolute or starts with ~: a relative one (a string such as
+    ``claude = "notalist"``, or in a list) would be looked for in the current directory, so it is
+    named as a problem, as ``codex = [42]`` is, and not used."""
+    path = tmp_path / "config.toml"
+    path.write_text('[sources]\nclaude = "notalist"\ncodex = [42]\n'
+                    'aider = ["~/code", "rel/dir", "/srv/code"]\ngemini = "~/old/.gemini"\n')
+    cfg = config.load(path)
+    assert cfg.sources == {"claude": [], "aider": ["~/code", "/srv/code"], "gemini": ["~/old/.gemini"]}
+    for part in ("[sources] claude: 'notalist' is not an absolute path", "[sources] codex must be a list of paths",
+                 "[sources] aider: 'rel/dir' is not an absolute path"):
+        assert part in cfg.problem
+    assert "~/code" not in cfg.problem and "gemini" not in cfg.problem
+
+
 def test_extra_source_directories_are_indexed(tmp_path):
     home, old = tmp_path / "home", tmp_path / "old-laptop" / ".claude"
     ClaudeSession(home).user("the current laptop session").write()
