@@ -277,23 +277,40 @@ def merge_policy(writer, segments):
     """Whoosh merge policy for every commit: Whoosh's ``MERGE_SMALL`` (small segments merged,
     Fibonacci rule), and, once deleted documents pass :data:`PURGE_SHARE` of the index, every
     segment that holds any is rewritten without them (segments without deletions stay as they
-    are). Returns the segments kept, as Whoosh's policies do."""
+    are). Returns the segments kept, as Whoosh's policies do. A merge's postings go through
+    Whoosh's own pool, which spills to disk (``pool.spill_for_merge``): a merge can take the
+    whole index."""
     from whoosh.reading import SegmentReader
     from whoosh.writing import MERGE_SMALL
 
+    merging = _Merging(writer)
     total = sum(s.doc_count_all() for s in segments)
     deleted = sum(s.deleted_count() for s in segments)
     if not total or deleted / total <= PURGE_SHARE:
-        return MERGE_SMALL(writer, segments)
+        return MERGE_SMALL(merging, segments)
     keep = []
     for seg in segments:
         if seg.deleted_count():
             reader = SegmentReader(writer.storage, writer.schema, seg)
-            writer.add_reader(reader)
+            merging.add_reader(reader)
             reader.close()
         else:
             keep.append(seg)
     return keep
+
+
+class _Merging:
+    """The writer as a merge policy sees it (``storage``, ``schema``, ``add_reader``): before the
+    first segment is added, the batch's postings move to Whoosh's spilling pool."""
+
+    def __init__(self, writer) -> None:
+        self.writer, self.storage, self.schema = writer, writer.storage, writer.schema
+
+    def add_reader(self, reader) -> None:
+        from .pool import spill_for_merge
+
+        spill_for_merge(self.writer)
+        self.writer.add_reader(reader)
 
 
 def remove_unfinished(ix) -> None:
