@@ -46,7 +46,8 @@ Each search pays a share of its time per segment (``the`` at 1 GB: 33 ms over 16
 over 6, 22 ms over 1), so the batches are as large as memory allows: the posting pool
 (``index.pool``) holds 40,000 messages' postings in about the memory Whoosh's held 10,000 in
 (peak RSS of a 1 GB build 134 MB; it was 146-163 MB with 64 MB batches of ~10,000 messages).
-Whoosh's merge policy (``store.merge_policy``) then leaves segments this large as they are."""
+The merge policy (``store.merge_policy``, Whoosh's Fibonacci rule) merges them only once there
+are many (26 of this size: a 6 GB build), through Whoosh's pool, which spills to disk."""
 BATCH_POSTINGS = 2_000_000
 """...or once the batch holds this many postings (~45 MB in the pool at 1 GB's ~2 bytes of
 positions a posting): transcripts of long prose and little tool output hold far more postings
