@@ -886,3 +886,23 @@ async def test_a_short_screen_shows_the_session_header_on_one_line(sample):
         await pilot.resize_terminal(100, 30)
         await pilot.pause()
         assert meta.size.height >= 3 and "resume:" in str(meta.render())
+
+
+def test_a_session_without_messages_says_so_and_shows_its_summary(tmp_path):
+    """A fresh-user trial: a Crabtalk session whose messages compaction deleted (its title and
+    summary kept) expanded into "the transcript changed since the list was shown", which was
+    false. Its row says the session has no messages, with its summary; so does a transcript
+    that is really gone, as before."""
+    from types import SimpleNamespace
+
+    from crabsearch.model import Session
+    from crabsearch.tui.render import _no_window
+
+    path = tmp_path / "store.crmem"
+    path.write_bytes(b"x")
+    empty = Session("crabtalk", "01K3", str(path), title="Staging deploy",
+                    summary="User deployed\nstaging build 4821.", message_count=0)
+    assert _no_window(SimpleNamespace(session=empty)) == (
+        "(no messages in this session; its summary: User deployed staging build 4821.)")
+    gone = Session("claude", "abc", str(tmp_path / "gone.jsonl"), message_count=3)
+    assert "no messages in this session" not in _no_window(SimpleNamespace(session=gone))

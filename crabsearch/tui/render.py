@@ -493,12 +493,25 @@ def result_prompt(hit: Hit, terms: list[str], now: datetime, home: str | None,
 
 
 def _no_window(hit: Hit) -> str:
-    """What an expanded row says when its window came back empty: the index no longer holds the
-    session (a refresh dropped it after the list was shown), because its transcript is gone or
-    no longer what was indexed."""
+    """What an expanded row says when its window came back empty: the session holds no messages
+    (compaction deleted them all: a Crabtalk store keeps its title and summary), or the index no
+    longer holds it (a refresh dropped it after the list was shown), because its transcript is
+    gone or no longer what was indexed."""
+    if not hit.session.message_count:
+        return empty_session_note(hit.session)
     if transcript_gone(hit.session.path):
         return GONE
     return "(no messages: the transcript changed since the list was shown; Home shows the list again)"
+
+
+def empty_session_note(session) -> str:
+    """``(no messages in this session; its summary: …)`` for a session that holds none (a
+    fresh-user trial: such a row said its transcript had changed, and opening it showed a blank
+    view); the summary flattened to one line, at most 300 characters."""
+    summary = " ".join(printable(session.summary or "").split())
+    if len(summary) > 300:
+        summary = summary[:299] + "…"
+    return "(no messages in this session" + (f"; its summary: {summary})" if summary else ")")
 
 
 def window_text(items: list[Item], hit_index: int | None = None) -> str:

@@ -25,7 +25,7 @@ from .filters import (DATE_CHOICES, FilterChips, PickerScreen, QueryInput, SafeI
 from ..watch import watch, watch_roots
 from .messages import FilesChanged, IndexDone, IndexProgress, SearchDone
 from .panels import ExplainScreen, StatusScreen
-from .render import agent_name, relative_date, short_path, window_text
+from .render import agent_name, empty_session_note, relative_date, short_path, window_text
 from .results import ResultList, session_key
 from .transcript import TranscriptView
 
@@ -920,8 +920,12 @@ class SessionScreen(Screen):
             self.notify("This hit is on an abandoned branch (a rewind replaced it); a: active branch only")
 
     def _say_if_empty(self) -> None:
-        """A session the index no longer holds (its transcript changed or went away after the
-        list was shown) has no messages to page: say so rather than show an empty view."""
+        """A session with no messages (compaction deleted them all), or one the index no longer
+        holds (its transcript changed or went away after the list was shown), has nothing to
+        page: say so rather than show an empty view."""
+        if not self.hit.session.message_count:
+            self.notify(empty_session_note(self.hit.session), timeout=10)
+            return
         if self.hit.session.message_count and not self.query_one(TranscriptView).loaded:
             gone = transcript_gone(self.hit.session.path)
             self.notify("Nothing to show: this session's transcript is "
