@@ -439,6 +439,10 @@ def _export(engine, ref, args) -> int:
         sys.stdout.flush()
         return _export_done(missing[0])
     target = Path(args.output)
+    problem = _not_a_file(args.output)
+    if problem:
+        print(f"crabsearch: cannot write {args.output}: {problem}", file=sys.stderr)
+        return EXIT_ERROR
     try:
         if target.exists() and Path(ref.session.path).exists() and target.samefile(ref.session.path):
             print(f"crabsearch: {args.output} is the session's own transcript; choose another file",
@@ -450,6 +454,27 @@ def _export(engine, ref, args) -> int:
         print(f"crabsearch: cannot write {args.output}: {exc.strerror or exc}", file=sys.stderr)
         return EXIT_ERROR
     return _export_done(missing[0])
+
+
+def _not_a_file(output: str) -> str | None:
+    """Why ``export -o OUTPUT`` cannot name a file to write, said plainly (None: write it; the
+    write's own OSError still says the rest). Checked before the temporary file is made beside
+    it: ``-o .`` was "Device or resource busy" (the rename over a directory), and ``-o new/``
+    wrote a file named ``new``."""
+    if not output:
+        return "no file name given"
+    if os.path.isdir(output):
+        return "it is a directory"
+    if output.endswith(("/", os.sep)):
+        return "it ends in /, as a directory does; give a file name"
+    parent = Path(output).parent
+    try:
+        os.stat(parent)
+    except FileNotFoundError:
+        return f"directory {parent} does not exist"
+    except OSError:  # not searchable, a file on the way, ...: the write's own error says which
+        return None
+    return None if os.path.isdir(parent) else f"{parent} is not a directory"
 
 
 def _export_done(missing: int) -> int:

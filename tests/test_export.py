@@ -120,6 +120,29 @@ def test_output_file(home, tmp_path, capsys):
     assert code == 1 and len(err.strip().splitlines()) == 1 and "cannot write" in err
 
 
+def test_output_that_is_not_a_file_name_is_said_plainly_and_nothing_is_written(home, tmp_path, capsys, monkeypatch):
+    """A fresh-user trial: ``export ID -o .`` said "cannot write .: Device or resource busy" (the
+    rename over the directory), and ``-o new/`` wrote a file named ``new``. A directory, a name
+    ending in /, a missing directory or a file on the way is named in one line, exit 1, and
+    nothing is written anywhere."""
+    work = tmp_path / "work"
+    (work / "out").mkdir(parents=True)
+    (work / "notes.txt").write_text("mine")
+    monkeypatch.chdir(work)
+    before = sorted(str(p) for p in work.rglob("*"))
+    for output, problem in ((".", "it is a directory"), ("out", "it is a directory"),
+                            ("out/", "it is a directory"), (str(work / "out"), "it is a directory"),
+                            ("new/", "it ends in /, as a directory does; give a file name"),
+                            ("missing/s.md", "directory missing does not exist"),
+                            ("out/deeper/s.md", "directory out/deeper does not exist"),
+                            ("notes.txt/s.md", "notes.txt is not a directory"),
+                            ("", "no file name given")):
+        code, out, err = run(capsys, "export", CLAUDE, "-o", output)
+        assert (code, out, err) == (1, "", f"crabsearch: cannot write {output}: {problem}\n"), output
+    assert sorted(str(p) for p in work.rglob("*")) == before
+    assert (work / "notes.txt").read_text() == "mine"
+
+
 def test_output_file_gets_the_mode_the_umask_gives(home, tmp_path, capsys):
     """A fresh-user trial: ``export -o FILE`` made FILE 0600 whatever the umask; a file the user
     asks for is made as ``open(FILE, "w")`` makes it (0644 with umask 022), and keeps its mode
