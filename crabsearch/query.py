@@ -131,16 +131,26 @@ def _bare(q: ParsedQuery, tok: str, agents: tuple[str, ...], now: datetime) -> N
     q.words.append(tok)
 
 
+def _again(q: ParsedQuery, key: str, old, new, shown: str) -> None:
+    """Note a filter given twice with different values (``agent:codex agent:claude``): one value
+    at a time, the last one is used (a fresh-user trial: the first was dropped without a word)."""
+    if old is not None and old != new:
+        q.notes.append(f"{key}: given twice; the last one, {key}:{shown}, is used")
+
+
 def _filter(q: ParsedQuery, key: str, value: str, agents: tuple[str, ...], now: datetime) -> None:
     if key == "agent":
         if agents and value.lower() not in agents:
             q.notes.append(f"unknown agent {value!r} (known: {', '.join(agents)}); filter ignored")
         else:
+            _again(q, key, q.agent, value.lower(), value)
             q.agent = value.lower()
     elif key == "project":
+        _again(q, key, q.project, value, value)
         q.project = value
     elif key == "role":
         if value.lower() in ROLES:
+            _again(q, key, q.role, value.lower(), value)
             q.role = value.lower()
         else:
             q.notes.append(f"role:{value} is not one of {', '.join(ROLES)}; filter ignored")
@@ -149,12 +159,13 @@ def _filter(q: ParsedQuery, key: str, value: str, agents: tuple[str, ...], now: 
         if day is None:
             q.notes.append(f"{key}:{value} is not a date (2026-01-31, 7d, today, yesterday); filter ignored")
         elif key == "since":
+            _again(q, key, q.since, day, value)
             q.since = day
         else:  # until a day includes that whole day
-            if _RELATIVE.match(value):
-                q.until = day
-            else:
-                q.until = LATEST if day > LATEST - timedelta(days=1) else day + timedelta(days=1)
+            until = day if _RELATIVE.match(value) else (
+                LATEST if day > LATEST - timedelta(days=1) else day + timedelta(days=1))
+            _again(q, key, q.until, until, value)
+            q.until = until
     elif key == "in":
         if value.lower() == "tools":
             q.in_tools = True

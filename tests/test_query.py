@@ -47,6 +47,18 @@ def test_bad_filter_values_are_reported_and_ignored():
     assert len(q.notes) == 4
 
 
+def test_a_filter_given_twice_says_the_last_one_is_used():
+    """A fresh-user trial: ``agent:codex agent:claude cron`` searched Claude only, with no word
+    that agent:codex was dropped. One value at a time; the same value twice says nothing."""
+    q = parse("agent:codex agent:claude role:user role:assistant since:7d since:2026-01-01 "
+              "until:2026-03-01 until:2026-03-02 project:a project:b cron", agents=AGENTS, now=NOW)
+    assert (q.agent, q.role, q.project) == ("claude", "assistant", "b")
+    assert q.notes == [f"{k}: given twice; the last one, {k}:{v}, is used" for k, v in (
+        ("agent", "claude"), ("role", "assistant"), ("since", "2026-01-01"), ("until", "2026-03-02"),
+        ("project", "b"))]
+    assert parse("agent:codex agent:Codex since:7d since:7d x", agents=AGENTS, now=NOW).notes == []
+
+
 def test_unknown_key_is_a_word():
     assert parse("http://example.com note:x", agents=AGENTS, now=NOW).words == ["http://example.com", "note:x"]
 
