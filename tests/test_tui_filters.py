@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone
 
 from textual import events
+from textual.widgets import Static
 
 from crabsearch.tui.app import CrabsearchApp
 from crabsearch.tui.filters import (FilterChips, PickerScreen, completions, filters, remove_token,
@@ -302,3 +303,52 @@ async def test_picker_keys_home_end_and_pages_move_the_choice_enter_picks(sample
             app.post_message(events.Key(k, k if len(k) == 1 else None))
         await settle(pilot)
         assert box.value == "project:bigrepo since:90d "  # the last of 7, 30 and 90 days
+
+
+async def test_a_picker_fits_a_small_screen_and_shows_the_highlighted_option(tmp_path):
+    """A fresh-user trial: at 60x15, F4 then End highlighted the last project below the screen's
+    edge (the list kept all its rows, the dialog's bottom and its hint were cut off) and Enter
+    picked it unseen. The list gets the rows the screen has room for and scrolls to the
+    highlighted option; the hint stays on screen, at every size and after a resize."""
+    from crabsearch.index import Indexer
+
+    home = tmp_path / "home"
+    for i in range(12):  # 12 projects: the F4 list's 13 options (any, then each) need 13 rows
+        ClaudeSession(home, session_id=f"00000000-0000-4000-8000-{i:012d}", cwd=f"/w/project{i:02d}",
+                      start=NOW - timedelta(days=1, hours=i)).user(f"note {i}").write()
+    Indexer(tmp_path / "index", env={"HOME": str(home)}).refresh()
+    app = CrabsearchApp(tmp_path / "index", env={"HOME": str(home)}, now=NOW, index_on_start=False,
+                        cursor_blink=False)
+
+    async def check(key: str) -> None:
+        screen = app.screen
+        assert isinstance(screen, PickerScreen), key
+        options, hint = screen.query_one("#choices"), screen.query(Static).last()
+        panel = screen.query_one(".picker").content_region
+        assert options.highlighted == options.option_count - 1 > 0  # End: the last option
+        line = options.highlighted - options.scroll_offset.y  # one line per option
+        assert 0 <= line < options.scrollable_content_region.height, (key, app.size)
+        assert screen.region.contains_region(panel)
+        assert panel.contains_region(options.region) and panel.contains_region(hint.region), (key, app.size)
+        at = options.region.offset + (2, line)
+        assert screen.get_widget_at(*at)[0] is options and screen.get_widget_at(*hint.region.offset)[0] is hint
+
+    async with app.run_test(size=(60, 15)) as pilot:
+        await settle(pilot)
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        for size in [(60, 15), (50, 12), (80, 24), (120, 40)]:
+            await pilot.resize_terminal(*size)
+            for key in ("f4", "f5"):
+                await pilot.press(key, "end")
+                await pilot.pause()
+                await check(key)
+                await pilot.press("escape")
+        await pilot.press("f4", "end")
+        await pilot.resize_terminal(50, 12)  # open, then the terminal shrinks
+        await pilot.pause()
+        await check("f4 resized")
+        options = app.screen.query_one("#choices")
+        last = options.get_option_at_index(options.highlighted).id[2:]
+        await pilot.press("enter")
+        assert last.startswith("project") and app.screen.query_one("#query").value == f"project:{last} "

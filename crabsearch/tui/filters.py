@@ -440,6 +440,9 @@ class PickerScreen(ModalScreen[str | None]):
 
     _narrowed: str | None = None  # the box's text the list was last narrowed to
 
+    LIST_ROWS = 16
+    """Rows of the list at most; fewer on a screen with no room for them (:meth:`on_resize`)."""
+
     def __init__(self, title: str, choices: list[tuple[str, str]], current: str | None = None) -> None:
         super().__init__()
         self.title_text = title
@@ -456,6 +459,19 @@ class PickerScreen(ModalScreen[str | None]):
     def on_mount(self) -> None:
         self._fill("")
         self.query_one("#narrow", Input).focus()
+
+    def on_resize(self) -> None:
+        """Fit the dialog to the screen: the list gets the rows the panel's height leaves it
+        (:attr:`LIST_ROWS` at most), so the hint under it stays on screen and the list scrolls to
+        its highlighted option (a fresh-user trial: at 60x15 End highlighted an option below the
+        screen's edge, and Enter picked it unseen). Measured after the screen's layout: the title
+        may wrap on a narrow screen."""
+        panel = self.query_one(".picker")
+        options = self.query_one("#choices", OptionList)
+        chrome = panel.styles.gutter.height + sum(w.outer_size.height for w in panel.children if w is not options)
+        most = panel.styles.max_height.resolve(self.size, self.size) if panel.styles.max_height else self.size.height
+        options.styles.max_height = max(1, min(self.LIST_ROWS, int(most) - chrome))
+        options.call_after_refresh(options.scroll_to_highlight)  # OptionList does not on a resize
 
     def _fill(self, narrow: str) -> None:
         self._narrowed = narrow
