@@ -906,3 +906,61 @@ def test_a_session_without_messages_says_so_and_shows_its_summary(tmp_path):
         "(no messages in this session; its summary: User deployed staging build 4821.)")
     gone = Session("claude", "abc", str(tmp_path / "gone.jsonl"), message_count=3)
     assert "no messages in this session" not in _no_window(SimpleNamespace(session=gone))
+
+
+async def test_an_unclosed_quote_is_noted_once_the_typing_stops(sample, monkeypatch):
+    """A fresh-user trial: the app never said ``no closing quote: "…" searched as one phrase``
+    (the CLI does): ``cron "unterminated`` said only that no session matches. Not while the
+    quote is being typed (a phrase being typed is an unclosed quote at every key, and finds
+    nothing at each half-typed word: ``"nightly cr``), a trailing space included; once the
+    typing stops: Enter in the box or going into the results (with results or none), or a
+    pause on a query that found nothing (``QUOTE_PAUSE``)."""
+    from crabsearch.tui import screens
+
+    monkeypatch.setattr(screens, "QUOTE_PAUSE", 60.0, raising=False)  # no pause in the first part
+    app = make_app(sample, cursor_blink=False)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(app, pilot)
+        box, results = app.screen.query_one("#query"), app.screen.query_one(ResultList)
+
+        def notes() -> str:
+            widget = app.screen.query_one("#notes")
+            return str(widget.render()) if widget.display else ""
+
+        def status() -> str:
+            return str(app.screen.query_one("#status").render())
+
+        def note(phrase: str) -> str:
+            return f'no closing quote: "{phrase}" searched as one phrase'
+
+        await type_query(app, pilot, 'cron "nightly')
+        assert len(results.hits) == 1 and notes() == ""
+        await type_query(app, pilot, " ")  # the engine notes it (not typing a word): still typing
+        assert len(results.hits) == 1 and notes() == ""
+        await type_query(app, pilot, "cr")  # a word half typed: nothing found, still typing
+        assert status() == 'No session matches “cron "nightly cr”' and notes() == ""
+        await pilot.press("enter")  # done: nothing found, and why
+        await settle(app, pilot)
+        assert app.focused is box and notes() == note("nightly cr")
+        await type_query(app, pilot, "on")  # typing again: the phrase is being typed
+        assert len(results.hits) == 1 and notes() == ""
+        await pilot.press("enter")  # into the results: the rows are those of a phrase
+        await settle(app, pilot)
+        assert app.focused is results and notes() == note("nightly cron")
+        await pilot.press('"')  # typed into the box: the quote closed, nothing to note
+        await settle(app, pilot)
+        assert box.value == 'cron "nightly cron"' and len(results.hits) == 1 and notes() == ""
+        box.value = ""
+        await type_query(app, pilot, "cron")
+        await pilot.press("down")  # into the results, then a quote opened in the box: typing
+        await type_query(app, pilot, ' "unterminated')
+        assert app.focused is box and status() == 'No session matches “cron "unterminated”' and notes() == ""
+
+        monkeypatch.setattr(screens, "QUOTE_PAUSE", 0.2)
+        await type_query(app, pilot, "x")  # a pause on nothing found: the note
+        await pilot.pause(0.5)
+        assert status() == 'No session matches “cron "unterminatedx”' and notes() == note("unterminatedx")
+        box.value = 'cron "nightly'
+        await settle(app, pilot)
+        await pilot.pause(0.5)  # a pause on rows found: nothing to explain
+        assert len(results.hits) == 1 and notes() == ""

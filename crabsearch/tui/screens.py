@@ -17,6 +17,7 @@ from textual.widgets._footer import FooterKey, FooterLabel, KeyGroup
 from textual.worker import get_current_worker
 
 from ..hits import transcript_gone
+from ..query import parse
 from ..search import Hit, IndexDamaged, SearchResult
 from ..text import printable
 from ..sources import SOURCES
@@ -43,6 +44,9 @@ FIRST_LIST_WAIT = 0.3
 loaded (``CrabsearchApp.on_load``): read by then, they are in the screen's first paint, not in a
 second one after a paint of an empty list (issue 13, the app's start)."""
 SEARCH_TIME_LIMIT = 0.5  # seconds; past it the best hits found so far are shown, marked partial
+QUOTE_PAUSE = 1.0
+"""Seconds without a key after which a query with no closing quote that found nothing says it was
+searched as one phrase (``SearchScreen._notes``); Enter says it at once."""
 WRITE_SECONDS_PER_MESSAGE = 0.0008
 """A first guess of the time Whoosh takes to commit a message (measured on the trial home: 10k
 messages in 8-10 s); replaced by the rate of the first commit for the time-left estimate."""
@@ -226,6 +230,11 @@ class SearchScreen(Screen):
         """False after indexing failed (its error takes the row); the width may hide it too."""
         self._index_line: tuple[list[str], str] | None = None
         """The indexing line's forms (phase, estimate): fitted again when the width changes."""
+        self._typed_out: str | None = None
+        """The box's text when the user last stopped typing it: Enter, or the focus into the rows."""
+        self._paused_on: str | None = None
+        """The box's text when the user last paused on it (:data:`QUOTE_PAUSE`)."""
+        self._pause_timer = None  # its QUOTE_PAUSE, restarted at each key while the text holds a quote
 
     def compose(self) -> ComposeResult:
         app = self.app
@@ -339,10 +348,30 @@ class SearchScreen(Screen):
         self.query_one(FilterChips).show(event.value)
         self.limit = self.query_one(ResultList).screenful() if event.value.strip() else RESULT_LIMIT
         self.run_query(event.value)
+        self._typed_out = self._paused_on = None  # typing again
+        if self._pause_timer is not None:
+            self._pause_timer.stop()
+        self._pause_timer = (self.set_timer(QUOTE_PAUSE, lambda: self._stopped_typing(paused=True))
+                             if '"' in event.value else None)
 
     @on(Input.Submitted, "#query")
     def _submitted(self) -> None:
+        self._stopped_typing()
         self.action_results()
+
+    def on_descendant_focus(self, event) -> None:
+        """The rows focused (Down, Enter, Tab, a click): the query is what the user meant."""
+        if isinstance(event.widget, ResultList):
+            self._stopped_typing()
+
+    def _stopped_typing(self, paused: bool = False) -> None:
+        """The user stopped typing the box's text (Enter, the rows focused; ``paused``: no key
+        for :data:`QUOTE_PAUSE` seconds): the status says what only a finished query needs."""
+        if paused:
+            self._paused_on = self.query_text
+        else:
+            self._typed_out = self.query_text
+        self._update_status()
 
     def run_query(self, text: str, *, here: bool = False) -> None:
         """Search for ``text`` (or list recent sessions when blank) in a worker, at once: a key
@@ -603,7 +632,7 @@ class SearchScreen(Screen):
         status.update(Text(msg, style="bold red" if self.search_error or unavailable else "dim"))
         status.display = bool(msg)
         notes = self.query_one("#notes", Static)
-        lines = [printable(n) for n in self.problems + result.notes]
+        lines = [printable(n) for n in self.problems + self._notes(result, n)]
         notes.update(Text("\n".join(lines)))  # in full, wrapped at words: never cut off
         notes.display = bool(lines)
         # Half the screen at most while rows are listed; with none, all the room there is.
@@ -613,6 +642,23 @@ class SearchScreen(Screen):
         results.display = not nothing_listed
         if nothing_listed:
             empty.update(self._indexing_message() if indexing else self.app.empty_message(self.index_error))
+
+    def _notes(self, result: SearchResult, n: int) -> list[str]:
+        """The search's notes, ``no closing quote: "…" searched as one phrase`` (the CLI's note)
+        only once the user stopped typing: Enter or the focus into the rows (rows or none), or a
+        pause of :data:`QUOTE_PAUSE` on a query that found nothing. While a phrase is typed its
+        quote is unclosed at every key, and each half-typed word finds nothing (``"nightly cr``):
+        a note there would come and go at every key. The engine notes it when the text ends with
+        a space (the search is not ``typing`` then): typing too, left out."""
+        text = result.query
+        unclosed = parse(text).unclosed if '"' in text else None
+        if not unclosed:
+            return result.notes
+        note = f'no closing quote: "{unclosed}" searched as one phrase'
+        notes = [line for line in result.notes if line != note]
+        if not self.search_error and (text == self._typed_out or (n == 0 and text == self._paused_on)):
+            notes.append(note)
+        return notes
 
     def _indexing_message(self) -> Text:
         """What the empty results area says while the index is being built."""
