@@ -883,6 +883,9 @@ async def test_a_short_screen_shows_the_session_header_on_one_line(sample):
         meta = app.screen.query_one("#session-meta")
         assert meta.size.height == 1 and "messages" in str(meta.render())
         assert app.screen.query_one(TranscriptView).size.height >= 9
+        await pilot.resize_terminal(30, 15)  # the title cut to fit: still one line
+        await pilot.pause()
+        assert meta.size.height == 1 and "…" in str(meta.render())
         await pilot.resize_terminal(100, 30)
         await pilot.pause()
         assert meta.size.height >= 3 and "resume:" in str(meta.render())

@@ -938,9 +938,11 @@ class SessionScreen(Screen):
         now, home = self.app.now, self.app.home
         t = Text()
         t.append(printable(s.title or "(untitled)"), style="bold")
-        if self.size.height and self.size.height < self.COMPACT_BELOW:
-            t.append(f" · {agent_name(s.agent)} · {s.message_count} messages", style="dim")
-            t.no_wrap, t.overflow = True, "ellipsis"
+        if self.size.height and self.size.height < self.COMPACT_BELOW:  # one line: the title cut to fit
+            more = f" · {agent_name(s.agent)} · {s.message_count} messages"
+            t.truncate(max(8, self.size.width - 2 - cell_len(more)), overflow="ellipsis")
+            t.append(more, style="dim")
+            t.truncate(max(1, self.size.width - 2), overflow="ellipsis")  # a narrow screen: the rest cut too
             return t
         t.append(f"\n{agent_name(s.agent)}", style="bold")
         t.append(f" · {printable(short_path(s.project, home)) or 'no project'}")
