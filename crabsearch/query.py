@@ -52,6 +52,13 @@ class ParsedQuery:
     notes: list[str] = field(default_factory=list)
 
     @property
+    def unclosed_note(self) -> str | None:
+        """What the search says of a quote with no closing quote (:attr:`unclosed`), else None:
+        ``no closing quote: "…" searched as one phrase`` (the CLI's and MCP's notes; the app's once
+        the typing stopped)."""
+        return f'no closing quote: "{self.unclosed}" searched as one phrase' if self.unclosed else None
+
+    @property
     def has_filters(self) -> bool:
         """True when any filter is set."""
         return bool(self.agent or self.project or self.role or self.since or self.until or self.in_tools)

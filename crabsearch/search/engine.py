@@ -170,7 +170,7 @@ class Engine:
                 pq.notes.append(f"agent:{pq.agent} in the query is overridden: searching {agent} only")
             pq.agent = agent
         if pq.unclosed and not typing:  # a fresh-user trial: `"database timeout` found nothing, no word why
-            pq.notes.append(f'no closing quote: "{pq.unclosed}" searched as one phrase')
+            pq.notes.append(pq.unclosed_note)
         result = SearchResult(query=query, hits=[], cut=pq.cut, notes=list(pq.notes), sort=sort)
         if limit <= 0:
             return result

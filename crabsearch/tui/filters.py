@@ -313,18 +313,12 @@ class FilterChips(Widget):
             if (t.key, t.value) not in seen:
                 seen.add((t.key, t.value))
                 found.append(t)
-        key = tuple((t.start, printable(t.text), self._ignored(t)) for t in found)
+        key = tuple((t.start, printable(t.text), means_nothing(t, self.agents)) for t in found)
         if key == self._shown:
             return
         self._shown, self._hover = key, None
         self.display = bool(found)
         self.refresh(layout=True)
-
-    def _ignored(self, tok: Token) -> bool:
-        try:
-            return means_nothing(tok, self.agents)
-        except Exception:  # never on a key in the box: the search says what went wrong
-            return False
 
     def rows(self, width: int) -> list[list[tuple[int, str, str, int | None]]]:
         """The layout at ``width`` cells: rows of ``(column, text, kind, start)`` pieces, kind

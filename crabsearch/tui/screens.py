@@ -651,10 +651,9 @@ class SearchScreen(Screen):
         a note there would come and go at every key. The engine notes it when the text ends with
         a space (the search is not ``typing`` then): typing too, left out."""
         text = result.query
-        unclosed = parse(text).unclosed if '"' in text else None
-        if not unclosed:
+        note = parse(text).unclosed_note if '"' in text else None
+        if not note:
             return result.notes
-        note = f'no closing quote: "{unclosed}" searched as one phrase'
         notes = [line for line in result.notes if line != note]
         if not self.search_error and (text == self._typed_out or (n == 0 and text == self._paused_on)):
             notes.append(note)
@@ -974,7 +973,7 @@ class SessionScreen(Screen):
         if not self.hit.session.message_count:
             self.notify(empty_session_note(self.hit.session), timeout=10)
             return
-        if self.hit.session.message_count and not self.query_one(TranscriptView).loaded:
+        if not self.query_one(TranscriptView).loaded:
             gone = transcript_gone(self.hit.session.path)
             self.notify("Nothing to show: this session's transcript is "
                         + ("gone (deleted or moved since it was indexed)." if gone else
