@@ -832,14 +832,14 @@ def test_drift_unknown_record_kinds_are_listed_by_status(home, capsys):
 
 
 def test_drift_kind_names_are_bounded(tmp_path):
-    """A hostile kind name is cut and made printable; past 16 kinds per file the rest are counted
+    """A hostile kind name is cut and made printable; past 64 kinds per file the rest are counted
     together."""
     from crabsearch.sources.base import note_unknown
 
     state: dict = {}
     note_unknown(state, "x" * 500 + "\x1b[31m")
     note_unknown(state, ["a", "list"])
-    for n in range(30):
+    for n in range(78):
         note_unknown(state, f"kind-{n}")
     assert "x" * 64 in state["unknown_kinds"] and "(list)" in state["unknown_kinds"]
-    assert len(state["unknown_kinds"]) == 17 and state["unknown_kinds"]["(other kinds)"] == 16
+    assert len(state["unknown_kinds"]) == 65 and state["unknown_kinds"]["(other kinds)"] == 16

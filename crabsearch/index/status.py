@@ -167,10 +167,17 @@ def collect(indexer: Indexer, *, top: int = 20) -> Status:
     return status
 
 
+UNKNOWN_KINDS_LISTED = 200
+"""Distinct unknown kinds listed per agent (the most records first): every kind of a real home's
+drift is named (a reader names up to ``base.UNKNOWN_KINDS_KEPT`` per file), while a home of
+hostile files naming a new kind on every line cannot make the listing endless."""
+
+
 def unknown_kinds(manifest: Manifest) -> list[dict]:
     """The unknown record kinds the readers counted (:meth:`Manifest.unknown_kinds`), added up
     per agent and kind: ``{"agent", "kind", "records", "files", "example"}``, most records first
-    (``example``: the file holding the most of them)."""
+    (``example``: the file holding the most of them); at most :data:`UNKNOWN_KINDS_LISTED` kinds
+    per agent."""
     by: dict[tuple[str, str], dict] = {}
     for path, agent, kinds in manifest.unknown_kinds():
         for kind, n in kinds.items():
@@ -181,9 +188,14 @@ def unknown_kinds(manifest: Manifest) -> list[dict]:
             if n > u["_most"]:
                 u["example"], u["_most"] = path, n
     out = sorted(by.values(), key=lambda u: (-u["records"], u["agent"], u["kind"]))
+    listed: dict[str, int] = {}
+    kept = []
     for u in out:
         del u["_most"]
-    return out
+        listed[u["agent"]] = listed.get(u["agent"], 0) + 1
+        if listed[u["agent"]] <= UNKNOWN_KINDS_LISTED:
+            kept.append(u)
+    return kept
 
 
 def retention_warnings(indexer: Indexer) -> list[str]:

@@ -38,9 +38,10 @@ from ..model import Message, Session
 from ..redact import redact
 
 
-READERS_VERSION = 3
+READERS_VERSION = 4
 """Bumped when a reader turns the same bytes into other messages or sessions (1: before issue 14;
-2: issue 14's formats; 3: Claude Code's warm-up exchanges dropped). It is part of the index
+2: issue 14's formats; 3: Claude Code's warm-up exchanges dropped; 4: Claude Code 2.1.332's
+injected turns, sidecars, hand-offs and side-question copies, titles of punctuation only). It is part of the index
 stamp, so an index read by older readers is read again from the transcripts."""
 
 TEXT_CAP = 64 * 1024
@@ -234,14 +235,19 @@ class Source:
     def _seal(self, state: dict, session: Session, stats: LineStats | None = None) -> None:
         """Set the message count, derive the session fields (:meth:`finish`) and store the session
         in ``state``. A ``finish`` that raises is counted in ``stats`` (the session keeps the
-        fields it had), never fatal. Title and summary are stored masked (a title made from a
-        pasted key must not sit in the manifest or the index unmasked)."""
+        fields it had), never fatal. A title that names nothing (punctuation only:
+        :func:`names_something`) is replaced by the first prompt's (``state["first_prompt"]``,
+        which :func:`~crabsearch.sources.pieces.emit` sets for every agent whose reader uses it),
+        else by none: every agent's title passes here. Title and summary are stored masked (a
+        title made from a pasted key must not sit in the manifest or the index unmasked)."""
         session.message_count = state["next_index"]
         try:
             self.finish(state, session)
         except Exception as exc:  # noqa: BLE001 - see take()
             if stats is not None:
                 stats.skip(*failure(exc, None, "session fields"))
+        if not names_something(session.title):  # ".": the first prompt (pieces.emit), else none
+            session.title = pick_title(state.get("first_prompt"))
         if session.title:
             session.title = redact(session.title)
         if session.summary:
@@ -404,6 +410,19 @@ def first_line(text: str, limit: int = 80) -> str:
     return ""
 
 
+def names_something(title: str | None) -> bool:
+    """True when ``title`` can name a session: it holds a letter or a digit (in any script). A
+    title of punctuation and symbols only (``.``, ``...``, ``?!``, ``--``) says nothing: real
+    Claude Code homes hold sessions whose first prompt or title is ``.``."""
+    return bool(title) and any(c.isalnum() for c in title)
+
+
+def pick_title(*candidates: str | None) -> str | None:
+    """The first of ``candidates`` (an agent's title order) that :func:`names_something`, or None:
+    a title of punctuation only falls through to the next candidate."""
+    return next((c for c in candidates if names_something(c)), None)
+
+
 def capped(text: str, limit: int) -> str:
     """``text`` with secrets masked, then cut to ``limit`` characters: for titles and summaries,
     which are stored (manifest, session documents). Masking comes first: a cut JWT or PEM block
@@ -527,8 +546,10 @@ def env_dir(env: Mapping[str, str], name: str, default: Path) -> Path:
 UNKNOWN_KEY = "unknown_kinds"
 """Where a reader counts the record kinds it does not know, in the file's state (the manifest
 stores it; ``crabsearch status`` adds the counts up per agent and kind)."""
-UNKNOWN_KINDS_KEPT = 16
-"""Distinct unknown kinds counted per file; more are counted under :data:`OTHER_KINDS`."""
+UNKNOWN_KINDS_KEPT = 64
+"""Distinct unknown kinds counted per file; more are counted under :data:`OTHER_KINDS`. Large
+enough that a whole release's new kinds are each named: Claude Code 2.1.332 added 26 line kinds
+at once over the 21 this reader knew (47 in all), and 16 hid ten of them."""
 OTHER_KINDS = "(other kinds)"
 KIND_CHARS = 64
 """Characters of a kind name kept (a hostile file could name a kind with a megabyte)."""

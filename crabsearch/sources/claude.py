@@ -6,8 +6,12 @@ and 7.3 (role mapping). Decisions the spec leaves open:
 
 * Tool results are kept even on ``isMeta`` lines (current builds mark tool-result lines isMeta);
   ``isMeta`` only drops the line's text.
-* A file is a subagent transcript when its name is ``agent-<id>.jsonl`` (``<id>`` letters, digits
-  and ``-``), wherever it lies (formats.md 1.1).
+* A file is a subagent transcript when its name is ``agent-<id>.jsonl`` (``<id>`` letters, digits,
+  ``-`` and ``_``), wherever it lies (formats.md 1.1): ``agent-aside_question-<hash>.jsonl``, the
+  copy of the session a side question (``/btw``) ran on, is its parent's subagent, never a second
+  copy of the parent (it holds the parent's ``sessionId`` and message ids). Claude Code 2.1.332
+  writes no such file any more (``querySource:"side_question"`` with ``skipTranscript:!0``,
+  ``chunk-8vrwrv9m.js``); earlier releases left them in real homes.
 * What the user typed stays searchable: a slash command (a ``user`` line, or a ``system``
   ``local_command`` line) becomes a ``user`` message showing the command and its arguments
   (``/orchestrator @CLAUDE.md build the plan``), and ``<bash-input>`` a ``user`` message
@@ -48,9 +52,29 @@ reports):
   text (``<task-notification>``...) are dropped as on user lines. A ``user`` line repeating a
   queued prompt just seen (the queue was drained normally: ``queue-operation`` ``dequeue``, then
   the line) is not yielded twice. ``queue-operation`` lines themselves yield nothing.
-* **Peer messages**: a ``user`` line or queued prompt with ``origin.kind: "peer"`` (a teammate or
-  another session sent it: Claude Code docs, cross-session messaging, ``origin`` fields ``from``,
-  ``senderTaskId``) is a ``system`` message ``message from <from>: ...``, never the title.
+* **Injected turns**: a ``user`` line or queued prompt whose ``origin.kind`` is not ``human``
+  (``auto-continuation``, ``task-notification``, ``coordinator``, ``plugin``, ``channel``,
+  ``voice-call``, ``observer-activity``, ``peer``, ...: the ``origin`` union ``$r`` in
+  ``chunk-xv20h9sv.js`` of Claude Code 2.1.332; Claude's prompt-time test ``dHi`` in
+  ``chunk-4x8p6zpg.js`` skips every kind but ``human``), and user text that opens with a tag
+  (:data:`_TAGGED`: ``<ide_opened_file>``, ``<cross-session-message ...>``, ``<wake ...>``;
+  Claude's title functions ``vMe``/``yLt`` skip it) were written by the app, not typed by the
+  person: each is a ``system`` message labelled by its origin kind or tag name (a peer's reads
+  ``message from <from>: ...``), never the title or anchor, and not indexed as the user's words.
+  The tags this reader already drops (:data:`_INJECTED`) stay dropped.
+* **Sidecars** (Claude Code 2.1.332, ``chunk-4x8p6zpg.js``): ``projects/<slug>/<session
+  id>/custom-title.json`` ``{customTitle, by, at}`` (``cHi``) names the session after the last
+  ``custom-title`` line and before the ``ai-title`` (``v`` in ``chunk-vzj0gytf.js``);
+  ``archived.json`` ``{archived, at, by}`` (``hWn``, at most 4,096 bytes) archives it until the
+  person's next prompt after ``at`` (``Zyo``). :meth:`ClaudeSource.stat` folds their mtimes into
+  the transcript's, so a change to either refreshes the session.
+* **Hand-off to a background session**: a ``continued-in`` line ``{sessionId,
+  continuedInSessionId}`` (``hhl``, written into the old transcript by ``KQe`` in
+  ``chunk-rc1vwjwv.js`` once the background session runs) links the session to the one that
+  carries it on (``Session.extra["continued_in"]``), unless a finished reply or a prompt follows
+  it (``zEr``, ``chunk-4x8p6zpg.js``); the old session's resume command resumes the new one.
+* **Titles**: a title candidate of punctuation only (``.``) falls through to the next one
+  (``base.pick_title``).
 * **Rewind to the first prompt** (rule 2): the new prompt is written with ``parentUuid: null``
   (a new root), so no earlier line is its parent. In a file whose lines are linked (a line with
   a parent was seen since the last root) and written by Claude Code >= 2 (1.0-era files put
@@ -58,7 +82,8 @@ reports):
   last root (the file's start, or the last compaction) an abandoned branch, exactly like a rewind
   to a later prompt. ``last-prompt`` lines name the active leaf (``leafUuid``); Claude Code only
   ever appends to the active branch, so the branch written last is it, as ``leafUuid`` agrees.
-* **Drift**: a line whose ``type`` is none of :data:`KNOWN_KINDS` is counted
+* **Drift**: a line whose ``type`` is none of :data:`KNOWN_KINDS` (which holds every kind Claude
+  Code 2.1.332 writes: :data:`METADATA_KINDS`) is counted
   (:func:`~crabsearch.sources.base.note_unknown`) and listed by ``crabsearch status``.
 """
 
@@ -74,8 +99,8 @@ from ..files import read_file
 from ..jsonl import Record, loads
 from ..model import (LABEL_ASSISTANT, LABEL_SUMMARY, LABEL_SYSTEM, LABEL_THINKING, LABEL_USER,
                      Message, Role, Session, tool_call_label)
-from .base import (bad_field, capped, Source, cd_and, dump_text, iso_ts, note_unknown, string,
-                   walk_files)
+from .base import (KIND_CHARS, bad_field, capped, Source, cd_and, dump_text, iso_ts, note_unknown,
+                   pick_title, string, walk_files)
 from .pieces import Piece, abandon, emit, note_compaction, piece_text
 
 UUID_WINDOW = 64
@@ -94,23 +119,49 @@ SUMMARY_CAP = 8192
 TITLE_CAP = 200
 
 _CONVERSATION = frozenset({"user", "assistant", "system", "tool_use", "tool_result", "attachment"})
-KNOWN_KINDS = _CONVERSATION | frozenset({
-    "summary", "ai-title", "custom-title", "agent-name", "last-prompt", "queue-operation",
-    "file-history-snapshot", "progress", "permission-mode", "mode", "worktree-state", "relocated",
-    "pr-link", "frame-link", "bridge-session", "atis-latch", "started", "result", "tag"})
-"""Line types this reader knows (formats.md 1.2-1.3 and the kinds seen in the shared corpus);
-any other is counted as drift."""
+METADATA_KINDS = frozenset({
+    "progress", "file-history-snapshot", "file-history-delta", "last-prompt", "continued-in",
+    "resume-head-vouch", "content-replacement", "data-flow-records", "data-flow-incomplete",
+    "derived-from", "api-request-shape", "api-request-blob", "api-request", "api-request-resumed",
+    "fork-context-ref", "frame-link", "summary", "custom-title", "ended-by-model", "ai-title", "tag",
+    "relocated", "agent-name", "agent-color", "agent-setting", "pr-link", "artifact-comment-monitor",
+    "artifact-autoreact-ledger", "bridge-session", "history-suppression", "attribution-snapshot",
+    "mode", "permission-mode", "isolation-latch", "session-owner", "dev-mods", "memory-mode",
+    "atis-latch", "tools-used", "worktree-state", "cost-state", "queue-operation", "observer-ref"})
+"""Every line type other than the four conversation types that Claude Code 2.1.332 writes into a
+transcript: the keys of its table of line kinds (``var ehr={user:"transcript",...}`` in the
+npm package ``@anthropic-ai/claude-code@2.1.332``, ``bin/claude.exe``, embedded module
+``/$bunfs/root/chunk-bqhgd24a.js``), which says how a compaction treats each kind. They carry
+no conversation; this reader reads ``summary``, the titles, ``continued-in`` and ``last-prompt``
+among them and passes over the rest."""
+KNOWN_KINDS = _CONVERSATION | METADATA_KINDS | frozenset({"started", "result"})
+"""Line types this reader knows: the conversation types, :data:`METADATA_KINDS`, and
+``started``/``result`` (seen in the shared corpus); any other is counted as drift."""
 QUEUED_KEPT = 8
 """Queued prompts remembered (CRC-32 of their text) to skip a ``user`` line that repeats one."""
 _INJECTED = ("Caveat: The messages below were generated by the user while running local commands",
              "[Request interrupted by user", "<system-reminder>", "<task-notification>",
              "<bash-notification>", "<local-command-caveat>", "<user-prompt-submit-hook>")
-_SUBAGENT = re.compile(r"agent-[A-Za-z0-9-]+")
+_SUBAGENT = re.compile(r"agent-[A-Za-z0-9_-]+")
+_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+"""A session id as Claude Code checks one (``Yj``, ``chunk-fn7g10bh.js`` of 2.1.332)."""
+SIDECARS = ("custom-title.json", "archived.json")
+"""Files in a session's folder (``projects/<slug>/<session id>/``) that change its fields."""
+TITLE_SIDECAR_BYTES = 64 * 1024
+ARCHIVED_SIDECAR_BYTES = 4096
+"""Claude Code reads at most 4,096 bytes of ``archived.json`` and ignores a larger one (``hWn``,
+``g=4096``, ``chunk-4x8p6zpg.js`` of 2.1.332); ``custom-title.json`` has no such bound there."""
 _COMMAND = ("<command-name>", "<command-message>", "<command-args>")
 _OUTPUT = {"<local-command-stdout>": "local-command", "<local-command-stderr>": "local-command",
            "<bash-stdout>": "bash-mode", "<bash-stderr>": "bash-mode"}
 _OUTPUT_TAGS = re.compile(r"</?(?:local-command-stdout|local-command-stderr|bash-stdout|bash-stderr)>")
 _REMINDER = re.compile(r"<system-reminder>.*?(?:</system-reminder>|\Z)", re.S)
+_TAGGED = re.compile(r"\s*<([a-z][\w-]*)[\s>]")
+r"""Text that opens with a tag (``<ide_opened_file>``, ``<cross-session-message from=...>``,
+``<wake ...>``): Claude Code's own test for a turn it wrote in the person's place (``Ust`` /
+``zua``, ``/^(?:\s*<[a-z][\w-]*[\s>]|\[Request interrupted by user[^\]]*\])/``, in
+``vMe`` and ``yLt``, the first-prompt title functions of 2.1.332: ``/$bunfs/root/chunk-bqhgd24a.js``
+and ``chunk-fn7g10bh.js``)."""
 
 
 class ClaudeSource(Source):
@@ -140,9 +191,27 @@ class ClaudeSource(Source):
                         seen.add(path)
                         yield path
 
+    def stat(self, path: str) -> tuple[int, int, int]:
+        """The transcript's ``(size, mtime_ns, ctime_ns)``, its mtime the latest of its own and its
+        sidecars' (:data:`SIDECARS`): renaming or archiving a session changes no byte of its
+        transcript, and must still refresh it (read again from where it was: no new line, new
+        session fields). One ``stat`` of the session's folder, two more when it exists."""
+        size, mtime, ctime = super().stat(path)
+        folder = path[:-len(".jsonl")] if path.endswith(".jsonl") else None
+        if folder and not _SUBAGENT.fullmatch(os.path.basename(folder)) and os.path.isdir(folder):
+            for name in SIDECARS:
+                try:
+                    mtime = max(mtime, os.stat(os.path.join(folder, name)).st_mtime_ns)
+                except OSError:
+                    pass
+        return size, mtime, ctime
+
     def new_state(self, path: Path) -> dict:
-        """File facts: stem, and for subagent files the parent directory and ``.meta.json`` type."""
+        """File facts: stem, the session's folder (its sidecars), and for subagent files the parent
+        directory and ``.meta.json`` type."""
         state: dict = {"stem": path.stem}
+        if not _SUBAGENT.fullmatch(path.stem):
+            state["folder"] = str(path.with_suffix(""))
         if _SUBAGENT.fullmatch(path.stem):
             state["sub"] = True
             parts = path.parts[:-1]
@@ -168,6 +237,10 @@ class ClaudeSource(Source):
         _note_envelope(obj, state, session)
         if kind == "summary":
             _summary_line(obj, state)
+        elif kind == "continued-in":
+            target = string(obj.get("continuedInSessionId"))
+            if _UUID.fullmatch(target):
+                state["continued_in"] = target
         elif kind in ("custom-title", "ai-title"):
             key = "customTitle" if kind == "custom-title" else "aiTitle"
             title = string(obj.get(key)).strip()
@@ -187,6 +260,10 @@ class ClaudeSource(Source):
             if p.role is Role.SUMMARY:
                 session.summary = capped(p.text, SUMMARY_CAP)
                 state["compacted"] = True
+        if kind == "assistant" and _finished_reply(obj) or any(p.role is Role.USER for p in pieces):
+            state.pop("continued_in", None)  # the conversation went on here after all
+            if ts is not None and kind != "assistant":
+                state["said_ms"] = max(state.get("said_ms", 0), int(ts.timestamp() * 1000))
         skip = _repeats(obj, pieces, state) if kind == "assistant" else _queued(kind, pieces, state)
         side = obj.get("isSidechain") is True and not state.get("sub")
         if not side and (kind != "attachment" or pieces):
@@ -225,21 +302,33 @@ class ClaudeSource(Source):
         firsts = [(ns + a, ns + t) for ns in spaces
                   for a, t in (("anchor", "first_prompt"), ("fallback_anchor", "fallback_title"))]
         anchor, first = next(((state[a], state.get(t)) for a, t in firsts if a in state), (0, None))
-        session.title = (state.get("customTitle") or state.get("aiTitle") or state.get("summary_title")
-                         or first or None)
+        sidecar = _sidecar(state, "custom-title.json", TITLE_SIDECAR_BYTES)
+        renamed = string(sidecar.get("customTitle")).strip()
+        session.title = pick_title(state.get("customTitle"), capped(renamed, TITLE_CAP) if renamed else None,
+                                   state.get("aiTitle"), state.get("summary_title"), first)
         if not state.get("compacted"):
             session.summary = state.get("summary_title")
         session.anchor_index = anchor
         if state.get("off"):
             session.extra["off_branch"] = [list(r) for r in state["off"]]
+        session.archived = _archived(_sidecar(state, "archived.json", ARCHIVED_SIDECAR_BYTES), state)
+        if state.get("continued_in"):
+            session.extra["continued_in"] = state["continued_in"]
+        else:
+            session.extra.pop("continued_in", None)
 
     def message_text(self, obj: dict, part: int, label: str) -> str:
         """Text of piece ``part`` of line ``obj`` (same extraction as :meth:`process`)."""
         return piece_text(pieces_of(obj), part, label)
 
     def resume_command(self, session: Session) -> str | None:
-        """``cd <cwd> && claude --resume <id>``; a subagent resumes its parent session."""
+        """``cd <cwd> && claude --resume <id>``; a subagent resumes its parent session, and a session
+        handed to a background session (``extra["continued_in"]``) resumes that one: Claude Code
+        leaves the old id out of ``/resume`` and refuses it for ``--continue`` (2.1.332,
+        ``chunk-bqhgd24a.js``: "filtered from /resume: continued in", ``superseded``; ``yun`` in
+        ``chunk-4x8p6zpg.js``: "Your most recent conversation moved to a background session")."""
         target = session.parent_session_id if session.session_id.startswith("agent-") else session.session_id
+        target = string(session.extra.get("continued_in")) or target
         return cd_and(session.project, ["claude", "--resume", target]) if target else None
 
     def fork_command(self, session: Session) -> str | None:
@@ -296,6 +385,9 @@ def classify(text) -> Piece | None:
         cmd = _tag(s, "bash-input")
         return Piece(Role.USER, LABEL_USER, "! " + cmd) if cmd else None
     s = _REMINDER.sub("", s).strip()
+    tag = _TAGGED.match(s)
+    if tag:  # <ide_opened_file>, <cross-session-message from=...>: the app wrote it, not the person
+        return Piece(Role.SYSTEM, tag.group(1), s)
     return Piece(Role.USER, LABEL_USER, s, prompt=True) if s else None
 
 
@@ -320,23 +412,40 @@ def _attachment(obj: dict) -> list[Piece]:
         return []
     if att.get("commandMode") == "bash":
         return [Piece(Role.USER, LABEL_USER, "! " + text)]
-    return [_peer(att, text) or Piece(Role.USER, LABEL_USER, text, prompt=True)]
+    return [_injected(att, text) or Piece(Role.USER, LABEL_USER, text, prompt=True)]
 
 
-def _peer(holder: dict, text: str) -> Piece | None:
-    """A message another agent or session sent (``origin.kind == "peer"``): a ``system`` message
-    naming its sender, or None when ``holder`` (a line or an attachment) has no such origin."""
+def _origin(holder: dict) -> str | None:
+    """The ``origin.kind`` of a line or queued prompt that the person did not type (anything but
+    ``human``; no ``origin`` is the person's), cut to :data:`~.base.KIND_CHARS` characters and
+    made printable, or None."""
     origin = holder.get("origin")
-    if not isinstance(origin, dict) or origin.get("kind") != "peer":
+    kind = origin.get("kind") if isinstance(origin, dict) else None
+    if kind is None or kind == "human":
         return None
-    sender = string(origin.get("name")) or string(origin.get("from")) or "a peer"
-    return Piece(Role.SYSTEM, LABEL_SYSTEM, f"message from {sender}: {text}")
+    name = string(kind) or "origin"
+    return "".join(c if c.isprintable() else "?" for c in name[:KIND_CHARS])
+
+
+def _injected(holder: dict, text: str) -> Piece | None:
+    """A turn the app or another agent wrote in the person's place ("Injected turns" in the
+    module docstring): a ``system`` message labelled by its origin kind (a peer's names its sender:
+    ``message from <name>: ...``), or None when ``holder`` (a line or an attachment) is the
+    person's."""
+    kind = _origin(holder)
+    if kind is None:
+        return None
+    if kind == "peer":
+        origin = holder["origin"]
+        sender = string(origin.get("name")) or string(origin.get("from")) or "a peer"
+        text = f"message from {sender}: {text}"
+    return Piece(Role.SYSTEM, kind, text)
 
 
 def _user(obj: dict) -> list[Piece]:
     pieces = _user_pieces(obj)
-    if isinstance(obj.get("origin"), dict) and obj["origin"].get("kind") == "peer":
-        pieces = [(_peer(obj, p.text) or p) if p.role is Role.USER else p for p in pieces]
+    if _origin(obj) is not None:
+        pieces = [(_injected(obj, p.text) or p) if p.role in (Role.USER, Role.SYSTEM) else p for p in pieces]
     return pieces
 
 
@@ -520,6 +629,44 @@ def _repeats(obj: dict, pieces: list[Piece], state: dict) -> list[int]:
                 keys.append(p.key)
     del keys[:-REPLY_KEYS]
     return skip
+
+
+# -- sidecars and hand-offs -------------------------------------------------------------------
+
+
+def _sidecar(state: dict, name: str, limit: int) -> dict:
+    """The JSON object in sidecar ``name`` of the session's folder (``projects/<slug>/<session
+    id>/``), or ``{}`` when there is none, it is not a regular file, it is larger than ``limit``
+    bytes, or it is not a JSON object (Claude Code ignores such a file as well)."""
+    folder = state.get("folder")
+    if not folder:
+        return {}
+    try:
+        data = read_file(os.path.join(folder, name), limit + 1)
+        obj = loads(data) if len(data) <= limit else None
+    except (OSError, ValueError):
+        return {}
+    return obj if isinstance(obj, dict) else {}
+
+
+def _archived(sidecar: dict, state: dict) -> bool:
+    """True when ``archived.json`` says ``{"archived": true, "at": <ISO time>}`` and the person
+    has said nothing in the session since ``at`` (``state["said_ms"]``: the time of the latest
+    line holding what the person typed): Claude Code unarchives a session on its next prompt
+    (``Zyo``/``dHi``, ``chunk-4x8p6zpg.js`` of 2.1.332)."""
+    if sidecar.get("archived") is not True:
+        return False
+    at = iso_ts(sidecar.get("at"))
+    return at is not None and state.get("said_ms", 0) <= int(at.timestamp() * 1000)
+
+
+def _finished_reply(obj: dict) -> bool:
+    """An ``assistant`` line that ends a reply (``message.stop_reason`` a string, not an API error
+    notice): after it, an earlier ``continued-in`` no longer holds (``zEr``/``ee``,
+    ``chunk-4x8p6zpg.js`` of 2.1.332)."""
+    msg = obj.get("message")
+    return (obj.get("isApiErrorMessage") is not True and isinstance(msg, dict)
+            and isinstance(msg.get("stop_reason"), str))
 
 
 # -- small helpers -----------------------------------------------------------------------------

@@ -17,7 +17,7 @@ from typing import Callable, Iterator, NamedTuple
 from ..files import read_at
 from ..jsonl import LineStats
 from ..model import Message, Role, Session
-from .base import READ_MARGIN, TEXT_CAP, TOOL_TEXT_CAP, FileRead, Source, failure, first_line
+from .base import READ_MARGIN, TEXT_CAP, TOOL_TEXT_CAP, FileRead, Source, failure, first_line, names_something
 
 
 class Block(NamedTuple):
@@ -96,8 +96,8 @@ def read_blocks(source: Source, path: Path, base: int, start: int, state: dict,
         i = state["next_index"]
         messages.append(Message(i, item.role, item.label, item.text[:cap], item.start,
                                 item.end - item.start, 0, item.tool, item.ts))
-        if item.prompt and "anchor" not in state:
-            state["anchor"], state["first_prompt"] = i, first_line(item.text, 80)
+        if item.prompt and "anchor" not in state and names_something(title := first_line(item.text, 80)):
+            state["anchor"], state["first_prompt"] = i, title
         session.touch(item.ts)
         state["next_index"] = i + 1
     source._seal(state, session, stats)

@@ -15,7 +15,7 @@ from typing import Collection, NamedTuple
 
 from ..jsonl import Record
 from ..model import Message, Role, tool_result_label
-from .base import first_line
+from .base import first_line, names_something
 
 PENDING_CAP = 64
 """Unpaired tool call ids kept in state (interrupted calls never get a result; oldest go first)."""
@@ -57,9 +57,10 @@ def emit(pieces: list[Piece], rec: Record, state: dict, out: list[Message], ts: 
     """Append a :class:`Message` to ``out`` for each piece whose position is not in ``skip``.
 
     Tool results take their name from the pending call map (popped when paired; ``unknown`` when
-    no call was seen). The first piece with ``prompt`` sets ``state["anchor"]`` (its message index:
+    no call was seen). The first piece with ``prompt`` whose first line names something (not
+    punctuation only: ``base.names_something``) sets ``state["anchor"]`` (its message index:
     the read loop numbers messages from ``state["next_index"]`` in append order) and
-    ``state["first_prompt"]`` (its first line, 80 characters); the first piece with ``fallback``
+    ``state["first_prompt"]`` (that line, 80 characters); the first such piece with ``fallback``
     likewise sets ``state["fallback_anchor"]`` and ``state["fallback_title"]``. ``ns`` prefixes
     these four keys, so a source can keep candidates of another kind apart (Claude Code sidechain
     lines inline in a parent file use ``side_``).
@@ -78,12 +79,12 @@ def emit(pieces: list[Piece], rec: Record, state: dict, out: list[Message], ts: 
         elif p.call_id:
             remember_call(state, p.call_id, name)
         index = state["next_index"] + len(out) - base
-        if p.prompt and ns + "anchor" not in state:
+        if p.prompt and ns + "anchor" not in state and names_something(title := first_line(p.text, 80)):
             state[ns + "anchor"] = index
-            state[ns + "first_prompt"] = first_line(p.text, 80)
-        elif p.fallback and ns + "fallback_anchor" not in state:
+            state[ns + "first_prompt"] = title
+        elif p.fallback and ns + "fallback_anchor" not in state and names_something(title := first_line(p.text, 80)):
             state[ns + "fallback_anchor"] = index
-            state[ns + "fallback_title"] = first_line(p.text, 80)
+            state[ns + "fallback_title"] = title
         out.append(Message(index, p.role, label, p.text, rec.offset, rec.length, part, name, ts))
 
 

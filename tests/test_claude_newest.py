@@ -1,0 +1,147 @@
+"""Claude Code as its newest release writes it: one test per rule, each on a small transcript in
+the shape Claude Code 2.1.332 writes (npm ``@anthropic-ai/claude-code@2.1.332``, whose
+``bin/claude.exe`` embeds the bundled JS as ``/$bunfs/root/chunk-*.js`` modules; each test names
+the module and function it follows), each failing on the reader before it, and ``search``,
+``show`` and ``export`` agreeing through the CLI."""
+
+from __future__ import annotations
+
+import json
+import os
+
+from crabsearch.sources import SOURCES
+
+from builders import ClaudeSession, ClaudeSubagent
+from source_checks import cli_ok
+from test_formats_today import export, home, search, show  # noqa: F401 - ``home`` is a fixture
+
+SID = "7b2f4c10-0000-4000-8000-000000000001"
+NEW = "7b2f4c10-0000-4000-8000-000000000002"
+
+
+NEWEST_METADATA_KINDS = (
+    "progress", "file-history-snapshot", "file-history-delta", "last-prompt", "continued-in",
+    "resume-head-vouch", "content-replacement", "data-flow-records", "data-flow-incomplete",
+    "derived-from", "api-request-shape", "api-request-blob", "api-request", "api-request-resumed",
+    "fork-context-ref", "frame-link", "summary", "custom-title", "ended-by-model", "ai-title", "tag",
+    "relocated", "agent-name", "agent-color", "agent-setting", "pr-link", "artifact-comment-monitor",
+    "artifact-autoreact-ledger", "bridge-session", "history-suppression", "attribution-snapshot",
+    "mode", "permission-mode", "isolation-latch", "session-owner", "dev-mods", "memory-mode",
+    "atis-latch", "tools-used", "worktree-state", "cost-state", "queue-operation", "observer-ref")
+"""The keys of Claude Code 2.1.332's table of line kinds other than ``user``, ``assistant``,
+``system`` and ``attachment`` (``var ehr={user:"transcript",...}``, ``chunk-bqhgd24a.js``)."""
+
+
+def _hit_text(hit: dict) -> str:
+    return next(i["text"] for i in hit["window"] if i["hit"])
+
+
+def _texts(page: dict, word: str) -> list[tuple[str, str]]:
+    return [(m["role"], m["label"]) for m in page["messages"] if word in m["text"]]
+
+
+def test_1_injected_turns_are_not_the_persons_prompt(home, capsys):
+    """Rule 1. A user turn the app wrote is not the person's prompt: text opening with a tag
+    (``<ide_opened_file>``, ``<cross-session-message ...>``: Claude's ``Ust``/``zua`` test
+    ``/^(?:\\s*<[a-z][\\w-]*[\\s>]|\\[Request interrupted by user[^\\]]*\\])/`` in ``vMe``,
+    ``chunk-bqhgd24a.js``, and ``yLt``, ``chunk-fn7g10bh.js``) and a line whose ``origin.kind``
+    is not ``human`` (``dHi``, ``chunk-4x8p6zpg.js``; the kinds: ``$r`` in ``chunk-xv20h9sv.js``).
+    Neither is the title nor the anchor; each is shown and exported labelled by its origin, and
+    is not found as what the user said. A prompt of punctuation only (``.``) is no title either:
+    the next prompt is."""
+    s = ClaudeSession(home, session_id=SID).user(".")
+    s.assistant("Could you say more?")
+    s.user("continue with the quokka migration")
+    s.lines[-1]["origin"] = {"kind": "auto-continuation"}
+    s.assistant("Continuing.")
+    line = s._base("user")
+    line["message"] = {"role": "user", "content": [
+        {"type": "text", "text": "<ide_opened_file>The user opened the file /src/numbat.py in the IDE. "
+                                 "This may or may not be related to the current task.</ide_opened_file>"},
+        {"type": "text", "text": "rename the wombat parser"}]}
+    s.lines.append(line)
+    s.assistant("Renamed the wombat parser.")
+    s.user('<cross-session-message from="build-bot">the pangolin build is green</cross-session-message>')
+    s.lines[-1]["origin"] = {"kind": "peer", "from": "build-bot"}
+    s.queued("keep the echidna tests", origin={"kind": "task-notification"})
+    s.write()
+
+    hit = search(capsys, "wombat")[0]
+    assert hit["title"] == "rename the wombat parser"
+    assert hit["role"] == "user" and "rename the wombat parser" in _hit_text(hit)
+    listed = search(capsys, "")[0]  # a session listed without a query shows its anchor
+    assert _hit_text(listed) == "rename the wombat parser"
+    for word in ("quokka", "numbat", "pangolin", "echidna"):
+        assert not [h for h in search(capsys, f"role:user {word}") if h["session_id"] == SID], word
+    page = show(capsys, SID)
+    assert _texts(page, "quokka") == [("system", "auto-continuation")]
+    assert _texts(page, "numbat") == [("system", "ide_opened_file")]
+    assert _texts(page, "pangolin") == [("system", "peer")]
+    assert _texts(page, "echidna") == [("system", "task-notification")]
+    assert _texts(page, "wombat parser") == [("user", "user"), ("assistant", "assistant")]
+    md = export(capsys, SID)
+    assert md.startswith("# rename the wombat parser\n")
+    assert "auto-continuation" in md and "continue with the quokka migration" in md
+    assert "message from build-bot" in md
+
+
+def test_2_sidecar_title_and_archive(home, capsys):
+    """Rule 2. ``<session id>/custom-title.json`` (``{customTitle, by, at}``: ``cHi``/``nSo``,
+    ``chunk-4x8p6zpg.js``) names the session after the last ``custom-title`` line and before the
+    rest (``v`` in ``chunk-vzj0gytf.js``: ``fre(tail,"custom-title")||sidecar||...||ai-title``);
+    ``archived.json`` (``{archived, at, by}``, at most 4,096 bytes: ``hWn``) archives it until
+    the person's next prompt after ``at`` (``Zyo``/``dHi``). A change to either refreshes the
+    session, though the transcript is unchanged."""
+    s = ClaudeSession(home, session_id=SID).user("tune the capybara cache")
+    s.assistant("Tuned.")
+    s.lines.append({"type": "ai-title", "aiTitle": "Capybara cache tuning", "sessionId": SID})
+    path = s.write()
+    folder = path.with_suffix("")
+    folder.mkdir()
+    (folder / "custom-title.json").write_text(json.dumps(
+        {"customTitle": "Capybara sprint", "by": "user", "at": "2026-03-14T11:00:00.000Z"}))
+    (folder / "archived.json").write_text(json.dumps(
+        {"archived": True, "at": "2026-03-14T11:00:00.000Z", "by": "user"}))
+    hit = search(capsys, "capybara")[0]
+    assert (hit["title"], hit["archived"]) == ("Capybara sprint", True)
+    page = show(capsys, SID)
+    assert (page["session"]["title"], page["session"]["archived"]) == ("Capybara sprint", True)
+    md = export(capsys, SID)
+    assert md.startswith("# Capybara sprint\n") and "- **Archived:** yes" in md
+
+    (folder / "custom-title.json").write_text(json.dumps({"customTitle": ".", "by": "user"}))
+    (folder / "archived.json").write_text(json.dumps({"archived": False, "at": "2026-03-14T11:00:00Z"}))
+    os.utime(folder / "archived.json", ns=(2_000_000_000_000_000_000, 2_000_000_000_000_000_000))
+    hit = search(capsys, "capybara")[0]  # punctuation only: the next candidate, the ai-title
+    assert (hit["title"], hit["archived"]) == ("Capybara cache tuning", False)
+
+    (folder / "archived.json").write_text(json.dumps({"archived": True, "at": "2026-03-14T10:00:10Z"}))
+    os.utime(folder / "archived.json", ns=(2_000_000_001_000_000_000, 2_000_000_001_000_000_000))
+    assert search(capsys, "capybara")[0]["archived"] is False  # prompted after it was archived
+    s.title("Capybara final")  # the last custom-title line comes before the sidecar
+    s.write()
+    assert show(capsys, SID)["session"]["title"] == "Capybara final"
+
+
+def test_5_kinds_of_the_newest_release_are_known(home, capsys):
+    """Rule 5. The 43 metadata line kinds of Claude Code 2.1.332 (its table of line kinds,
+    ``var ehr={...}`` in ``chunk-bqhgd24a.js``) are not listed by ``status`` as unknown; a kind
+    it does not write still is, and a file holding 30 new kinds has each of them named."""
+    s = ClaudeSession(home, session_id=SID).user("count the okapi herd")
+    for kind in NEWEST_METADATA_KINDS:
+        s.lines.append({"type": kind, "sessionId": SID, "timestamp": "2026-03-14T10:01:00.000Z"})
+    s.lines.append({"type": "file-history-delta", "messageId": "m1", "sessionId": SID})
+    for n in range(30):
+        s.lines.append({"type": f"new-kind-{n:02d}", "sessionId": SID})
+    s.assistant("Counted.")
+    path = s.write()
+    cli_ok(capsys, "index")
+    status = json.loads(cli_ok(capsys, "status", "--json"))
+    kinds = sorted(u["kind"] for u in status["unknown_kinds"] if u["agent"] == "claude")
+    assert kinds == [f"new-kind-{n:02d}" for n in range(30)]
+    assert {"agent": "claude", "kind": "new-kind-07", "records": 1, "files": 1,
+            "example": str(path)} in status["unknown_kinds"]
+    assert "new-kind-29" in cli_ok(capsys, "status")
+    assert search(capsys, "okapi")[0]["message_count"] == 2
+    assert [m["text"] for m in show(capsys, SID)["messages"]] == ["count the okapi herd", "Counted."]
+    assert "count the okapi herd" in export(capsys, SID)
