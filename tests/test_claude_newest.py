@@ -145,3 +145,34 @@ def test_5_kinds_of_the_newest_release_are_known(home, capsys):
     assert search(capsys, "okapi")[0]["message_count"] == 2
     assert [m["text"] for m in show(capsys, SID)["messages"]] == ["count the okapi herd", "Counted."]
     assert "count the okapi herd" in export(capsys, SID)
+
+
+def test_side_question_copy_is_the_parents_subagent(home, capsys):
+    """A side question (``/btw``) ran on a copy of the session:
+    ``<session id>/subagents/agent-aside_question-<hash>.jsonl``, its lines the parent's (same
+    ``sessionId`` and ``uuid``s, ``isSidechain``), then the question. It is the parent's subagent:
+    the parent keeps its id, rows, messages and resume command, and a message both hold is shown
+    in the parent (Claude Code 2.1.332 no longer writes the copy: ``querySource:"side_question"``
+    with ``skipTranscript:!0``, ``chunk-8vrwrv9m.js``; earlier releases left them in homes)."""
+    parent = ClaudeSession(home, session_id=SID).user("migrate the tapir schema")
+    parent.assistant("Migrated the tapir schema.").user("now backfill the tapir rows").assistant("Backfilled.")
+    parent.write()
+    copy = ClaudeSubagent(parent, "aside_question-4f2a9c0d1e")
+    for line in parent.lines:
+        copy.lines.append(dict(line, isSidechain=True, agentId="aside_question-4f2a9c0d1e"))
+    copy.parent, copy.t = parent.parent, parent.t
+    copy.user("btw what does backfill mean?").assistant("It fills rows written before the column existed.")
+    copy.write()
+
+    hit = search(capsys, "tapir schema")[0]
+    assert (hit["session_id"], hit["message_count"], hit["parent_session_id"]) == (SID, 4, None)
+    assert hit["resume_command"].endswith(f"claude --resume {SID}")
+    rows = {h["session_id"]: h for h in search(capsys, "")}
+    assert rows[SID]["message_count"] == 4
+    assert rows["agent-aside_question-4f2a9c0d1e"]["parent_session_id"] == SID
+    page = show(capsys, SID)
+    assert page["session"]["message_count"] == 4 and not any("btw" in m["text"] for m in page["messages"])
+    assert "btw what does backfill mean?" not in export(capsys, SID)
+    side = show(capsys, "agent-aside_question-4f2a9c0d1e")
+    assert side["session"]["parent_session_id"] == SID
+    assert _texts(side, "btw what does") == [("user", "user")]

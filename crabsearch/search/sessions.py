@@ -66,14 +66,16 @@ class Sessions:
         from formats.md 1.4 and peer-tools.md: resumed and forked sessions copy earlier history
         with the same message ids): every message document with the same ``uid``, agent and time
         that passes the query's filters (``ctx``: and is not in a ``-word`` excluded session) is
-        a copy; the row goes to the most recently updated session among them, and the others'
-        ids are returned. ``key`` is ``(agent, uid, ts, text)``; returns ``(ref, message index,
+        a copy; the row goes to the most recently updated session among them that is not a
+        subagent, when there is one (a subagent file that copies its parent's history, Claude
+        Code's side-question ``agent-aside_question-*``, is listed as the parent's subagent, never
+        in the parent's place), and the others' ids are returned. ``key`` is ``(agent, uid, ts, text)``; returns ``(ref, message index,
         other session ids)``. Test fixtures and short pi ids can give unrelated messages the same
         id and time, so a copy must also have the same text (read through ``windows``). One term
         lookup, plus a record read and a session document per copy."""
         searcher = ctx.searcher
         agent, uid, ts, text = key
-        best, best_idx, best_time = ref, idx, ref.session.updated
+        best, best_idx, best_rank = ref, idx, _rank(ref.session)
         others: dict[str, str] = {}  # skey -> session id
         own = f"{agent}:{ref.session.session_id}"
         copies = term_docs(searcher, "uid", uid)  # a short posting list: usually just the hit
@@ -91,9 +93,9 @@ class Sessions:
             if other is None or windows.doc_text(other.session, f) != text:
                 continue
             others[f["skey"]] = other.session.session_id
-            t = other.session.updated
-            if t is not None and (best_time is None or t > best_time):
-                best, best_idx, best_time = other, f["idx"], t
+            rank = _rank(other.session)
+            if rank > best_rank:
+                best, best_idx, best_rank = other, f["idx"], rank
         if best is not ref:
             others.pop(f"{agent}:{best.session.session_id}", None)
             others[own] = ref.session.session_id
@@ -284,3 +286,10 @@ def _newest_per_session(searcher, query, keys: SegmentKeys, window: tuple | None
                 if got is None or (t, offset + d) > got:
                     newest[key] = (t, offset + d)
     return [doc for _, doc in heapq.nlargest(limit, newest.values())]
+
+
+def _rank(session: Session) -> tuple:
+    """How :meth:`Sessions.dedupe` orders the sessions holding one message: a session before a
+    subagent, then the most recently updated (one with no time last)."""
+    t = session.updated
+    return (session.parent_session_id is None, t is not None, t.timestamp() if t else 0.0)
