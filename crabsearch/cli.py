@@ -587,11 +587,15 @@ def _around(text: str, terms: list[str], width: int = SNIPPET_CHARS) -> str:
 
 
 def _print_page(page) -> None:
+    from .hits import continuation_notes
+
     s = page.ref.session
     shown = (f"messages {page.offset + 1}-{page.offset + len(page.messages)} of {page.total}"
              if page.messages else f"no messages shown ({page.total} in the session)")
     print(f"{printable(s.title or '(untitled)')}  [{s.agent}] {printable(s.project or '')}  {shown}"
           + ("  (archived)" if s.archived else ""))
+    for note in continuation_notes(page.ref):
+        print(printable(note))
     if page.ref.resume_command:
         print(f"resume: {printable(page.ref.resume_command)}")
     for m in page.messages:

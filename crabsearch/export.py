@@ -49,6 +49,7 @@ def session_markdown(engine, ref: SessionRef, *, redact: bool | None = True, sta
     start = min(max(0, start), total)
     stop = total if stop is None else min(max(start, stop), total)
     part = f"#{start + 1}" + (f"-#{stop}" if stop > start + 1 else "")
+    engine.link(ref, redact=redact)
     yield header(ref, f"{total}" + (f" (exported: {part})" if (start, stop) != (0, total) else ""),
                  full_title(engine, ref))
     offset = start
@@ -108,6 +109,8 @@ def header(ref: SessionRef, messages: str, title: str | None = None) -> str:
             ("Started", when(s.started)), ("Updated", when(s.updated)), ("Messages", messages),
             ("Session", code_span(s.session_id)),
             ("Parent session", code_span(s.parent_session_id) if s.parent_session_id else None),
+            ("Continued in", _link(ref.links.get("continued_in"))),
+            ("Continued from", _link(ref.links.get("continued_from"))),
             ("Archived", "yes (its agent archived it)" if s.archived else None),
             ("Resume", code_span(ref.resume_command) if ref.resume_command else None),
             ("Transcript", code_span(s.path))]
@@ -116,6 +119,14 @@ def header(ref: SessionRef, messages: str, title: str | None = None) -> str:
     if s.summary:
         out.append("\n" + quote(clean(s.summary)))
     return "".join(out)
+
+
+def _link(link: dict | None) -> str | None:
+    """A linked session in the header: its id, then its title when known."""
+    if not link:
+        return None
+    title = " ".join(clean(link.get("title") or "").split())
+    return code_span(link["session_id"]) + (f" ({title})" if title else "")
 
 
 def message(item: Item) -> str:

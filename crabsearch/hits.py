@@ -87,6 +87,10 @@ class SessionRef:
     flags: str = ""
     """Config ``[resume]`` arguments for this session's agent, added to its resume and fork
     commands (set by the engine that made the ref)."""
+    links: dict = field(default_factory=dict)
+    """Sessions this one is handed to or from (``Sessions.link_continuations``, for rows and
+    pages): ``{"continued_in": {"session_id", "title"}, "continued_from": {...}}``, each key only
+    when it applies (a Claude Code session carried on by a background session)."""
 
     @property
     def resume_command(self) -> str | None:
@@ -110,7 +114,8 @@ class SessionRef:
         return {"agent": s.agent, "session_id": s.session_id, "title": s.title, "summary": s.summary,
                 "project": s.project, "git_branch": s.git_branch, "path": s.path,
                 "started": iso(s.started), "updated": iso(s.updated), "message_count": s.message_count,
-                "parent_session_id": s.parent_session_id}
+                "parent_session_id": s.parent_session_id,
+                "continued_in": self.links.get("continued_in"), "continued_from": self.links.get("continued_from")}
 
 
 @dataclass
@@ -256,13 +261,15 @@ def last_compaction(session: Session) -> int | None:
 
 def structure_notes(hit: Hit) -> list[str]:
     """Notes about where a hit sits (issue 5), in this order: ``subagent of <parent title>``
-    (the parent's id when its title is unknown), ``also in N other sessions``, ``on an abandoned
+    (the parent's id when its title is unknown), ``continued in <title>`` and ``continued from
+    <title>`` (:func:`continuation_notes`), ``also in N other sessions``, ``on an abandoned
     branch``, ``before compaction``; empty when none applies. Shared by the result rows and the
     CLI's text output (callers make the text printable)."""
     notes = []
     s = hit.session
     if s.parent_session_id:
         notes.append(f"subagent of {hit.parent_title or s.parent_session_id}")
+    notes += continuation_notes(hit.ref)
     if hit.also_in:
         notes.append(f"also in {hit.also_in} other session{'' if hit.also_in == 1 else 's'}")
     if hit.branch == "abandoned":
@@ -270,6 +277,15 @@ def structure_notes(hit: Hit) -> list[str]:
     if hit.before_compaction:
         notes.append("before compaction")
     return notes
+
+
+def continuation_notes(ref: SessionRef) -> list[str]:
+    """``continued in <title>`` and ``continued from <title>`` (the session's id when its title
+    is unknown) for a session handed to or from another (``SessionRef.links``); shared by rows,
+    the CLI's pages and the session view (callers make the text printable)."""
+    return [f"{word} {link.get('title') or link.get('session_id')}"
+            for key, word in (("continued_in", "continued in"), ("continued_from", "continued from"))
+            if (link := ref.links.get(key))]
 
 
 def cut_bytes(text: str, limit: int) -> tuple[str, bool]:

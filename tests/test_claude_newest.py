@@ -176,3 +176,44 @@ def test_side_question_copy_is_the_parents_subagent(home, capsys):
     side = show(capsys, "agent-aside_question-4f2a9c0d1e")
     assert side["session"]["parent_session_id"] == SID
     assert _texts(side, "btw what does") == [("user", "user")]
+
+
+def test_3_continued_in_links_the_two_sessions_and_resumes_the_new_one(home, capsys):
+    """Rule 3. Sent to the background, a session gets a ``continued-in`` line
+    ``{type, timestamp, sessionId, continuedInSessionId}`` (``hhl``, ``chunk-4x8p6zpg.js``;
+    written by ``KQe`` in ``chunk-rc1vwjwv.js`` once the background session, ``claude --resume
+    <old> --fork-session``, runs). The two are linked both ways in rows, ``show`` and ``export``,
+    and the old session's resume command resumes the new one (Claude leaves the old id out of
+    ``/resume``: "filtered from /resume: continued in", ``chunk-bqhgd24a.js``). A finished reply
+    after the line undoes it (``zEr``)."""
+    old = ClaudeSession(home, session_id=SID).user("profile the gecko importer").assistant("Profiling.")
+    old.lines.append({"type": "continued-in", "timestamp": "2026-03-14T10:02:00.000Z", "sessionId": SID,
+                      "continuedInSessionId": NEW})
+    old.write()
+    new = ClaudeSession(home, session_id=NEW).copy_of(old)
+    new.lines = [d for d in new.lines if d.get("type") != "continued-in"]
+    new.user("now speed up the gecko parser").assistant("Sped up.")
+    new.write()
+
+    rows = {h["session_id"]: h for h in search(capsys, "gecko importer")}
+    hit = rows.get(SID) or rows[NEW]
+    assert hit["session_id"] == NEW  # the copied history is shown in the newest session
+    assert hit["continued_from"] == {"session_id": SID, "title": "profile the gecko importer"}
+    text = cli_ok(capsys, "search", "gecko")
+    assert "continued from profile the gecko importer" in text
+    page = show(capsys, SID)
+    assert page["session"]["continued_in"] == {"session_id": NEW, "title": "profile the gecko importer"}
+    assert page["session"]["resume_command"].endswith(f"claude --resume {NEW}")
+    assert f"continued in profile the gecko importer" in cli_ok(capsys, "show", SID)
+    md = export(capsys, SID)
+    assert f"- **Continued in:** `{NEW}`" in md and f"claude --resume {NEW}" in md
+    assert f"- **Continued from:** `{SID}`" in export(capsys, NEW)
+    assert show(capsys, NEW)["session"]["resume_command"].endswith(f"claude --resume {NEW}")
+
+    old.lines[-1]["timestamp"] = "2026-03-14T10:01:00.000Z"
+    old.user("one more thing about the gecko").assistant("Done.")
+    old.lines[-1]["message"]["stop_reason"] = "end_turn"
+    old.write()
+    page = show(capsys, SID)
+    assert page["session"]["continued_in"] is None
+    assert page["session"]["resume_command"].endswith(f"claude --resume {SID}")

@@ -26,7 +26,7 @@ from whoosh.fields import COLUMN, ID, STORED, TEXT, Schema
 
 from .analysis import NAME_MARK, text_analyzer
 
-SCHEMA_VERSION = 13
+SCHEMA_VERSION = 14
 """Bump when the schema or the analyzer changes: an index with another stamp is rebuilt.
 10: the message index ``idx`` is also a column (proximity of a session's matches, issue 11).
 11: ``ß`` folds to ``ss`` (and ``æ``, ``œ``, ligatures to their letters); a word with an
@@ -34,7 +34,8 @@ apostrophe inside is one term (``isn't`` -> ``isnt``, ``user's`` -> ``user``).
 12: text fields hold ``analysis.NAME_MARK`` at the first and last leaf of each path or identifier
 (a phrase found only inside one counts as the name, not as running text: ``querying.TextPhrase``).
 13: a smaller index (issue 13, target 4): segments written by ``codec.CompactCodec``, positions
-in :class:`NamePositions`' encoding, the session key column a :class:`SessionKeyColumn`."""
+in :class:`NamePositions`' encoding, the session key column a :class:`SessionKeyColumn`.
+14: ``continued_in`` on session documents (a session handed to another: "continued from")."""
 
 WEIGHTS: dict[str, float] = {
     "user": 1.5,         # what the user said counts most
@@ -222,6 +223,7 @@ def make_schema() -> Schema:
         agent=ID(stored=True),
         kind=ID(),  # "m" message, "s" session
         session_id=ID(),  # session documents only, for `show SESSION_ID`
+        continued_in=ID(),  # session documents: Session.extra["continued_in"], to find "continued from"
         role=ID(stored=True),
         label=STORED(),
         idx=StoredIndex(),  # message index (session documents: the anchor message); also a column

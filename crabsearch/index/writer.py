@@ -195,7 +195,8 @@ def acting_flags(messages: list[Message]) -> list[bool]:
 
 
 def session_doc(fkey: str, session: Session) -> dict:
-    """The Whoosh document for a session: title and summary text, and the Session as ``meta``."""
+    """The Whoosh document for a session: title and summary text, the Session as ``meta``, and
+    the id of the session it was handed to (``continued_in``), by which that one finds it."""
     doc = {
         "mkey": f"{fkey}:s", "fkey": fkey, "skey": f"{session.agent}:{session.session_id}",
         "agent": session.agent, "kind": "s", "session_id": session.session_id,
@@ -203,6 +204,8 @@ def session_doc(fkey: str, session: Session) -> dict:
         "idx": session.anchor_index, "meta": session.to_state(),
         "updated": to_ms(session.updated) or 0,
     }
+    if isinstance(session.extra.get("continued_in"), str) and session.extra["continued_in"]:
+        doc["continued_in"] = session.extra["continued_in"]
     _place(doc, session, session.updated)
     return doc
 

@@ -337,7 +337,19 @@ class Engine:
                 searcher, ref, range(offset, min(total, offset + limit)), None, max_bytes, mask)
             if items:
                 self._sessions.link_subagents(searcher, ref, items, mask)
+            if searcher is not None:
+                self._sessions.link_continuations(searcher, ref, mask)
         return Page(ref, offset, limit, total, items)
+
+    @_guarded
+    def link(self, ref: SessionRef, *, redact: bool | None = None) -> SessionRef:
+        """``ref`` with its ``links`` filled (the sessions it was handed to or from: rows get them
+        from the search, pages from :meth:`page`); ``redact`` as for :meth:`page`."""
+        with self._lock:
+            searcher = self._get_searcher()
+            if searcher is not None:
+                self._sessions.link_continuations(searcher, ref, self._mask(redact))
+        return ref
 
     @property
     def exists(self) -> bool:

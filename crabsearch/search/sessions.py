@@ -112,10 +112,26 @@ class Sessions:
                 if s.parent_session_id not in parents:
                     parents[s.parent_session_id] = self.title_of(searcher, s.parent_session_id, mask, s.agent)
                 hit.parent_title = parents[s.parent_session_id]
+            self.link_continuations(searcher, hit.ref, mask)
             hit.branch = "abandoned" if in_ranges(hit.message_index, abandoned_ranges(s)) else "active"
             mark = last_compaction(s)
             hit.before_compaction = mark is not None and hit.message_index < mark
         return hits
+
+    def link_continuations(self, searcher, ref: SessionRef, mask: bool) -> None:
+        """Fill ``ref.links``: the session this one was handed to (``extra["continued_in"]``, a
+        Claude Code ``continued-in`` line) and the newest one handed to it (a session document
+        whose ``continued_in`` is this id), each ``{"session_id", "title"}``. Two term lookups."""
+        s = ref.session
+        target = s.extra.get("continued_in")
+        if isinstance(target, str) and target:
+            ref.links["continued_in"] = {"session_id": target,
+                                         "title": self.title_of(searcher, target, mask, s.agent)}
+        q = And([Term("kind", "s"), Term("agent", s.agent), Term("continued_in", s.session_id)])
+        docs = [searcher.stored_fields(d) for d in q.docs(searcher)]
+        if docs:
+            old = self.session_ref(max(docs, key=lambda d: (d.get("meta") or {}).get("updated") or 0), mask)
+            ref.links["continued_from"] = {"session_id": old.session.session_id, "title": old.session.title}
 
     def title_of(self, searcher, session_id: str, mask: bool, agent: str | None = None) -> str | None:
         """The (masked) title of the newest indexed session ``session_id`` (of ``agent`` when

@@ -16,7 +16,7 @@ from textual.widgets import Footer, Input, ProgressBar, Static
 from textual.widgets._footer import FooterKey, FooterLabel, KeyGroup
 from textual.worker import get_current_worker
 
-from ..hits import transcript_gone
+from ..hits import continuation_notes, transcript_gone
 from ..query import parse
 from ..search import Hit, IndexDamaged, SearchResult
 from ..text import printable
@@ -949,6 +949,8 @@ class SessionScreen(Screen):
             t.append(f" · branch {printable(s.git_branch)}")
         t.append(f"\n{s.message_count} messages · started {relative_date(s.started, now)}"
                  f" · updated {relative_date(s.updated, now)}", style="dim")
+        for note in continuation_notes(self.hit.ref):
+            t.append("\n" + printable(note), style="italic")
         if self.hit.ref.resume_command:
             t.append("\nresume: ", style="dim")
             t.append(printable(self.hit.ref.resume_command), style="cyan")
