@@ -217,3 +217,58 @@ def test_3_continued_in_links_the_two_sessions_and_resumes_the_new_one(home, cap
     page = show(capsys, SID)
     assert page["session"]["continued_in"] is None
     assert page["session"]["resume_command"].endswith(f"claude --resume {SID}")
+
+
+def _persisted_session(home) -> tuple[ClaudeSession, str]:
+    """A Bash call whose output Claude Code cut to a ``<persisted-output>`` preview, saving the
+    whole of it to ``<session id>/tool-results/<tool_use_id>.txt`` (``mK``/``BEe``/``xe`` in
+    ``chunk-ety1djz5.js`` of 2.1.332), and the ``content-replacement`` line that records the
+    preview (``insertContentReplacement``, ``chunk-bqhgd24a.js``)."""
+    s = ClaudeSession(home, session_id=SID).user("dump the heron logs")
+    s.tool("Bash", {"command": "cat heron.log"}, "")
+    tid = s.lines[-2]["message"]["content"][0]["id"]
+    full = "\n".join(f"line {n}: heron {'flamingo timeout' if n == 150 else 'ok'}" for n in range(4001)) + "\n"
+    folder = s.path.with_suffix("") / "tool-results"
+    preview = ("<persisted-output>\nOutput too large (78.1KB). Full output saved to: "
+               f"{folder / (tid + '.txt')}\n\nPreview (first 2KB):\n{full[:2000]}\n...\n</persisted-output>")
+    s.lines[-1]["message"]["content"][0]["content"] = preview
+    s.lines.append({"type": "content-replacement", "sessionId": SID, "replacements": [
+        {"kind": "tool-result", "toolUseId": tid, "replacement": preview}]})
+    s.assistant("The last line is a flamingo timeout.")
+    s.write()
+    folder.mkdir(parents=True)
+    (folder / f"{tid}.txt").write_text(full)
+    return s, tid
+
+
+def test_4_persisted_tool_output_is_read_from_its_file_when_tool_output_is_indexed(home, capsys):
+    """Rule 4. With tool output indexed, a ``<persisted-output>`` preview's file is what is
+    indexed, shown and exported (read through the regular-file-only opener); without it, the
+    preview is, as before."""
+    s, tid = _persisted_session(home)
+    tools = "--index-tool-output"
+    hits = search(capsys, "in:tools flamingo", tools)
+    assert [h["session_id"] for h in hits] == [SID] and hits[0]["role"] == "tool"
+    page = json.loads(cli_ok(capsys, "show", SID, "--json", "--limit", "50", tools))
+    out = [m["text"] for m in page["messages"] if m["role"] == "tool"]
+    assert len(out) == 1 and out[0].startswith("line 0: heron ok") and "line 150: heron flamingo" in out[0]
+    assert out[0].endswith("line 4000: heron ok\n")
+    assert "line 4000: heron ok" in cli_ok(capsys, "export", SID, tools)
+
+    saved = s.path.with_suffix("") / "tool-results" / f"{tid}.txt"
+    saved.unlink()
+    os.mkfifo(saved)  # not a regular file: never opened for reading (it would block)
+    s.write()
+    os.utime(s.path, ns=(2_000_000_000_000_000_000, 2_000_000_000_000_000_000))
+    cli_ok(capsys, "index", tools)
+    page = json.loads(cli_ok(capsys, "show", SID, "--json", "--limit", "50", tools))
+    assert [m["text"][:18] for m in page["messages"] if m["role"] == "tool"] == ["<persisted-output>"]
+
+
+def test_4_persisted_tool_output_without_tool_output_indexing_is_the_preview(home, capsys):
+    """Rule 4, the opt-out: without tool output indexed nothing changes (the preview is the text)."""
+    _persisted_session(home)
+    page = show(capsys, SID)
+    out = [m["text"] for m in page["messages"] if m["role"] == "tool"]
+    assert len(out) == 1 and out[0].startswith("<persisted-output>") and "flamingo" not in out[0]
+    assert "line 4000: heron ok" not in export(capsys, SID)

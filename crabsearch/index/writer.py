@@ -29,7 +29,7 @@ from ..paths import make_private, write_private
 from ..sources import SOURCES, Source
 from ..redact import redact, redact_value
 from ..jsonl import PLACES_KEPT
-from ..sources.base import REASON_CAP, TEXT_CAP, TOOL_TEXT_CAP
+from ..sources.base import REASON_CAP, TEXT_CAP, TOOL_TEXT_CAP, full_tool_output
 from . import colfile
 from .codec import CompactCodec
 from .manifest import Manifest, dumps, file_key
@@ -491,7 +491,8 @@ class Indexer:
                 tick_failed.append(exc)
 
         try:
-            read = job.source.read(path, job.start, job.state)
+            with full_tool_output(self.index_tool_output):
+                read = job.source.read(path, job.start, job.state)
             head = job.source.fingerprint(job.path, job.size)
             skey = f"{read.session.agent}:{read.session.session_id}"
             count = len(read.messages)

@@ -97,6 +97,7 @@ class Engine:
                 if self._ix is None:
                     return None
             self._searcher = self._ix.searcher()
+            self._windows.full_tool_output = self._has_tool_output()
         elif not self._searcher.up_to_date():
             # A new searcher, not ``refresh()``: refresh reuses the old segment readers, which
             # keep their old deletion sets (rewritten and removed sessions would show twice), and

@@ -16,6 +16,7 @@ from ..hits import (GONE, UNAVAILABLE, Item, SessionRef, abandoned_ranges, cut_a
 from ..model import Session, from_ms
 from ..redact import redact_kept as redact_secrets
 from ..sources import SOURCES
+from ..sources.base import full_tool_output
 from .caps import MATCH_SCAN, RECORDS_KEPT
 
 
@@ -25,6 +26,9 @@ class Windows:
 
     def __init__(self) -> None:
         self._records: OrderedDict[tuple, object | None] = OrderedDict()
+        self.full_tool_output = False
+        """Whether the index holds tool output (set by the engine): texts are read back as they
+        were indexed (``sources.base.full_tool_output``)."""
 
     def forget(self) -> None:
         """Drop the records read so far (the transcripts may have changed)."""
@@ -85,7 +89,8 @@ class Windows:
         if obj is None:
             return None
         try:
-            return src.message_text(obj, f.get("part", 0), f["label"])
+            with full_tool_output(self.full_tool_output):
+                return src.message_text_at(session.path, obj, f.get("part", 0), f["label"])
         except Exception:  # a record that no longer matches what was indexed
             return None
 

@@ -114,6 +114,12 @@ class Source:
         session view, which read records back from the file by offset)."""
         raise NotImplementedError
 
+    def message_text_at(self, path: str, obj: dict, part: int, label: str) -> str:
+        """:meth:`message_text` of a record read from unit ``path``, for a reader whose text can
+        come from a file beside the transcript (Claude Code's persisted tool output, under
+        :func:`full_tool_output`)."""
+        return self.message_text(obj, part, label)
+
     def resume_command(self, session: Session) -> str | None:
         """Shell command that resumes the session in its working directory, or None."""
         return None
@@ -485,6 +491,28 @@ def walk_files(root: Path, pattern: str) -> Iterator[Path]:
                 continue
     for path in sorted(found, key=lambda p: p.split(os.sep)):
         yield Path(path)
+
+
+_FULL_TOOL_OUTPUT: contextvars.ContextVar[bool] = contextvars.ContextVar("crabsearch_full_tool_output",
+                                                                         default=False)
+
+
+@contextlib.contextmanager
+def full_tool_output(on: bool) -> Iterator[None]:
+    """Within the block (in this thread or task), :func:`reads_tool_output_files` is ``on``: the
+    index holds tool output (the ``index_tool_output`` opt-in), so a reader reads a tool output
+    that its agent stored in a file of its own rather than the preview in the transcript. The
+    indexer reads with it, and windows and pages read back with it as their index was built."""
+    token = _FULL_TOOL_OUTPUT.set(on)
+    try:
+        yield
+    finally:
+        _FULL_TOOL_OUTPUT.reset(token)
+
+
+def reads_tool_output_files() -> bool:
+    """True inside :func:`full_tool_output` ``(True)``."""
+    return _FULL_TOOL_OUTPUT.get()
 
 
 _NOT_REGULAR: contextvars.ContextVar[dict[str, str] | None] = contextvars.ContextVar(

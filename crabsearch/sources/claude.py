@@ -100,7 +100,7 @@ from ..jsonl import Record, loads
 from ..model import (LABEL_ASSISTANT, LABEL_SUMMARY, LABEL_SYSTEM, LABEL_THINKING, LABEL_USER,
                      Message, Role, Session, tool_call_label)
 from .base import (KIND_CHARS, bad_field, capped, Source, cd_and, dump_text, iso_ts, note_unknown,
-                   pick_title, string, walk_files)
+                   pick_title, reads_tool_output_files, string, walk_files)
 from .pieces import Piece, abandon, emit, note_compaction, piece_text
 
 UUID_WINDOW = 64
@@ -212,6 +212,8 @@ class ClaudeSource(Source):
         state: dict = {"stem": path.stem}
         if not _SUBAGENT.fullmatch(path.stem):
             state["folder"] = str(path.with_suffix(""))
+        if _tools_folder(path):
+            state["tools"] = _tools_folder(path)
         if _SUBAGENT.fullmatch(path.stem):
             state["sub"] = True
             parts = path.parts[:-1]
@@ -253,7 +255,7 @@ class ClaudeSource(Source):
         session.touch(ts)  # conversation lines only: summary/title lines are written later
         if isinstance(obj.get("uuid"), str):
             _see_uuid(obj["uuid"], state)
-        pieces = pieces_of(obj)
+        pieces = persisted(pieces_of(obj), state.get("tools"))
         if (kind == "system" and obj.get("subtype") == "compact_boundary") or obj.get("isCompactSummary") is True:
             note_compaction(session, state["next_index"])  # formats.md 1.4
         for p in pieces:
@@ -320,6 +322,11 @@ class ClaudeSource(Source):
     def message_text(self, obj: dict, part: int, label: str) -> str:
         """Text of piece ``part`` of line ``obj`` (same extraction as :meth:`process`)."""
         return piece_text(pieces_of(obj), part, label)
+
+    def message_text_at(self, path: str, obj: dict, part: int, label: str) -> str:
+        """:meth:`message_text`, a persisted tool output read from its file as :meth:`process`
+        read it (:func:`persisted`)."""
+        return piece_text(persisted(pieces_of(obj), _tools_folder(Path(path))), part, label)
 
     def resume_command(self, session: Session) -> str | None:
         """``cd <cwd> && claude --resume <id>``; a subagent resumes its parent session, and a session
@@ -667,6 +674,53 @@ def _finished_reply(obj: dict) -> bool:
     msg = obj.get("message")
     return (obj.get("isApiErrorMessage") is not True and isinstance(msg, dict)
             and isinstance(msg.get("stop_reason"), str))
+
+
+# -- persisted tool output ----------------------------------------------------------------------
+
+
+PERSISTED_BYTES = 1 << 20
+"""Bytes of a persisted tool output file read (Claude Code itself saves at most a bounded head of
+an output that is larger still: "only the first ... were saved to")."""
+_PERSISTED = re.compile(r"<persisted-output>\s.*?(?:Full output saved to|were saved to): ([^\n]+)", re.S)
+_PERSISTED_NAME = re.compile(r"[A-Za-z0-9_.%-]+\.(?:txt|json)")
+
+
+def _tools_folder(path: Path) -> str | None:
+    """``projects/<slug>/<session id>/tool-results`` for a session's transcript or one of its
+    subagents' (``<session id>/subagents/.../agent-*.jsonl``: tool results are kept per root
+    session, ``H0s`` in ``chunk-vhw4w89d.js`` of 2.1.332), else None."""
+    if not _SUBAGENT.fullmatch(path.stem):
+        return str(path.with_suffix("") / "tool-results")
+    parts = path.parts[:-1]
+    if "subagents" not in parts:
+        return None
+    last = len(parts) - 1 - parts[::-1].index("subagents")
+    return str(Path(*parts[:last]) / "tool-results")
+
+
+def persisted(pieces: list[Piece], folder: str | None) -> list[Piece]:
+    """``pieces`` with each tool output that Claude Code cut to a preview and saved to a file
+    (``<persisted-output>`` ... ``Full output saved to: <path>`` ... ``</persisted-output>``:
+    ``BEe``/``xe``/``mK`` in ``chunk-ety1djz5.js`` of 2.1.332; the file ``<tool_use_id>.txt`` or
+    ``.json`` in the session's ``tool-results`` folder, ``Pzn``) replaced by that file's text,
+    when tool output is indexed (``base.reads_tool_output_files``); otherwise as they are. Only a
+    file of that name in ``folder`` (:func:`_tools_folder`) is read, through the regular-file-only
+    opener, at most :data:`PERSISTED_BYTES`; a file that is gone or not a regular file leaves
+    the preview."""
+    if not folder or not reads_tool_output_files():
+        return pieces
+    out = []
+    for p in pieces:
+        m = _PERSISTED.match(p.text) if p.role is Role.TOOL and p.text.startswith("<persisted-output>") else None
+        name = os.path.basename(m.group(1).strip().replace("\\", "/")) if m else ""
+        if _PERSISTED_NAME.fullmatch(name):
+            try:
+                p = p._replace(text=read_file(os.path.join(folder, name), PERSISTED_BYTES).decode("utf-8", "replace"))
+            except OSError:
+                pass
+        out.append(p)
+    return out
 
 
 # -- small helpers -----------------------------------------------------------------------------
