@@ -272,3 +272,18 @@ def test_4_persisted_tool_output_without_tool_output_indexing_is_the_preview(hom
     out = [m["text"] for m in page["messages"] if m["role"] == "tool"]
     assert len(out) == 1 and out[0].startswith("<persisted-output>") and "flamingo" not in out[0]
     assert "line 4000: heron ok" not in export(capsys, SID)
+
+
+def test_1_injected_queued_turn_repeated_as_a_line_is_shown_once(home, capsys):
+    """Rule 1 with the queue: a queued turn of another origin (``attachment`` ``queued_command``
+    with ``origin``), drained and written again as a ``user`` line with that origin, is one
+    message, as a queued prompt is."""
+    s = ClaudeSession(home, session_id=SID).user("watch the lemur deploy").assistant("Watching.")
+    s.queued("the lemur deploy finished", origin={"kind": "coordinator"})
+    s.user("the lemur deploy finished")
+    s.lines[-1]["origin"] = {"kind": "coordinator"}
+    s.assistant("Noted.")
+    s.write()
+    assert _texts(show(capsys, SID), "deploy finished") == [("system", "coordinator")]
+    assert export(capsys, SID).count("the lemur deploy finished") == 1
+    assert search(capsys, "lemur")[0]["title"] == "watch the lemur deploy"
