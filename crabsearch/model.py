@@ -96,7 +96,9 @@ class Session:
     set on subagent sessions. ``anchor_index`` is the message a row shows when only the title or
     summary matched: the first real user prompt (0 when there is none). ``archived`` is True for a
     session its agent archived (Codex ``archived_sessions/``, opencode ``time_archived``, OpenClaw
-    transcript archives): still searchable, marked in rows and JSON (issue 14).
+    transcript archives, Claude Code ``archived.json``): still searchable, marked in rows and JSON
+    (issue 14). ``extra["continued_in"]`` names the session this one was handed to (Claude Code's
+    ``continued-in``), which its resume command resumes.
     """
 
     agent: str
