@@ -287,3 +287,17 @@ def test_1_injected_queued_turn_repeated_as_a_line_is_shown_once(home, capsys):
     assert _texts(show(capsys, SID), "deploy finished") == [("system", "coordinator")]
     assert export(capsys, SID).count("the lemur deploy finished") == 1
     assert search(capsys, "lemur")[0]["title"] == "watch the lemur deploy"
+
+
+def test_1_pasted_markup_stays_the_persons_words_but_is_no_title(home, capsys):
+    """Rule 1's other side: a prompt the person opened with pasted markup (``<template>``, an
+    HTML tag, not one of the tags Claude Code writes in the person's place) is not the title,
+    as Claude's ``vMe``/``yLt`` skip it, but it is what the user said: found with ``role:user``
+    and shown as the user's."""
+    s = ClaudeSession(home, session_id=SID).user('<template><div class="okapi-card">x</div></template> why is the okapi card not centered')
+    s.assistant("The flex container needs align-items.")
+    s.user("thanks, and the giraffe header too")
+    s.write()
+    hits = [h for h in search(capsys, "role:user okapi card") if h["session_id"] == SID]
+    assert hits and hits[0]["title"] == "thanks, and the giraffe header too"
+    assert _texts(show(capsys, SID), "okapi card not centered") == [("user", "user")]

@@ -61,7 +61,9 @@ reports):
   Claude's title functions ``vMe``/``yLt`` skip it) were written by the app, not typed by the
   person: each is a ``system`` message labelled by its origin kind or tag name (a peer's reads
   ``message from <from>: ...``), never the title or anchor, and not indexed as the user's words.
-  The tags this reader already drops (:data:`_INJECTED`) stay dropped.
+  The tags this reader already drops (:data:`_INJECTED`) stay dropped. A tag that is not the
+  harness's (:func:`_harness_tag`: ``<div>``, ``<template>`` pasted by the person) leaves the text
+  the user's, searchable, but never the title, as in Claude.
 * **Sidecars** (Claude Code 2.1.332, ``chunk-4x8p6zpg.js``): ``projects/<slug>/<session
   id>/custom-title.json`` ``{customTitle, by, at}`` (``cHi``) names the session after the last
   ``custom-title`` line and before the ``ai-title`` (``v`` in ``chunk-vzj0gytf.js``);
@@ -165,6 +167,11 @@ r"""Text that opens with a tag (``<ide_opened_file>``, ``<cross-session-message 
 ``zua``, ``/^(?:\s*<[a-z][\w-]*[\s>]|\[Request interrupted by user[^\]]*\])/``, in
 ``vMe`` and ``yLt``, the first-prompt title functions of 2.1.332: ``/$bunfs/root/chunk-bqhgd24a.js``
 and ``chunk-fn7g10bh.js``)."""
+
+
+_HARNESS_WORDS = frozenset({"wake", "channel", "remote"})
+"""One-word tags of Claude Code 2.1.332's injected turns (``<wake ...>``, ``<channel ...>``,
+``<remote>`` in its bundle's prompt builders)."""
 
 
 class ClaudeSource(Source):
@@ -396,9 +403,20 @@ def classify(text) -> Piece | None:
         return Piece(Role.USER, LABEL_USER, "! " + cmd) if cmd else None
     s = _REMINDER.sub("", s).strip()
     tag = _TAGGED.match(s)
-    if tag:  # <ide_opened_file>, <cross-session-message from=...>: the app wrote it, not the person
+    if tag and _harness_tag(tag.group(1)):  # <ide_opened_file>, <cross-session-message from=...>
         return Piece(Role.SYSTEM, tag.group(1), s)
+    if tag:  # <div>, <template>: pasted by the person, searchable, but never the title (Claude's rule)
+        return Piece(Role.USER, LABEL_USER, s)
     return Piece(Role.USER, LABEL_USER, s, prompt=True) if s else None
+
+
+def _harness_tag(name: str) -> bool:
+    """True when a tag opening user text is one Claude Code writes in the person's place: a name
+    with ``_`` or ``-`` (``ide_opened_file``, ``cross-session-message``, ``user-memory-input``,
+    ``mcp-resource``, ``teammate-message``) or one of :data:`_HARNESS_WORDS`. Another tag
+    (``<div>``, ``<template>``) opens text the person pasted: Claude still never titles it
+    (:data:`_TAGGED`), but it is what they said."""
+    return "_" in name or "-" in name or name in _HARNESS_WORDS
 
 
 def _attachment(obj: dict) -> list[Piece]:
