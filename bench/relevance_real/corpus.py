@@ -63,7 +63,9 @@ def extra_dirs(corpus: Path, work: Path) -> dict[str, list[str]]:
 class SessionText:
     """What one session says, as crabsearch reads it: ``user`` and ``assistant`` are the texts of
     the messages that crabsearch indexes in those roles (assistant text of acting turns included;
-    thinking, tool calls and tool output left out), in order; ``title`` is the session's title."""
+    thinking, tool calls and tool output left out), in order; ``title`` is the session's title;
+    ``tools`` the names of the tools its calls and results name, in order (what crabsearch puts in
+    the ``tool`` field; the hard set's ``tool_action`` rule needs a session that called one)."""
 
     session_id: str
     agent: str
@@ -71,6 +73,7 @@ class SessionText:
     user: list[str] = field(default_factory=list)
     assistant: list[str] = field(default_factory=list)
     updated: float = 0.0
+    tools: list[str] = field(default_factory=list)
 
     @property
     def messages(self) -> list[str]:
@@ -111,6 +114,8 @@ def read_sessions(corpus: Path, work: Path) -> list[SessionText]:
             for name in ("assistant", "acting"):
                 if fields.get(name):
                     st.assistant.append(fields[name])
+            if fields.get("tool"):
+                st.tools.append(fields["tool"])
         if st.messages or st.title:
             out.append(st)
     return out
