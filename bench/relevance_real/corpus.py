@@ -33,6 +33,11 @@ LOOSE_CLAUDE = {  # file in <corpus>/claude -> session id (its file name in ~/.c
 }
 
 
+def grams(seq: list[str], n: int) -> set[tuple[str, ...]]:
+    """The runs of ``n`` consecutive items of ``seq`` (the labelling rules' "words in a row")."""
+    return {tuple(seq[i:i + n]) for i in range(len(seq) - n + 1)}
+
+
 def locate(arg: str | None = None) -> Path | None:
     """The shared corpus directory (``arg``, else ``$CRABSEARCH_REAL_CORPUS``, else
     ``../shared/corpus``), or None when it has no ``real/SOURCES.md``."""

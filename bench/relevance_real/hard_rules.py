@@ -20,9 +20,8 @@ session by default (``corpus.SessionText``: user and assistant text and the titl
   Checked: the query is in that language's script (ru Cyrillic; ja kana; zh Han without kana;
   en and es Latin only); leaving out *names* (in a ru/ja/zh query a run of Latin letters, digits
   and ``_ . / # @ - :``; in an en/es query a whitespace-separated chunk with a capital, a digit or
-  one of ``_ . / # @ - :``), at least two words
-  are left, at least half of them occur nowhere in the session, and no two of them in a row occur
-  in a row in a message.
+  one of ``_ . / # @ - :``), at least two words are left, at least half of them occur nowhere in
+  the session, and no two of them in a row occur in a row in a message.
 * ``recall``: the searcher's memory of the session in their own words. Checked like the typed
   set's ``prose``: no three query words in a row occur in a row in a message, and at least one
   query word occurs nowhere in the session.
@@ -44,7 +43,7 @@ from __future__ import annotations
 
 import re
 
-from corpus import fold, tokens
+from corpus import fold, grams, tokens
 
 TYPES = ("pasted_error", "pasted_code", "cross_language", "recall", "outcome", "tool_action", "long", "lookalike")
 LANGS = ("en", "es", "ru", "ja", "zh")
@@ -55,11 +54,6 @@ _KANA = re.compile(r"[\u3040-\u30ff]")
 _HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
 _LATIN_RUN = re.compile(r"([A-Za-z0-9_./#@:-]*[A-Za-z][A-Za-z0-9_./#@:-]*)")
 _NAME_MARK = re.compile(r"[A-Z0-9_./#@:-]")
-
-
-def grams(seq: list[str], n: int) -> set[tuple[str, ...]]:
-    """The runs of ``n`` consecutive items of ``seq``."""
-    return {tuple(seq[i:i + n]) for i in range(len(seq) - n + 1)}
 
 
 def copies_run(query_words: list[str], messages: list[list[str]], n: int) -> bool:

@@ -47,15 +47,11 @@ def parse_args(argv=None):
 # -- label checks (corpus.tokens: independent of crabsearch's analyzer) ----------------------------
 
 
-def _grams(seq: list[str], n: int) -> set[tuple[str, ...]]:
-    return {tuple(seq[i:i + n]) for i in range(len(seq) - n + 1)}
-
-
 def check_labels(sessions, queries, groups: dict | None = None) -> list[str]:
     """Problems with the labels (the rules in queries.py, and hard_rules.py for the hard set's
     types; ``groups`` is hard_queries.GROUPS for its look-alikes); empty when they are sound."""
     import hard_rules  # noqa: PLC0415
-    from corpus import fold, tokens  # noqa: PLC0415
+    from corpus import fold, grams, tokens  # noqa: PLC0415
     by_id = {s.session_id: s for s in sessions}
     problems = [f"{i}: the id is used twice" for i in sorted({q["id"] for q in queries})
                 if sum(q["id"] == i for q in queries) > 1]
@@ -79,8 +75,8 @@ def check_labels(sessions, queries, groups: dict | None = None) -> list[str]:
             elif kind == "prose":
                 if qw <= every:
                     problems.append(f"{where}: a prose query needs a word the session never uses")
-                trigrams = _grams(qt, 3)
-                if any(trigrams & _grams(m, 3) for m in user + asst):
+                trigrams = grams(qt, 3)
+                if any(trigrams & grams(m, 3) for m in user + asst):
                     problems.append(f"{where}: a prose query must not copy three words in a row")
             elif kind == "assistant":
                 if not any(qw <= set(m) for m in asst):
@@ -92,7 +88,7 @@ def check_labels(sessions, queries, groups: dict | None = None) -> list[str]:
                     problems.append(f"{where}: the words are not all in one user message")
             elif kind == "phrase":
                 n = len(qt)
-                if not any(tuple(qt) in _grams(m, n) for m in user + asst):
+                if not any(tuple(qt) in grams(m, n) for m in user + asst):
                     problems.append(f"{where}: the phrase is not in a message")
             elif kind == "title":
                 if not qw <= set(tokens(s.title)):
