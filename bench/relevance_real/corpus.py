@@ -33,6 +33,11 @@ LOOSE_CLAUDE = {  # file in <corpus>/claude -> session id (its file name in ~/.c
 }
 
 
+def grams(seq: list[str], n: int) -> set[tuple[str, ...]]:
+    """The runs of ``n`` consecutive items of ``seq`` (the labelling rules' "words in a row")."""
+    return {tuple(seq[i:i + n]) for i in range(len(seq) - n + 1)}
+
+
 def locate(arg: str | None = None) -> Path | None:
     """The shared corpus directory (``arg``, else ``$CRABSEARCH_REAL_CORPUS``, else
     ``../shared/corpus``), or None when it has no ``real/SOURCES.md``."""
@@ -63,7 +68,9 @@ def extra_dirs(corpus: Path, work: Path) -> dict[str, list[str]]:
 class SessionText:
     """What one session says, as crabsearch reads it: ``user`` and ``assistant`` are the texts of
     the messages that crabsearch indexes in those roles (assistant text of acting turns included;
-    thinking, tool calls and tool output left out), in order; ``title`` is the session's title."""
+    thinking, tool calls and tool output left out), in order; ``title`` is the session's title;
+    ``tools`` the names of the tools its calls and results name, in order (what crabsearch puts in
+    the ``tool`` field; the hard set's ``tool_action`` rule needs a session that called one)."""
 
     session_id: str
     agent: str
@@ -71,6 +78,7 @@ class SessionText:
     user: list[str] = field(default_factory=list)
     assistant: list[str] = field(default_factory=list)
     updated: float = 0.0
+    tools: list[str] = field(default_factory=list)
 
     @property
     def messages(self) -> list[str]:
@@ -111,6 +119,8 @@ def read_sessions(corpus: Path, work: Path) -> list[SessionText]:
             for name in ("assistant", "acting"):
                 if fields.get(name):
                     st.assistant.append(fields[name])
+            if fields.get("tool"):
+                st.tools.append(fields["tool"])
         if st.messages or st.title:
             out.append(st)
     return out

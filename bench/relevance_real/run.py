@@ -1,14 +1,16 @@
 #!/usr/bin/env python3
 """Search quality on real transcripts: crabsearch against a plain BM25 baseline, per query type.
 
-    python bench/relevance_real/run.py [--corpus DIR] [--json OUT] [--all] [--labels] [--src CHECKOUT]
+    python bench/relevance_real/run.py [--set typed|hard] [--corpus DIR] [--json OUT] [--all] [--labels] [--src CHECKOUT]
 
 Indexes the real sessions of the shared corpus (``../shared/corpus``; see corpus.py) into a
-temporary index, runs the labelled queries (queries.py) through ``Engine.search(query,
-limit=10)`` and through the BM25 baseline (baseline.py), and prints top-1, top-3 and MRR@10 of
-both side by side per query type, the queries either one missed, and whether issue 11's targets
-are met. ``--labels`` only checks the labels (no search). Always exits 0 (a measurement, not a
-test); prints a note and exits 0 when the corpus is not there.
+temporary index, runs the labelled queries through ``Engine.search(query, limit=10)`` and through
+the BM25 baseline (baseline.py), and prints top-1, top-3 and MRR@10 of both side by side per query
+type, the queries either one missed, and whether the set's targets are met. ``--set`` picks the
+queries: ``typed`` (queries.py, issue 11's set, the default) or ``hard`` (hard_queries.py: pasted
+errors and code, other languages, recall, outcomes, tool actions, long descriptions, look-alikes).
+``--labels`` only checks the labels (no search). Always exits 0 (a measurement, not a test);
+prints a note and exits 0 when the corpus is not there.
 """
 
 from __future__ import annotations
@@ -25,10 +27,15 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 TARGETS = {"top3": 0.97, "mrr10": 0.95}
 """Issue 11: overall top-3 and MRR@10, and crabsearch >= the baseline on every type (both)."""
+HARD_TARGETS = {"top3": 0.95}
+"""The hard set: overall top-3, and crabsearch's top-3 >= the baseline's on every type."""
+SETS = {"typed": "queries", "hard": "hard_queries"}
+"""``--set`` name -> the module holding its SESSIONS, TYPES and QUERIES."""
 
 
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--set", choices=sorted(SETS), default="typed", help="the queries: typed (queries.py) or hard (hard_queries.py)")
     p.add_argument("--corpus", metavar="DIR", help="the shared corpus (default: ../shared/corpus, or $CRABSEARCH_REAL_CORPUS)")
     p.add_argument("--json", metavar="OUT", help="write the numbers (and every query's ranks) to OUT")
     p.add_argument("--all", action="store_true", help="print every query, not only the misses")
@@ -40,15 +47,14 @@ def parse_args(argv=None):
 # -- label checks (corpus.tokens: independent of crabsearch's analyzer) ----------------------------
 
 
-def _grams(seq: list[str], n: int) -> set[tuple[str, ...]]:
-    return {tuple(seq[i:i + n]) for i in range(len(seq) - n + 1)}
-
-
-def check_labels(sessions, queries) -> list[str]:
-    """Problems with the labels (the rules in queries.py); empty when they are sound."""
-    from corpus import fold, tokens  # noqa: PLC0415
+def check_labels(sessions, queries, groups: dict | None = None) -> list[str]:
+    """Problems with the labels (the rules in queries.py, and hard_rules.py for the hard set's
+    types; ``groups`` is hard_queries.GROUPS for its look-alikes); empty when they are sound."""
+    import hard_rules  # noqa: PLC0415
+    from corpus import fold, grams, tokens  # noqa: PLC0415
     by_id = {s.session_id: s for s in sessions}
-    problems = []
+    problems = [f"{i}: the id is used twice" for i in sorted({q["id"] for q in queries})
+                if sum(q["id"] == i for q in queries) > 1]
     for q in queries:
         qt = tokens(q["query"])
         qw = set(qt)
@@ -64,11 +70,13 @@ def check_labels(sessions, queries) -> list[str]:
             asst = [tokens(t) for t in s.assistant]
             every = set(tokens(s.title)).union(*map(set, user + asst))
             where = f"{q['id']} ({key})"
-            if kind == "prose":
+            if kind in hard_rules.TYPES:
+                problems.extend(hard_rules.problems(q, s, where, by_id, groups or {}))
+            elif kind == "prose":
                 if qw <= every:
                     problems.append(f"{where}: a prose query needs a word the session never uses")
-                trigrams = _grams(qt, 3)
-                if any(trigrams & _grams(m, 3) for m in user + asst):
+                trigrams = grams(qt, 3)
+                if any(trigrams & grams(m, 3) for m in user + asst):
                     problems.append(f"{where}: a prose query must not copy three words in a row")
             elif kind == "assistant":
                 if not any(qw <= set(m) for m in asst):
@@ -80,7 +88,7 @@ def check_labels(sessions, queries) -> list[str]:
                     problems.append(f"{where}: the words are not all in one user message")
             elif kind == "phrase":
                 n = len(qt)
-                if not any(tuple(qt) in _grams(m, n) for m in user + asst):
+                if not any(tuple(qt) in grams(m, n) for m in user + asst):
                     problems.append(f"{where}: the phrase is not in a message")
             elif kind == "title":
                 if not qw <= set(tokens(s.title)):
@@ -127,9 +135,12 @@ def main(argv=None) -> int:
         if p in sys.path:
             sys.path.remove(p)
         sys.path.insert(0, p)
+    import importlib  # noqa: PLC0415
+
     import corpus as cmod  # noqa: PLC0415
-    import queries as qmod  # noqa: PLC0415
     from baseline import BM25  # noqa: PLC0415
+    qmod = importlib.import_module(SETS[args.set])
+    hard = args.set == "hard"
 
     corpus_dir = cmod.locate(args.corpus)
     if corpus_dir is None:
@@ -145,10 +156,10 @@ def main(argv=None) -> int:
         sessions = cmod.read_sessions(corpus_dir, work)
         key_of = {v: k for k, v in qmod.SESSIONS.items()}
         queries = qmod.QUERIES
-        problems = check_labels(sessions, queries)
+        problems = check_labels(sessions, queries, getattr(qmod, "GROUPS", None))
         print(f"corpus: {corpus_dir} ({len(sessions)} sessions, "
               f"{sum(len(s.messages) for s in sessions)} user/assistant messages; read in {time.perf_counter() - t0:.1f}s)")
-        print(f"queries: {len(queries)} of {len(qmod.TYPES)} types")
+        print(f"queries: {args.set} set, {len(queries)} of {len(qmod.TYPES)} types")
         for p in problems:
             print("LABEL PROBLEM:", p)
         if args.labels:
@@ -183,37 +194,47 @@ def main(argv=None) -> int:
     ours = {t: score([r["rank"] for r in rows if r["type"] == t]) for t in types}
     theirs = {t: score([r["base_rank"] for r in rows if r["type"] == t]) for t in types}
     ours["overall"], theirs["overall"] = score([r["rank"] for r in rows]), score([r["base_rank"] for r in rows])
-    below = [t for t in types if ours[t]["top3"] < theirs[t]["top3"] - 1e-9 or ours[t]["mrr10"] < theirs[t]["mrr10"] - 1e-9]
-    met = (not below and ours["overall"]["top3"] >= TARGETS["top3"] and ours["overall"]["mrr10"] >= TARGETS["mrr10"])
+    targets = HARD_TARGETS if hard else TARGETS
+    below = [t for t in types if ours[t]["top3"] < theirs[t]["top3"] - 1e-9
+             or (not hard and ours[t]["mrr10"] < theirs[t]["mrr10"] - 1e-9)]
+    met = not below and all(ours["overall"][k] >= v for k, v in targets.items())
+    width = max(12, *(len(t) + 2 for t in types))
 
     print(f"crabsearch from {Path(crabsearch.__file__).parent}: indexed {report.messages_added} messages in "
           f"{t_index:.1f}s; {len(queries)} queries in {t_search:.1f}s")
     print()
-    print(f"{'':<12}{'':>4}  {'crabsearch':^24}  {'BM25 baseline':^24}")
-    print(f"{'type':<12}{'n':>4}  {'top-1':>7}{'top-3':>8}{'MRR@10':>9}  {'top-1':>7}{'top-3':>8}{'MRR@10':>9}")
+    print(f"{'':<{width}}{'':>4}  {'crabsearch':^24}  {'BM25 baseline':^24}")
+    print(f"{'type':<{width}}{'n':>4}  {'top-1':>7}{'top-3':>8}{'MRR@10':>9}  {'top-1':>7}{'top-3':>8}{'MRR@10':>9}")
     for name in [*types, "overall"]:
         if name == "overall":
-            print("-" * 68)
+            print("-" * (width + 56))
         a, b = ours[name], theirs[name]
         mark = "  <" if name in below else ""
-        print(f"{name:<12}{a['n']:>4}  {a['top1']:>7.2f}{a['top3']:>8.2f}{a['mrr10']:>9.2f}  "
+        print(f"{name:<{width}}{a['n']:>4}  {a['top1']:>7.2f}{a['top3']:>8.2f}{a['mrr10']:>9.2f}  "
               f"{b['top1']:>7.2f}{b['top3']:>8.2f}{b['mrr10']:>9.2f}{mark}")
     print()
     shown = rows if args.all else [r for r in rows if r["rank"] != 1 or r["base_rank"] != 1]
     print(("all queries" if args.all else "queries either one did not rank first") + f": {len(shown)}")
-    print(f"{'id':<14}{'ours':>5}{'bm25':>5}  {'query':<44} {'expected':<22} crabsearch's first / route")
+    idw = max(14, *(len(r["id"]) + 1 for r in rows))
+    print(f"{'id':<{idw}}{'ours':>5}{'bm25':>5}  {'query':<44} {'expected':<22} crabsearch's first / route")
     for r in shown:
         a = "-" if r["rank"] is None else str(r["rank"])
         b = "-" if r["base_rank"] is None else str(r["base_rank"])
         first = r["error"] or (r["top3"][0] if r["top3"] else "(no results)")
-        print(f"{r['id']:<14}{a:>5}{b:>5}  {r['query'][:44]:<44} {'/'.join(r['expect_keys'])[:22]:<22} "
+        query = " ".join(r["query"].split())
+        print(f"{r['id']:<{idw}}{a:>5}{b:>5}  {query[:44]:<44} {'/'.join(r['expect_keys'])[:22]:<22} "
               f"{first} / {r['route']}")
     print()
-    print(f"targets: overall top-3 >= {TARGETS['top3']:.2f} and MRR@10 >= {TARGETS['mrr10']:.2f}, and >= the "
-          f"baseline on every type: {'MET' if met else 'NOT MET'}"
+    if hard:
+        wanted = f"overall top-3 >= {targets['top3']:.2f}, and top-3 >= the baseline's on every type"
+    else:
+        wanted = (f"overall top-3 >= {targets['top3']:.2f} and MRR@10 >= {targets['mrr10']:.2f}, "
+                  "and >= the baseline on every type")
+    print(f"targets: {wanted}: {'MET' if met else 'NOT MET'}"
           + (f" (below the baseline: {', '.join(below)})" if below else ""))
     if args.json:
-        out = {"crabsearch": str(Path(crabsearch.__file__).parent), "corpus": str(corpus_dir), "targets": TARGETS,
+        out = {"set": args.set, "crabsearch": str(Path(crabsearch.__file__).parent), "corpus": str(corpus_dir),
+               "targets": targets,
                "met": met, "below_baseline": below, "crabsearch_scores": ours, "baseline_scores": theirs,
                "label_problems": problems, "queries": rows}
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
