@@ -1,5 +1,8 @@
 """Fourteen fixes to the pinned whoosh-reloaded 2.7.5 (no longer maintained), measured on the
-bench corpora; :func:`install` puts them in place (``crabsearch.index.store`` calls it).
+bench corpora; :func:`install` puts them in place (``crabsearch.index.store`` calls it), after
+checking that each target still exists with the signature it was written for and that the
+private attributes the fixes read are still the class's (:func:`check`): another Whoosh stops
+crabsearch with :class:`WhooshMismatch` naming the version, instead of fixes bound to the wrong code.
 
 1. **Zero-copy segments.** Whoosh reads segments through mmap but wraps each mapped sub-file in
    a ``BytesIO``, which copies it: opening a reader copied every segment's postings and term
@@ -453,21 +456,100 @@ def read_toc(self, tries: int = 10, pause: float = 0.05):
             _time.sleep(pause)
 
 
+WHOOSH_VERSION = "2.7.5"
+"""The whoosh-reloaded release these fixes were written against (``pyproject.toml`` pins it)."""
+
+
+class WhooshMismatch(RuntimeError):
+    """A fix's target is missing or no longer has the signature the fix was written for: the
+    installed Whoosh is not :data:`WHOOSH_VERSION`. Raised by :func:`install`, never bound."""
+
+
+_PATCHES = (
+    # (owner, attribute, replacement, the original's parameters)
+    (_w3.W3PerDocReader, "doc_field_length", doc_field_length, "self, docnum, fieldname, default=0"),
+    (_w3.W3PerDocReader, "_cached_reader", cached_reader, "self, fieldname, column"),
+    (_scoring.WeightLengthScorer, "setup", scorer_setup, "self, searcher, fieldname, text"),
+    (_scoring.BM25FScorer, "score", bm25f_score, "self, matcher"),
+    (SpanNear2.SpanNear2Matcher, "_get_spans", phrase_spans, "self"),
+    (SpanNear2.SpanNear2Matcher, "score", phrase_score, "self"),
+    (_w3.W3LeafMatcher, "skip_to", leaf_skip_to, "self, targetid"),
+    (_w3.W3LeafMatcher, "_read_ids", read_ids, "self"),
+    (_searching.Searcher, "avg_field_length", avg_field_length, "self, fieldname, default=None"),
+    (_searching.Searcher, "idf", idf, "self, fieldname, text"),
+    (_searching.Searcher, "postings", searcher_postings, "self, fieldname, text, weighting=None, qf=1"),
+    (_fields.Schema, "__getitem__", schema_getitem, "self, name"),
+    (_fields.Schema, "__contains__", schema_contains, "self, fieldname"),
+    (_terms.Term, "matcher", term_matcher, "self, searcher, context=None"),
+    (_index.FileIndex, "_read_toc", read_toc, "self"),
+    (_compound, "BufferFile", ViewBufferFile, "buf, name=None, onclose=None"),
+)
+"""Every fix, with the signature of what it replaces in whoosh-reloaded 2.7.5 (``inspect``'s
+text of its parameters; for ``BufferFile``, the class's constructor)."""
+
+_PRIVATE_STATE = (
+    # (class, attributes its methods must still set or read, the fixes that use them)
+    (_w3.W3LeafMatcher, ("_data", "_i", "_byteids", "_ids"), "fixes 6 and 10"),
+    (SpanNear2.SpanNear2Matcher, ("ms",), "fix 5"),
+)
+"""Private attributes of Whoosh objects that the fixes read: each must still be named by the
+code of the class's methods (or its bases'), since an instance is needed to see them otherwise."""
+
+
+def check(patches=None) -> list[str]:
+    """What no longer fits in the installed Whoosh: one line per fix whose target is missing or
+    whose signature changed, and per private attribute a fix reads that its class no longer
+    names (empty: every fix fits). A target already replaced by its fix is checked against the
+    original the fix wraps."""
+    problems = []
+    for owner, name, fix, expected in _PATCHES if patches is None else patches:
+        target = getattr(owner, name, None)  # a method may be inherited (BM25FScorer.score)
+        if target is None:
+            problems.append(f"{_where(owner)}.{name} is missing")
+            continue
+        if target is fix:
+            continue
+        got = _params(target)
+        if got != expected:
+            problems.append(f"{_where(owner)}.{name}({got}) is not ({expected})")
+    for cls, names, used_by in _PRIVATE_STATE:
+        named = {n for k in cls.__mro__ for v in vars(k).values()
+                 for n in getattr(getattr(v, "__code__", None), "co_names", ())}
+        for attr in names:
+            if attr not in named:
+                problems.append(f"{_where(cls)} no longer names .{attr} ({used_by})")
+    return problems
+
+
+def _params(target) -> str:
+    """``target``'s parameters as ``inspect.signature`` writes them (``self, fieldname,
+    default=None``), read from its code object (``inspect`` takes milliseconds the start of every
+    command would pay); a class gives its ``__init__``'s, less ``self``; ``?`` for anything else."""
+    func = target.__init__ if isinstance(target, type) else target
+    code = getattr(func, "__code__", None)
+    if code is None or code.co_kwonlyargcount or code.co_flags & 0x0C:  # *args, **kwargs: not written here
+        return "?"
+    names = list(code.co_varnames[:code.co_argcount])
+    defaults = func.__defaults__ or ()
+    for i, value in enumerate(defaults, len(names) - len(defaults)):
+        names[i] = f"{names[i]}={value!r}"
+    return ", ".join(names[1:] if isinstance(target, type) else names)
+
+
+def _where(owner) -> str:
+    return f"{owner.__module__}.{owner.__qualname__}" if isinstance(owner, type) else owner.__name__
+
+
 def install() -> None:
-    """Patch Whoosh's classes (idempotent)."""
-    _compound.BufferFile = ViewBufferFile
-    _w3.W3PerDocReader.doc_field_length = doc_field_length
-    _w3.W3PerDocReader._cached_reader = cached_reader
-    _scoring.WeightLengthScorer.setup = scorer_setup
-    _scoring.BM25FScorer.score = bm25f_score
-    SpanNear2.SpanNear2Matcher._get_spans = phrase_spans
-    SpanNear2.SpanNear2Matcher.score = phrase_score
-    _w3.W3LeafMatcher.skip_to = leaf_skip_to
-    _w3.W3LeafMatcher._read_ids = read_ids
-    _searching.Searcher.avg_field_length = avg_field_length
-    _searching.Searcher.idf = idf
-    _searching.Searcher.postings = searcher_postings
-    _fields.Schema.__getitem__ = schema_getitem
-    _fields.Schema.__contains__ = schema_contains
-    _terms.Term.matcher = term_matcher
-    _index.FileIndex._read_toc = read_toc
+    """Put every fix in place (idempotent). Raises :class:`WhooshMismatch` naming the installed
+    Whoosh version and each target that changed, before replacing anything, when the installed
+    Whoosh is not the one the fixes were written for."""
+    problems = check()
+    if problems:
+        import whoosh
+        raise WhooshMismatch(
+            f"crabsearch needs whoosh-reloaded {WHOOSH_VERSION}; the installed {whoosh.versionstring()} "
+            f"differs where crabsearch patches it: {'; '.join(problems)}. "
+            f"Install it with: pip install 'whoosh-reloaded=={WHOOSH_VERSION}'")
+    for owner, name, fix, _ in _PATCHES:
+        setattr(owner, name, fix)
