@@ -10,7 +10,7 @@ import pytest
 
 from crabsearch.cli import main
 
-from builders import ClaudeSession, CodexSession
+from builders import ClaudeSession, CodexSession, unwritable
 from source_checks import run_cli
 
 HIT_KEYS = {"agent", "session_id", "title", "summary", "project", "git_branch", "path", "started", "updated",
@@ -192,6 +192,26 @@ def test_search_when_the_index_cannot_be_updated(home, capsys, monkeypatch):
     code, out, err = run(capsys, "search", "cron", "--json")
     assert code == 0 and "Read-only file system" in err and len(json.loads(out)["hits"]) == 2
 
+
+
+def test_a_read_only_index_is_searched_and_said_once(home, capsys, tmp_path):
+    """An index directory nothing can be written in (immutable: EPERM, as on a read-only mount or
+    in a sandbox) while a new transcript waits: ``search`` and ``show`` answer from the index
+    with one line saying it could not be updated (they exited 1: "cannot create the index ...
+    Operation not permitted"); ``index`` says the same and exits 1."""
+    run(capsys, "index")
+    ClaudeSession(home, session_id="6d000000-0000-4000-8000-000000000000").user("cron, a third time").write()
+    with unwritable(tmp_path / "index"):
+        code, out, err = run(capsys, "search", "cron", "--json")
+        assert code == 0, err
+        assert len(json.loads(out)["hits"]) == 2
+        assert err.count("cannot update the index") == 1 and "Operation not permitted" in err
+        assert "searching what is already indexed" in err
+        code, out, err = run(capsys, "show", "5c0375b4")
+        assert code == 0 and "Fix double cron run" in out
+        assert err.count("cannot update the index") == 1
+        code, out, err = run(capsys, "index")
+        assert code == 1 and err.count("cannot update the index") == 1 and "error" not in err
 
 
 def test_a_filter_name_with_no_value_is_noted_as_in_the_app(home, capsys):
