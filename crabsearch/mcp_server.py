@@ -34,7 +34,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from . import __version__
 from .mcp_tools import (LIST_TEXT_CAP, MAX_HITS, MAX_PAGE, MAX_RECENT, MAX_WINDOW, SEARCH_TEXT_CAP, Answer,
-                        BadCall, Door)
+                        BadCall, Door, quoted)
 from .sources import SOURCES
 from .text import inert_json_text
 
@@ -117,7 +117,7 @@ class SessionHit(BaseModel):
 
 
 class SearchOutput(BaseModel):
-    query: str
+    query: str = Field(description="the part of the query searched (at most 512 characters)")
     route: str | None = Field(description="the first rung that matched, null when nothing did")
     indexing: bool = Field(description="true when indexing was still running: results may be incomplete")
     trimmed: bool = Field(description="true when sessions were left out to stay under 64 KB")
@@ -167,9 +167,13 @@ class RecentOutput(BaseModel):
 
 class CrabsearchServer(MCPServer):
     """An :class:`MCPServer` whose argument errors are one sentence (the SDK's are pydantic's
-    multi-line report)."""
+    multi-line report), and whose unknown tool is quoted at most :data:`~crabsearch.mcp_tools.QUOTED_CHARS`
+    characters (the SDK's ``Unknown tool: NAME`` sent back a name of any length)."""
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context=None):
+        if self._tool_manager.get_tool(name) is None:
+            known = ", ".join(sorted(t.name for t in self._tool_manager.list_tools()))
+            return error_result(f"Unknown tool {quoted(name)}: the tools are {known}.")
         try:
             return await super().call_tool(name, arguments, context)
         except ToolError as exc:

@@ -21,7 +21,7 @@ from datetime import datetime
 
 from .hits import structure_notes
 from .model import Role, iso
-from .query import parse_day
+from .query import parse_day, used_part
 from .search import AmbiguousSession, Engine, Hit, IndexDamaged, Item, SessionRef
 from .mcp_text import page_text, recent_text, search_text
 from .sources import SOURCES
@@ -74,6 +74,17 @@ class Answer:
 
     data: dict
     text: str
+
+
+QUOTED_CHARS = 200
+"""Characters of an argument an error message quotes at most (a 1,000,000-character argument
+is not sent back)."""
+
+
+def quoted(value: str) -> str:
+    """``value`` as an error message quotes it: ``repr`` of its first :data:`QUOTED_CHARS`
+    characters, with ``…`` after the quote when it was longer."""
+    return repr(value[:QUOTED_CHARS]) + ("…" if len(value) > QUOTED_CHARS else "")
 
 
 def clamp(value: int, low: int, high: int) -> int:
@@ -155,7 +166,8 @@ class Door:
         if not query.strip():
             raise BadCall("The query is empty: give 2-6 words of what you are looking for.")
         agent = _agent(agent)
-        text = " ".join(_filters(project, since) + [query])
+        filters = _filters(project, since)
+        text = " ".join(filters + [query])
         limit = clamp(limit, 1, MAX_HITS)
         before, after = clamp(context_before, 0, MAX_WINDOW - 1), clamp(context_after, 0, MAX_WINDOW - 1)
         done = self.refresher.fresh()
@@ -168,7 +180,10 @@ class Door:
             notes.append("the query was cut to its first 512 characters")
         if not done:
             notes.append(INDEXING_NOTE)
-        data = {"query": query, "route": result.route, "indexing": not done, "trimmed": False, "notes": notes,
+        # The echo is the part of the query searched (filters stand before it, the engine cuts
+        # the whole at 512 characters), never the argument whatever its length.
+        head = len(" ".join(filters)) + 1 if filters else 0
+        data = {"query": used_part(text)[head:], "route": result.route, "indexing": not done, "trimmed": False, "notes": notes,
                 "hits": [self._hit(h) for h in result.hits]}
         return _fit(data, "hits", search_text,
                     "the answer was cut to stay under 64 KB ({kept} of {all} sessions shown): ask for fewer "
@@ -251,10 +266,10 @@ class Door:
         except AmbiguousSession as exc:
             raise BadCall(f"The session id prefix {exc}; give more of the id.") from None
         if ref is None and not done:
-            raise BadCall(f"No session {sid!r} in the index yet: crabsearch is still indexing; ask again in a minute.")
+            raise BadCall(f"No session {quoted(sid)} in the index yet: crabsearch is still indexing; ask again in a minute.")
         if ref is None:
             hint = " (give at least 4 characters of the id)" if len(sid) < 4 else ""
-            raise BadCall(f"No session {sid!r} in the index{hint}: use an id from search_sessions or recent_sessions.")
+            raise BadCall(f"No session {quoted(sid)} in the index{hint}: use an id from search_sessions or recent_sessions.")
         return ref
 
     def _hit(self, h: Hit) -> dict:
@@ -281,7 +296,7 @@ def _agent(agent: str | None) -> str | None:
         return None
     name = agent.strip().lower()
     if name not in SOURCES:
-        raise BadCall(f"Unknown agent {agent!r}: use one of {', '.join(SOURCES)}.")
+        raise BadCall(f"Unknown agent {quoted(agent)}: use one of {', '.join(SOURCES)}.")
     return name
 
 
@@ -296,7 +311,7 @@ def _filters(project: str | None, since: str | None) -> list[str]:
     if since is not None and since.strip():
         value = since.strip()
         if any(c.isspace() or c == '"' for c in value) or parse_day(value, datetime.now().astimezone()) is None:
-            raise BadCall(f"since {since!r} is not a date: use 2026-01-31, 7d, 2w, 3m, 12h, today or yesterday.")
+            raise BadCall(f"since {quoted(since)} is not a date: use 2026-01-31, 7d, 2w, 3m, 12h, today or yesterday.")
         out.append(f"since:{value}")
     return out
 

@@ -440,3 +440,28 @@ def test_a_door_needs_masking(indexed):
     home, index_dir = indexed
     with pytest.raises(ValueError, match="masks secrets"):
         Door(Engine(index_dir, redact=False), Indexer(index_dir, env={"HOME": str(home)}))
+
+
+def test_long_arguments_are_not_sent_back(door):
+    """A 1,000,000-character argument: the answer echoes only the part of the query searched
+    (512 characters at most: it was all of it, twice, a 2 MB answer), and an error message
+    quotes at most 200 characters of any argument, the tool's name included."""
+    big = "cron " * 200_000
+
+    async def calls(client, schemas):
+        r = await client.call_tool("search_sessions", {"query": big})
+        data, text = r.structured_content, r.content[0].text
+        assert not r.is_error and data["hits"]
+        assert big.startswith(data["query"]) and 400 < len(data["query"]) <= 512
+        assert "the query was cut to its first 512 characters" in data["notes"]
+        assert wire_bytes(data, text) < 32 * 1024
+        r = await client.call_tool("search_sessions", {"query": "zqxjvbnwk " * 100_000, "project": "webapp"})
+        assert r.structured_content["query"].startswith("zqxjvbnwk") and len(r.content[0].text) < 1024
+        for name, args in (("search_sessions", {"query": "x", "agent": big}),
+                           ("search_sessions", {"query": "x", "since": big}),
+                           ("list_messages", {"session_id": big}), (big, {})):
+            text = await error(client, name, **args)
+            assert len(text) < 400 and "cron " * 41 not in text and "cron " * 39 in text, text[:80]
+            assert "…" in text
+
+    run(door, calls)
