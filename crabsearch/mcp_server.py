@@ -14,13 +14,17 @@ each description), turns a bad call into an ``isError`` result of one sentence, 
 * A line of stdin that is not JSON is answered with JSON-RPC's parse error, and one that is JSON but
   not a JSON-RPC message (``{"foo": 1}``, a string, an array) with its invalid request
   (:class:`_ParseErrors`; the SDK's stdio transport only logs them); the lines after it are served.
+  A request holding a lone surrogate escape (``"\\ud800"``, valid JSON that pydantic refuses) is
+  served with U+FFFD in its place.
 
 This module does not use ``from __future__ import annotations``: the SDK reads the tools'
 signatures to build their input and output schemas.
 """
 
+import json
 import logging
 import os
+import re
 import sys
 from typing import Annotated, Any
 
@@ -29,7 +33,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 from mcp.types import (INVALID_REQUEST, PARSE_ERROR, CallToolResult, ErrorData, JSONRPCError, TextContent,
-                       ToolAnnotations)
+                       ToolAnnotations, jsonrpc_message_adapter)
 from pydantic import BaseModel, Field, ValidationError
 
 from . import __version__
@@ -303,6 +307,9 @@ class _ParseErrors:
             item = await self._inner.receive()
             if not isinstance(item, ValidationError):
                 return item
+            served = _with_surrogates_replaced(item)
+            if served is not None:
+                return served
             reply = _error_reply(item)
             if reply is not None:
                 await self._write.send(SessionMessage(reply))
@@ -328,20 +335,68 @@ class _ParseErrors:
         await self.aclose()
 
 
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _loads(line) -> object:
+    """``line`` parsed as JSON text by the standard library, which, unlike pydantic's parser,
+    reads a lone surrogate escape (``"\\ud800"``: valid JSON text, RFC 8259 section 8.2);
+    NaN and Infinity are not JSON. Raises ``ValueError`` or ``TypeError``."""
+    def not_json(name):
+        raise ValueError(f"{name} is not JSON")
+
+    return json.loads(line, parse_constant=not_json)
+
+
+def _surrogates_replaced(value):
+    """``value`` (parsed JSON) with each lone surrogate in its strings and keys read as U+FFFD,
+    as a UTF-8 decoder reads a broken sequence."""
+    if isinstance(value, str):
+        return _LONE_SURROGATE.sub("\ufffd", value)
+    if isinstance(value, list):
+        return [_surrogates_replaced(x) for x in value]
+    if isinstance(value, dict):
+        return {_surrogates_replaced(k): _surrogates_replaced(x) for k, x in value.items()}
+    return value
+
+
+def _with_surrogates_replaced(exc: ValidationError) -> SessionMessage | None:
+    """The message of a stdin line that is JSON but holds a lone surrogate escape, which
+    pydantic's parser rejects as ``json_invalid``: each lone surrogate read as U+FFFD
+    (:func:`_surrogates_replaced`); None for any other line (answered by :func:`_error_reply`).
+    The request is then served and answered with its own id (the parse error's null id left the
+    client waiting for its answer); an id holding a lone surrogate is answered with U+FFFD in
+    its place."""
+    errors = exc.errors(include_url=False)
+    line = errors[0].get("input") if errors and errors[0].get("type") == "json_invalid" else None
+    if not isinstance(line, str) or "\\u" not in line:
+        return None
+    try:
+        value = _surrogates_replaced(_loads(line))
+        return SessionMessage(jsonrpc_message_adapter.validate_json(json.dumps(value), by_name=False))
+    except (TypeError, ValueError):  # pydantic's ValidationError is a ValueError
+        return None
+
+
 def _error_reply(exc: ValidationError) -> JSONRPCError | None:
     """JSON-RPC's answer to a stdin line whose ``exc`` the SDK's stdio transport put on its read
     stream: the parse error for a line that is not JSON (pydantic's ``json_invalid``, the line its
     ``input``), None for a blank one, the invalid request for JSON that is not a JSON-RPC message.
     Its id is the request's own when the line is an object with a ``method`` and a usable ``id``
-    (read from the errors' inputs: a ``missing`` field's is the whole object), else null."""
+    (read from the errors' inputs: a ``missing`` field's is the whole object; or parsed again
+    with ``json`` for JSON pydantic refused), else null."""
     errors = exc.errors(include_url=False)
     if errors and errors[0].get("type") == "json_invalid":
         line = errors[0].get("input")
         if isinstance(line, str) and not line.strip():
             return None
-        return JSONRPCError(jsonrpc="2.0", id=None, error=ErrorData(code=PARSE_ERROR, message="Parse error"))
-    whole = next((e.get("input") for e in errors if e.get("type") == "missing" and len(e.get("loc", ())) == 2),
-                 None)
+        try:  # JSON all the same (a lone surrogate that pydantic refuses), but not a message
+            whole = _surrogates_replaced(_loads(line))
+        except (TypeError, ValueError):
+            return JSONRPCError(jsonrpc="2.0", id=None, error=ErrorData(code=PARSE_ERROR, message="Parse error"))
+    else:
+        whole = next((e.get("input") for e in errors if e.get("type") == "missing" and len(e.get("loc", ())) == 2),
+                     None)
     rid = whole.get("id") if isinstance(whole, dict) and "method" in whole else None
     if isinstance(rid, bool) or not isinstance(rid, (int, str)):
         rid = None

@@ -211,3 +211,30 @@ def test_json_that_is_not_a_request_gets_invalid_request_and_the_server_goes_on(
     assert sorted(t["name"] for t in by_id[2]["result"]["tools"]) == ["list_messages", "recent_sessions",
                                                                       "search_sessions"]
     assert by_id[3]["result"]["structuredContent"]["hits"][0]["window"][1]["text"] == FLAMINGO
+
+
+def test_a_lone_surrogate_is_read_as_a_replacement_character_and_answered_with_the_id(served):
+    """``"\\ud800"`` is valid JSON text (RFC 8259 section 8.2) that pydantic's parser refuses: a
+    request holding one was answered with a parse error, id null, and the client waited for its
+    id for ever. It is served with U+FFFD in its place; an id holding one is answered with
+    U+FFFD there; JSON that is still no message gets invalid request with its id; a line cut
+    short is still no JSON (a parse error)."""
+    def feed(proc):
+        _rpc(proc, INITIALIZE)
+        _rpc(proc, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+        proc.stdin.write(b'{"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": '
+                         b'"search_sessions", "arguments": {"query": "flamingo \\ud800"}}}\n')
+        proc.stdin.write(b'{"jsonrpc": "2.0", "id": "a\\udc00", "method": "tools/list"}\n')
+        proc.stdin.write(b'{"jsonrpc": "2.0", "id": 5, "method": "tools/list", "params": ["\\ud800"]}\n')
+        proc.stdin.write(b'{"jsonrpc": "2.0", "id": 6, "method": "tools/list", "x": "\\ud800"\n')  # cut short
+        _rpc(proc, SEARCH_FLAMINGO)
+
+    replies, _ = _replies_until(served, feed, 3)
+    by_id = {r["id"]: r for r in replies if r.get("id") is not None}
+    assert sorted(by_id, key=str) == [1, 3, 4, 5, "a\ufffd"]
+    found = by_id[4]["result"]
+    assert not found["isError"] and found["structuredContent"]["query"] == "flamingo \ufffd"
+    assert found["structuredContent"]["hits"][0]["window"][1]["text"] == FLAMINGO
+    assert len(by_id["a\ufffd"]["result"]["tools"]) == 3
+    assert by_id[5] == {**INVALID_REQUEST, "id": 5}
+    assert [r for r in replies if r.get("id") is None] == [PARSE_ERROR]
