@@ -34,7 +34,8 @@ from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 from mcp.types import (INVALID_REQUEST, PARSE_ERROR, CallToolResult, ErrorData, JSONRPCError, TextContent,
                        ToolAnnotations, jsonrpc_message_adapter)
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, BeforeValidator, Field, ValidationError, WithJsonSchema
+from pydantic_core import PydanticCustomError
 
 from . import __version__
 from .mcp_tools import (LIST_TEXT_CAP, MAX_HITS, MAX_PAGE, MAX_RECENT, MAX_WINDOW, SEARCH_TEXT_CAP, Answer,
@@ -89,7 +90,35 @@ READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempot
 AGENTS = ", ".join(SOURCES)
 Query = Annotated[str, Field(description="2-6 words in the user's own terms; the query language of crabsearch "
                                          "(\"phrase\", -word, prefix*, agent:, project:, role:, since:)")]
-Agent = Annotated[str | None, Field(description=f"only this agent's sessions: {AGENTS}")]
+Agent = Annotated[str | None, Field(description=f"only this agent's sessions: {AGENTS}"),
+                  WithJsonSchema({"anyOf": [{"type": "string", "enum": list(SOURCES)}, {"type": "null"}]})]
+
+
+def _not_a_bool(value):
+    """A whole-number argument: ``true``/``false`` are never numbers (pydantic's lax mode read
+    ``limit: true`` as 1). Anything else is pydantic's lax integer: a whole number, also written
+    as a string (``"5"``, what some clients send) or as ``5.0``."""
+    if isinstance(value, bool):
+        raise PydanticCustomError("int_type", "Input should be a valid integer")
+    return value
+
+
+def whole(description: str, low: int, high: int | None = None):
+    """A whole-number argument's type: ``description`` and the range in its schema
+    (``minimum``/``maximum``: what is used; a value outside is clamped, never an error)."""
+    bounds = {"minimum": low} | ({"maximum": high} if high is not None else {})
+    return Annotated[int, BeforeValidator(_not_a_bool),
+                     Field(description=f'{description}; a whole number ("5" is read as 5)', json_schema_extra=bounds)]
+
+
+SearchLimit = whole(f"sessions to return, 1-{MAX_HITS} (clamped)", 1, MAX_HITS)
+Before = whole(f"messages shown before the hit, 0-{MAX_WINDOW - 1} (clamped; a window holds at most {MAX_WINDOW})",
+               0, MAX_WINDOW - 1)
+After = whole(f"messages shown after the hit, 0-{MAX_WINDOW - 1} (clamped; a window holds at most {MAX_WINDOW})",
+              0, MAX_WINDOW - 1)
+Offset = whole("first message to return: its message_index, from 0", 0)
+PageLimit = whole(f"messages per page, 1-{MAX_PAGE} (clamped)", 1, MAX_PAGE)
+RecentLimit = whole(f"sessions to list, 1-{MAX_RECENT} (clamped)", 1, MAX_RECENT)
 Project = Annotated[str | None, Field(description="only sessions whose working directory ends in this folder "
                                                   "name or lies under this path")]
 
@@ -191,7 +220,7 @@ def build_server(door: Door) -> MCPServer:
     server = CrabsearchServer("crabsearch", title="crabsearch", version=__version__, instructions=INSTRUCTIONS,
                               log_level="WARNING")
 
-    def search_sessions(query: Query, limit: int = 5, context_before: int = 2, context_after: int = 2,
+    def search_sessions(query: Query, limit: SearchLimit = 5, context_before: Before = 2, context_after: After = 2,
                         agent: Agent = None, project: Project = None,
                         since: Annotated[str | None, Field(description="only messages from this day on: "
                                                            "2026-01-31, 7d, 2w, 3m, 12h, today, yesterday")] = None,
@@ -200,10 +229,10 @@ def build_server(door: Door) -> MCPServer:
 
     def list_messages(session_id: Annotated[str, Field(description="a session_id from search_sessions or "
                                                                    "recent_sessions, or a unique prefix")],
-                      offset: int = 0, limit: int = 20) -> Annotated[CallToolResult, PageOutput]:
+                      offset: Offset = 0, limit: PageLimit = 20) -> Annotated[CallToolResult, PageOutput]:
         return answer(door.list_messages, session_id, offset, limit)
 
-    def recent_sessions(limit: int = 10, agent: Agent = None, project: Project = None
+    def recent_sessions(limit: RecentLimit = 10, agent: Agent = None, project: Project = None
                         ) -> Annotated[CallToolResult, RecentOutput]:
         return answer(door.recent_sessions, limit, agent, project)
 

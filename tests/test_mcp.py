@@ -18,9 +18,11 @@ from mcp import Client
 
 from crabsearch.index import Indexer, RefreshReport
 from crabsearch.mcp_server import build_server
-from crabsearch.mcp_tools import (ENVELOPE_BYTES, LIST_TEXT_CAP, MAX_HITS, MAX_RESPONSE_BYTES, MAX_WINDOW,
+from crabsearch.mcp_tools import (ENVELOPE_BYTES, LIST_TEXT_CAP, MAX_HITS, MAX_PAGE, MAX_RECENT, MAX_RESPONSE_BYTES,
+                                  MAX_WINDOW,
                                   SEARCH_TEXT_CAP, TOOL_OUTPUT_HIDDEN, Door, Refresher, wire_bytes)
 from crabsearch.search import Engine
+from crabsearch.sources import SOURCES
 
 from builders import ClaudeSession, CodexSession
 from secret_samples import _SK_PROJ
@@ -153,6 +155,17 @@ def test_the_tools_and_their_arguments(door):
                                 "project": None, "since": None},
             "list_messages": {"session_id": None, "offset": 0, "limit": 20},
             "recent_sessions": {"limit": 10, "agent": None, "project": None}}
+        ranges = {name: {k: (v.get("minimum"), v.get("maximum")) for k, v in t.input_schema["properties"].items()
+                         if v.get("type") == "integer"} for name, t in tools.items()}
+        assert ranges == {"search_sessions": {"limit": (1, MAX_HITS), "context_before": (0, MAX_WINDOW - 1),
+                                              "context_after": (0, MAX_WINDOW - 1)},
+                          "list_messages": {"offset": (0, None), "limit": (1, MAX_PAGE)},
+                          "recent_sessions": {"limit": (1, MAX_RECENT)}}
+        for t in tools.values():
+            assert all(v.get("description") for v in t.input_schema["properties"].values())
+            if "agent" in t.input_schema["properties"]:
+                agent = t.input_schema["properties"]["agent"]["anyOf"]
+                assert agent == [{"type": "string", "enum": list(SOURCES)}, {"type": "null"}]
         assert tools["search_sessions"].input_schema["required"] == ["query"]
         assert tools["list_messages"].input_schema["required"] == ["session_id"]
         for t in tools.values():
@@ -344,6 +357,14 @@ def test_bad_calls_are_one_sentence_and_the_server_serves_on(door):
             "Argument limit must be a whole number."
         assert await error(client, "search_sessions", query="cron", limit=2.5) == \
             "Argument limit must be a whole number."
+        for name, args in (("search_sessions", {"query": "cron", "limit": True}),
+                           ("search_sessions", {"query": "cron", "context_after": False}),
+                           ("list_messages", {"session_id": CRON, "offset": True}),
+                           ("recent_sessions", {"limit": True})):
+            arg = next(k for k, v in args.items() if isinstance(v, bool))
+            assert await error(client, name, **args) == f"Argument {arg} must be a whole number."
+        data, _ = await call(client, schemas, "search_sessions", query="pelican", limit="3")  # documented
+        assert len(data["hits"]) == 3
         assert await error(client, "search_sessions", query=["cron"]) == "Argument query must be a string."
         assert (await error(client, "search_sessions", query="cron", agent="vim")).startswith(
             "Unknown agent 'vim': use one of claude, codex,")
