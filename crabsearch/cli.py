@@ -394,10 +394,10 @@ def _try_refresh(indexer, doing: str):
 def _cannot_update(indexer, exc: Exception, doing: str) -> None:
     """The one stderr line for an index directory that cannot be written: where, why (the
     ``OSError``'s own words), and that the command goes on ``doing`` what is already indexed."""
-    cause = exc if isinstance(exc, OSError) else exc.__cause__
-    why = (cause.strerror if isinstance(cause, OSError) else None) or str(exc)
-    print(f"crabsearch: cannot update the index in {indexer.index_dir} ({why}); {doing} what is already indexed",
-          file=sys.stderr)
+    from .index.store import why_unwritable
+
+    print(f"crabsearch: cannot update the index in {indexer.index_dir} ({why_unwritable(exc)}); {doing} what is "
+          "already indexed", file=sys.stderr)
 
 
 def _find_session(engine, indexer, session_id: str, *, refresh: bool = True):

@@ -22,6 +22,7 @@ from datetime import datetime
 from .hits import structure_notes
 from .model import Role, iso
 from .query import parse_day, used_part
+from .index.store import why_unwritable
 from .search import AmbiguousSession, Engine, Hit, IndexDamaged, Item, SessionRef
 from .mcp_text import page_text, recent_text, search_text
 from .sources import SOURCES
@@ -103,6 +104,10 @@ class Refresher:
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
         self._started: float | None = None
+        self.problem: str | None = None
+        """Why the last refresh failed (``Operation not permitted``), None when it did not."""
+        self.found: int | None = None
+        """Transcripts the last finished refresh found, None before one finished."""
 
     def fresh(self, *, force: bool = False, block: bool = True) -> bool:
         """Refresh unless one started less than ``every`` seconds ago (``force``: always), or
@@ -126,8 +131,10 @@ class Refresher:
         try:
             report = self.indexer.refresh()
         except Exception as exc:  # e.g. a read-only index directory: search what is there
+            self.problem = why_unwritable(exc)
             log.warning("crabsearch: cannot update the index (%s); searching what is already indexed", exc)
             return
+        self.problem, self.found = None, report.files_seen
         if report.rebuilt:
             log.warning("crabsearch: %s", report.rebuilt)
         for err in report.errors[:5]:
@@ -171,8 +178,9 @@ class Door:
         limit = clamp(limit, 1, MAX_HITS)
         before, after = clamp(context_before, 0, MAX_WINDOW - 1), clamp(context_after, 0, MAX_WINDOW - 1)
         done = self.refresher.fresh()
+        self._usable()
         result = self._read(lambda: self.engine.search(text, limit=limit, before=before, after=after, agent=agent))
-        notes = list(result.notes)
+        notes = self._state_notes() + list(result.notes)
         if result.corrections:
             notes.append("showing results for "
                          + ", ".join(f"{v} instead of {k}" for k, v in result.corrections.items()))
@@ -230,11 +238,12 @@ class Door:
         limit = clamp(limit, 1, MAX_RECENT)
         filters = _filters(project, None)
         done = self.refresher.fresh()
+        self._usable()
         if filters:  # a filter alone lists the recent sessions it allows
             result = self._read(lambda: self.engine.search(" ".join(filters), limit=limit, agent=agent))
-            hits, notes = result.hits, list(result.notes)
+            hits, notes = result.hits, self._state_notes() + list(result.notes)
         else:
-            hits, notes = self._read(lambda: self.engine.recent(limit=limit, agent=agent)), []
+            hits, notes = self._read(lambda: self.engine.recent(limit=limit, agent=agent)), self._state_notes()
         if not done:
             notes.append(INDEXING_NOTE)
         data = {"indexing": not done, "notes": notes, "sessions": [_session(h.ref) for h in hits]}
@@ -253,6 +262,29 @@ class Door:
             self.engine.reload()
             return call()
 
+    def _usable(self) -> None:
+        """Raise :class:`BadCall` when there is no index to search and none can be made (the
+        index directory cannot be written): said, not answered as "No sessions match"."""
+        problem = self.refresher.problem
+        if problem and not self.engine.exists:
+            raise BadCall(f"crabsearch cannot create its index in {self.engine.index_dir} ({problem}), so it has "
+                          "nothing to search: start the server with --index-dir DIR (or CRABSEARCH_INDEX_DIR) "
+                          "naming a folder it can write.")
+
+    def _state_notes(self) -> list[str]:
+        """What an empty or old answer must not be taken for: an index that could not be updated,
+        or no transcripts found at all (the user's work is then not "not found" but not seen)."""
+        notes = []
+        if self.refresher.problem:
+            notes.append(f"crabsearch could not update its index in {self.engine.index_dir} "
+                         f"({self.refresher.problem}): the answer is from what was indexed before")
+        if self.refresher.found == 0:
+            home = getattr(self.indexer, "home", None)
+            where = f" under {home}" if home else ""
+            notes.append(f"crabsearch found no agent transcripts{where} (`crabsearch status` lists where it "
+                         "looks): nothing is searched, which says nothing about the user's past work")
+        return notes
+
     def _session(self, session_id: str) -> SessionRef:
         sid = session_id.strip()
         if not sid:
@@ -268,8 +300,11 @@ class Door:
         if ref is None and not done:
             raise BadCall(f"No session {quoted(sid)} in the index yet: crabsearch is still indexing; ask again in a minute.")
         if ref is None:
+            self._usable()
             hint = " (give at least 4 characters of the id)" if len(sid) < 4 else ""
-            raise BadCall(f"No session {quoted(sid)} in the index{hint}: use an id from search_sessions or recent_sessions.")
+            why = "".join(f" ({n})" for n in self._state_notes())
+            raise BadCall(f"No session {quoted(sid)} in the index{hint}: use an id from search_sessions or "
+                          f"recent_sessions.{why}")
         return ref
 
     def _hit(self, h: Hit) -> dict:

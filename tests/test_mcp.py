@@ -24,7 +24,7 @@ from crabsearch.mcp_tools import (ENVELOPE_BYTES, LIST_TEXT_CAP, MAX_HITS, MAX_P
 from crabsearch.search import Engine
 from crabsearch.sources import SOURCES
 
-from builders import ClaudeSession, CodexSession
+from builders import ClaudeSession, CodexSession, unwritable
 from secret_samples import _SK_PROJ
 
 CRON = "5c0375b4-57a5-4f26-b12d-d022ee4e51b7"
@@ -486,3 +486,59 @@ def test_long_arguments_are_not_sent_back(door):
             assert "…" in text
 
     run(door, calls)
+
+
+def test_no_transcripts_at_all_is_said_not_answered_as_no_match(tmp_path):
+    """A home with no agent's transcripts (a client that starts the server without the user's
+    HOME, say): "No sessions match" let an agent conclude the user never worked on it; the
+    answer says that nothing was found to search, in its notes and its text."""
+    (tmp_path / "home").mkdir()
+
+    async def calls(client, schemas):
+        data, text = await call(client, schemas, "search_sessions", query="cron")
+        recent, recent_text = await call(client, schemas, "recent_sessions")
+        return data, text, recent, recent_text
+
+    data, text, recent, recent_text = run(make_door(tmp_path / "home", tmp_path / "index"), calls)
+    assert data["hits"] == [] and recent["sessions"] == []
+    for notes, shown in ((data["notes"], text), (recent["notes"], recent_text)):
+        [note] = notes
+        assert note.startswith(f"crabsearch found no agent transcripts under {tmp_path / 'home'}")
+        assert f"({note})" in shown
+
+
+def test_an_index_directory_that_cannot_be_made_is_an_error_not_no_match(indexed, tmp_path):
+    """``--index-dir`` naming a folder that cannot be made (here under a file): every tool says
+    so as an error (they answered "No sessions match" and an empty list)."""
+    home, _ = indexed
+    (tmp_path / "a-file").write_text("")
+
+    async def calls(client, schemas):
+        return [await error(client, "search_sessions", query="cron"), await error(client, "recent_sessions"),
+                await error(client, "list_messages", session_id=CRON)]
+
+    for text in run(make_door(home, tmp_path / "a-file" / "index"), calls):
+        assert text.startswith(f"crabsearch cannot create its index in {tmp_path / 'a-file' / 'index'} "
+                               "(Not a directory), so it has nothing to search")
+
+
+def test_an_index_that_cannot_be_updated_is_searched_with_a_note(tmp_path):
+    """An index that exists but cannot be written (immutable, a read-only mount): the answer is
+    from it, with a note that it could not be updated (a session written since is not in it)."""
+    home, index_dir = tmp_path / "home", tmp_path / "index"
+    cron_session(home)
+    Indexer(index_dir, env={"HOME": str(home)}).refresh()
+    ClaudeSession(home, session_id=TWIN_A).user("the cron job again").write()
+
+    async def calls(client, schemas):
+        data, text = await call(client, schemas, "search_sessions", query="cron")
+        page = await client.call_tool("list_messages", {"session_id": TWIN_A})
+        return data, text, page
+
+    with unwritable(index_dir):
+        data, text, page = run(make_door(home, index_dir), calls)
+    assert [h["session_id"] for h in data["hits"]] == [CRON]
+    assert data["notes"][0] == (f"crabsearch could not update its index in {index_dir} (Operation not permitted): "
+                                "the answer is from what was indexed before")
+    assert text.startswith(f"({data['notes'][0]})")
+    assert page.is_error and "(crabsearch could not update its index" in page.content[0].text

@@ -58,6 +58,13 @@ class IndexError_(RuntimeError):
     """The index directory cannot be created or opened (message says why)."""
 
 
+def why_unwritable(exc: BaseException) -> str:
+    """Why a refresh failed with ``exc``, in a few words: the ``OSError``'s own (``Operation not
+    permitted``, also through an :class:`IndexError_` made from one), else ``exc``'s message."""
+    cause = exc if isinstance(exc, OSError) else exc.__cause__
+    return (cause.strerror if isinstance(cause, OSError) else None) or str(exc) or type(exc).__name__
+
+
 @contextmanager
 def write_lock(root: Path, wait: float = LOCK_WAIT) -> Iterator[bool]:
     """Hold the writers' lock of the index in ``root`` (created 0700 when missing): yields True,
