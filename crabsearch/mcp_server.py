@@ -25,7 +25,9 @@ import json
 import logging
 import os
 import re
+import signal
 import sys
+import threading
 from typing import Annotated, Any
 
 from mcp.server import MCPServer
@@ -449,17 +451,41 @@ async def run_stdio(server: MCPServer) -> None:
         wire.close()
 
 
+START_DELAY = 10.0
+"""Seconds after the server starts before it refreshes the index on its own (a tool call
+refreshes at once). A client's health check (``claude mcp list``, ``/mcp``) starts the server,
+lists its tools and kills it within about two seconds: it should not start a first index build
+it then kills."""
+STOP_WAIT = 2.0
+"""Seconds an interrupted or closed server gives the running refresh to end at its next
+transcript and commit what it read."""
+
+
 def serve(door: Door) -> int:
-    """``crabsearch mcp``: start a refresh in the background, then serve ``door`` over stdio until
-    the client closes stdin. Returns the exit code."""
+    """``crabsearch mcp``: serve ``door`` over stdio until the client closes stdin, refreshing the
+    index at the first tool call or :data:`START_DELAY` seconds after the start, whichever comes
+    first. SIGINT (Ctrl-C in a terminal, or a client) stops the refresh (:meth:`Refresher.stop`)
+    and exits 130 at once: the thread that reads stdin cannot be interrupted, and Python's own
+    KeyboardInterrupt left the server waiting for it, alive and no longer answering. Returns the
+    exit code."""
     import anyio
 
     # Plain lines on stderr (the SDK would install a Rich handler, whose colours the CLI's inert
     # stderr shows as symbols in a terminal); the SDK's own setup is then a no-op.
     logging.basicConfig(level=logging.WARNING, format="%(message)s", stream=sys.stderr)
-    door.refresher.fresh(block=False)  # the index catches up while the client starts
+
+    def interrupted(signum, frame):
+        door.refresher.stop(STOP_WAIT)
+        sys.stderr.flush()
+        os._exit(130)
+
+    signal.signal(signal.SIGINT, interrupted)
+    later = threading.Timer(START_DELAY, door.refresher.fresh, kwargs={"block": False})
+    later.daemon = True
+    later.start()
     try:
         anyio.run(run_stdio, build_server(door))
-    except KeyboardInterrupt:
-        return 130
+    finally:
+        later.cancel()
+        door.refresher.stop(STOP_WAIT)
     return 0

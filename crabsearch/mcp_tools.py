@@ -104,6 +104,7 @@ class Refresher:
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
         self._started: float | None = None
+        self._stopping = threading.Event()
         self.problem: str | None = None
         """Why the last refresh failed (``Operation not permitted``), None when it did not."""
         self.found: int | None = None
@@ -116,6 +117,8 @@ class Refresher:
         answers from what is committed)."""
         with self._lock:
             t = self._thread
+            if self._stopping.is_set():
+                return t is None or not t.is_alive()
             if t is None or not t.is_alive():
                 recent = self._started is not None and time.monotonic() - self._started < self.every
                 if recent and not force:
@@ -127,9 +130,18 @@ class Refresher:
         t.join(max(0.0, deadline - time.monotonic()))
         return not t.is_alive()
 
+    def stop(self, wait: float) -> None:
+        """Stop: the refresh running ends at its next transcript, committing what it read (the
+        next start goes on from there), waited for at most ``wait`` seconds; no other starts."""
+        with self._lock:
+            self._stopping.set()
+            t = self._thread
+        if t is not None:
+            t.join(wait)
+
     def _run(self) -> None:
         try:
-            report = self.indexer.refresh()
+            report = self.indexer.refresh(cancelled=self._stopping.is_set)
         except Exception as exc:  # e.g. a read-only index directory: search what is there
             self.problem = why_unwritable(exc)
             log.warning("crabsearch: cannot update the index (%s); searching what is already indexed", exc)

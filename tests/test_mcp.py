@@ -435,7 +435,7 @@ def test_still_indexing_answers_from_what_is_committed(indexed):
     home, index_dir = indexed
 
     class SlowIndexer:
-        def refresh(self):
+        def refresh(self, cancelled=None):
             time.sleep(1.0)
             return RefreshReport()
 

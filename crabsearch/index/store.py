@@ -321,9 +321,12 @@ class _Merging:
 
 
 def remove_unfinished(ix) -> None:
-    """Remove segment and table-of-contents files the current table of contents does not name:
-    what a writer killed or stopped by a full disk left half-written (21-25 MB after a full disk,
-    issue 16). The caller holds the write lock, so no other writer is making one. Never raises."""
+    """Remove what a writer killed or stopped by a full disk left behind: segment and
+    table-of-contents files the current table of contents does not name (21-25 MB after a full
+    disk, issue 16), Whoosh's posting pool directory ``MAIN.tmp`` (``SegmentWriter`` makes it and
+    removes it only when it finishes) and Whoosh's lock file ``MAIN_WRITELOCK`` (an ``flock``:
+    freed when its process died, the file stays). The caller holds the write lock and has no
+    Whoosh writer open, so no other writer is making any of them. Never raises."""
     from whoosh.index import clean_files
 
     try:
@@ -331,3 +334,19 @@ def remove_unfinished(ix) -> None:
         clean_files(ix.storage, INDEX_NAME, toc.generation, toc.segments)
     except Exception:  # noqa: BLE001 - a clean-up, never a reason to fail
         pass
+    folder = getattr(ix.storage, "folder", None)
+    if not folder:
+        return
+    shutil.rmtree(Path(folder) / f"{INDEX_NAME}.tmp", ignore_errors=True)
+    lock = Path(folder) / f"{INDEX_NAME}_WRITELOCK"
+    try:
+        fd = os.open(lock, os.O_RDWR | os.O_NOFOLLOW)
+    except OSError:
+        return
+    try:  # removed only while free (taken here first): a Whoosh writer of another program keeps it
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        lock.unlink()
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
