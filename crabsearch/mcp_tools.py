@@ -191,7 +191,10 @@ class Door:
         before, after = clamp(context_before, 0, MAX_WINDOW - 1), clamp(context_after, 0, MAX_WINDOW - 1)
         done = self.refresher.fresh()
         self._usable()
-        result = self._read(lambda: self.engine.search(text, limit=limit, before=before, after=after, agent=agent))
+        # While a refresh still runs (a first build, most often) the index lacks words: an unknown
+        # word is not spelling-repaired to an indexed one (flake -> frame), as in the app.
+        result = self._read(lambda: self.engine.search(text, limit=limit, before=before, after=after, agent=agent,
+                                                       repair=done))
         notes = self._state_notes() + list(result.notes)
         if result.corrections:
             notes.append("showing results for "

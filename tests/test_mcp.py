@@ -449,6 +449,27 @@ def test_still_indexing_answers_from_what_is_committed(indexed):
     run(d, calls)
 
 
+def test_no_spelling_repair_while_still_indexing(indexed):
+    """While a refresh still runs (a first build), a word the index does not hold yet is not
+    repaired to one it holds: ``flake`` became ``frame`` 5 s into a first build. Once done, it is."""
+    home, index_dir = indexed
+
+    class SlowIndexer:
+        def refresh(self, cancelled=None):
+            time.sleep(1.0)
+            return RefreshReport()
+
+    async def calls(client, schemas):
+        data, _ = await call(client, schemas, "search_sessions", query="pelicam")
+        return data
+
+    building = run(Door(Engine(index_dir), SlowIndexer(), refresher=Refresher(SlowIndexer(), wait=0.05)), calls)
+    assert building["indexing"] and building["route"] != "repair" and building["hits"] == []
+    assert not any("instead of" in n for n in building["notes"])
+    done = run(make_door(home, index_dir), calls)
+    assert done["route"] == "repair" and "showing results for pelican instead of pelicam" in done["notes"]
+
+
 def test_the_modern_in_process_path_too(door):
     async def calls(client, schemas):
         data, _ = await call(client, schemas, "recent_sessions", limit=2)
