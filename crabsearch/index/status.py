@@ -15,7 +15,7 @@ from ..sources.base import MEMBER_SEP, container_of, noting_not_regular
 from ..jsonl import loads
 from ..text import printable
 from .manifest import Manifest
-from .layout import STAMP, where
+from .layout import STAMP, misplaced_current, misplaced_note, where
 from .writer import LAST_REFRESH, Indexer
 
 CLAUDE_DEFAULT_RETENTION_DAYS = 30
@@ -164,6 +164,10 @@ def collect(indexer: Indexer, *, top: int = 20) -> Status:
     status.unreadable_files = [{"path": p, "error": e} for p, e in sorted(errors.items())]
     status.unknown_kinds = unknown_kinds(manifest)
     status.warnings = retention_warnings(indexer)
+    misplaced = misplaced_current(d)
+    if misplaced:
+        status.warnings.insert(0, f"{misplaced_note(misplaced)}: `crabsearch index` moves it aside and rebuilds "
+                                  "the index")
     return status
 
 

@@ -35,7 +35,7 @@ from . import whoosh_fixes
 from .integrity import (  # noqa: F401 - re-exported: the engine's names for damage live here too
     DAMAGED, SEAL, IndexDamaged, checksum_problem, is_damage, mark_damaged, seal, seal_problem)
 from .layout import (CURRENT, GEN_PREFIX, INDEX_NAME, LAST_REFRESH, STAMP, current_dir, is_legacy,  # noqa: F401
-                     owned, where)
+                     misplaced_current, misplaced_note, owned, where)
 from ..sources.base import READERS_VERSION
 from .schema import SCHEMA_VERSION, make_schema
 
@@ -117,13 +117,16 @@ def open_for_writing(root: Path, variant: str) -> Opened:
     directory cannot be written."""
     root = Path(root)
     make_private(root, owned)  # a directory made by someone else, or by an older version
+    misplaced = _clear_current(root)
     gen = current_dir(root)
     ix, problem, kind = _try_open(gen, variant) if gen is not None else (None, None, None)
     if ix is not None:
         make_private(gen, owned)
         _drop_generations(root, keep={gen.name})
         return Opened(ix, gen)
-    if gen is None and is_legacy(root):
+    if misplaced:
+        problem, kind = f"{misplaced_note(misplaced)}: moved aside; rebuilding", "damaged"
+    elif gen is None and is_legacy(root):
         problem, kind = "index format changed (an index from before generations); rebuilding", "format"
     try:
         new = root / f"{GEN_PREFIX}{time.time_ns():x}"
@@ -142,6 +145,23 @@ def open_for_writing(root: Path, variant: str) -> Opened:
     return Opened(ix, new, problem)
 
 
+def _clear_current(root: Path) -> str | None:
+    """Make way for the ``current`` link: a directory or file in its place
+    (:func:`~crabsearch.index.layout.misplaced_current`) is moved aside as a generation, which
+    :func:`_drop_generations` removes (a search that has its files open keeps reading them), and
+    the ``.current.PID`` links of swaps that failed are removed. The caller holds the write lock.
+    Returns what stood there, or None. Raises ``OSError``."""
+    what = misplaced_current(root)
+    if what == "a directory":
+        os.rename(root / CURRENT, root / f"{GEN_PREFIX}{time.time_ns():x}-not-a-link")
+    elif what:
+        (root / CURRENT).unlink()
+    for p in root.iterdir():
+        if p.name.startswith(f".{CURRENT}.") and p.is_symlink():
+            p.unlink(missing_ok=True)
+    return what
+
+
 def swap(root: Path, gen: Path) -> None:
     """Make ``gen`` the current generation of ``root`` in one ``rename`` of a new symlink over
     ``current``, then remove the other generations and any legacy files (a searcher that still
@@ -152,7 +172,11 @@ def swap(root: Path, gen: Path) -> None:
     tmp = root / f".{CURRENT}.{os.getpid()}"
     tmp.unlink(missing_ok=True)
     os.symlink(Path(gen).name, tmp)
-    os.replace(tmp, root / CURRENT)
+    try:
+        os.replace(tmp, root / CURRENT)
+    except OSError:
+        tmp.unlink(missing_ok=True)
+        raise
     if old is not None and old.name != Path(gen).name:
         try:
             write_private(old / RETIRED, str(time.time()))
@@ -184,7 +208,9 @@ def open_index(root: Path, *, create: bool = True, variant: str | None = None):
     for _ in range(3):  # a swap between reading the link and opening: read the link again
         gen = current_dir(root)
         if gen is None:
-            ix, problem = None, ("index format changed (an index from before generations); rebuilding"
+            misplaced = misplaced_current(root)
+            ix, problem = None, (Damage(f"{misplaced_note(misplaced)}; rebuilding") if misplaced
+                                 else "index format changed (an index from before generations); rebuilding"
                                  if is_legacy(root) else None)
             break
         ix, problem, kind = _try_open(gen, variant)
