@@ -549,12 +549,15 @@ def _print_report(report, index_dir: Path, sessions: int, as_json: bool) -> None
     data = {"index_dir": str(index_dir), "files_seen": report.files_seen, "files_read": report.files_read,
             "files_removed": report.files_removed, "sessions": sessions,
             "messages_added": report.messages_added, "skipped_lines": report.skipped_lines,
-            "by_agent": report.by_agent, "errors": report.errors, "busy": report.busy,
+            "by_agent": report.by_agent, "errors": report.errors, "unreadable_dirs": report.unreadable_dirs,
+            "busy": report.busy,
             "rebuilt": report.rebuilt, "seconds": round(report.seconds, 3)}
     if as_json:
         _dump(data)
         return
     _warn(report)
+    for d in report.unreadable_dirs:
+        print(f"crabsearch: cannot read directory {d}; its transcripts are not indexed", file=sys.stderr)
     agents = ", ".join(f"{k} {v}" for k, v in sorted(report.by_agent.items())) or "none found"
     print(f"index: {index_dir}")
     print(f"transcripts: {report.files_seen} ({agents}); read {report.files_read}, removed {report.files_removed}")

@@ -370,3 +370,55 @@ def test_version():
     done = subprocess.run([sys.executable, "-m", "crabsearch", "--version"], capture_output=True, text=True,
                           timeout=60)
     assert done.returncode == 0 and done.stdout.strip() == f"crabsearch {__version__}"
+
+
+def test_an_unreadable_project_directory_is_named_by_index_and_status():
+    """A project directory crabsearch cannot list (``chmod 000``, another user's) was skipped
+    without a word, while an unreadable file is named: ``index`` (stderr and ``--json``'s
+    ``unreadable_dirs``) and ``status`` (text and JSON) name it now, and the other sessions are
+    indexed. Run as an unprivileged user: root reads any directory (``setpriv`` drops to nobody)."""
+    import os
+    import shutil
+    import tempfile
+    from pathlib import Path
+
+    drop = []
+    if os.geteuid() == 0:
+        if shutil.which("setpriv") is None:
+            pytest.skip("setpriv is needed to run as another user")
+        drop = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+    base = Path(tempfile.mkdtemp(prefix="crabsearch-unreadable-"))
+    try:
+        base.chmod(0o777)
+        home = base / "home"
+        ClaudeSession(home, session_id="5c0375b4-57a5-4f26-b12d-d022ee4e51b7", cwd="/home/dev/open").user(
+            "the cron job runs twice").write()
+        hidden = ClaudeSession(home, session_id="6d000000-0000-4000-8000-000000000000", cwd="/home/dev/closed")
+        hidden.user("the cron job in the closed project").write()
+        for p in [base, *base.rglob("*")]:
+            p.chmod(0o777 if p.is_dir() else 0o666)
+        hidden.path.parent.chmod(0)
+        env = {"PATH": os.environ.get("PATH", ""), "HOME": str(home), "CRABSEARCH_NO_SERVER": "1",
+               "CRABSEARCH_INDEX_DIR": str(base / "index"), "CRABSEARCH_CONFIG": str(base / "none.toml"),
+               "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+
+        def cli(*argv):
+            return subprocess.run([*drop, sys.executable, "-m", "crabsearch", *argv], env=env, capture_output=True,
+                                  text=True, timeout=120)
+
+        index, status = cli("index", "--json"), cli("status", "--json")
+        text_index, text_status = cli("index"), cli("status")
+    finally:
+        for p in [base, *base.rglob("*")]:
+            try:
+                p.chmod(0o700)
+            except OSError:
+                pass
+        shutil.rmtree(base, ignore_errors=True)
+    where = str(hidden.path.parent)
+    assert index.returncode == 0, index.stderr
+    data = json.loads(index.stdout)
+    assert data["unreadable_dirs"] == [f"{where}: Permission denied"] and data["files_seen"] == 1
+    assert f"cannot read directory {where}: Permission denied; its transcripts are not indexed" in text_index.stderr
+    assert json.loads(status.stdout)["unreadable_dirs"] == [{"path": where, "error": "Permission denied"}]
+    assert f"unreadable directories (their transcripts are skipped):\n  {where}: Permission denied" in text_status.stdout

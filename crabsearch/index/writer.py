@@ -29,7 +29,7 @@ from ..paths import make_private, write_private
 from ..sources import SOURCES, Source
 from ..redact import redact, redact_value
 from ..jsonl import PLACES_KEPT
-from ..sources.base import REASON_CAP, TEXT_CAP, TOOL_TEXT_CAP
+from ..sources.base import REASON_CAP, TEXT_CAP, TOOL_TEXT_CAP, noting_unreadable_dirs
 from . import colfile
 from .codec import CompactCodec
 from .manifest import Manifest, dumps, file_key
@@ -92,7 +92,8 @@ class Progress:
 
 @dataclass
 class RefreshReport:
-    """What a refresh did. ``errors`` are one-line messages about files that could not be read;
+    """What a refresh did. ``errors`` are one-line messages about files that could not be read,
+    ``unreadable_dirs`` about directories that could not be listed;
     ``busy`` is True when another process held the writer lock and nothing was written;
     ``rebuilt`` says why the index was reset, when it was."""
 
@@ -107,6 +108,9 @@ class RefreshReport:
     busy: bool = False
     rebuilt: str | None = None
     errors: list[str] = field(default_factory=list)
+    unreadable_dirs: list[str] = field(default_factory=list)
+    """``"PATH: reason"`` for each directory under an agent's root that could not be listed
+    (its transcripts are not indexed)."""
     by_agent: dict[str, int] = field(default_factory=dict)
 
     @property
@@ -242,6 +246,7 @@ class Indexer:
         self.env = dict(os.environ if env is None else env)
         self.home = Path(home) if home else Path(self.env.get("HOME") or Path.home())
         self.sources = list(SOURCES.values() if sources is None else sources)
+        self.unreadable_dirs: dict[str, str] = {}
 
     def roots(self) -> list[tuple[str, Path]]:
         """``(agent display name, directory)`` for every place the sources look."""
@@ -263,19 +268,22 @@ class Indexer:
     def discover(self) -> list[tuple[Source, str]]:
         """Every transcript file of every source, as ``(source, path)``, each real file once
         (by device and inode: one stat, where ``realpath`` took one per path segment; member
-        units, which are not files, by their path)."""
+        units, which are not files, by their path). The directories that could not be listed
+        are left in ``self.unreadable_dirs`` (``{path: reason}``)."""
         seen: set = set()
         out = []
-        for src in self.sources:
-            for p in (p for env in self._envs(src) for p in src.discover(env, self.home)):
-                try:
-                    st = os.stat(p)
-                    key: object = (st.st_dev, st.st_ino)
-                except OSError:
-                    key = os.path.abspath(p)
-                if key not in seen:
-                    seen.add(key)
-                    out.append((src, str(p)))
+        with noting_unreadable_dirs() as unreadable:
+            for src in self.sources:
+                for p in (p for env in self._envs(src) for p in src.discover(env, self.home)):
+                    try:
+                        st = os.stat(p)
+                        key: object = (st.st_dev, st.st_ino)
+                    except OSError:
+                        key = os.path.abspath(p)
+                    if key not in seen:
+                        seen.add(key)
+                        out.append((src, str(p)))
+        self.unreadable_dirs = unreadable
         return out
 
     def refresh(self, progress: Callable[[Progress], None] | None = None,
@@ -296,6 +304,7 @@ class Indexer:
         report = RefreshReport()
         variant = "tools" if self.index_tool_output else ""
         files = self.discover()
+        report.unreadable_dirs = [f"{d}: {why}" for d, why in sorted(self.unreadable_dirs.items())]
         ix, problem = open_index(self.index_dir, create=False, variant=variant)
         if ix is not None and problem is None:
             self._gen = where(self.index_dir)
