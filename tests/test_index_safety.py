@@ -230,6 +230,28 @@ def test_a_variant_switch_builds_a_new_generation_and_swaps_it_in_when_complete(
     assert not old.exists() and current_dir(ix) == new
 
 
+def test_replaced_generations_go_at_the_next_refresh_even_with_nothing_to_do(tmp_path, monkeypatch):
+    """Repeated tool-output switches each leave the replaced generation for :data:`GRACE` seconds;
+    they stayed until a refresh found a change (143 copies, 50 MB in a fault run). A refresh that
+    finds nothing to do removes them once their grace has passed, and keeps the current one."""
+    from crabsearch.index import store
+    from crabsearch.index.layout import current_dir
+
+    home = _home(tmp_path)
+    ix = tmp_path / "ix"
+    for tools in (False, True, False, True):
+        Indexer(ix, env={"HOME": str(home)}, home=home, index_tool_output=tools).refresh()
+    gens = sorted(p.name for p in ix.iterdir() if p.name.startswith("gen-"))
+    assert len(gens) == 4  # three replaced ones, within their grace
+    engine = Engine(ix)
+    assert len(engine.search("backoff").hits) == 12
+    monkeypatch.setattr(store, "GRACE", 0.0)
+    report = Indexer(ix, env={"HOME": str(home)}, home=home, index_tool_output=True).refresh()
+    assert not report.files_read and not report.rebuilt  # nothing to do
+    assert [p.name for p in ix.iterdir() if p.name.startswith("gen-")] == [current_dir(ix).name]
+    assert len(engine.search("backoff").hits) == 12
+
+
 def test_deleting_the_index_while_an_engine_runs_finds_nothing_then_the_rebuilt_one(tmp_path):
     import shutil
 

@@ -290,6 +290,26 @@ def _drop_generations(root: Path, keep: set[str]) -> None:
             shutil.rmtree(p, ignore_errors=True)
 
 
+def drop_replaced(root: Path) -> None:
+    """Remove the generations of ``root`` that are not current, as :func:`_drop_generations` does
+    (one a swap replaced once :data:`GRACE` has passed, one a killed writer left at once), when
+    there are any and the writers' lock is free this moment: called by every refresh, also one
+    that finds nothing to do (replaced generations stayed until a refresh found a change: 143
+    copies, 50 MB, after repeated tool-output switches). Costs a ``listdir`` when there is none.
+    Never raises."""
+    root = Path(root)
+    try:
+        gens = [n for n in os.listdir(root) if n.startswith(GEN_PREFIX)]
+        current = current_dir(root)
+        if current is None or all(n == current.name for n in gens):
+            return
+        with write_lock(root, wait=0.0) as held:
+            if held and current_dir(root) == current:
+                _drop_generations(root, keep={current.name})
+    except (OSError, IndexError_):  # a read-only index directory: nothing to tidy
+        pass
+
+
 def _clear_legacy(root: Path) -> None:
     """Remove an index from before generations (Whoosh files, stamp, seal, manifest in the root)."""
     for p in Path(root).iterdir():

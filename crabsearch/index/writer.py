@@ -36,8 +36,8 @@ from .manifest import Manifest, dumps, file_key
 from .filtering import hour_key, project_name
 from .layout import LAST_REFRESH, owned, where
 from .pool import use_compact_pool
-from .store import (LOCK_WAIT, doc_total, merge_policy, open_for_writing, open_index, remove_unfinished, seal, swap,
-                    write_lock)
+from .store import (LOCK_WAIT, doc_total, drop_replaced, merge_policy, open_for_writing, open_index,
+                    remove_unfinished, seal, swap, write_lock)
 
 BATCH_DOCS = 40_000
 BATCH_BYTES = 512 * 1024 * 1024
@@ -311,6 +311,7 @@ class Indexer:
             jobs, removed, _ = self._plan(ix, report, files)
             if not jobs and not removed:
                 colfile.write_all(self._gen, ix)  # an index committed before column files: once
+                drop_replaced(self.index_dir)
                 self._touch_last_refresh()
                 report.seconds = time.perf_counter() - t0
                 return report
