@@ -216,9 +216,14 @@ def test_a_variant_switch_builds_a_new_generation_and_swaps_it_in_when_complete(
     assert len(engine.search("backoff").hits) == 12
     seen_during_build = []
     tools = Indexer(ix, env={"HOME": str(home)}, home=home, index_tool_output=True)
+
+    def search_meanwhile(progress):
+        reader = Engine(ix)
+        seen_during_build.append((current_dir(ix), len(reader.search("backoff").hits)))
+        reader.close()  # a reader that holds the old generation keeps it on disk
+
     # while the new generation is being written, searches still see the old, complete one
-    report = tools.refresh(progress=lambda p: seen_during_build.append(
-        (current_dir(ix), len(Engine(ix).search("backoff").hits))))
+    report = tools.refresh(progress=search_meanwhile)
     assert "switched on" in report.rebuilt
     assert seen_during_build and all(gen == old and n == 12 for gen, n in seen_during_build)
     new = current_dir(ix)
@@ -250,6 +255,29 @@ def test_replaced_generations_go_at_the_next_refresh_even_with_nothing_to_do(tmp
     assert not report.files_read and not report.rebuilt  # nothing to do
     assert [p.name for p in ix.iterdir() if p.name.startswith("gen-")] == [current_dir(ix).name]
     assert len(engine.search("backoff").hits) == 12
+
+
+def test_a_replaced_generation_stays_while_a_reader_holds_it(tmp_path, monkeypatch):
+    """An engine that opened a generation and has not searched since a swap replaced it still has
+    its files open: the generation is removed only once that engine lets go (its next search moves
+    to the new one), by the next refresh, whatever that refresh finds."""
+    from crabsearch.index import store
+    from crabsearch.index.layout import current_dir
+
+    home = _home(tmp_path)
+    ix = tmp_path / "ix"
+    _index(home, ix)
+    old = current_dir(ix)
+    engine = Engine(ix)
+    assert len(engine.search("backoff").hits) == 12
+    tools = Indexer(ix, env={"HOME": str(home)}, home=home, index_tool_output=True)
+    tools.refresh()
+    monkeypatch.setattr(store, "GRACE", 0.0)
+    tools.refresh()
+    assert old.exists() and current_dir(ix) != old  # held by the engine
+    assert len(engine.search("backoff").hits) == 12  # moves to the new generation, lets go of the old
+    tools.refresh()
+    assert not old.exists()
 
 
 def test_deleting_the_index_while_an_engine_runs_finds_nothing_then_the_rebuilt_one(tmp_path):

@@ -196,6 +196,9 @@ def open_index(root: Path, *, create: bool = True, variant: str | None = None):
     """Open the index in ``root`` (see ``layout.py``); returns ``(ix, rebuilt)`` where
     ``rebuilt`` says why the index was reset or must be, else None.
 
+    The index returned holds its generation (:func:`_hold`) until :func:`release` or until it is
+    freed: a generation a swap replaced is not removed while a reader holds it.
+
     Readers pass ``create=False``: ``(None, None)`` when there is no index, ``(None, why)``
     when one exists but cannot be searched (stale; damaged, when ``why`` is a :class:`Damage`).
     ``variant`` names what the index holds beyond the default (``"tools"`` with tool output);
@@ -213,7 +216,12 @@ def open_index(root: Path, *, create: bool = True, variant: str | None = None):
                                  else "index format changed (an index from before generations); rebuilding"
                                  if is_legacy(root) else None)
             break
+        hold = _hold(gen)
         ix, problem, kind = _try_open(gen, variant)
+        if ix is not None and hold is not None:
+            ix.crabsearch_hold = hold
+        elif hold is not None:
+            hold.close()
         if kind == "damaged":
             problem = Damage(problem)
         if ix is not None or current_dir(root) == gen:
@@ -227,6 +235,43 @@ def open_index(root: Path, *, create: bool = True, variant: str | None = None):
         if opened.swap_pending:
             swap(root, opened.directory)
         return opened.ix, opened.rebuilt
+
+
+def _hold(gen: Path):
+    """A shared ``flock`` on ``gen``'s stamp file, as an open file (closing it, or its being
+    freed, lets go); None when the stamp cannot be opened or a writer is removing ``gen``."""
+    try:
+        f = open(gen / STAMP, "rb")
+    except OSError:
+        return None
+    try:
+        fcntl.flock(f, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except OSError:
+        f.close()
+        return None
+    return f
+
+
+def release(ix) -> None:
+    """Let go of the generation ``ix`` (from :func:`open_index`) holds. Never raises."""
+    hold = getattr(ix, "crabsearch_hold", None)
+    if hold is not None:
+        hold.close()
+
+
+def _held(gen: Path) -> bool:
+    """True while a reader holds ``gen`` (:func:`_hold`)."""
+    try:
+        fd = os.open(gen / STAMP, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return False
+    except OSError:
+        return True
+    finally:
+        os.close(fd)
 
 
 def _try_open(directory: Path, variant: str | None):
@@ -277,7 +322,9 @@ def doc_total(ix) -> int:
 def _drop_generations(root: Path, keep: set[str]) -> None:
     """Remove the generations of ``root`` not named in ``keep``: one a writer was killed while
     building (never current), at once; one a swap replaced, :data:`GRACE` seconds after the swap
-    (a search may have opened it just before). The caller holds the write lock."""
+    (a search may have read the link just before) and once no reader holds it (:func:`_hold`:
+    an engine that has not searched since the swap still has its files open). The caller holds
+    the write lock."""
     now = time.time()
     for p in Path(root).iterdir():
         if not p.name.startswith(GEN_PREFIX) or p.name in keep or p.is_symlink() or not p.is_dir():
@@ -286,7 +333,7 @@ def _drop_generations(root: Path, keep: set[str]) -> None:
             retired = float((p / RETIRED).read_text())
         except (OSError, ValueError):
             retired = None
-        if retired is None or now - retired > GRACE:
+        if retired is None or (now - retired > GRACE and not _held(p)):
             shutil.rmtree(p, ignore_errors=True)
 
 
