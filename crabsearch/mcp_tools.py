@@ -180,8 +180,12 @@ class Door:
         "resume_command", "notes": [str], "window": [{"message_index", "role", "label",
         "timestamp", "text", "truncated", "hit"}]}]}``. Caps: ``limit`` 1..20, each side of the
         window 0..15 and the window at most 16 with the hit inside, 1,024 characters a message,
-        64 KB in all (``trimmed``: sessions dropped from the end). Raises :class:`BadCall` for an
-        empty query, an unknown agent, a bad ``since`` or a ``project`` holding a double quote."""
+        64 KB in all (``trimmed``: sessions dropped from the end). ``query`` echoes the part
+        searched (512 characters at most); an unknown word is spelling-repaired only once no
+        refresh runs (a half-built index lacks words); ``notes`` say when the index could not be
+        updated or no transcripts were found. Raises :class:`BadCall` for an empty query, an
+        unknown agent, a bad ``since``, a ``project`` holding a double quote, or no index and an
+        index directory that cannot be written."""
         if not query.strip():
             raise BadCall("The query is empty: give 2-6 words of what you are looking for.")
         agent = _agent(agent)
@@ -206,8 +210,8 @@ class Door:
         # The echo is the part of the query searched (filters stand before it, the engine cuts
         # the whole at 512 characters), never the argument whatever its length.
         head = len(" ".join(filters)) + 1 if filters else 0
-        data = {"query": used_part(text)[head:], "route": result.route, "indexing": not done, "trimmed": False, "notes": notes,
-                "hits": [self._hit(h) for h in result.hits]}
+        data = {"query": used_part(text)[head:], "route": result.route, "indexing": not done, "trimmed": False,
+                "notes": notes, "hits": [self._hit(h) for h in result.hits]}
         return _fit(data, "hits", search_text,
                     "the answer was cut to stay under 64 KB ({kept} of {all} sessions shown): ask for fewer "
                     "sessions or less context",
@@ -313,7 +317,8 @@ class Door:
         except AmbiguousSession as exc:
             raise BadCall(f"The session id prefix {exc}; give more of the id.") from None
         if ref is None and not done:
-            raise BadCall(f"No session {quoted(sid)} in the index yet: crabsearch is still indexing; ask again in a minute.")
+            raise BadCall(f"No session {quoted(sid)} in the index yet: crabsearch is still indexing; ask again in a "
+                          "minute.")
         if ref is None:
             self._usable()
             hint = " (give at least 4 characters of the id)" if len(sid) < 4 else ""
