@@ -234,7 +234,15 @@ def _run(args) -> int:
         return serve(Door(engine, make_indexer(), tool_output=tools))
 
     if args.command == "index":
-        report = indexer.refresh()
+        from .index.store import IndexError_
+
+        try:
+            report = indexer.refresh()
+        except (OSError, IndexError_) as exc:
+            if not engine.exists:
+                raise
+            _cannot_update(indexer, exc, "search and the app use")
+            return EXIT_ERROR
         _print_report(report, index_dir, engine.doc_count(), args.json)
         if report.busy:
             print("crabsearch: another crabsearch is updating the index; run this again when it is done",
@@ -361,16 +369,35 @@ def _refresh(indexer, engine, doing: str):
     stderr, and the engine reopened when the index changed (a kept engine's records may be of
     transcripts that changed). Returns the report, or None when the index cannot be updated
     (e.g. a read-only index directory: said on stderr, and ``doing`` what is already indexed)."""
-    try:
-        report = indexer.refresh()
-    except OSError as exc:
-        print(f"crabsearch: cannot update the index ({exc.strerror or exc}); {doing} what is already indexed",
-              file=sys.stderr)
+    report = _try_refresh(indexer, doing)
+    if report is None:
         return None
     _warn(report)
     if report.changed:
         engine.reload()
     return report
+
+
+def _try_refresh(indexer, doing: str):
+    """``indexer.refresh()``, or None after one line on stderr when the index directory cannot be
+    written (``OSError``, or ``store.IndexError_`` from one: a read-only or immutable directory, a
+    sandbox): the command goes on ``doing`` what is already indexed."""
+    from .index.store import IndexError_
+
+    try:
+        return indexer.refresh()
+    except (OSError, IndexError_) as exc:
+        _cannot_update(indexer, exc, doing)
+        return None
+
+
+def _cannot_update(indexer, exc: Exception, doing: str) -> None:
+    """The one stderr line for an index directory that cannot be written: where, why (the
+    ``OSError``'s own words), and that the command goes on ``doing`` what is already indexed."""
+    from .index.store import why_unwritable
+
+    print(f"crabsearch: cannot update the index in {indexer.index_dir} ({why_unwritable(exc)}); {doing} what is "
+          "already indexed", file=sys.stderr)
 
 
 def _find_session(engine, indexer, session_id: str, *, refresh: bool = True):
@@ -398,9 +425,9 @@ def _find_session(engine, indexer, session_id: str, *, refresh: bool = True):
             if report is not None and report.changed:
                 ref = engine.find_session(session_id)
         elif ref is None:
-            indexer.refresh()
-            engine.reload()
-            ref = engine.find_session(session_id)
+            if _try_refresh(indexer, "showing") is not None:
+                engine.reload()
+                ref = engine.find_session(session_id)
     except AmbiguousSession as exc:
         print(f"crabsearch: session id prefix {exc}; give more of the id", file=sys.stderr)
         return None
@@ -522,12 +549,15 @@ def _print_report(report, index_dir: Path, sessions: int, as_json: bool) -> None
     data = {"index_dir": str(index_dir), "files_seen": report.files_seen, "files_read": report.files_read,
             "files_removed": report.files_removed, "sessions": sessions,
             "messages_added": report.messages_added, "skipped_lines": report.skipped_lines,
-            "by_agent": report.by_agent, "errors": report.errors, "busy": report.busy,
+            "by_agent": report.by_agent, "errors": report.errors, "unreadable_dirs": report.unreadable_dirs,
+            "busy": report.busy,
             "rebuilt": report.rebuilt, "seconds": round(report.seconds, 3)}
     if as_json:
         _dump(data)
         return
     _warn(report)
+    for d in report.unreadable_dirs:
+        print(f"crabsearch: cannot read directory {d}; its transcripts are not indexed", file=sys.stderr)
     agents = ", ".join(f"{k} {v}" for k, v in sorted(report.by_agent.items())) or "none found"
     print(f"index: {index_dir}")
     print(f"transcripts: {report.files_seen} ({agents}); read {report.files_read}, removed {report.files_removed}")

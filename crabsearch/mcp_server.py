@@ -14,14 +14,20 @@ each description), turns a bad call into an ``isError`` result of one sentence, 
 * A line of stdin that is not JSON is answered with JSON-RPC's parse error, and one that is JSON but
   not a JSON-RPC message (``{"foo": 1}``, a string, an array) with its invalid request
   (:class:`_ParseErrors`; the SDK's stdio transport only logs them); the lines after it are served.
+  A request holding a lone surrogate escape (``"\\ud800"``, valid JSON that pydantic refuses) is
+  served with U+FFFD in its place.
 
 This module does not use ``from __future__ import annotations``: the SDK reads the tools'
 signatures to build their input and output schemas.
 """
 
+import json
 import logging
 import os
+import re
+import signal
 import sys
+import threading
 from typing import Annotated, Any
 
 from mcp.server import MCPServer
@@ -29,12 +35,13 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 from mcp.types import (INVALID_REQUEST, PARSE_ERROR, CallToolResult, ErrorData, JSONRPCError, TextContent,
-                       ToolAnnotations)
-from pydantic import BaseModel, Field, ValidationError
+                       ToolAnnotations, jsonrpc_message_adapter)
+from pydantic import BaseModel, BeforeValidator, Field, ValidationError, WithJsonSchema
+from pydantic_core import PydanticCustomError
 
 from . import __version__
 from .mcp_tools import (LIST_TEXT_CAP, MAX_HITS, MAX_PAGE, MAX_RECENT, MAX_WINDOW, SEARCH_TEXT_CAP, Answer,
-                        BadCall, Door)
+                        BadCall, Door, quoted)
 from .sources import SOURCES
 from .text import inert_json_text
 
@@ -85,7 +92,35 @@ READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempot
 AGENTS = ", ".join(SOURCES)
 Query = Annotated[str, Field(description="2-6 words in the user's own terms; the query language of crabsearch "
                                          "(\"phrase\", -word, prefix*, agent:, project:, role:, since:)")]
-Agent = Annotated[str | None, Field(description=f"only this agent's sessions: {AGENTS}")]
+Agent = Annotated[str | None, Field(description=f"only this agent's sessions: {AGENTS}"),
+                  WithJsonSchema({"anyOf": [{"type": "string", "enum": list(SOURCES)}, {"type": "null"}]})]
+
+
+def _not_a_bool(value):
+    """A whole-number argument: ``true``/``false`` are never numbers (pydantic's lax mode read
+    ``limit: true`` as 1). Anything else is pydantic's lax integer: a whole number, also written
+    as a string (``"5"``, what some clients send) or as ``5.0``."""
+    if isinstance(value, bool):
+        raise PydanticCustomError("int_type", "Input should be a valid integer")
+    return value
+
+
+def whole(description: str, low: int, high: int | None = None):
+    """A whole-number argument's type: ``description`` and the range in its schema
+    (``minimum``/``maximum``: what is used; a value outside is clamped, never an error)."""
+    bounds = {"minimum": low} | ({"maximum": high} if high is not None else {})
+    return Annotated[int, BeforeValidator(_not_a_bool),
+                     Field(description=f'{description}; a whole number ("5" is read as 5)', json_schema_extra=bounds)]
+
+
+SearchLimit = whole(f"sessions to return, 1-{MAX_HITS} (clamped)", 1, MAX_HITS)
+Before = whole(f"messages shown before the hit, 0-{MAX_WINDOW - 1} (clamped; a window holds at most {MAX_WINDOW})",
+               0, MAX_WINDOW - 1)
+After = whole(f"messages shown after the hit, 0-{MAX_WINDOW - 1} (clamped; a window holds at most {MAX_WINDOW})",
+              0, MAX_WINDOW - 1)
+Offset = whole("first message to return: its message_index, from 0", 0)
+PageLimit = whole(f"messages per page, 1-{MAX_PAGE} (clamped)", 1, MAX_PAGE)
+RecentLimit = whole(f"sessions to list, 1-{MAX_RECENT} (clamped)", 1, MAX_RECENT)
 Project = Annotated[str | None, Field(description="only sessions whose working directory ends in this folder "
                                                   "name or lies under this path")]
 
@@ -117,7 +152,7 @@ class SessionHit(BaseModel):
 
 
 class SearchOutput(BaseModel):
-    query: str
+    query: str = Field(description="the part of the query searched (at most 512 characters)")
     route: str | None = Field(description="the first rung that matched, null when nothing did")
     indexing: bool = Field(description="true when indexing was still running: results may be incomplete")
     trimmed: bool = Field(description="true when sessions were left out to stay under 64 KB")
@@ -167,9 +202,13 @@ class RecentOutput(BaseModel):
 
 class CrabsearchServer(MCPServer):
     """An :class:`MCPServer` whose argument errors are one sentence (the SDK's are pydantic's
-    multi-line report)."""
+    multi-line report), and whose unknown tool is quoted at most :data:`~crabsearch.mcp_tools.QUOTED_CHARS`
+    characters (the SDK's ``Unknown tool: NAME`` sent back a name of any length)."""
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context=None):
+        if self._tool_manager.get_tool(name) is None:
+            known = ", ".join(sorted(t.name for t in self._tool_manager.list_tools()))
+            return error_result(f"Unknown tool {quoted(name)}: the tools are {known}.")
         try:
             return await super().call_tool(name, arguments, context)
         except ToolError as exc:
@@ -183,7 +222,7 @@ def build_server(door: Door) -> MCPServer:
     server = CrabsearchServer("crabsearch", title="crabsearch", version=__version__, instructions=INSTRUCTIONS,
                               log_level="WARNING")
 
-    def search_sessions(query: Query, limit: int = 5, context_before: int = 2, context_after: int = 2,
+    def search_sessions(query: Query, limit: SearchLimit = 5, context_before: Before = 2, context_after: After = 2,
                         agent: Agent = None, project: Project = None,
                         since: Annotated[str | None, Field(description="only messages from this day on: "
                                                            "2026-01-31, 7d, 2w, 3m, 12h, today, yesterday")] = None,
@@ -192,10 +231,10 @@ def build_server(door: Door) -> MCPServer:
 
     def list_messages(session_id: Annotated[str, Field(description="a session_id from search_sessions or "
                                                                    "recent_sessions, or a unique prefix")],
-                      offset: int = 0, limit: int = 20) -> Annotated[CallToolResult, PageOutput]:
+                      offset: Offset = 0, limit: PageLimit = 20) -> Annotated[CallToolResult, PageOutput]:
         return answer(door.list_messages, session_id, offset, limit)
 
-    def recent_sessions(limit: int = 10, agent: Agent = None, project: Project = None
+    def recent_sessions(limit: RecentLimit = 10, agent: Agent = None, project: Project = None
                         ) -> Annotated[CallToolResult, RecentOutput]:
         return answer(door.recent_sessions, limit, agent, project)
 
@@ -299,6 +338,9 @@ class _ParseErrors:
             item = await self._inner.receive()
             if not isinstance(item, ValidationError):
                 return item
+            served = _with_surrogates_replaced(item)
+            if served is not None:
+                return served
             reply = _error_reply(item)
             if reply is not None:
                 await self._write.send(SessionMessage(reply))
@@ -324,20 +366,68 @@ class _ParseErrors:
         await self.aclose()
 
 
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _loads(line) -> object:
+    """``line`` parsed as JSON text by the standard library, which, unlike pydantic's parser,
+    reads a lone surrogate escape (``"\\ud800"``: valid JSON text, RFC 8259 section 8.2);
+    NaN and Infinity are not JSON. Raises ``ValueError`` or ``TypeError``."""
+    def not_json(name):
+        raise ValueError(f"{name} is not JSON")
+
+    return json.loads(line, parse_constant=not_json)
+
+
+def _surrogates_replaced(value):
+    """``value`` (parsed JSON) with each lone surrogate in its strings and keys read as U+FFFD,
+    as a UTF-8 decoder reads a broken sequence."""
+    if isinstance(value, str):
+        return _LONE_SURROGATE.sub("\ufffd", value)
+    if isinstance(value, list):
+        return [_surrogates_replaced(x) for x in value]
+    if isinstance(value, dict):
+        return {_surrogates_replaced(k): _surrogates_replaced(x) for k, x in value.items()}
+    return value
+
+
+def _with_surrogates_replaced(exc: ValidationError) -> SessionMessage | None:
+    """The message of a stdin line that is JSON but holds a lone surrogate escape, which
+    pydantic's parser rejects as ``json_invalid``: each lone surrogate read as U+FFFD
+    (:func:`_surrogates_replaced`); None for any other line (answered by :func:`_error_reply`).
+    The request is then served and answered with its own id (the parse error's null id left the
+    client waiting for its answer); an id holding a lone surrogate is answered with U+FFFD in
+    its place."""
+    errors = exc.errors(include_url=False)
+    line = errors[0].get("input") if errors and errors[0].get("type") == "json_invalid" else None
+    if not isinstance(line, str) or "\\u" not in line:
+        return None
+    try:
+        value = _surrogates_replaced(_loads(line))
+        return SessionMessage(jsonrpc_message_adapter.validate_json(json.dumps(value), by_name=False))
+    except (TypeError, ValueError):  # pydantic's ValidationError is a ValueError
+        return None
+
+
 def _error_reply(exc: ValidationError) -> JSONRPCError | None:
     """JSON-RPC's answer to a stdin line whose ``exc`` the SDK's stdio transport put on its read
     stream: the parse error for a line that is not JSON (pydantic's ``json_invalid``, the line its
     ``input``), None for a blank one, the invalid request for JSON that is not a JSON-RPC message.
     Its id is the request's own when the line is an object with a ``method`` and a usable ``id``
-    (read from the errors' inputs: a ``missing`` field's is the whole object), else null."""
+    (read from the errors' inputs: a ``missing`` field's is the whole object; or parsed again
+    with ``json`` for JSON pydantic refused), else null."""
     errors = exc.errors(include_url=False)
     if errors and errors[0].get("type") == "json_invalid":
         line = errors[0].get("input")
         if isinstance(line, str) and not line.strip():
             return None
-        return JSONRPCError(jsonrpc="2.0", id=None, error=ErrorData(code=PARSE_ERROR, message="Parse error"))
-    whole = next((e.get("input") for e in errors if e.get("type") == "missing" and len(e.get("loc", ())) == 2),
-                 None)
+        try:  # JSON all the same (a lone surrogate that pydantic refuses), but not a message
+            whole = _surrogates_replaced(_loads(line))
+        except (TypeError, ValueError):
+            return JSONRPCError(jsonrpc="2.0", id=None, error=ErrorData(code=PARSE_ERROR, message="Parse error"))
+    else:
+        whole = next((e.get("input") for e in errors if e.get("type") == "missing" and len(e.get("loc", ())) == 2),
+                     None)
     rid = whole.get("id") if isinstance(whole, dict) and "method" in whole else None
     if isinstance(rid, bool) or not isinstance(rid, (int, str)):
         rid = None
@@ -361,17 +451,41 @@ async def run_stdio(server: MCPServer) -> None:
         wire.close()
 
 
+START_DELAY = 10.0
+"""Seconds after the server starts before it refreshes the index on its own (a tool call
+refreshes at once). A client's health check (``claude mcp list``, ``/mcp``) starts the server,
+lists its tools and kills it within about two seconds: it should not start a first index build
+it then kills."""
+STOP_WAIT = 2.0
+"""Seconds an interrupted or closed server gives the running refresh to end at its next
+transcript and commit what it read."""
+
+
 def serve(door: Door) -> int:
-    """``crabsearch mcp``: start a refresh in the background, then serve ``door`` over stdio until
-    the client closes stdin. Returns the exit code."""
+    """``crabsearch mcp``: serve ``door`` over stdio until the client closes stdin, refreshing the
+    index at the first tool call or :data:`START_DELAY` seconds after the start, whichever comes
+    first. SIGINT (Ctrl-C in a terminal, or a client) stops the refresh (:meth:`Refresher.stop`)
+    and exits 130 at once: the thread that reads stdin cannot be interrupted, and Python's own
+    KeyboardInterrupt left the server waiting for it, alive and no longer answering. Returns the
+    exit code."""
     import anyio
 
     # Plain lines on stderr (the SDK would install a Rich handler, whose colours the CLI's inert
     # stderr shows as symbols in a terminal); the SDK's own setup is then a no-op.
     logging.basicConfig(level=logging.WARNING, format="%(message)s", stream=sys.stderr)
-    door.refresher.fresh(block=False)  # the index catches up while the client starts
+
+    def interrupted(signum, frame):
+        door.refresher.stop(STOP_WAIT)
+        sys.stderr.flush()
+        os._exit(130)
+
+    signal.signal(signal.SIGINT, interrupted)
+    later = threading.Timer(START_DELAY, door.refresher.fresh, kwargs={"block": False})
+    later.daemon = True
+    later.start()
     try:
         anyio.run(run_stdio, build_server(door))
-    except KeyboardInterrupt:
-        return 130
+    finally:
+        later.cancel()
+        door.refresher.stop(STOP_WAIT)
     return 0

@@ -21,7 +21,8 @@ from datetime import datetime
 
 from .hits import structure_notes
 from .model import Role, iso
-from .query import parse_day
+from .query import parse_day, used_part
+from .index.store import why_unwritable
 from .search import AmbiguousSession, Engine, Hit, IndexDamaged, Item, SessionRef
 from .mcp_text import page_text, recent_text, search_text
 from .sources import SOURCES
@@ -76,6 +77,17 @@ class Answer:
     text: str
 
 
+QUOTED_CHARS = 200
+"""Characters of an argument an error message quotes at most (a 1,000,000-character argument
+is not sent back)."""
+
+
+def quoted(value: str) -> str:
+    """``value`` as an error message quotes it: ``repr`` of its first :data:`QUOTED_CHARS`
+    characters, with ``…`` after the quote when it was longer."""
+    return repr(value[:QUOTED_CHARS]) + ("…" if len(value) > QUOTED_CHARS else "")
+
+
 def clamp(value: int, low: int, high: int) -> int:
     """``value`` within ``[low, high]``."""
     return max(low, min(high, value))
@@ -92,6 +104,11 @@ class Refresher:
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
         self._started: float | None = None
+        self._stopping = threading.Event()
+        self.problem: str | None = None
+        """Why the last refresh failed (``Operation not permitted``), None when it did not."""
+        self.found: int | None = None
+        """Transcripts the last finished refresh found, None before one finished."""
 
     def fresh(self, *, force: bool = False, block: bool = True) -> bool:
         """Refresh unless one started less than ``every`` seconds ago (``force``: always), or
@@ -100,6 +117,8 @@ class Refresher:
         answers from what is committed)."""
         with self._lock:
             t = self._thread
+            if self._stopping.is_set():
+                return t is None or not t.is_alive()
             if t is None or not t.is_alive():
                 recent = self._started is not None and time.monotonic() - self._started < self.every
                 if recent and not force:
@@ -111,12 +130,23 @@ class Refresher:
         t.join(max(0.0, deadline - time.monotonic()))
         return not t.is_alive()
 
+    def stop(self, wait: float) -> None:
+        """Stop: the refresh running ends at its next transcript, committing what it read (the
+        next start goes on from there), waited for at most ``wait`` seconds; no other starts."""
+        with self._lock:
+            self._stopping.set()
+            t = self._thread
+        if t is not None:
+            t.join(wait)
+
     def _run(self) -> None:
         try:
-            report = self.indexer.refresh()
+            report = self.indexer.refresh(cancelled=self._stopping.is_set)
         except Exception as exc:  # e.g. a read-only index directory: search what is there
+            self.problem = why_unwritable(exc)
             log.warning("crabsearch: cannot update the index (%s); searching what is already indexed", exc)
             return
+        self.problem, self.found = None, report.files_seen
         if report.rebuilt:
             log.warning("crabsearch: %s", report.rebuilt)
         for err in report.errors[:5]:
@@ -150,17 +180,26 @@ class Door:
         "resume_command", "notes": [str], "window": [{"message_index", "role", "label",
         "timestamp", "text", "truncated", "hit"}]}]}``. Caps: ``limit`` 1..20, each side of the
         window 0..15 and the window at most 16 with the hit inside, 1,024 characters a message,
-        64 KB in all (``trimmed``: sessions dropped from the end). Raises :class:`BadCall` for an
-        empty query, an unknown agent, a bad ``since`` or a ``project`` holding a double quote."""
+        64 KB in all (``trimmed``: sessions dropped from the end). ``query`` echoes the part
+        searched (512 characters at most); an unknown word is spelling-repaired only once no
+        refresh runs (a half-built index lacks words); ``notes`` say when the index could not be
+        updated or no transcripts were found. Raises :class:`BadCall` for an empty query, an
+        unknown agent, a bad ``since``, a ``project`` holding a double quote, or no index and an
+        index directory that cannot be written."""
         if not query.strip():
             raise BadCall("The query is empty: give 2-6 words of what you are looking for.")
         agent = _agent(agent)
-        text = " ".join(_filters(project, since) + [query])
+        filters = _filters(project, since)
+        text = " ".join(filters + [query])
         limit = clamp(limit, 1, MAX_HITS)
         before, after = clamp(context_before, 0, MAX_WINDOW - 1), clamp(context_after, 0, MAX_WINDOW - 1)
         done = self.refresher.fresh()
-        result = self._read(lambda: self.engine.search(text, limit=limit, before=before, after=after, agent=agent))
-        notes = list(result.notes)
+        self._usable()
+        # While a refresh still runs (a first build, most often) the index lacks words: an unknown
+        # word is not spelling-repaired to an indexed one (flake -> frame), as in the app.
+        result = self._read(lambda: self.engine.search(text, limit=limit, before=before, after=after, agent=agent,
+                                                       repair=done))
+        notes = self._state_notes() + list(result.notes)
         if result.corrections:
             notes.append("showing results for "
                          + ", ".join(f"{v} instead of {k}" for k, v in result.corrections.items()))
@@ -168,8 +207,11 @@ class Door:
             notes.append("the query was cut to its first 512 characters")
         if not done:
             notes.append(INDEXING_NOTE)
-        data = {"query": query, "route": result.route, "indexing": not done, "trimmed": False, "notes": notes,
-                "hits": [self._hit(h) for h in result.hits]}
+        # The echo is the part of the query searched (filters stand before it, the engine cuts
+        # the whole at 512 characters), never the argument whatever its length.
+        head = len(" ".join(filters)) + 1 if filters else 0
+        data = {"query": used_part(text)[head:], "route": result.route, "indexing": not done, "trimmed": False,
+                "notes": notes, "hits": [self._hit(h) for h in result.hits]}
         return _fit(data, "hits", search_text,
                     "the answer was cut to stay under 64 KB ({kept} of {all} sessions shown): ask for fewer "
                     "sessions or less context",
@@ -215,11 +257,12 @@ class Door:
         limit = clamp(limit, 1, MAX_RECENT)
         filters = _filters(project, None)
         done = self.refresher.fresh()
+        self._usable()
         if filters:  # a filter alone lists the recent sessions it allows
             result = self._read(lambda: self.engine.search(" ".join(filters), limit=limit, agent=agent))
-            hits, notes = result.hits, list(result.notes)
+            hits, notes = result.hits, self._state_notes() + list(result.notes)
         else:
-            hits, notes = self._read(lambda: self.engine.recent(limit=limit, agent=agent)), []
+            hits, notes = self._read(lambda: self.engine.recent(limit=limit, agent=agent)), self._state_notes()
         if not done:
             notes.append(INDEXING_NOTE)
         data = {"indexing": not done, "notes": notes, "sessions": [_session(h.ref) for h in hits]}
@@ -238,6 +281,29 @@ class Door:
             self.engine.reload()
             return call()
 
+    def _usable(self) -> None:
+        """Raise :class:`BadCall` when there is no index to search and none can be made (the
+        index directory cannot be written): said, not answered as "No sessions match"."""
+        problem = self.refresher.problem
+        if problem and not self.engine.exists:
+            raise BadCall(f"crabsearch cannot create its index in {self.engine.index_dir} ({problem}), so it has "
+                          "nothing to search: start the server with --index-dir DIR (or CRABSEARCH_INDEX_DIR) "
+                          "naming a folder it can write.")
+
+    def _state_notes(self) -> list[str]:
+        """What an empty or old answer must not be taken for: an index that could not be updated,
+        or no transcripts found at all (the user's work is then not "not found" but not seen)."""
+        notes = []
+        if self.refresher.problem:
+            notes.append(f"crabsearch could not update its index in {self.engine.index_dir} "
+                         f"({self.refresher.problem}): the answer is from what was indexed before")
+        if self.refresher.found == 0:
+            home = getattr(self.indexer, "home", None)
+            where = f" under {home}" if home else ""
+            notes.append(f"crabsearch found no agent transcripts{where} (`crabsearch status` lists where it "
+                         "looks): nothing is searched, which says nothing about the user's past work")
+        return notes
+
     def _session(self, session_id: str) -> SessionRef:
         sid = session_id.strip()
         if not sid:
@@ -251,10 +317,14 @@ class Door:
         except AmbiguousSession as exc:
             raise BadCall(f"The session id prefix {exc}; give more of the id.") from None
         if ref is None and not done:
-            raise BadCall(f"No session {sid!r} in the index yet: crabsearch is still indexing; ask again in a minute.")
+            raise BadCall(f"No session {quoted(sid)} in the index yet: crabsearch is still indexing; ask again in a "
+                          "minute.")
         if ref is None:
+            self._usable()
             hint = " (give at least 4 characters of the id)" if len(sid) < 4 else ""
-            raise BadCall(f"No session {sid!r} in the index{hint}: use an id from search_sessions or recent_sessions.")
+            why = "".join(f" ({n})" for n in self._state_notes())
+            raise BadCall(f"No session {quoted(sid)} in the index{hint}: use an id from search_sessions or "
+                          f"recent_sessions.{why}")
         return ref
 
     def _hit(self, h: Hit) -> dict:
@@ -281,7 +351,7 @@ def _agent(agent: str | None) -> str | None:
         return None
     name = agent.strip().lower()
     if name not in SOURCES:
-        raise BadCall(f"Unknown agent {agent!r}: use one of {', '.join(SOURCES)}.")
+        raise BadCall(f"Unknown agent {quoted(agent)}: use one of {', '.join(SOURCES)}.")
     return name
 
 
@@ -296,7 +366,7 @@ def _filters(project: str | None, since: str | None) -> list[str]:
     if since is not None and since.strip():
         value = since.strip()
         if any(c.isspace() or c == '"' for c in value) or parse_day(value, datetime.now().astimezone()) is None:
-            raise BadCall(f"since {since!r} is not a date: use 2026-01-31, 7d, 2w, 3m, 12h, today or yesterday.")
+            raise BadCall(f"since {quoted(since)} is not a date: use 2026-01-31, 7d, 2w, 3m, 12h, today or yesterday.")
         out.append(f"since:{value}")
     return out
 

@@ -73,7 +73,7 @@ def parse(text: str, *, agents: tuple[str, ...] = (), now: datetime | None = Non
     """Parse ``text`` (cut to 512 characters) into a :class:`ParsedQuery`. ``agents`` are the
     valid ``agent:`` values (unknown ones are reported in ``notes``); ``now`` fixes the clock for
     relative dates (local time). Never raises."""
-    q = ParsedQuery(text=_cut(text), cut=len(text) > MAX_QUERY_CHARS)
+    q = ParsedQuery(text=used_part(text), cut=len(text) > MAX_QUERY_CHARS)
     now = now or datetime.now().astimezone()
     for m in _TOKEN.finditer(q.text):
         neg, quoted, bare = m.group(1), m.group(2), m.group(6)
@@ -92,9 +92,10 @@ def parse(text: str, *, agents: tuple[str, ...] = (), now: datetime | None = Non
     return q
 
 
-def _cut(text: str) -> str:
-    """``text`` cut to MAX_QUERY_CHARS, at the last space before the limit when there is one
-    (a word cut in half would be searched as another word)."""
+def used_part(text: str) -> str:
+    """The part of a query ``text`` that is searched: ``text`` cut to MAX_QUERY_CHARS, at the
+    last space before the limit when there is one (a word cut in half would be searched as
+    another word). Always a prefix of ``text``."""
     if len(text) <= MAX_QUERY_CHARS:
         return text
     head = text[:MAX_QUERY_CHARS]

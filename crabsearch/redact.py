@@ -103,6 +103,18 @@ Issue 16 kinds (vendor keys keep 6 + 4 characters, values follow the value rule)
   stay, and so does "the password is swordfish" (a plain word is indistinguishable from prose).
   ``password: X`` is the assignment rule: ``password: hunter2`` is masked, ``password: str`` and
   ``password: swordfish`` are not.
+* A secret's name in prose, then an opaque value: a prose form of gitleaks ``generic-api-key``
+  (commit 009e025), which needs an assignment operator after the name. The name is ``token``,
+  ``secret`` or a key's name (those of the assignment rule, also as two words: ``API key``,
+  ``access key``; ``primary key``, ``the key`` are not), then a space, ``is``/``was`` (a colon
+  after it or not), ``(`` or a quote, then [the value]: 20-256 characters with a letter and a
+  digit whose Shannon entropy is at least 3.5 bits a character (gitleaks' threshold for that
+  rule), 3.0 for a UUID or 32+ hex digits (gitleaks' hex rules use 3): ``the token `<uuid>```,
+  ``API key is <uuid>``, ``the aws secret is <40 characters>``, ``twilio auth token <32 hex>``
+  (gitleaks has Twilio's ``SK`` API keys only). An id with no such name right before it stays
+  searchable: ``session <uuid>``, ``claude --resume <uuid>``, ``the token count for session
+  <uuid>``, and so do a test's ``00000000-0000-...`` and words, identifiers and versions. Two
+  words naming a key work in assignments too (``API key: <value>``).
 
 Already-masked text is left as it is (anything containing or touching ``***``), so
 ``redact(redact(x)) == redact(x)``.
@@ -134,14 +146,18 @@ Adversarial inputs stay linear (the work per candidate is bounded): ``"key=" * 2
 from __future__ import annotations
 
 import bisect
+import collections
 import functools
+import math
 import re
 
 __all__ = ["RULES_VERSION", "find_secrets", "mask", "redact", "redact_value", "secret_patterns"]
 
-RULES_VERSION = 2
+RULES_VERSION = 3
 """1: issue 3's kinds; 2: issue 16's (Stripe, npm, SendGrid, Slack webhooks, Google OAuth, Telegram,
-Twilio, AWS secret keys, curl -u, "password is X")."""
+Twilio, AWS secret keys, curl -u, "password is X"); 3: a secret's name in prose before an opaque
+value (a UUID after "API key is", an AWS secret after "aws secret is", a Twilio auth token), and a
+key's name in two words in an assignment (``API key: ...``)."""
 
 MASK = "***"
 _KEEP_HEAD = 6
@@ -289,6 +305,16 @@ _BRANCHES += [_branch(f"assign_{kw}_{c}", f"(?i:{head})", c, f"(?i:{rest})" + _A
                       before=None, back=len(head))
               for kw, (head, anchor, rest) in _KEYWORDS.items() for c in (anchor, anchor.upper())]
 
+# "the token `<value>`", "API key is <value>", "twilio auth token <value>": a secret's name, then
+# (with no assignment operator: those are the assignment branches, tried first at the same
+# character) an opaque value, which _candidate judges (_opaque).
+_CONTEXT_TAIL = (r"""(?:[ \t]*+\(|[ \t]++(?:(?i:is|was)(?:[ \t]*+:)?[ \t]++)?)(?:\\?["'`])?"""
+                 r"""(?P<v>[A-Za-z0-9+/=_.\-]{20,256}+)(?![A-Za-z0-9+/=_\-])""")
+_BRANCHES += [_branch(f"context_{kw}_{c}", f"(?i:{head})", c, f"(?i:{rest})" + _CONTEXT_TAIL,
+                      before="A-Za-z0-9_", back=len(head))
+              for kw, (head, anchor, rest) in _KEYWORDS.items() if kw != "password"
+              for c in (anchor, anchor.upper())]
+
 # curl -u / --user user:password: a regex of its own, run after each "curl" the big regex finds
 # (entering it at every "u" would cost ~15 %); _candidate checks the command.
 _CURL_BRANCHES = ([_branch(
@@ -315,6 +341,18 @@ _KEY_NAME = re.compile(
     r"(?:api|secret|private|access|auth|client|app|master|encryption|signing|license|"
     r"subscription|service|account)[_\-]?key\Z", re.IGNORECASE
 )
+_KEY_NAME_SPACED = re.compile(
+    r"(?<![A-Za-z0-9])(?:api|secret|private|access|auth|client|app|master|encryption|signing|license|"
+    r"subscription|service|account)[ \t]key\Z", re.IGNORECASE
+)
+
+
+def _spaced_key_name(text: str, kw_start: int) -> bool:
+    """Whether the ``key`` at ``kw_start`` is a key's name written as two words (``API key``,
+    ``access key``, ``License Key``); ``primary key``, ``the key`` are not."""
+    return bool(_KEY_NAME_SPACED.search(text, max(0, kw_start - 16), kw_start + 3))
+
+
 _NOT_VALUES = frozenset(
     "none null nil true false undefined str string int bool bytes any optional required "
     "redacted hidden env".split()
@@ -348,7 +386,8 @@ def _assignment(text: str, m: re.Match, tag: str) -> tuple[int, int] | None:
     kw_start = m.start() - _BACK[tag]
     before = _NAME_BEFORE.search(text, max(0, kw_start - 64), kw_start).group()
     name = before + text[kw_start:m.start(f"{tag}__kwend")]
-    if kw == "key" and not (_KEY_NAME.search(name) or (name.endswith("_KEY") and name.isupper())):
+    if kw == "key" and not (_KEY_NAME.search(name) or (name.endswith("_KEY") and name.isupper())
+                            or _spaced_key_name(text, kw_start)):  # "API key: ..."
         return None
     for quote in ("dq", "sq", "uv"):
         start, end = m.span(f"{tag}__{quote}")
@@ -431,6 +470,13 @@ def _candidate(text: str, m: re.Match) -> tuple[int, int, str] | None:
         start, end = m.span(f"{tag}__v")
         if not _mixed_base64(text, start, end):
             return None
+    elif tag.startswith("context_"):
+        start, end = m.span(f"{tag}__v")
+        value = text[start:end].rstrip(".")
+        end = start + len(value)
+        kw_start = m.start() - _BACK[tag]
+        if (tag.startswith("context_key") and not _spaced_key_name(text, kw_start)) or not _opaque(value):
+            return None
     elif tag.startswith("prose_"):
         start, end = m.span(f"{tag}__qv")
         if start >= 0:
@@ -478,6 +524,7 @@ def _candidate(text: str, m: re.Match) -> tuple[int, int, str] | None:
 _PEM_BEGIN = re.compile(r"-----BEGIN " + _PEM_LABEL)
 _PEM_B64_RE = re.compile(_PEM_B64)
 _DIGIT = re.compile(r"[0-9]")
+_LETTER = re.compile(r"[A-Za-z]")
 _UPPER = re.compile(r"[A-Z]")
 _LOWER = re.compile(r"[a-z]")
 _HEX_LETTER = re.compile(r"[a-fA-F]")
@@ -544,6 +591,28 @@ def _aws_secret_after(text: str, end: int) -> tuple[int, int] | None:
 
 
 _B64_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789/+=")
+
+
+_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+_HEX = re.compile(r"[0-9a-fA-F\-]+")
+
+
+def _entropy(value: str) -> float:
+    """Shannon entropy of ``value``'s characters, in bits per character."""
+    n = len(value)
+    return -sum(c / n * math.log2(c / n) for c in collections.Counter(value).values())
+
+
+def _opaque(value: str) -> bool:
+    """A value that looks random, as a key or token does: 20+ characters with a digit and a letter
+    and a Shannon entropy of at least 3.5 bits a character (gitleaks ``generic-api-key``'s
+    threshold), 3.0 for hex and UUIDs (a 32-digit hex string holds at most 16 symbols; gitleaks'
+    hex rules use 3). Words, identifiers (``getUserByIdAndName``), version strings and the
+    placeholder UUIDs of tests (``00000000-0000-...``) are not."""
+    if not (_DIGIT.search(value) and _LETTER.search(value)) or _placeholder(value):
+        return False
+    hexish = _UUID.fullmatch(value) or (_HEX.fullmatch(value) and len(value) >= 32)
+    return _entropy(value) >= (3.0 if hexish else 3.5)
 
 
 def _prose_password(value: str) -> bool:

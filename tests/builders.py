@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import uuid as _uuid
+from contextlib import contextmanager
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -412,3 +413,26 @@ def delete_without_merging(index_dir: Path, skey: str):
 def short_ids(result) -> list[str]:
     """The first four characters of each hit's session id, in rank order."""
     return [h.session.session_id[:4] for h in result.hits]
+
+
+@contextmanager
+def unwritable(directory: Path):
+    """``directory`` and everything in it cannot be changed while the block runs, as on a
+    read-only mount, an immutable directory or in a sandbox (writes fail with EPERM): ``chattr
+    +i`` on each. Needs root (``chmod a-w`` would not do: crabsearch makes its own directory
+    0700 again); skips the test where that is not to be had."""
+    import os
+    import subprocess
+
+    import pytest
+
+    if os.geteuid() != 0:
+        pytest.skip("chattr +i needs root")
+    targets = [str(p) for p in (directory, *directory.rglob("*")) if not p.is_symlink()]
+    if subprocess.run(["chattr", "+i", *targets], capture_output=True).returncode:
+        subprocess.run(["chattr", "-i", *targets], capture_output=True)
+        pytest.skip("chattr +i is not available here")
+    try:
+        yield
+    finally:
+        subprocess.run(["chattr", "-i", *targets], check=True)

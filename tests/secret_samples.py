@@ -36,6 +36,11 @@ _TELEGRAM = "123456789" ":AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw0"
 _TWILIO = "SK" "0f9e8d7c6b5a40312f9e8d7c6b5a4031"
 _AWS_SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
 _AWS_SECRET_2 = "je7MtGbClwBF/2Zp9Utk/h3yCo8nvbEXAMPLEKEY"
+_AWS_SECRET_3 = "Kq3vT8xZ/Lm2Wn7Rb5Yc9Hd4Jf6Gs1Pa0EXAMPLE"
+_TWILIO_AUTH = "5d2f8a9c1e7b4036af2c9d8e1b7a4c63"
+_UUID_KEY = "3f2a9c1e-7b4d-4e8a-9c2f-1a2b3c4d5e6f"
+_UUID_TOKEN = "b81c4e2a-95f0-4d37-8a6e-2c19f7d3b054"
+_UUID_SESSION = "c4d7e2a1-6b3f-4e98-a250-9d8f1b7c3e62"
 
 SECRET_SAMPLES: list[tuple[str, str, str]] = [
     # --- kinds masked before issue 16 ------------------------------------------------------------
@@ -72,6 +77,12 @@ SECRET_SAMPLES: list[tuple[str, str, str]] = [
     ("prose_password_quoted", 'my wifi password was "correct horse battery"',
      "correct horse battery"),
     ("prose_password_colon", "Password: h4ckm3Now", "h4ckm3Now"),
+    # --- a secret's name in prose, then an opaque value (gitleaks generic-api-key) ------------------
+    ("uuid_api_key_prose", f"Your API key is {_UUID_KEY}, keep it out of the repo", _UUID_KEY),
+    ("uuid_token_quoted", f"I put the token `{_UUID_TOKEN}` in .env for you", _UUID_TOKEN),
+    ("api_key_spaced_assignment", f"API key: {_UUID_TOKEN}", _UUID_TOKEN),
+    ("aws_secret_prose", f"the aws secret is {_AWS_SECRET_3} (rotate it)", _AWS_SECRET_3),
+    ("twilio_auth_token", f"twilio auth token {_TWILIO_AUTH} for the SMS test", _TWILIO_AUTH),
 ]
 
 # Kinds whose text holds a second secret, and that secret.
@@ -123,4 +134,11 @@ NOT_SECRETS: list[str] = [
     # AWS: a git SHA next to a key-id-like word, and the label in prose
     "the secret access key is stored in ~/.aws/credentials (aws configure)",
     "AWS_ACCESS_KEY_ID and commit 3f786850e387550fdab836ed7e6dc881de23001b",
+    # ids in prose stay searchable: no secret's name right before them
+    f"session {_UUID_SESSION} crashed; resume it with claude --resume {_UUID_SESSION}",
+    f"the token count for session {_UUID_SESSION} is 12,000; request id {_UUID_SESSION}",
+    f"the primary key {_UUID_SESSION}, tokens {_UUID_SESSION}, the key {_UUID_SESSION}",
+    "the token 00000000-0000-4000-8000-000000000000 in the test, token 12345678901234567890",
+    "the secret is out, the token getUserByIdAndNameForTheWin, secret sauce v1.2.3-beta.4+build.567",
+    "the API key is required, the token is expired, the secret was rotated yesterday",
 ]

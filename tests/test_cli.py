@@ -10,7 +10,7 @@ import pytest
 
 from crabsearch.cli import main
 
-from builders import ClaudeSession, CodexSession
+from builders import ClaudeSession, CodexSession, unwritable
 from source_checks import run_cli
 
 HIT_KEYS = {"agent", "session_id", "title", "summary", "project", "git_branch", "path", "started", "updated",
@@ -194,6 +194,26 @@ def test_search_when_the_index_cannot_be_updated(home, capsys, monkeypatch):
 
 
 
+def test_a_read_only_index_is_searched_and_said_once(home, capsys, tmp_path):
+    """An index directory nothing can be written in (immutable: EPERM, as on a read-only mount or
+    in a sandbox) while a new transcript waits: ``search`` and ``show`` answer from the index
+    with one line saying it could not be updated (they exited 1: "cannot create the index ...
+    Operation not permitted"); ``index`` says the same and exits 1."""
+    run(capsys, "index")
+    ClaudeSession(home, session_id="6d000000-0000-4000-8000-000000000000").user("cron, a third time").write()
+    with unwritable(tmp_path / "index"):
+        code, out, err = run(capsys, "search", "cron", "--json")
+        assert code == 0, err
+        assert len(json.loads(out)["hits"]) == 2
+        assert err.count("cannot update the index") == 1 and "Operation not permitted" in err
+        assert "searching what is already indexed" in err
+        code, out, err = run(capsys, "show", "5c0375b4")
+        assert code == 0 and "Fix double cron run" in out
+        assert err.count("cannot update the index") == 1
+        code, out, err = run(capsys, "index")
+        assert code == 1 and err.count("cannot update the index") == 1 and "error" not in err
+
+
 def test_a_filter_name_with_no_value_is_noted_as_in_the_app(home, capsys):
     """``agent:`` alone lists the recent sessions with a note saying what it needs (the app
     did; the command line said nothing, a fresh-user trial); with a word, the word is searched."""
@@ -350,3 +370,56 @@ def test_version():
     done = subprocess.run([sys.executable, "-m", "crabsearch", "--version"], capture_output=True, text=True,
                           timeout=60)
     assert done.returncode == 0 and done.stdout.strip() == f"crabsearch {__version__}"
+
+
+def test_an_unreadable_project_directory_is_named_by_index_and_status():
+    """A project directory crabsearch cannot list (``chmod 000``, another user's) was skipped
+    without a word, while an unreadable file is named: ``index`` (stderr and ``--json``'s
+    ``unreadable_dirs``) and ``status`` (text and JSON) name it now, and the other sessions are
+    indexed. Run as an unprivileged user: root reads any directory (``setpriv`` drops to nobody)."""
+    import os
+    import shutil
+    import tempfile
+    from pathlib import Path
+
+    drop = []
+    if os.geteuid() == 0:
+        if shutil.which("setpriv") is None:
+            pytest.skip("setpriv is needed to run as another user")
+        drop = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+    base = Path(tempfile.mkdtemp(prefix="crabsearch-unreadable-"))
+    try:
+        base.chmod(0o777)
+        home = base / "home"
+        ClaudeSession(home, session_id="5c0375b4-57a5-4f26-b12d-d022ee4e51b7", cwd="/home/dev/open").user(
+            "the cron job runs twice").write()
+        hidden = ClaudeSession(home, session_id="6d000000-0000-4000-8000-000000000000", cwd="/home/dev/closed")
+        hidden.user("the cron job in the closed project").write()
+        for p in [base, *base.rglob("*")]:
+            p.chmod(0o777 if p.is_dir() else 0o666)
+        hidden.path.parent.chmod(0)
+        env = {"PATH": os.environ.get("PATH", ""), "HOME": str(home), "CRABSEARCH_NO_SERVER": "1",
+               "CRABSEARCH_INDEX_DIR": str(base / "index"), "CRABSEARCH_CONFIG": str(base / "none.toml"),
+               "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+
+        def cli(*argv):
+            return subprocess.run([*drop, sys.executable, "-m", "crabsearch", *argv], env=env, capture_output=True,
+                                  text=True, timeout=120)
+
+        index, status = cli("index", "--json"), cli("status", "--json")
+        text_index, text_status = cli("index"), cli("status")
+    finally:
+        for p in [base, *base.rglob("*")]:
+            try:
+                p.chmod(0o700)
+            except OSError:
+                pass
+        shutil.rmtree(base, ignore_errors=True)
+    where = str(hidden.path.parent)
+    assert index.returncode == 0, index.stderr
+    data = json.loads(index.stdout)
+    assert data["unreadable_dirs"] == [f"{where}: Permission denied"] and data["files_seen"] == 1
+    assert f"cannot read directory {where}: Permission denied; its transcripts are not indexed" in text_index.stderr
+    assert json.loads(status.stdout)["unreadable_dirs"] == [{"path": where, "error": "Permission denied"}]
+    listed = f"unreadable directories (their transcripts are skipped):\n  {where}: Permission denied"
+    assert listed in text_status.stdout

@@ -55,7 +55,8 @@ def test_a_pre_existing_open_index_dir_becomes_private(tmp_path):
     _index(home, ix)
     assert _mode(ix) == 0o700
     names = sorted(p.name for p in _walk(ix))
-    assert "MAIN_WRITELOCK" in names and "manifest.db" in names and SEAL in names
+    assert "manifest.db" in names and SEAL in names
+    assert "MAIN_WRITELOCK" not in names  # Whoosh's lock file is removed once its writer is done
     for p in _walk(ix):
         if not p.is_symlink():
             assert _mode(p) & 0o077 == 0, (p.name, oct(_mode(p)))
@@ -215,9 +216,14 @@ def test_a_variant_switch_builds_a_new_generation_and_swaps_it_in_when_complete(
     assert len(engine.search("backoff").hits) == 12
     seen_during_build = []
     tools = Indexer(ix, env={"HOME": str(home)}, home=home, index_tool_output=True)
+
+    def search_meanwhile(progress):
+        reader = Engine(ix)
+        seen_during_build.append((current_dir(ix), len(reader.search("backoff").hits)))
+        reader.close()  # a reader that holds the old generation keeps it on disk
+
     # while the new generation is being written, searches still see the old, complete one
-    report = tools.refresh(progress=lambda p: seen_during_build.append(
-        (current_dir(ix), len(Engine(ix).search("backoff").hits))))
+    report = tools.refresh(progress=search_meanwhile)
     assert "switched on" in report.rebuilt
     assert seen_during_build and all(gen == old and n == 12 for gen, n in seen_during_build)
     new = current_dir(ix)
@@ -227,6 +233,51 @@ def test_a_variant_switch_builds_a_new_generation_and_swaps_it_in_when_complete(
     ClaudeSession(home).user("a new backoff question").write()
     tools.refresh()
     assert not old.exists() and current_dir(ix) == new
+
+
+def test_replaced_generations_go_at_the_next_refresh_even_with_nothing_to_do(tmp_path, monkeypatch):
+    """Repeated tool-output switches each leave the replaced generation for :data:`GRACE` seconds;
+    they stayed until a refresh found a change (143 copies, 50 MB in a fault run). A refresh that
+    finds nothing to do removes them once their grace has passed, and keeps the current one."""
+    from crabsearch.index import store
+    from crabsearch.index.layout import current_dir
+
+    home = _home(tmp_path)
+    ix = tmp_path / "ix"
+    for tools in (False, True, False, True):
+        Indexer(ix, env={"HOME": str(home)}, home=home, index_tool_output=tools).refresh()
+    gens = sorted(p.name for p in ix.iterdir() if p.name.startswith("gen-"))
+    assert len(gens) == 4  # three replaced ones, within their grace
+    engine = Engine(ix)
+    assert len(engine.search("backoff").hits) == 12
+    monkeypatch.setattr(store, "GRACE", 0.0)
+    report = Indexer(ix, env={"HOME": str(home)}, home=home, index_tool_output=True).refresh()
+    assert not report.files_read and not report.rebuilt  # nothing to do
+    assert [p.name for p in ix.iterdir() if p.name.startswith("gen-")] == [current_dir(ix).name]
+    assert len(engine.search("backoff").hits) == 12
+
+
+def test_a_replaced_generation_stays_while_a_reader_holds_it(tmp_path, monkeypatch):
+    """An engine that opened a generation and has not searched since a swap replaced it still has
+    its files open: the generation is removed only once that engine lets go (its next search moves
+    to the new one), by the next refresh, whatever that refresh finds."""
+    from crabsearch.index import store
+    from crabsearch.index.layout import current_dir
+
+    home = _home(tmp_path)
+    ix = tmp_path / "ix"
+    _index(home, ix)
+    old = current_dir(ix)
+    engine = Engine(ix)
+    assert len(engine.search("backoff").hits) == 12
+    tools = Indexer(ix, env={"HOME": str(home)}, home=home, index_tool_output=True)
+    tools.refresh()
+    monkeypatch.setattr(store, "GRACE", 0.0)
+    tools.refresh()
+    assert old.exists() and current_dir(ix) != old  # held by the engine
+    assert len(engine.search("backoff").hits) == 12  # moves to the new generation, lets go of the old
+    tools.refresh()
+    assert not old.exists()
 
 
 def test_deleting_the_index_while_an_engine_runs_finds_nothing_then_the_rebuilt_one(tmp_path):
@@ -318,3 +369,53 @@ def test_a_damage_marker_keeps_its_first_reason(tmp_path):
     mark_damaged(tmp_path, seal_problem(tmp_path))
     assert (tmp_path / DAMAGED).read_text() == "segment x failed to decode"
     assert seal_problem(tmp_path) == "a search could not read it (segment x failed to decode)"
+
+
+# -- a `current` that is not a link --------------------------------------------------------------
+
+
+def test_a_current_copied_as_a_directory_is_moved_aside_and_rebuilt(tmp_path, capsys, monkeypatch):
+    """A backup or sync that follows links (``cp -rL``, Python's ``copytree``) puts a directory
+    where the ``current`` link was. ``index`` failed for ever (``[Errno 21] Is a directory:
+    '.current.PID' -> 'current'``), each try leaving an empty ``gen-*`` and a ``.current.PID``;
+    ``search`` said "run `crabsearch index`" and ``status`` "format -" with no hint. Now status
+    names it, a search says the index is damaged and rebuilds it, and ``index`` moves it aside,
+    rebuilds and says so, leaving one generation behind the link."""
+    import shutil
+
+    home, index_dir = _home(tmp_path), tmp_path / "index"
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("CRABSEARCH_INDEX_DIR", str(index_dir))
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    _index(home, index_dir)
+    shutil.copytree(index_dir, tmp_path / "copy")  # follows the link: `current` becomes a directory
+    shutil.rmtree(index_dir)
+    (tmp_path / "copy").rename(index_dir)
+    assert (index_dir / "current").is_dir() and not (index_dir / "current").is_symlink()
+
+    code, out, _ = run_cli(capsys, "status")
+    assert code == 0 and "warning: the index's `current` is a directory, not crabsearch's link" in out
+    assert "`crabsearch index` moves it aside and rebuilds the index" in out
+    engine = Engine(index_dir)
+    assert not engine.exists and "`current` is a directory" in engine.damage
+    code, out, err = run_cli(capsys, "index")
+    assert code == 0 and "`current` is a directory, not crabsearch's link" in err and "moved aside" in err
+    code, out, err = run_cli(capsys, "index")  # a sound index now
+    assert code == 0 and err == ""
+    assert (index_dir / "current").is_symlink()
+    assert sorted(p.name for p in index_dir.iterdir() if p.name.startswith(("gen-", ".current."))) == [
+        os.readlink(index_dir / "current")]
+    code, out, _ = run_cli(capsys, "search", "timeout", "--json", "--limit", "20")
+    assert code == 0 and len(json.loads(out)["hits"]) == 12
+
+
+def test_index_says_it_moved_a_directory_current_aside(tmp_path):
+    home, index_dir = _home(tmp_path), tmp_path / "index"
+    _index(home, index_dir)
+    gen = where(index_dir)
+    (index_dir / "current").unlink()
+    gen.rename(index_dir / "current")
+    report = _index(home, index_dir)
+    assert report.rebuilt.startswith("the index's `current` is a directory, not crabsearch's link")
+    assert report.rebuilt.endswith(": moved aside; rebuilding") and report.messages_added == 24
+    assert (index_dir / "current").is_symlink()

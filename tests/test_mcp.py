@@ -18,11 +18,13 @@ from mcp import Client
 
 from crabsearch.index import Indexer, RefreshReport
 from crabsearch.mcp_server import build_server
-from crabsearch.mcp_tools import (ENVELOPE_BYTES, LIST_TEXT_CAP, MAX_HITS, MAX_RESPONSE_BYTES, MAX_WINDOW,
+from crabsearch.mcp_tools import (ENVELOPE_BYTES, LIST_TEXT_CAP, MAX_HITS, MAX_PAGE, MAX_RECENT, MAX_RESPONSE_BYTES,
+                                  MAX_WINDOW,
                                   SEARCH_TEXT_CAP, TOOL_OUTPUT_HIDDEN, Door, Refresher, wire_bytes)
 from crabsearch.search import Engine
+from crabsearch.sources import SOURCES
 
-from builders import ClaudeSession, CodexSession
+from builders import ClaudeSession, CodexSession, unwritable
 from secret_samples import _SK_PROJ
 
 CRON = "5c0375b4-57a5-4f26-b12d-d022ee4e51b7"
@@ -153,6 +155,17 @@ def test_the_tools_and_their_arguments(door):
                                 "project": None, "since": None},
             "list_messages": {"session_id": None, "offset": 0, "limit": 20},
             "recent_sessions": {"limit": 10, "agent": None, "project": None}}
+        ranges = {name: {k: (v.get("minimum"), v.get("maximum")) for k, v in t.input_schema["properties"].items()
+                         if v.get("type") == "integer"} for name, t in tools.items()}
+        assert ranges == {"search_sessions": {"limit": (1, MAX_HITS), "context_before": (0, MAX_WINDOW - 1),
+                                              "context_after": (0, MAX_WINDOW - 1)},
+                          "list_messages": {"offset": (0, None), "limit": (1, MAX_PAGE)},
+                          "recent_sessions": {"limit": (1, MAX_RECENT)}}
+        for t in tools.values():
+            assert all(v.get("description") for v in t.input_schema["properties"].values())
+            if "agent" in t.input_schema["properties"]:
+                agent = t.input_schema["properties"]["agent"]["anyOf"]
+                assert agent == [{"type": "string", "enum": list(SOURCES)}, {"type": "null"}]
         assert tools["search_sessions"].input_schema["required"] == ["query"]
         assert tools["list_messages"].input_schema["required"] == ["session_id"]
         for t in tools.values():
@@ -344,6 +357,14 @@ def test_bad_calls_are_one_sentence_and_the_server_serves_on(door):
             "Argument limit must be a whole number."
         assert await error(client, "search_sessions", query="cron", limit=2.5) == \
             "Argument limit must be a whole number."
+        for name, args in (("search_sessions", {"query": "cron", "limit": True}),
+                           ("search_sessions", {"query": "cron", "context_after": False}),
+                           ("list_messages", {"session_id": CRON, "offset": True}),
+                           ("recent_sessions", {"limit": True})):
+            arg = next(k for k, v in args.items() if isinstance(v, bool))
+            assert await error(client, name, **args) == f"Argument {arg} must be a whole number."
+        data, _ = await call(client, schemas, "search_sessions", query="pelican", limit="3")  # documented
+        assert len(data["hits"]) == 3
         assert await error(client, "search_sessions", query=["cron"]) == "Argument query must be a string."
         assert (await error(client, "search_sessions", query="cron", agent="vim")).startswith(
             "Unknown agent 'vim': use one of claude, codex,")
@@ -414,7 +435,7 @@ def test_still_indexing_answers_from_what_is_committed(indexed):
     home, index_dir = indexed
 
     class SlowIndexer:
-        def refresh(self):
+        def refresh(self, cancelled=None):
             time.sleep(1.0)
             return RefreshReport()
 
@@ -426,6 +447,27 @@ def test_still_indexing_answers_from_what_is_committed(indexed):
         assert text.startswith("(crabsearch is still indexing")
 
     run(d, calls)
+
+
+def test_no_spelling_repair_while_still_indexing(indexed):
+    """While a refresh still runs (a first build), a word the index does not hold yet is not
+    repaired to one it holds: ``flake`` became ``frame`` 5 s into a first build. Once done, it is."""
+    home, index_dir = indexed
+
+    class SlowIndexer:
+        def refresh(self, cancelled=None):
+            time.sleep(1.0)
+            return RefreshReport()
+
+    async def calls(client, schemas):
+        data, _ = await call(client, schemas, "search_sessions", query="pelicam")
+        return data
+
+    building = run(Door(Engine(index_dir), SlowIndexer(), refresher=Refresher(SlowIndexer(), wait=0.05)), calls)
+    assert building["indexing"] and building["route"] != "repair" and building["hits"] == []
+    assert not any("instead of" in n for n in building["notes"])
+    done = run(make_door(home, index_dir), calls)
+    assert done["route"] == "repair" and "showing results for pelican instead of pelicam" in done["notes"]
 
 
 def test_the_modern_in_process_path_too(door):
@@ -440,3 +482,84 @@ def test_a_door_needs_masking(indexed):
     home, index_dir = indexed
     with pytest.raises(ValueError, match="masks secrets"):
         Door(Engine(index_dir, redact=False), Indexer(index_dir, env={"HOME": str(home)}))
+
+
+def test_long_arguments_are_not_sent_back(door):
+    """A 1,000,000-character argument: the answer echoes only the part of the query searched
+    (512 characters at most: it was all of it, twice, a 2 MB answer), and an error message
+    quotes at most 200 characters of any argument, the tool's name included."""
+    big = "cron " * 200_000
+
+    async def calls(client, schemas):
+        r = await client.call_tool("search_sessions", {"query": big})
+        data, text = r.structured_content, r.content[0].text
+        assert not r.is_error and data["hits"]
+        assert big.startswith(data["query"]) and 400 < len(data["query"]) <= 512
+        assert "the query was cut to its first 512 characters" in data["notes"]
+        assert wire_bytes(data, text) < 32 * 1024
+        r = await client.call_tool("search_sessions", {"query": "zqxjvbnwk " * 100_000, "project": "webapp"})
+        assert r.structured_content["query"].startswith("zqxjvbnwk") and len(r.content[0].text) < 1024
+        for name, args in (("search_sessions", {"query": "x", "agent": big}),
+                           ("search_sessions", {"query": "x", "since": big}),
+                           ("list_messages", {"session_id": big}), (big, {})):
+            text = await error(client, name, **args)
+            assert len(text) < 400 and "cron " * 41 not in text and "cron " * 39 in text, text[:80]
+            assert "…" in text
+
+    run(door, calls)
+
+
+def test_no_transcripts_at_all_is_said_not_answered_as_no_match(tmp_path):
+    """A home with no agent's transcripts (a client that starts the server without the user's
+    HOME, say): "No sessions match" let an agent conclude the user never worked on it; the
+    answer says that nothing was found to search, in its notes and its text."""
+    (tmp_path / "home").mkdir()
+
+    async def calls(client, schemas):
+        data, text = await call(client, schemas, "search_sessions", query="cron")
+        recent, recent_text = await call(client, schemas, "recent_sessions")
+        return data, text, recent, recent_text
+
+    data, text, recent, recent_text = run(make_door(tmp_path / "home", tmp_path / "index"), calls)
+    assert data["hits"] == [] and recent["sessions"] == []
+    for notes, shown in ((data["notes"], text), (recent["notes"], recent_text)):
+        [note] = notes
+        assert note.startswith(f"crabsearch found no agent transcripts under {tmp_path / 'home'}")
+        assert f"({note})" in shown
+
+
+def test_an_index_directory_that_cannot_be_made_is_an_error_not_no_match(indexed, tmp_path):
+    """``--index-dir`` naming a folder that cannot be made (here under a file): every tool says
+    so as an error (they answered "No sessions match" and an empty list)."""
+    home, _ = indexed
+    (tmp_path / "a-file").write_text("")
+
+    async def calls(client, schemas):
+        return [await error(client, "search_sessions", query="cron"), await error(client, "recent_sessions"),
+                await error(client, "list_messages", session_id=CRON)]
+
+    for text in run(make_door(home, tmp_path / "a-file" / "index"), calls):
+        assert text.startswith(f"crabsearch cannot create its index in {tmp_path / 'a-file' / 'index'} "
+                               "(Not a directory), so it has nothing to search")
+
+
+def test_an_index_that_cannot_be_updated_is_searched_with_a_note(tmp_path):
+    """An index that exists but cannot be written (immutable, a read-only mount): the answer is
+    from it, with a note that it could not be updated (a session written since is not in it)."""
+    home, index_dir = tmp_path / "home", tmp_path / "index"
+    cron_session(home)
+    Indexer(index_dir, env={"HOME": str(home)}).refresh()
+    ClaudeSession(home, session_id=TWIN_A).user("the cron job again").write()
+
+    async def calls(client, schemas):
+        data, text = await call(client, schemas, "search_sessions", query="cron")
+        page = await client.call_tool("list_messages", {"session_id": TWIN_A})
+        return data, text, page
+
+    with unwritable(index_dir):
+        data, text, page = run(make_door(home, index_dir), calls)
+    assert [h["session_id"] for h in data["hits"]] == [CRON]
+    assert data["notes"][0] == (f"crabsearch could not update its index in {index_dir} (Operation not permitted): "
+                                "the answer is from what was indexed before")
+    assert text.startswith(f"({data['notes'][0]})")
+    assert page.is_error and "(crabsearch could not update its index" in page.content[0].text

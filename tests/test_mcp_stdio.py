@@ -13,6 +13,7 @@ import os
 import subprocess
 import sys
 import threading
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
@@ -23,6 +24,7 @@ from crabsearch.mcp_tools import MAX_RESPONSE_BYTES
 from crabsearch.sources import SOURCES
 
 from all_agents import CLEARED_ENV
+from builders import ClaudeSession
 from test_mcp import CRON, FLAMINGO, cron_session, flamingo, pelicans
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -211,3 +213,163 @@ def test_json_that_is_not_a_request_gets_invalid_request_and_the_server_goes_on(
     assert sorted(t["name"] for t in by_id[2]["result"]["tools"]) == ["list_messages", "recent_sessions",
                                                                       "search_sessions"]
     assert by_id[3]["result"]["structuredContent"]["hits"][0]["window"][1]["text"] == FLAMINGO
+
+
+def test_a_lone_surrogate_is_read_as_a_replacement_character_and_answered_with_the_id(served):
+    """``"\\ud800"`` is valid JSON text (RFC 8259 section 8.2) that pydantic's parser refuses: a
+    request holding one was answered with a parse error, id null, and the client waited for its
+    id for ever. It is served with U+FFFD in its place; an id holding one is answered with
+    U+FFFD there; JSON that is still no message gets invalid request with its id; a line cut
+    short is still no JSON (a parse error)."""
+    def feed(proc):
+        _rpc(proc, INITIALIZE)
+        _rpc(proc, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+        proc.stdin.write(b'{"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": '
+                         b'"search_sessions", "arguments": {"query": "flamingo \\ud800"}}}\n')
+        proc.stdin.write(b'{"jsonrpc": "2.0", "id": "a\\udc00", "method": "tools/list"}\n')
+        proc.stdin.write(b'{"jsonrpc": "2.0", "id": 5, "method": "tools/list", "params": ["\\ud800"]}\n')
+        proc.stdin.write(b'{"jsonrpc": "2.0", "id": 6, "method": "tools/list", "x": "\\ud800"\n')  # cut short
+        _rpc(proc, SEARCH_FLAMINGO)
+
+    replies, _ = _replies_until(served, feed, 3)
+    by_id = {r["id"]: r for r in replies if r.get("id") is not None}
+    assert sorted(by_id, key=str) == [1, 3, 4, 5, "a\ufffd"]
+    found = by_id[4]["result"]
+    assert not found["isError"] and found["structuredContent"]["query"] == "flamingo \ufffd"
+    assert found["structuredContent"]["hits"][0]["window"][1]["text"] == FLAMINGO
+    assert len(by_id["a\ufffd"]["result"]["tools"]) == 3
+    assert by_id[5] == {**INVALID_REQUEST, "id": 5}
+    assert [r for r in replies if r.get("id") is None] == [PARSE_ERROR]
+
+
+def _start(argv, env):
+    """``crabsearch mcp`` started and initialized, its tools listed, as a client's health check
+    does (``claude mcp list``): the process, its replies read."""
+    proc = subprocess.Popen(argv, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    _rpc(proc, INITIALIZE)
+    _rpc(proc, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+    _rpc(proc, {"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
+    for _ in range(2):
+        assert proc.stdout.readline().endswith(b"\n")
+    return proc
+
+
+def _served_here(served, home: Path, index_dir: Path):
+    argv, env = served
+    return argv[:-1] + [str(index_dir)], {**env, "HOME": str(home)}
+
+
+def bulky_home(home: Path, sessions: int = 60, kb: int = 500) -> Path:
+    """``sessions`` Claude Code sessions of about ``kb`` KB each, most of it tool output (as real
+    ones are), each saying ``heron`` once."""
+    for n in range(sessions):
+        s = ClaudeSession(home, session_id=f"c0000000-0000-4000-8000-{n:012d}", cwd=f"/home/dev/p{n % 7}",
+                          start=datetime(2026, 1, 1, tzinfo=timezone.utc) + timedelta(hours=n))
+        s.user(f"heron {n}: read the build log").assistant("Reading it.")
+        for i in range(kb // 25):
+            s.tool("Bash", {"command": f"make step{i}"}, f"step {i} line of output {n} " * 700)
+        s.write()
+    return home
+
+
+def _committed(index_dir: Path) -> int | None:
+    """Transcripts the index's manifest says are committed (None while there is none)."""
+    import sqlite3
+
+    try:
+        with sqlite3.connect(f"file:{index_dir / 'current' / 'manifest.db'}?mode=ro", uri=True, timeout=0.1) as db:
+            return db.execute("SELECT count(*) FROM files").fetchone()[0]
+    except sqlite3.Error:
+        return None
+
+
+def _kill_when(proc, index_dir: Path, past: int, deadline: float) -> int:
+    """Poll the manifest; kill -9 ``proc`` as soon as it has more than ``past`` transcripts
+    committed. Returns how many it had."""
+    import time
+
+    end = time.monotonic() + deadline
+    while time.monotonic() < end:
+        n = _committed(index_dir)
+        if n is not None and n > past:
+            proc.kill()
+            proc.wait()
+            return n
+        time.sleep(0.01)
+    proc.kill()
+    proc.wait()
+    raise AssertionError(f"nothing committed past {past} in {deadline} s")
+
+
+def test_a_health_check_starts_no_index_build(served, tmp_path):
+    """``claude mcp list`` starts the server, lists its tools and kills it within about two
+    seconds: the server had started a first index build at once and left it half-made
+    (``MAIN.tmp``, ``MAIN_WRITELOCK``) at each check. Now nothing is written before a tool call
+    (or ``START_DELAY`` seconds)."""
+    home, index_dir = tmp_path / "home", tmp_path / "index"
+    cron_session(home)
+    proc = _start(*_served_here(served, home, index_dir))
+    proc.kill()
+    proc.wait()
+    assert not index_dir.exists()
+
+
+def test_a_build_killed_at_any_moment_goes_on_where_it_stopped(served, tmp_path):
+    """kill -9 during a first build, twice: the next start goes on from what was committed, and
+    a refresh stopped in the middle has committed part of what it read (a resumed build
+    committed nothing before its end, so a server killed each time read the same transcripts
+    again, for ever). Nothing of the killed writers stays once the build ends, and the index
+    holds what a build in one go holds."""
+    from crabsearch.index import Indexer
+    from crabsearch.index.store import open_index
+
+    home, index_dir = bulky_home(tmp_path / "home"), tmp_path / "index"
+    total = len(list((home / ".claude" / "projects").rglob("*.jsonl")))
+    search = {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+              "params": {"name": "search_sessions", "arguments": {"query": "heron"}}}
+    first = _start(*_served_here(served, home, index_dir))
+    _rpc(first, search)
+    at_first = _kill_when(first, index_dir, 0, TIMEOUT)
+    assert 0 < at_first < total
+    second = _start(*_served_here(served, home, index_dir))
+    _rpc(second, search)
+    at_second = _kill_when(second, index_dir, at_first, TIMEOUT)
+    assert at_first < at_second < total  # a commit in the middle of the second start's refresh
+    report = Indexer(index_dir, env={"HOME": str(home)}).refresh()
+    assert report.files_read == total - at_second and not report.errors
+    gen = (index_dir / "current").resolve()
+    assert not {"MAIN.tmp", "MAIN_WRITELOCK"} & {p.name for p in gen.iterdir()}
+    Indexer(tmp_path / "clean", env={"HOME": str(home)}).refresh()
+    counts = []
+    for d in (index_dir, tmp_path / "clean"):
+        ix, _ = open_index(d, create=False)
+        with ix.searcher() as s:
+            counts.append(s.doc_count())
+    assert counts[0] == counts[1]
+
+
+def test_sigint_stops_the_server(served, tmp_path):
+    """Ctrl-C (SIGINT) ends ``crabsearch mcp``, also in the middle of a build: it had stopped
+    answering and stayed alive (Python's KeyboardInterrupt waited for the thread reading
+    stdin). It exits 130, having committed what it had read."""
+    import signal
+    import time
+
+    home, index_dir = bulky_home(tmp_path / "home", sessions=20), tmp_path / "index"
+    idle = _start(*_served_here(served, home, tmp_path / "idle-index"))
+    try:
+        idle.send_signal(signal.SIGINT)
+        assert idle.wait(timeout=30) == 130
+    finally:
+        idle.kill()
+    busy = _start(*_served_here(served, home, index_dir))
+    try:
+        _rpc(busy, {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+                    "params": {"name": "search_sessions", "arguments": {"query": "heron"}}})
+        end = time.monotonic() + TIMEOUT
+        while not (index_dir / "current").exists() and time.monotonic() < end:
+            time.sleep(0.01)
+        busy.send_signal(signal.SIGINT)
+        assert busy.wait(timeout=30) == 130
+    finally:
+        busy.kill()

@@ -20,7 +20,7 @@ from pathlib import Path
 from whoosh.filedb.filestore import FileStorage
 
 from ..paths import write_private
-from .layout import INDEX_NAME, where
+from .layout import INDEX_NAME, misplaced_current, misplaced_note, where
 
 SEAL = "crabsearch-seal"
 """Size, mtime and CRC-32 of every committed segment and table-of-contents file."""
@@ -136,8 +136,12 @@ def checksum_problem(directory: Path) -> str | None:
 def seal_problem(directory: Path) -> str | None:
     """Why the index in ``directory`` is damaged, or None: a sealed file whose size or mtime
     changed (a new file that is not sealed yet, or a sealed one that a merge removed, is fine), or
-    the :data:`DAMAGED` marker a reader left. Costs one small read and a stat per segment.
+    the :data:`DAMAGED` marker a reader left, or a directory where the ``current`` link should be
+    (:func:`~crabsearch.index.layout.misplaced_current`). Costs one small read and a stat per segment.
     ``directory`` is a root (its current generation is checked) or a generation."""
+    what = misplaced_current(directory)
+    if what:
+        return misplaced_note(what)
     directory = where(directory)
     try:
         return "a search could not read it (" + (directory / DAMAGED).read_text()[:200] + ")"

@@ -12,6 +12,7 @@ the writers' lock and the time of the last refresh. An index directory from befo
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 
 CURRENT = "current"
@@ -52,3 +53,22 @@ def is_legacy(root: Path) -> bool:
         return any(n.startswith(f"_{INDEX_NAME}_") and n.endswith(".toc") for n in os.listdir(root))
     except OSError:
         return False
+
+
+def misplaced_current(root: Path) -> str | None:
+    """What stands at ``root/current`` when it is not a symlink (a directory: a backup or sync
+    that follows links, ``cp -L``, Python's ``copytree``, copied the generation in its place), as
+    ``"a directory"`` or ``"a file"``; None when it is a link or absent. One ``lstat``."""
+    try:
+        mode = os.lstat(Path(root) / CURRENT).st_mode
+    except OSError:
+        return None
+    if stat.S_ISLNK(mode):
+        return None
+    return "a directory" if stat.S_ISDIR(mode) else "a file"
+
+
+def misplaced_note(what: str) -> str:
+    """The sentence for a ``current`` that is ``what`` (:func:`misplaced_current`)."""
+    return (f"the index's `current` is {what}, not crabsearch's link to the index: a backup or sync "
+            "that follows links copies it so")

@@ -15,7 +15,7 @@ from ..sources.base import MEMBER_SEP, container_of, noting_not_regular
 from ..jsonl import loads
 from ..text import printable
 from .manifest import Manifest
-from .layout import STAMP, where
+from .layout import STAMP, misplaced_current, misplaced_note, where
 from .writer import LAST_REFRESH, Indexer
 
 CLAUDE_DEFAULT_RETENTION_DAYS = 30
@@ -60,7 +60,8 @@ class Status:
     index never reads them). ``unknown_kinds``: record kinds a reader does not know (a new kind in
     an agent's format: issue 14, "Drift shows itself"), per agent and kind, ``{"agent", "kind",
     "records", "files", "example"}`` (``example``: the file holding the most of them), most records
-    first."""
+    first. ``unreadable_dirs``: ``{"path", "error"}`` for the directories under an agent's root
+    that could not be listed (``Permission denied``): their transcripts are not indexed."""
 
     index_dir: str
     index_bytes: int
@@ -70,6 +71,7 @@ class Status:
     agents: list[AgentStatus] = field(default_factory=list)
     skipped_files: list[dict] = field(default_factory=list)
     unreadable_files: list[dict] = field(default_factory=list)
+    unreadable_dirs: list[dict] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     unknown_kinds: list[dict] = field(default_factory=list)
 
@@ -111,6 +113,9 @@ class Status:
         if self.unreadable_files:
             lines += ["", "unreadable files (skipped):"]
             lines += [f"  {f['path']}: {f['error']}" for f in self.unreadable_files]
+        if self.unreadable_dirs:
+            lines += ["", "unreadable directories (their transcripts are skipped):"]
+            lines += [f"  {f['path']}: {f['error']}" for f in self.unreadable_dirs]
         if self.warnings:
             lines += [""] + [f"warning: {w}" for w in self.warnings]
         return "\n".join(printable(line) for line in lines)
@@ -162,8 +167,13 @@ def collect(indexer: Indexer, *, top: int = 20) -> Status:
     status.agents = list(by_agent.values())
     errors = {p: e.get("error") for p, e in manifest.errors.items()} | not_regular  # what it is now
     status.unreadable_files = [{"path": p, "error": e} for p, e in sorted(errors.items())]
+    status.unreadable_dirs = [{"path": p, "error": e} for p, e in sorted(indexer.unreadable_dirs.items())]
     status.unknown_kinds = unknown_kinds(manifest)
     status.warnings = retention_warnings(indexer)
+    misplaced = misplaced_current(d)
+    if misplaced:
+        status.warnings.insert(0, f"{misplaced_note(misplaced)}: `crabsearch index` moves it aside and rebuilds "
+                                  "the index")
     return status
 
 

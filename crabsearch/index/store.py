@@ -35,7 +35,7 @@ from . import whoosh_fixes
 from .integrity import (  # noqa: F401 - re-exported: the engine's names for damage live here too
     DAMAGED, SEAL, IndexDamaged, checksum_problem, is_damage, mark_damaged, seal, seal_problem)
 from .layout import (CURRENT, GEN_PREFIX, INDEX_NAME, LAST_REFRESH, STAMP, current_dir, is_legacy,  # noqa: F401
-                     owned, where)
+                     misplaced_current, misplaced_note, owned, where)
 from ..sources.base import READERS_VERSION
 from .schema import SCHEMA_VERSION, make_schema
 
@@ -56,6 +56,13 @@ GRACE = 60.0
 
 class IndexError_(RuntimeError):
     """The index directory cannot be created or opened (message says why)."""
+
+
+def why_unwritable(exc: BaseException) -> str:
+    """Why a refresh failed with ``exc``, in a few words: the ``OSError``'s own (``Operation not
+    permitted``, also through an :class:`IndexError_` made from one), else ``exc``'s message."""
+    cause = exc if isinstance(exc, OSError) else exc.__cause__
+    return (cause.strerror if isinstance(cause, OSError) else None) or str(exc) or type(exc).__name__
 
 
 @contextmanager
@@ -110,13 +117,16 @@ def open_for_writing(root: Path, variant: str) -> Opened:
     directory cannot be written."""
     root = Path(root)
     make_private(root, owned)  # a directory made by someone else, or by an older version
+    misplaced = _clear_current(root)
     gen = current_dir(root)
     ix, problem, kind = _try_open(gen, variant) if gen is not None else (None, None, None)
     if ix is not None:
         make_private(gen, owned)
         _drop_generations(root, keep={gen.name})
         return Opened(ix, gen)
-    if gen is None and is_legacy(root):
+    if misplaced:
+        problem, kind = f"{misplaced_note(misplaced)}: moved aside; rebuilding", "damaged"
+    elif gen is None and is_legacy(root):
         problem, kind = "index format changed (an index from before generations); rebuilding", "format"
     try:
         new = root / f"{GEN_PREFIX}{time.time_ns():x}"
@@ -135,6 +145,23 @@ def open_for_writing(root: Path, variant: str) -> Opened:
     return Opened(ix, new, problem)
 
 
+def _clear_current(root: Path) -> str | None:
+    """Make way for the ``current`` link: a directory or file in its place
+    (:func:`~crabsearch.index.layout.misplaced_current`) is moved aside as a generation, which
+    :func:`_drop_generations` removes (a search that has its files open keeps reading them), and
+    the ``.current.PID`` links of swaps that failed are removed. The caller holds the write lock.
+    Returns what stood there, or None. Raises ``OSError``."""
+    what = misplaced_current(root)
+    if what == "a directory":
+        os.rename(root / CURRENT, root / f"{GEN_PREFIX}{time.time_ns():x}-not-a-link")
+    elif what:
+        (root / CURRENT).unlink()
+    for p in root.iterdir():
+        if p.name.startswith(f".{CURRENT}.") and p.is_symlink():
+            p.unlink(missing_ok=True)
+    return what
+
+
 def swap(root: Path, gen: Path) -> None:
     """Make ``gen`` the current generation of ``root`` in one ``rename`` of a new symlink over
     ``current``, then remove the other generations and any legacy files (a searcher that still
@@ -145,7 +172,11 @@ def swap(root: Path, gen: Path) -> None:
     tmp = root / f".{CURRENT}.{os.getpid()}"
     tmp.unlink(missing_ok=True)
     os.symlink(Path(gen).name, tmp)
-    os.replace(tmp, root / CURRENT)
+    try:
+        os.replace(tmp, root / CURRENT)
+    except OSError:
+        tmp.unlink(missing_ok=True)
+        raise
     if old is not None and old.name != Path(gen).name:
         try:
             write_private(old / RETIRED, str(time.time()))
@@ -165,6 +196,9 @@ def open_index(root: Path, *, create: bool = True, variant: str | None = None):
     """Open the index in ``root`` (see ``layout.py``); returns ``(ix, rebuilt)`` where
     ``rebuilt`` says why the index was reset or must be, else None.
 
+    The index returned holds its generation (:func:`_hold`) until :func:`release` or until it is
+    freed: a generation a swap replaced is not removed while a reader holds it.
+
     Readers pass ``create=False``: ``(None, None)`` when there is no index, ``(None, why)``
     when one exists but cannot be searched (stale; damaged, when ``why`` is a :class:`Damage`).
     ``variant`` names what the index holds beyond the default (``"tools"`` with tool output);
@@ -177,10 +211,17 @@ def open_index(root: Path, *, create: bool = True, variant: str | None = None):
     for _ in range(3):  # a swap between reading the link and opening: read the link again
         gen = current_dir(root)
         if gen is None:
-            ix, problem = None, ("index format changed (an index from before generations); rebuilding"
+            misplaced = misplaced_current(root)
+            ix, problem = None, (Damage(f"{misplaced_note(misplaced)}; rebuilding") if misplaced
+                                 else "index format changed (an index from before generations); rebuilding"
                                  if is_legacy(root) else None)
             break
+        hold = _hold(gen)
         ix, problem, kind = _try_open(gen, variant)
+        if ix is not None and hold is not None:
+            ix.crabsearch_hold = hold
+        elif hold is not None:
+            hold.close()
         if kind == "damaged":
             problem = Damage(problem)
         if ix is not None or current_dir(root) == gen:
@@ -194,6 +235,43 @@ def open_index(root: Path, *, create: bool = True, variant: str | None = None):
         if opened.swap_pending:
             swap(root, opened.directory)
         return opened.ix, opened.rebuilt
+
+
+def _hold(gen: Path):
+    """A shared ``flock`` on ``gen``'s stamp file, as an open file (closing it, or its being
+    freed, lets go); None when the stamp cannot be opened or a writer is removing ``gen``."""
+    try:
+        f = open(gen / STAMP, "rb")
+    except OSError:
+        return None
+    try:
+        fcntl.flock(f, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except OSError:
+        f.close()
+        return None
+    return f
+
+
+def release(ix) -> None:
+    """Let go of the generation ``ix`` (from :func:`open_index`) holds. Never raises."""
+    hold = getattr(ix, "crabsearch_hold", None)
+    if hold is not None:
+        hold.close()
+
+
+def _held(gen: Path) -> bool:
+    """True while a reader holds ``gen`` (:func:`_hold`)."""
+    try:
+        fd = os.open(gen / STAMP, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return False
+    except OSError:
+        return True
+    finally:
+        os.close(fd)
 
 
 def _try_open(directory: Path, variant: str | None):
@@ -244,7 +322,9 @@ def doc_total(ix) -> int:
 def _drop_generations(root: Path, keep: set[str]) -> None:
     """Remove the generations of ``root`` not named in ``keep``: one a writer was killed while
     building (never current), at once; one a swap replaced, :data:`GRACE` seconds after the swap
-    (a search may have opened it just before). The caller holds the write lock."""
+    (a search may have read the link just before) and once no reader holds it (:func:`_hold`:
+    an engine that has not searched since the swap still has its files open). The caller holds
+    the write lock."""
     now = time.time()
     for p in Path(root).iterdir():
         if not p.name.startswith(GEN_PREFIX) or p.name in keep or p.is_symlink() or not p.is_dir():
@@ -253,8 +333,28 @@ def _drop_generations(root: Path, keep: set[str]) -> None:
             retired = float((p / RETIRED).read_text())
         except (OSError, ValueError):
             retired = None
-        if retired is None or now - retired > GRACE:
+        if retired is None or (now - retired > GRACE and not _held(p)):
             shutil.rmtree(p, ignore_errors=True)
+
+
+def drop_replaced(root: Path) -> None:
+    """Remove the generations of ``root`` that are not current, as :func:`_drop_generations` does
+    (one a swap replaced once :data:`GRACE` has passed, one a killed writer left at once), when
+    there are any and the writers' lock is free this moment: called by every refresh, also one
+    that finds nothing to do (replaced generations stayed until a refresh found a change: 143
+    copies, 50 MB, after repeated tool-output switches). Costs a ``listdir`` when there is none.
+    Never raises."""
+    root = Path(root)
+    try:
+        gens = [n for n in os.listdir(root) if n.startswith(GEN_PREFIX)]
+        current = current_dir(root)
+        if current is None or all(n == current.name for n in gens):
+            return
+        with write_lock(root, wait=0.0) as held:
+            if held and current_dir(root) == current:
+                _drop_generations(root, keep={current.name})
+    except (OSError, IndexError_):  # a read-only index directory: nothing to tidy
+        pass
 
 
 def _clear_legacy(root: Path) -> None:
@@ -314,9 +414,12 @@ class _Merging:
 
 
 def remove_unfinished(ix) -> None:
-    """Remove segment and table-of-contents files the current table of contents does not name:
-    what a writer killed or stopped by a full disk left half-written (21-25 MB after a full disk,
-    issue 16). The caller holds the write lock, so no other writer is making one. Never raises."""
+    """Remove what a writer killed or stopped by a full disk left behind: segment and
+    table-of-contents files the current table of contents does not name (21-25 MB after a full
+    disk, issue 16), Whoosh's posting pool directory ``MAIN.tmp`` (``SegmentWriter`` makes it and
+    removes it only when it finishes) and Whoosh's lock file ``MAIN_WRITELOCK`` (an ``flock``:
+    freed when its process died, the file stays). The caller holds the write lock and has no
+    Whoosh writer open, so no other writer is making any of them. Never raises."""
     from whoosh.index import clean_files
 
     try:
@@ -324,3 +427,19 @@ def remove_unfinished(ix) -> None:
         clean_files(ix.storage, INDEX_NAME, toc.generation, toc.segments)
     except Exception:  # noqa: BLE001 - a clean-up, never a reason to fail
         pass
+    folder = getattr(ix.storage, "folder", None)
+    if not folder:
+        return
+    shutil.rmtree(Path(folder) / f"{INDEX_NAME}.tmp", ignore_errors=True)
+    lock = Path(folder) / f"{INDEX_NAME}_WRITELOCK"
+    try:
+        fd = os.open(lock, os.O_RDWR | os.O_NOFOLLOW)
+    except OSError:
+        return
+    try:  # removed only while free (taken here first): a Whoosh writer of another program keeps it
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        lock.unlink()
+    except OSError:
+        pass
+    finally:
+        os.close(fd)

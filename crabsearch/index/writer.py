@@ -29,15 +29,15 @@ from ..paths import make_private, write_private
 from ..sources import SOURCES, Source
 from ..redact import redact, redact_value
 from ..jsonl import PLACES_KEPT
-from ..sources.base import REASON_CAP, TEXT_CAP, TOOL_TEXT_CAP, full_tool_output
+from ..sources.base import REASON_CAP, TEXT_CAP, TOOL_TEXT_CAP, full_tool_output, noting_unreadable_dirs
 from . import colfile
 from .codec import CompactCodec
 from .manifest import Manifest, dumps, file_key
 from .filtering import hour_key, project_name
 from .layout import LAST_REFRESH, owned, where
 from .pool import use_compact_pool
-from .store import (LOCK_WAIT, doc_total, merge_policy, open_for_writing, open_index, remove_unfinished, seal, swap,
-                    write_lock)
+from .store import (LOCK_WAIT, doc_total, drop_replaced, merge_policy, open_for_writing, open_index,
+                    remove_unfinished, seal, swap, write_lock)
 
 BATCH_DOCS = 40_000
 BATCH_BYTES = 512 * 1024 * 1024
@@ -55,8 +55,23 @@ per byte and per message than the generated ones. A file is read whole into one 
 pool has no limit within it: a 300 MB session of 94% tool output adds ~3 million postings)."""
 FIRST_BATCH_DOCS = 2_000
 FIRST_BATCH_BYTES = 4 * 1024 * 1024
-"""A build into an empty index commits its first batch early (the newest transcripts, read
-first), so a first run shows recent sessions within seconds rather than after the whole build."""
+"""Every refresh commits its first batch early, and each next one at :data:`BATCH_GROWTH` times
+the size of the one before, up to ``BATCH_DOCS``/``BATCH_BYTES`` (:func:`batch_limits`): a first
+build shows recent sessions (read first) within seconds, and a refresh stopped at any moment (a
+client that kills its MCP server, a kill -9) has committed most of what it read, so the next one
+continues from there. With full-size batches from the second on, a resumed build of fewer than
+``BATCH_DOCS`` messages committed nothing until its end: each killed start read the same
+transcripts again."""
+BATCH_GROWTH = 4
+"""4, not 2: a 300 MB build (49k messages) makes 4 segments, where doubling made 7 (Whoosh's
+merge policy leaves them, and a search pays for each); a stop loses at most the batch being
+read, up to 3/4 of what that refresh read."""
+
+
+def batch_limits(n: int) -> tuple[int, int]:
+    """``(bytes, messages)`` after which batch ``n`` (from 0) of a refresh is committed."""
+    grow = BATCH_GROWTH ** min(n, 16)
+    return min(FIRST_BATCH_BYTES * grow, BATCH_BYTES), min(FIRST_BATCH_DOCS * grow, BATCH_DOCS)
 
 
 @dataclass
@@ -77,7 +92,8 @@ class Progress:
 
 @dataclass
 class RefreshReport:
-    """What a refresh did. ``errors`` are one-line messages about files that could not be read;
+    """What a refresh did. ``errors`` are one-line messages about files that could not be read,
+    ``unreadable_dirs`` about directories that could not be listed;
     ``busy`` is True when another process held the writer lock and nothing was written;
     ``rebuilt`` says why the index was reset, when it was."""
 
@@ -92,6 +108,9 @@ class RefreshReport:
     busy: bool = False
     rebuilt: str | None = None
     errors: list[str] = field(default_factory=list)
+    unreadable_dirs: list[str] = field(default_factory=list)
+    """``"PATH: reason"`` for each directory under an agent's root that could not be listed
+    (its transcripts are not indexed)."""
     by_agent: dict[str, int] = field(default_factory=dict)
 
     @property
@@ -230,6 +249,7 @@ class Indexer:
         self.env = dict(os.environ if env is None else env)
         self.home = Path(home) if home else Path(self.env.get("HOME") or Path.home())
         self.sources = list(SOURCES.values() if sources is None else sources)
+        self.unreadable_dirs: dict[str, str] = {}
 
     def roots(self) -> list[tuple[str, Path]]:
         """``(agent display name, directory)`` for every place the sources look."""
@@ -251,19 +271,22 @@ class Indexer:
     def discover(self) -> list[tuple[Source, str]]:
         """Every transcript file of every source, as ``(source, path)``, each real file once
         (by device and inode: one stat, where ``realpath`` took one per path segment; member
-        units, which are not files, by their path)."""
+        units, which are not files, by their path). The directories that could not be listed
+        are left in ``self.unreadable_dirs`` (``{path: reason}``)."""
         seen: set = set()
         out = []
-        for src in self.sources:
-            for p in (p for env in self._envs(src) for p in src.discover(env, self.home)):
-                try:
-                    st = os.stat(p)
-                    key: object = (st.st_dev, st.st_ino)
-                except OSError:
-                    key = os.path.abspath(p)
-                if key not in seen:
-                    seen.add(key)
-                    out.append((src, str(p)))
+        with noting_unreadable_dirs() as unreadable:
+            for src in self.sources:
+                for p in (p for env in self._envs(src) for p in src.discover(env, self.home)):
+                    try:
+                        st = os.stat(p)
+                        key: object = (st.st_dev, st.st_ino)
+                    except OSError:
+                        key = os.path.abspath(p)
+                    if key not in seen:
+                        seen.add(key)
+                        out.append((src, str(p)))
+        self.unreadable_dirs = unreadable
         return out
 
     def refresh(self, progress: Callable[[Progress], None] | None = None,
@@ -284,12 +307,14 @@ class Indexer:
         report = RefreshReport()
         variant = "tools" if self.index_tool_output else ""
         files = self.discover()
+        report.unreadable_dirs = [f"{d}: {why}" for d, why in sorted(self.unreadable_dirs.items())]
         ix, problem = open_index(self.index_dir, create=False, variant=variant)
         if ix is not None and problem is None:
             self._gen = where(self.index_dir)
             jobs, removed, _ = self._plan(ix, report, files)
             if not jobs and not removed:
                 colfile.write_all(self._gen, ix)  # an index committed before column files: once
+                drop_replaced(self.index_dir)
                 self._touch_last_refresh()
                 report.seconds = time.perf_counter() - t0
                 return report
@@ -323,6 +348,7 @@ class Indexer:
                     pass
             remove_unfinished(ix)
             raise
+        remove_unfinished(ix)  # Whoosh's lock file: nothing of a writer stays between refreshes
 
     def _write(self, ix, opened, report: RefreshReport, files: list[tuple[Source, str]],
                progress: Callable[[Progress], None] | None, cancelled: Callable[[], bool] | None) -> None:
@@ -342,9 +368,8 @@ class Indexer:
         # the first commit drops all the old segments (Whoosh's CLEAR merge policy) so that the
         # replaced documents do not stay on disk as deleted ones (the index grew with each loss).
         clear_old = not manifest.files and self._index_has_docs
-        first = not self._index_has_docs or clear_old  # a build: its first batch is committed early
-        if first:
-            jobs.sort(key=lambda j: -j.mtime_ns)  # the newest sessions are the first searchable
+        if not self._index_has_docs or clear_old:  # a build: the newest sessions are the first searchable
+            jobs.sort(key=lambda j: -j.mtime_ns)
         commits = 0
 
         def commit(writer, n: int) -> None:
@@ -373,14 +398,13 @@ class Indexer:
             done_bytes += job.todo_bytes
             pending_bytes += job.todo_bytes
             tick(n + 1)
-            batch_bytes, batch_docs = (FIRST_BATCH_BYTES, FIRST_BATCH_DOCS) if first else (BATCH_BYTES, BATCH_DOCS)
+            batch_bytes, batch_docs = batch_limits(commits)
             if (pending_bytes >= batch_bytes or report.messages_added - docs_at_commit >= batch_docs
                     or len(writer.pool) >= BATCH_POSTINGS):
                 # Commit in batches so results appear while a long build runs; the manifest
                 # moves forward only after the commit it describes.
                 commit(writer, n + 1)
                 self._save(manifest, pending_entries)
-                first = False
                 pending_entries, pending_bytes = {}, 0
                 docs_at_commit = report.messages_added
                 writer = self._writer(ix, report)

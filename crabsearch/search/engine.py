@@ -22,8 +22,8 @@ from ..index.analysis import term_spans as _term_spans
 from ..index.collect import SegmentKeys
 from ..index.filtering import filters, folder_of, time_window
 from ..index.querying import MAX_PREFIX_TERMS, MESSAGE_FIELDS, Compiler
-from ..index.store import (Damage, IndexDamaged, current_dir, is_damage, mark_damaged, open_index, seal_problem,
-                           variant_of)
+from ..index.store import (Damage, IndexDamaged, current_dir, is_damage, mark_damaged, open_index, release,
+                           seal_problem, variant_of)
 from ..query import parse
 from ..sources import SOURCES
 from .caps import DEFAULT_AFTER, DEFAULT_BEFORE, DEFAULT_LIMIT, MAX_ITEM_BYTES, fetch_for
@@ -113,6 +113,8 @@ class Engine:
         with self._lock:
             if self._searcher is not None:
                 self._searcher.close()
+            if self._ix is not None:
+                release(self._ix)  # a generation a swap replaced can go now
             self._searcher = self._ix = None
             self._sessions.forget()
 

@@ -447,7 +447,8 @@ def walk_files(root: Path, pattern: str) -> Iterator[Path]:
     path segment, ``**/`` any number of directories), sorted by path segments.
 
     Directory symlinks are followed, each real directory once (a symlink loop is walked once);
-    unreadable directories are skipped. Never raises. Walks with ``os.scandir``: a file's type
+    unreadable directories are skipped (and noted inside :func:`noting_unreadable_dirs`). Never
+    raises. Walks with ``os.scandir``: a file's type
     comes from its directory entry, so only symlinks and directories cost a ``stat`` (the
     no-change refresh of 7,500 transcripts spends most of its time here).
 
@@ -471,7 +472,10 @@ def walk_files(root: Path, pattern: str) -> Iterator[Path]:
             seen_dirs.add((st.st_dev, st.st_ino))
             with os.scandir(dirpath) as it:
                 entries = list(it)
-        except OSError:
+        except OSError as exc:
+            unreadable = _UNREADABLE_DIRS.get()
+            if unreadable is not None and not isinstance(exc, FileNotFoundError):
+                unreadable[dirpath] = exc.strerror or str(exc)
             continue
         for entry in entries:
             rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
@@ -536,6 +540,24 @@ def noting_not_regular() -> Iterator[dict[str, str]]:
         yield noted
     finally:
         _NOT_REGULAR.reset(token)
+
+
+_UNREADABLE_DIRS: contextvars.ContextVar[dict[str, str] | None] = contextvars.ContextVar(
+    "crabsearch_unreadable_dirs", default=None)
+
+
+@contextlib.contextmanager
+def noting_unreadable_dirs() -> Iterator[dict[str, str]]:
+    """Within the block (in this thread or task), :func:`walk_files` notes each directory it
+    could not list in the dict given, ``{path: reason}`` (``Permission denied``): its
+    transcripts are skipped, and ``crabsearch index`` and ``status`` name it (an unreadable
+    project directory was passed over without a word, while an unreadable file is named)."""
+    noted: dict[str, str] = {}
+    token = _UNREADABLE_DIRS.set(noted)
+    try:
+        yield noted
+    finally:
+        _UNREADABLE_DIRS.reset(token)
 
 
 def matching(paths: Iterable[Path], root: Path, pattern: str) -> list[Path]:
