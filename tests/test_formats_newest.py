@@ -156,3 +156,204 @@ def test_codex_7_a_moved_home_a_missing_segment_and_a_fork(home, capsys, tmp_pat
                                                          "nth_user_message": 1, "max_depth": 1}))
     read = SOURCES["codex"].read(fork.write())
     assert [m.text for m in read.messages] == ["fork of the axolotl work"] and read.stats.skipped == 0
+
+
+# -- OpenClaw ------------------------------------------------------------------------------------
+# openclaw 2026.9.6 (npm): dist/openclaw-agent-board-schema-*.mjs (the agent schema),
+# dist/session-accessor.sqlite-transcript-write-*.mjs (replaceSqliteTranscriptSuffixInTransaction,
+# rewriteTranscriptEventRowsExact, replaceTranscriptEventsSync), dist/session-accessor.sqlite-
+# transcript-store-*.mjs and -state-*.mjs (rotateTranscriptGenerationInTransaction),
+# dist/session-cold-storage-worker-*.mjs and -codec-*.mjs (cold archives).
+
+OC1, OC2, OC3 = ("0c000000-0000-4000-8000-0000000000b1", "0c000000-0000-4000-8000-0000000000b2",
+                 "0c000000-0000-4000-8000-0000000000b3")
+OC_SCHEMA = """
+CREATE TABLE session_windows (session_id TEXT NOT NULL PRIMARY KEY, session_key TEXT NOT NULL,
+  previous_session_id TEXT, reason TEXT, session_scope TEXT, created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL, transcript_observed_at INTEGER, transcript_updated_at INTEGER) STRICT;
+CREATE TABLE session_nodes (session_key TEXT NOT NULL PRIMARY KEY, current_session_id TEXT NOT NULL,
+  entry_json TEXT NOT NULL, entry_valid INTEGER, updated_at INTEGER NOT NULL) STRICT;
+CREATE TABLE transcript_events (session_id TEXT NOT NULL, seq INTEGER NOT NULL, event_json TEXT,
+  created_at INTEGER NOT NULL, event_zstd BLOB, event_utf8_bytes INTEGER, navigation_json TEXT,
+  PRIMARY KEY (session_id, seq)) STRICT;
+CREATE TABLE transcript_rewrite_watermarks (session_id TEXT NOT NULL PRIMARY KEY, generation TEXT NOT NULL,
+  updated_at INTEGER NOT NULL) STRICT;
+CREATE TABLE session_transcript_cold_archives (session_id TEXT NOT NULL PRIMARY KEY, generation TEXT NOT NULL,
+  archive_name TEXT NOT NULL UNIQUE, archive_sha256 TEXT NOT NULL, event_count INTEGER NOT NULL,
+  raw_bytes INTEGER NOT NULL, archive_bytes INTEGER NOT NULL, last_seq INTEGER NOT NULL,
+  archived_at INTEGER NOT NULL, storage TEXT NOT NULL, archive_blob BLOB) STRICT;
+"""
+
+
+def _oc_store(home, watermarks: bool = True):
+    """An empty agent store (the 2026.9.6 schema's columns that matter here) and a writer."""
+    import sqlite3
+
+    from crabsearch.sources import openclaw
+
+    for cache in ("_SUMMARY", "_ARCHIVES", "_COLDS", "_BLOB"):
+        getattr(openclaw, cache, {}).clear()
+    db = home / ".openclaw" / "agents" / "main" / "agent" / "openclaw-agent.sqlite"
+    db.parent.mkdir(parents=True, exist_ok=True)
+    con = sqlite3.connect(db)
+    con.executescript(OC_SCHEMA if watermarks else OC_SCHEMA.split("CREATE TABLE transcript_rewrite")[0])
+    return db, con
+
+
+class _OcClock:
+    """Milliseconds that always move on (OpenClaw's ``Date.now()``)."""
+
+    def __init__(self):
+        self.now = 1784538000000
+
+    def __call__(self) -> int:
+        self.now += 1000
+        return self.now
+
+
+def _oc_window(con, sid, key, clock):
+    con.execute("INSERT INTO session_windows VALUES (?,?,NULL,NULL,'conversation',?,?,NULL,?)",
+                (sid, key, clock(), clock(), clock()))
+    con.execute("INSERT INTO session_nodes VALUES (?,?,?,1,?)", (key, sid, json.dumps({"sessionId": sid}), clock()))
+
+
+def _oc_insert(con, sid, entries, start, clock):
+    for seq, e in enumerate(entries, start):
+        con.execute("INSERT INTO transcript_events (session_id, seq, event_json, created_at) VALUES (?,?,?,?)",
+                    (sid, seq, json.dumps(e), clock()))
+
+
+def _oc_rotate(con, sid, generation, clock):
+    """``rotateTranscriptGenerationInTransaction`` and ``touchTranscriptMutationInTransaction``."""
+    now = clock()
+    con.execute("INSERT INTO transcript_rewrite_watermarks VALUES (?,?,?) ON CONFLICT(session_id) DO UPDATE "
+                "SET generation=excluded.generation, updated_at=excluded.updated_at", (sid, generation, now))
+    con.execute("UPDATE session_windows SET transcript_updated_at=? WHERE session_id=?", (now, sid))
+
+
+def test_openclaw_8_branch_and_exact_rewrites_reread_the_session(home, capsys):
+    """Rule 8. A branch deletes the rows from ``startSeq`` on and inserts the new suffix (more
+    rows than before); an exact rewrite changes a row where it is; both rotate the generation.
+    After each, the session holds each turn once, no stale text, and every message loads."""
+    from v3_builders import V3Session
+
+    clock = _OcClock()
+    db, con = _oc_store(home)
+    _oc_window(con, OC1, "agent:main:main", clock)
+    s = V3Session(OC1, cwd="/srv/bot")
+    s.user("plan the ferret rollout")
+    s.assistant("Ferret rollout planned in seventeen steps")
+    s.user("add a canary stage for the ferrets")
+    s.assistant("Canary stage added")
+    _oc_insert(con, OC1, s.entries, 0, clock)
+    _oc_rotate(con, OC1, "g1", clock)
+    con.commit()
+    agree(capsys, "canary", OC1, "canary stage")
+
+    branch = V3Session(OC1, cwd="/srv/bot")
+    branch.n, branch.leaf = 10, s.entries[2]["id"]
+    branch.user("use a staged dingo rollout instead")
+    branch.assistant("Dingo staging added")
+    branch.assistant("The dingo stages run hourly")
+    con.execute("DELETE FROM transcript_events WHERE session_id=? AND seq >= 3", (OC1,))
+    _oc_insert(con, OC1, branch.entries[1:], 3, clock)
+    _oc_rotate(con, OC1, "g2", clock)
+    con.commit()
+    assert [h for h in search(capsys, "canary") if h["session_id"] == OC1] == []
+    agree(capsys, "dingo", OC1, "staged dingo rollout")
+    texts = [m["text"] for m in show(capsys, OC1)["messages"]]
+    assert texts == ["plan the ferret rollout", "Ferret rollout planned in seventeen steps",
+                     "use a staged dingo rollout instead", "Dingo staging added", "The dingo stages run hourly"]
+
+    row = json.loads(con.execute("SELECT event_json FROM transcript_events WHERE session_id=? AND seq=2",
+                                 (OC1,)).fetchone()[0])
+    row["message"]["content"][-1]["text"] = "Ferret rollout planned in four phases"
+    con.execute("UPDATE transcript_events SET event_json=? WHERE session_id=? AND seq=2", (json.dumps(row), OC1))
+    _oc_rotate(con, OC1, "g3", clock)
+    con.commit()
+    con.close()
+    found = [h for h in search(capsys, "seventeen") if h["session_id"] == OC1]
+    assert found == []
+    agree(capsys, "phases", OC1, "planned in four phases", role="assistant")
+    assert len(show(capsys, OC1)["messages"]) == 5
+    assert "four phases" in export(capsys, OC1) and "seventeen" not in export(capsys, OC1)
+
+
+def test_openclaw_8_rows_replaced_below_the_last_read_one_without_a_generation(home, capsys):
+    """A store without ``transcript_rewrite_watermarks`` (before the table): a suffix replaced by
+    as many rows as it had is still seen (the row at the stored size is no longer the same)."""
+    from v3_builders import V3Session
+
+    clock = _OcClock()
+    db, con = _oc_store(home, watermarks=False)
+    _oc_window(con, OC1, "agent:main:main", clock)
+    s = V3Session(OC1, cwd="/srv/bot")
+    s.user("profile the quoll importer")
+    s.assistant("The quoll importer spends its time in xylophone decoding")
+    _oc_insert(con, OC1, s.entries, 0, clock)
+    con.commit()
+    agree(capsys, "xylophone", OC1, "quoll importer spends", role="assistant")
+    other = V3Session(OC1, cwd="/srv/bot")
+    other.n, other.leaf = 10, s.entries[1]["id"]
+    other.assistant("The numbat importer spends its time in hashing")
+    con.execute("DELETE FROM transcript_events WHERE session_id=? AND seq = 2", (OC1,))
+    _oc_insert(con, OC1, other.entries[1:], 2, clock)
+    con.commit()
+    con.close()
+    assert [h for h in search(capsys, "xylophone") if h["session_id"] == OC1] == []
+    assert [m["text"] for m in show(capsys, OC1)["messages"]] == [
+        "profile the quoll importer", "The numbat importer spends its time in hashing"]
+
+
+def _cold_archive(sid: str, entries: list[dict]) -> bytes:
+    """A cold archive as the worker writes it: zstd JSONL of header, event and projection records."""
+    import zstandard
+
+    lines = [{"kind": "header", "version": 1, "sessionId": sid, "generation": "g9"}]
+    lines += [{"kind": "event", "row": {"seq": n, "event_json": json.dumps(e), "created_at": 1784538000000 + n}}
+              for n, e in enumerate(entries)]
+    lines += [{"kind": "identity", "row": {"event_id": e.get("id", "h"), "seq": n, "event_type": e["type"],
+                                           "parent_id": e.get("parentId"), "message_idempotency_key": None,
+                                           "created_at": 1784538000000}} for n, e in enumerate(entries)]
+    lines.append({"kind": "index", "row": {"indexed_seq": len(entries) - 1, "leaf_event_id": None, "needs_rebuild": 0,
+                                           "active_event_count": 0, "active_message_count": 0, "updated_at": 1}})
+    return zstandard.ZstdCompressor().compress("".join(json.dumps(x) + "\n" for x in lines).encode())
+
+
+def test_openclaw_9_cold_storage_stays_searchable_and_archived(home, capsys):
+    """Rule 9. With cold storage on, idle transcripts leave ``transcript_events`` for
+    ``session_transcript_cold_archives``: in the store (``storage: sqlite``) or as
+    ``<agent>/sessions/cold/<sha256>.jsonl.zst`` (``storage: file``). Both stay searchable, shown
+    and exported, marked archived, still resumable; a leftover ``.jsonl`` is not read twice."""
+    import hashlib
+
+    from v3_builders import V3Session
+
+    clock = _OcClock()
+    db, con = _oc_store(home)
+    sessions = db.parent.parent / "sessions"
+    for sid, key, storage, words in ((OC2, "agent:main:ops", "file", "the wallaby backup schedule"),
+                                     (OC3, "agent:main:dev", "sqlite", "the bilby lint rules")):
+        _oc_window(con, sid, key, clock)
+        s = V3Session(sid, cwd="/srv/bot")
+        s.user(f"explain {words}")
+        s.assistant("Here it is.")
+        blob = _cold_archive(sid, s.entries)
+        sha = hashlib.sha256(blob).hexdigest()
+        name = f"{sha}.jsonl.zst"
+        if storage == "file":
+            (sessions / "cold").mkdir(parents=True)
+            (sessions / "cold" / name).write_bytes(blob)
+            s.write(sessions / f"{sid}.jsonl")  # left over from before the store
+        con.execute("INSERT INTO session_transcript_cold_archives VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                    (sid, "g9", name, sha, len(s.entries), 1, len(blob), len(s.entries) - 1, clock(), storage,
+                     blob if storage == "sqlite" else None))
+    con.commit()
+    con.close()
+    for query, sid, text in (("wallaby", OC2, "wallaby backup schedule"), ("bilby", OC3, "bilby lint rules")):
+        hit = agree(capsys, query, sid, text)
+        assert hit["archived"] is True and hit["path"].endswith(f"#cold:{sid}")
+        assert hit["resume_command"] and "openclaw tui --session agent:main:" in hit["resume_command"]
+        assert show(capsys, sid)["session"]["archived"] is True
+        assert "Archived" in export(capsys, sid)
+    assert len(search(capsys, "wallaby")) == 1
