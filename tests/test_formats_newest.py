@@ -357,3 +357,91 @@ def test_openclaw_9_cold_storage_stays_searchable_and_archived(home, capsys):
         assert show(capsys, sid)["session"]["archived"] is True
         assert "Archived" in export(capsys, sid)
     assert len(search(capsys, "wallaby")) == 1
+
+
+# -- opencode ------------------------------------------------------------------------------------
+# opencode-ai 1.18.33 (npm): the bundled storage/Database path (opencode.db for latest/beta/prod,
+# opencode-<channel>.db otherwise, OPENCODE_DB first); anomalyco/opencode
+# packages/core/src/session/input.ts at 0550cd8e14a9 (session_input: admitted, then promoted).
+
+OC_INPUT = ("create table session_input (id text primary key, session_id text not null, prompt text not null, "
+            "delivery text not null, admitted_seq integer not null, promoted_seq integer, time_created integer not null)")
+
+
+def _opencode_store(path, *sessions, t=None):
+    """A store at ``path`` with opencode's tables (the opencode test module's ``Db``), V2
+    ``session_message`` and ``session_input``, holding ``sessions`` (``(id, title)``)."""
+    import sqlite3
+
+    from test_sources_opencode import T0, Db
+
+    db = Db(path)
+    for sid, title in sessions:
+        db.session(sid, title, t=t or T0)
+    con = sqlite3.connect(db.path)
+    con.execute("create table session_message (id text primary key, session_id text not null, type text not null, "
+                "seq integer not null, time_created integer not null, time_updated integer not null, data text not null)")
+    con.execute(OC_INPUT)
+    con.commit()
+    con.close()
+    return db
+
+
+def test_opencode_10_every_channel_store_once_and_opencode_db(home, capsys, monkeypatch):
+    """Rule 10. A non-default channel keeps ``opencode-<channel>.db`` beside ``opencode.db``;
+    ``OPENCODE_DB`` names another store: every one is read, and a session a store was copied
+    into is read once, from the store that updated it last."""
+    from test_sources_opencode import T0, text
+
+    data = home / ".local" / "share" / "opencode"
+    main = _opencode_store(data / "opencode.db", ("ses_main", "Main channel work"))
+    main.message("ses_main", "user", text("tune the pelican scheduler"))
+    dev = _opencode_store(data / "opencode-dev.db", ("ses_dev", "Dev channel work"), ("ses_main", "Main, copied"),
+                          t=T0 - 10_000_000)
+    dev.message("ses_dev", "user", text("trace the cormorant leak"))
+    custom = _opencode_store(home / "elsewhere" / "work.sqlite", ("ses_env", "From OPENCODE_DB"))
+    custom.message("ses_env", "user", text("rename the albatross flags"))
+    monkeypatch.setenv("OPENCODE_DB", str(custom.path))
+    agree(capsys, "cormorant", "ses_dev", "cormorant leak")
+    agree(capsys, "albatross", "ses_env", "albatross flags")
+    [hit] = search(capsys, "pelican")
+    assert hit["session_id"] == "ses_main" and hit["path"] == f"{main.path}#ses_main"
+    assert [h["session_id"] for h in search(capsys, "channel")].count("ses_main") == 1
+
+
+def test_opencode_10_a_queued_prompt_is_a_user_message(home, capsys):
+    """A prompt sent while the session was busy waits in ``session_input`` (``promoted_seq``
+    NULL): the user's message at the end of the session; once promoted (its ``session_message``
+    row written with the same id) it is read once."""
+    from test_sources_opencode import T0, text
+
+    db = _opencode_store(home / ".local" / "share" / "opencode" / "opencode.db", ("ses_q", "Port the gannet parser"))
+    m1 = db.message("ses_q", "user", text("port the gannet parser"))
+    db.message("ses_q", "assistant", text("Porting the gannet parser now."))
+
+    def queue(mid, words, seq, promoted=None):
+        _oc_sql_path(db.path, "insert into session_input values (?,?,?,?,?,?,?)", mid, "ses_q",
+                     json.dumps({"text": words, "files": [], "agents": [], "references": []}), "queue", seq,
+                     promoted, T0 + 60_000 + seq)
+
+    queue("msg_q1", "and also cover the booby tokenizer", 7)
+    assert [(m["role"], m["text"]) for m in show(capsys, "ses_q")["messages"]][-1] == (
+        "user", "and also cover the booby tokenizer")
+    agree(capsys, "booby", "ses_q", "booby tokenizer")
+    assert m1 != "msg_q1"
+    queue("msg_q0", "an old prompt already answered", 3, promoted=4)  # promoted: its message row holds it
+    _oc_sql_path(db.path, "insert into session_message values (?,?,?,?,?,?,?)", "msg_q0", "ses_q", "user", 4,
+                 T0 + 60_003, T0 + 60_003, json.dumps({"text": "an old prompt already answered",
+                                                      "time": {"created": T0 + 60_003}}))
+    texts = [m["text"] for m in show(capsys, "ses_q")["messages"]]
+    assert texts.count("an old prompt already answered") == 1
+    assert texts.count("and also cover the booby tokenizer") == 1
+
+
+def _oc_sql_path(path, sql, *args):
+    import sqlite3
+
+    con = sqlite3.connect(path)
+    con.execute(sql, args)
+    con.commit()
+    con.close()
