@@ -445,3 +445,55 @@ def _oc_sql_path(path, sql, *args):
     con.execute(sql, args)
     con.commit()
     con.close()
+
+
+# -- Copilot CLI, Crabtalk -----------------------------------------------------------------------
+# @github/copilot-sdk 1.0.14 (npm): dist/generated/session-events.d.ts. crabtalk/crabtalk at
+# 72fbe605: crates/store/src/interface/session.rs (append_session_events), crates/store/src/
+# session/event.rs (EventLine), docs/src/spec/storage.md (the keyspace).
+
+COP = "c0p11000-1111-4222-8333-444455556666"
+
+
+def test_copilot_11_sdk_1_0_14_events_are_known(home, capsys):
+    """Rule 11. The events copilot-sdk 1.0.14 adds are metadata: the conversation around them is
+    read as before, and ``status`` lists none of them as unknown."""
+    d = home / ".copilot" / "session-state" / COP
+    d.mkdir(parents=True)
+    added = ["assistant.fusion_phase_started", "assistant.fusion_phase_activity", "assistant.fusion_phase_completed",
+             "assistant.fusion_phase_failed", "session.fusion_route_started", "session.fusion_route_failed",
+             "session.fusion_resolved", "session.fusion_completed", "model.call_finished",
+             "session.completion_receipt", "subagent.configured", "session.auto_tier_recommendation",
+             "session.auto_tier_switch_failed", "session.mcp_server_needs_reconnect", "session.mcp_server_removed",
+             "session.mode_notice_delivered", "permission.messageAuthorization", "permission.assentDetected"]
+    events = [{"type": "session.start", "data": {"sessionId": COP, "context": {"cwd": "/w"}}},
+              {"type": "user.message", "data": {"content": "summarise the jerboa migration"}}]
+    events += [{"type": t, "data": {"fusionId": "f1", "content": "Plan mode is on"}} for t in added]
+    events.append({"type": "assistant.message", "data": {"content": "The jerboa migration moved three tables."}})
+    with open(d / "events.jsonl", "w", encoding="utf-8") as fh:
+        for n, e in enumerate(events):
+            fh.write(json.dumps({**e, "id": f"e{n}", "timestamp": f"2026-11-30T10:00:{n:02d}.000Z",
+                                 "parentId": None}) + "\n")
+    agree(capsys, "jerboa", COP, "summarise the jerboa migration")
+    assert len(show(capsys, COP)["messages"]) == 2
+    assert json.loads(cli_ok(capsys, "status", "--json"))["unknown_kinds"] == []
+
+
+def test_crabtalk_11_events_widen_the_session(home, capsys):
+    """Rule 11. crabdb keeps a session's ``EventLine`` trace under ``session/<h>/evt/<idx>``:
+    their ``ts`` widen its start and end (the meta's ``updated_at`` lags a run's last events)."""
+    from test_sources_crabtalk import Store, meta, msg_key, user
+
+    h = "01KCRAB0000000000000000011"
+    store = Store().put(f"local/session/{h}/meta", meta(title="Quokka deploy"))
+    store.put(msg_key(h, 0), user("deploy the quokka service"))
+    store.put(f"local/session/{h}/evt/{0:012d}", {"event": "tool_start", "calls": [{"id": "c1", "name": "bash"}],
+                                                  "ts": "2026-08-21T09:58:00.000000000+00:00"})
+    store.put(f"local/session/{h}/evt/{1:012d}", {"event": "done", "model": "m", "iterations": 2,
+                                                  "stop_reason": "stop", "usage": {}, "ts": "2026-08-21T10:07:30Z"})
+    store.write(home / ".crabtalk" / "store.crmem")
+    hit = agree(capsys, "quokka", h, "deploy the quokka service")
+    assert (hit["started"], hit["updated"]) == ("2026-08-21T09:58:00.000Z", "2026-08-21T10:07:30.000Z")
+    page = show(capsys, h)["session"]
+    assert (page["started"], page["updated"]) == ("2026-08-21T09:58:00.000Z", "2026-08-21T10:07:30.000Z")
+    assert "2026-08-21" in export(capsys, h)
