@@ -497,3 +497,93 @@ def test_crabtalk_11_events_widen_the_session(home, capsys):
     page = show(capsys, h)["session"]
     assert (page["started"], page["updated"]) == ("2026-08-21T09:58:00.000Z", "2026-08-21T10:07:30.000Z")
     assert "2026-08-21" in export(capsys, h)
+
+
+# -- Gemini CLI ----------------------------------------------------------------------------------
+# google-gemini/gemini-cli at 5411f113ca: packages/core/src/core/logger.ts (checkpoint-<tag>.json,
+# logs.json), packages/core/src/services/chatRecordingService.ts (chat file names),
+# packages/cli/src/ui/AppContainer.tsx (an -i prompt is submitted like a typed one).
+
+GEM_SID = "6e0d0000-0000-4000-8000-0000000000c1"
+OLD_SID = "aaaa1111-0000-4000-8000-0000000000c2"
+
+
+def _content(role, *parts):
+    return {"role": role, "parts": [p if isinstance(p, dict) else {"text": p} for p in parts]}
+
+
+def test_gemini_saved_chats_and_prompt_log_are_read(home, capsys):
+    """A ``/chat save <tag>`` checkpoint is a session titled by its tag, resumable with
+    ``/chat resume``; the messages it copied from the chat it was saved from are shown once,
+    naming the other session; ``logs.json`` prompts of a session without a chat file are a
+    session of their own, and those of a session with one are not read twice."""
+    import os
+
+    from builders import GeminiChat
+
+    chat = GeminiChat(home, session_id=GEM_SID, project_id="webapp", directories=["/home/dev/webapp"])
+    chat.user("refactor the dormouse cache")
+    chat.gemini("The dormouse cache now evicts by size.")
+    chat.user("add dormouse metrics")
+    chat.gemini("Added hit and miss counters.")
+    chat.user("ship it")
+    path = chat.write()
+    project = path.parent.parent
+    saved = [_content("user", "<session_context>\nThis is the Gemini CLI.</session_context>"),
+             _content("model", "Got it. Thanks for the context!"),
+             _content("user", "refactor the dormouse cache"),
+             _content("model", "The dormouse cache now evicts by size."),
+             _content("user", "add dormouse metrics"),
+             _content("model", {"functionCall": {"name": "run_shell_command", "args": {"command": "make"}}}),
+             _content("user", {"functionResponse": {"name": "run_shell_command", "response": {"output": "ok"}}}),
+             _content("model", "Added hit and miss counters.")]
+    (project / "checkpoint-release%20plan.json").write_text(json.dumps({"history": saved}), "utf-8")
+    later = path.stat().st_mtime + 600
+    os.utime(project / "checkpoint-release%20plan.json", (later, later))
+    (project / "checkpoint-old%20notes.json").write_text(json.dumps([  # the legacy bare list
+        _content("user", "sketch the narwhal importer"), _content("model", "Sketched.")]), "utf-8")
+    (project / "logs.json").write_text(json.dumps([
+        {"sessionId": OLD_SID, "messageId": 0, "timestamp": "2026-01-05T09:00:00.000Z", "type": "user",
+         "message": "why is the lemming build red"},
+        {"sessionId": OLD_SID, "messageId": 1, "timestamp": "2026-01-05T09:03:00.000Z", "type": "user",
+         "message": "/chat save lemming"},
+        {"sessionId": GEM_SID, "messageId": 0, "timestamp": "2026-03-14T10:00:10.000Z", "type": "user",
+         "message": "refactor the dormouse cache"}], indent=2), "utf-8")
+
+    hits = [h for h in search(capsys, "dormouse metrics")]
+    assert len(hits) == 1 and hits[0]["also_in"] == 1
+    ids = {hits[0]["session_id"], *hits[0]["also_in_sessions"]}
+    assert ids == {GEM_SID, "checkpoint-release%20plan@webapp"}
+    page = show(capsys, "checkpoint-release%20plan@webapp")
+    assert page["session"]["title"] == "release plan" and page["session"]["project"] == "/home/dev/webapp"
+    assert [(m["role"], m["label"]) for m in page["messages"]] == [
+        ("system", "context"), ("assistant", "assistant"), ("user", "user"), ("assistant", "assistant"),
+        ("user", "user"), ("assistant", "tool-call:run_shell_command"), ("tool", "tool:run_shell_command"),
+        ("assistant", "assistant")]
+    hit = agree(capsys, "narwhal", "checkpoint-old%20notes@webapp", "sketch the narwhal importer")
+    assert hit["title"] == "old notes" and hit["resume_command"] == "gemini -i '/chat resume old notes'"
+    assert "release plan" in export(capsys, "checkpoint-release%20plan@webapp")
+    hit = agree(capsys, "lemming", OLD_SID, "why is the lemming build red")
+    assert hit["title"] == "why is the lemming build red" and hit["resume_command"] is None
+    assert [m["label"] for m in show(capsys, OLD_SID)["messages"]] == ["user", "context"]
+    assert len(search(capsys, "refactor")) == 1  # the logged copy of the chat's prompt is not read
+
+
+def test_gemini_broken_saved_chat_and_log_are_counted_not_fatal(tmp_path):
+    """A checkpoint that is not JSON is one counted skip; a ``logs.json`` that is not an array
+    gives no sessions; entries without the fields ``Logger`` checks are left out."""
+    src = SOURCES["gemini"]
+    project = tmp_path / ".gemini" / "tmp" / "p"
+    project.mkdir(parents=True)
+    (project / "checkpoint-x.json").write_text("{not json", "utf-8")
+    read = src.read(project / "checkpoint-x.json")
+    assert read.messages == [] and read.stats.reasons == {"broken JSON": 1}
+    (project / "logs.json").write_text('{"sessionId": "s"}', "utf-8")
+    assert [p for p in src.discover({}, tmp_path) if "logs.json" in str(p)] == []
+    (project / "logs.json").write_text(json.dumps([{"sessionId": "s1", "messageId": "0", "type": "user",
+                                                    "timestamp": "x", "message": "m"}, 7,
+                                                   {"sessionId": "s2", "messageId": 0, "type": "user",
+                                                    "timestamp": "2026-01-01T00:00:00Z", "message": "kept"}]))
+    [unit] = [p for p in src.discover({}, tmp_path) if "logs.json" in str(p)]
+    assert str(unit).endswith("logs.json#s2")
+    assert [m.text for m in src.read(unit).messages] == ["kept"]
