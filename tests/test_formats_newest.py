@@ -587,3 +587,21 @@ def test_gemini_broken_saved_chat_and_log_are_counted_not_fatal(tmp_path):
     [unit] = [p for p in src.discover({}, tmp_path) if "logs.json" in str(p)]
     assert str(unit).endswith("logs.json#s2")
     assert [m.text for m in src.read(unit).messages] == ["kept"]
+
+
+def test_openclaw_leaf_control_moves_the_active_branch(home, capsys):
+    """OpenClaw 2026.9.6 writes ``{type: "leaf", targetId}`` when it moves the active leaf
+    (``appendLeafControl``, ``dist/session-manager-*.mjs``): the entries after the target are off
+    the active branch, and the kind is known."""
+    from v3_builders import V3Session
+
+    s = V3Session(OC1, cwd="/srv/bot")
+    s.user("plan the ocelot launch")
+    target = s.assistant("Ocelot launch planned")
+    s.user("switch to a bobcat launch")
+    s.assistant("Bobcat launch planned")
+    s.entry("leaf", targetId=target)
+    s.write(home / ".openclaw" / "agents" / "main" / "sessions" / f"{OC1}.jsonl")
+    assert agree(capsys, "bobcat", OC1, "switch to a bobcat launch")["branch"] == "abandoned"
+    assert agree(capsys, "ocelot", OC1, "plan the ocelot launch")["branch"] == "active"
+    assert json.loads(cli_ok(capsys, "status", "--json"))["unknown_kinds"] == []
