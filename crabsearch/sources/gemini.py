@@ -106,7 +106,7 @@ class GeminiSource(Source):
     env_var = "GEMINI_CLI_HOME"
     display = "Gemini CLI"
     badge = "Gemini"
-    known_kinds = {"message": KNOWN_TYPES}
+    known_kinds = {"message": KNOWN_TYPES, "record": frozenset({"$set", "$rewindTo"})}
 
     def roots(self, env: Mapping[str, str], home: Path) -> list[Path]:
         """``$GEMINI_CLI_HOME/.gemini``, else ``~/.gemini``."""
