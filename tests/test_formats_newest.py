@@ -135,6 +135,27 @@ def test_codex_7_rotated_segments_are_the_start_of_the_session(home, capsys):
     agree(capsys, "numbat", PARENT, "numbat metrics")
     assert [m["text"] for m in show(capsys, PARENT)["messages"]] == [m.text for m in read.messages]
     assert export(capsys, PARENT).count("design the tapir cache") == 2  # the title and the message
+    _assert_appends_after_the_head(path)
+
+
+def _assert_appends_after_the_head(path) -> None:
+    """Appends to a rotated rollout read incrementally give what one whole read gives, for every
+    cut after its head (Codex writes the head, ``session_meta`` and ``rollout_reference``, into a
+    temporary file it then renames over the rollout: the head is never seen half-written)."""
+    from source_checks import key
+
+    data, src = path.read_bytes(), SOURCES["codex"]
+    whole = [key(m) for m in src.read(path).messages]
+    ends = [i + 1 for i, b in enumerate(data) if b == 0x0A]
+    for cut in sorted({c for a, b in zip(ends[1:], ends[2:] + [len(data)]) for c in (a, (a + b) // 2)}):
+        path.write_bytes(data[:cut])
+        first = src.read(path)
+        state = json.loads(json.dumps(first.state))
+        committed = state["next_index"]
+        path.write_bytes(data)
+        rest = src.read(path, first.end_offset, state)
+        got = [key(m) for m in first.messages if m.message_index < committed] + [key(m) for m in rest.messages]
+        assert got == whole, f"cut at byte {cut}"
 
 
 def test_codex_7_a_moved_home_a_missing_segment_and_a_fork(home, capsys, tmp_path):

@@ -6,10 +6,13 @@ not yet in a release) rotates a live rollout: the whole file is copied to an imm
 and the canonical file is replaced by a new one holding the thread's ``session_meta``, then a
 ``rollout_reference`` line (``RolloutReferenceItem {rollout_path, thread_id, rollout_timestamp,
 segment_id, max_depth, nth_user_message, compacted_replacement_history_filter_texts}``), then what
-is appended afterwards. A segment is itself such a file, so segments chain (each one's reference
-names the one before it). ``segment_writer_tests.rs`` checks that the segment holds what was
-said before the rotation and the canonical file what came after, and that another thread can
-reference a segment (a fork: ``deletion_collects_segments_after_the_last_reference``).
+is appended afterwards; the new file is written whole beside it and renamed over it
+(``create_staged_rollout_path``, ``persist``), so a rollout's head is never seen without its
+reference, and a rotation rewrites the file's head (the index reads it again from the start). A
+segment is itself such a file, so segments chain (each one's reference names the one before it).
+``segment_writer_tests.rs`` checks that the segment holds what was said before the rotation and
+the canonical file what came after, and that another thread can reference a segment (a fork:
+``deletion_collects_segments_after_the_last_reference``).
 
 Rules here:
 
