@@ -167,7 +167,7 @@ def test_store_incremental_rows(tmp_path):
     con.close()
     openclaw._SUMMARY.clear()
     size2, mtime2, _ = SRC.stat(unit)
-    assert size2 == size + 1 and mtime2 > mtime and SRC.fingerprint(unit, size2) == head
+    assert size2 == size + 1 and mtime2 > mtime and SRC.fingerprint(unit, size) == head  # as the index asks
     rest = SRC.read(unit, first.end_offset, json.loads(json.dumps(first.state)))
     assert [(m.message_index, m.text) for m in rest.messages] == [(5, "and the walrus backlog?")]
     assert rest.session.message_count == 6 and rest.end_offset == 6

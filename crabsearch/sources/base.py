@@ -39,10 +39,8 @@ from ..redact import redact
 
 
 READERS_VERSION = 4
-"""Bumped when a reader turns the same bytes into other messages or sessions (1: before issue 14;
-2: issue 14's formats; 3: Claude Code's warm-up exchanges dropped; 4: Claude Code 2.1.332's
-injected turns, sidecars, hand-offs and side-question copies, titles of punctuation only). It is part of the index
-stamp, so an index read by older readers is read again from the transcripts."""
+"""Bumped when a reader turns the same bytes into other messages or sessions. It is part of the
+index stamp, so an index read by older readers is read again from the transcripts."""
 
 TEXT_CAP = 64 * 1024
 """Characters of a message's text kept for indexing (display re-reads the record from the file)."""
@@ -88,6 +86,12 @@ class Source:
     env_var: str = ""
     """The agent's own directory override (``CLAUDE_CONFIG_DIR``); config ``[sources]`` extra
     directories are read by discovering with it set to each of them."""
+    known_kinds: Mapping[str, frozenset[str]] = {}
+    """The record kinds this reader knows (reads, or knowingly passes over as metadata), by the
+    field or table the agent names them in: ``{"line": {...}}`` for a JSONL ``type``, ``{"part":
+    {...}, "session_message": {...}}`` for opencode. A kind outside them is counted
+    (:func:`note_unknown`) and listed by ``crabsearch status``; ``bench/drift`` compares them with
+    the kinds an agent's newest release writes. Empty: the reader declares none."""
 
     def roots(self, env: Mapping[str, str], home: Path) -> list[Path]:
         """Directories this agent keeps its transcripts under (honouring its env override)."""

@@ -41,6 +41,31 @@ Current formats (issue 14), checked against openai/codex ``codex-rs``:
   a line has none) are the parent's conversation copied for context. They yield no messages and
   set nothing but the child's own ``session_meta``; the session's ``parent_session_id`` is the
   parent thread, and its title is its own first prompt (the task it was given).
+* **Agents talking** (rule 6): in multi-agent v2 a thread receives other agents' messages as
+  ``inter_agent_communication`` lines (``{author, recipient, other_recipients, content,
+  trigger_turn}``, agent paths such as ``/root`` and ``/root/worker``: ``RolloutItemWire`` in
+  ``codex-rs/history/src/rollout_payload.rs`` at 5ef96ab2785f; ``record_inter_agent_communication``
+  persists the line and no ``response_item`` for it). A message from an ancestor of the recipient
+  (its parent, when spawning it or giving it a follow-up task) is the task: a user prompt, so a
+  subagent's first one is its title. Any other (a child reporting back, a sibling) is a message
+  of the receiving thread labelled ``agent:<author path>`` (assistant text, searchable). Each
+  starts a user turn for a rollback, as Codex counts it (``user_boundaries`` in
+  ``rollout_reconstruction``).
+* **Other current line kinds** (rule 6; 0.171.0's binary names ``session_meta,
+  dynamic_tools_updated, response_item, inter_agent_communication,
+  inter_agent_communication_metadata, compacted, turn_context, token_usage_record, world_state,
+  security_risk_score, event_msg, realtime_item`` then ``id_allocation``; main adds
+  ``retained_context`` and ``rollout_reference``): a ``realtime_item`` ``transcript_segment``
+  (``{id, realtime_session_id, type, data: {role, text}}``, codex-rs ``protocol`` ``realtime``:
+  what was said in a voice conversation, which the model-side history does not hold) is a
+  ``voice`` message of that role; a ``retained_context`` ``verified_answer`` (``{turn_id,
+  call_id, questions: [{question, answer}]}``, ``history/src/retained_context.rs`` at
+  86be5320b068: the user's own answers to ``request_user_input``) is a user message of the
+  answers; the rest (``dynamic_tools_updated``, ``security_risk_score``, ``id_allocation``, other
+  realtime and retained items) is metadata, known and passed over.
+* **Segment rotation** (rule 7, ``codex_segments``): a rollout that starts with a
+  ``rollout_reference`` to a segment of its own thread is read as that segment (and the segments
+  before it), then itself: one session, each line once. Segments are not discovered.
 * **Drift**: a line whose ``type`` is none of :data:`KNOWN_KINDS` is counted
   (:func:`~crabsearch.sources.base.note_unknown`) and listed by ``crabsearch status``.
 * **Wrong field types**: a line of a kind this reader reads whose ``payload`` is not an object,
@@ -69,6 +94,8 @@ from ..model import (LABEL_ASSISTANT, LABEL_SUMMARY, LABEL_THINKING, LABEL_USER,
 from ..redact import redact
 from .base import (bad_field, capped, Source, cd_and, env_dir, iso_ts, note_unknown, dump_text,
                    records_of_bytes, matching, string, walk_files, unzstd)
+from .codex_segments import (HEAD_LINES, REFERENCE, cached_chain, is_segment, segment_chain, segment_records,
+                             split_offset)
 from .pieces import Piece, abandon, emit, note_compaction, piece_text
 
 SUMMARY_CAP = 8192
@@ -77,13 +104,22 @@ SUMMARY_CAP = 8192
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 _INJECTED = ("<environment_context>", "<user_instructions>", "# AGENTS.md instructions",
              "<user_shell_command>", "<turn_aborted>", "<INSTRUCTIONS>")
+LABEL_VOICE = "voice"
+"""Label of what was said in a realtime voice conversation (``realtime_item`` transcript)."""
+AGENT_LABEL = "agent:"
+"""Label prefix of a message another agent sent this thread (``agent:/root/worker``)."""
 _BARE_ITEMS = frozenset({"message", "reasoning", "function_call", "function_call_output",
                          "custom_tool_call", "custom_tool_call_output", "local_shell_call",
                          "local_shell_call_output"})
 KNOWN_KINDS = frozenset({"session_meta", "turn_context", "response_item", "event_msg", "compacted",
-                         "world_state", "inter_agent_communication_metadata", "token_usage_record"})
-"""Envelope kinds this reader knows (formats.md 2.2; the last three carry nothing to index)."""
-_READ_KINDS = frozenset({"session_meta", "turn_context", "response_item", "event_msg", "compacted"})
+                         "inter_agent_communication", "realtime_item", "retained_context",
+                         "rollout_reference", "world_state", "inter_agent_communication_metadata",
+                         "token_usage_record", "dynamic_tools_updated", "security_risk_score",
+                         "id_allocation"})
+"""Envelope kinds this reader knows (formats.md 2.2 and the module docstring, rules 6-7; the last
+six carry nothing to index)."""
+_READ_KINDS = frozenset({"session_meta", "turn_context", "response_item", "event_msg", "compacted",
+                         "inter_agent_communication", "realtime_item", "retained_context"})
 """Envelope kinds this reader reads: their ``payload`` must be an object (:func:`_check`)."""
 ZST = ".zst"
 TURNS_KEPT = 256
@@ -103,6 +139,7 @@ class CodexSource(Source):
     env_var = "CODEX_HOME"
     display = "Codex CLI"
     badge = "Codex"
+    known_kinds = {"line": KNOWN_KINDS}
 
     def roots(self, env: Mapping[str, str], home: Path) -> list[Path]:
         """``$CODEX_HOME``, else ``~/.codex``."""
@@ -126,7 +163,7 @@ class CodexSource(Source):
             names: set[str] = set()
             for path in found:
                 name = plain_name(path)
-                if path in seen or name in names:
+                if path in seen or name in names or is_segment(path):
                     continue
                 seen.add(path)
                 names.add(name)
@@ -142,14 +179,20 @@ class CodexSource(Source):
         return state
 
     def records(self, path: Path, start: int, stats: LineStats) -> Iterator[Record]:
-        """The records of a rollout: its lines, decompressed first for a ``.jsonl.zst``."""
-        if str(path).endswith(ZST):
-            return records_of_bytes(_decompressed(str(path)), start, stats)
-        return super().records(path, start, stats)
+        """The records of a rollout: its lines, decompressed first for a ``.jsonl.zst``; read
+        from the start, the lines of the segments before it come first (rule 7)."""
+        own = _lines(Path(path), start, stats)
+        return own if start else _with_segments(Path(path), own, stats)
 
     def load(self, path: str, offset: int, length: int) -> object | None:
         """One record by the offset and length of its line (in the decompressed bytes of a
-        ``.jsonl.zst``). Raises ``OSError``."""
+        ``.jsonl.zst``; in its segment for an offset past ``SEGMENT_BASE``). Raises ``OSError``."""
+        k, offset = split_offset(offset)
+        if k:
+            chain = cached_chain(Path(path), codex_root(Path(path)), _head)
+            if k > len(chain.paths):
+                return None
+            path = str(chain.paths[k - 1])
         if not path.endswith(ZST):
             return super().load(path, offset, length)
         raw = _decompressed(path)[offset:offset + length]
@@ -164,8 +207,16 @@ class CodexSource(Source):
         return not path.endswith(ZST) and super().in_bytes(path)
 
     def locate(self, path: str, offset: int) -> tuple[str, int] | None:
-        """None for a compressed rollout (an editor would show zstd frames)."""
-        return None if path.endswith(ZST) else super().locate(path, offset)
+        """The file and offset of a line (in its segment, rule 7); None for a compressed rollout
+        (an editor would show zstd frames)."""
+        k, offset = split_offset(offset)
+        if k:
+            try:
+                chain = cached_chain(Path(path), codex_root(Path(path)), _head)
+            except OSError:
+                return None
+            path = str(chain.paths[k - 1]) if k <= len(chain.paths) else ""
+        return None if not path or path.endswith(ZST) else super().locate(path, offset)
 
     def process(self, rec: Record, state: dict, session: Session, out: list[Message]) -> None:
         """One line: metadata (session_meta, header, thread name) and its messages."""
@@ -220,8 +271,10 @@ class CodexSource(Source):
                     state["last_prompt"] = [kind, text]
         base = len(out)
         emit(pieces, rec, state, out, ts, skip=skip)
-        # each user message yielded starts a user turn (rule 3); numbered as emit numbers them
-        turns = [state["next_index"] + i for i, m in enumerate(out[base:]) if m.role is Role.USER]
+        # each user message yielded, and each message from another agent, starts a user turn
+        # (rules 3 and 6); numbered as emit numbers them
+        turns = [state["next_index"] + i for i, m in enumerate(out[base:])
+                 if m.role is Role.USER or kind == "inter_agent_communication"]
         if turns:
             kept = state.setdefault("turns", [])
             kept.extend(turns)
@@ -306,10 +359,50 @@ def pieces_of(obj: dict) -> list[Piece]:
             return _user_event(payload)
         if kind == "compacted" and string(payload.get("message")).strip():
             return [Piece(Role.SUMMARY, LABEL_SUMMARY, payload["message"])]
+        if kind == "inter_agent_communication":
+            return _communication(payload)
+        if kind == "realtime_item":
+            return _realtime(payload)
+        if kind == "retained_context":
+            return _retained(payload)
         return []
     if "payload" not in obj and string(obj.get("type")) in _BARE_ITEMS:
         return _item(obj, bare=True)
     return []
+
+
+def _communication(p: dict) -> list[Piece]:
+    """An ``inter_agent_communication`` (rule 6): from an ancestor of the recipient, the task (a
+    user prompt); from anyone else, a message labelled by its author."""
+    text = string(p.get("content"))
+    if not text.strip():
+        return []
+    author, recipient = string(p.get("author")), string(p.get("recipient"))
+    if author and recipient.startswith(author.rstrip("/") + "/"):
+        return [Piece(Role.USER, LABEL_USER, text, prompt=True)]
+    return [Piece(Role.ASSISTANT, AGENT_LABEL + (author[:80] or "?"), text)]
+
+
+def _realtime(p: dict) -> list[Piece]:
+    """A ``realtime_item``: a ``transcript_segment`` is what the user or the model said aloud
+    (rule 6); other realtime items carry no text."""
+    data = p.get("data") if isinstance(p.get("data"), dict) else {}
+    text = string(data.get("text"))
+    if p.get("type") != "transcript_segment" or not text.strip():
+        return []
+    role = data.get("role")
+    if role == "user":
+        return [Piece(Role.USER, LABEL_VOICE, text)]
+    return [Piece(Role.ASSISTANT, LABEL_VOICE, text)] if role == "assistant" else []
+
+
+def _retained(p: dict) -> list[Piece]:
+    """A ``retained_context`` ``verified_answer``: the user's answers to the model's questions
+    (rule 6), one user message; other retained items are metadata."""
+    questions = p.get("questions") if p.get("type") == "verified_answer" else None
+    answers = [string(q.get("answer")) for q in questions if isinstance(q, dict)] if isinstance(questions, list) else []
+    text = "\n".join(a for a in answers if a.strip())
+    return [Piece(Role.USER, LABEL_USER, text)] if text else []
 
 
 def _user_event(p: dict) -> list[Piece]:
@@ -419,6 +512,34 @@ def _rolled_back(num_turns, state: dict) -> None:
     del turns[-min(num_turns, len(turns)):]
     if start < state["next_index"]:
         abandon(state, start, state["next_index"])
+
+
+def _lines(path: Path, start: int, stats: LineStats) -> Iterator[Record]:
+    """The JSON-object lines of a rollout from ``start`` (decompressed first for ``.jsonl.zst``)."""
+    if str(path).endswith(ZST):
+        return records_of_bytes(_decompressed(str(path)), start, stats)
+    return iter_records(str(path), start, stats)
+
+
+def _head(path: Path) -> Iterator[Record]:
+    """The lines of a rollout from its start, for reading its head (rule 7)."""
+    return _lines(path, 0, LineStats())
+
+
+def _with_segments(path: Path, own: Iterator[Record], stats: LineStats) -> Iterator[Record]:
+    """``own`` (a rollout's lines from its start), after the lines of the segments before it when
+    its head holds a ``rollout_reference`` (rule 7); the head is looked at as it is read, so a
+    rollout without one is read once, as before."""
+    head: list[Record] = []
+    for rec in own:
+        head.append(rec)
+        if rec.obj.get("type") not in ("session_meta", REFERENCE) or len(head) > HEAD_LINES:
+            break
+    if any(r.obj.get("type") == REFERENCE for r in head):
+        chain = segment_chain(path, codex_root(path), _head)
+        yield from segment_records(chain, lambda p, st: _lines(p, 0, st), stats)
+    yield from head
+    yield from own
 
 
 def plain_name(path: Path) -> str:

@@ -32,6 +32,11 @@ Current format (issue 14, rule 15), from github/copilot-sdk ``nodejs/src/generat
   the root/main agent") belongs to that sub-agent: its messages are sidechain messages (marked,
   hidden with ``s`` in the session view, never the title or anchor), not the main thread.
 * ``session.title_changed`` (``data.title``) names the session (before the workspace summary).
+* **copilot-sdk 1.0.14** (rule 11; ``dist/generated/session-events.d.ts`` on npm): the events it
+  adds (``assistant.fusion_phase_*``, ``session.fusion_*``, ``model.call_finished``,
+  ``session.completion_receipt``, ``subagent.configured``, ``session.auto_tier_*``,
+  ``session.mcp_server_*``, ``session.mode_notice_delivered`` and six ``permission.*`` records)
+  carry routing, receipts and notices, no conversation: known, passed over.
 * **Drift**: an event ``type`` that is not one of :data:`KNOWN_TYPES` (every event the SDK declares)
   is counted (:func:`~crabsearch.sources.base.note_unknown`) and listed by ``crabsearch status``.
 """
@@ -79,8 +84,16 @@ session_limits_exhausted.completed session_limits_exhausted.requested skill.invo
 subagent.deselected subagent.failed subagent.selected subagent.started system.message system.notification
 tool.execution_complete tool.execution_partial_result tool.execution_progress tool.execution_start
 tool.user_requested tool_search.activated ui.ephemeral_query user.message user_input.completed
-user_input.requested""".split())
-"""Every event type the SDK declares (``session-events.ts``, the ``type`` of each ``*Event``)."""
+user_input.requested
+assistant.fusion_phase_activity assistant.fusion_phase_completed assistant.fusion_phase_failed
+assistant.fusion_phase_started model.call_finished permission.assentDetected permission.carriedForward
+permission.contextualAuthorization permission.messageAuthorization permission.messageAuthorizationDegraded
+permission.messageAuthorizationRead session.auto_tier_recommendation session.auto_tier_switch_failed
+session.completion_receipt session.fusion_completed session.fusion_resolved session.fusion_route_failed
+session.fusion_route_started session.mcp_server_needs_reconnect session.mcp_server_removed
+session.mode_notice_delivered subagent.configured""".split())
+"""Every event type the SDK declares (``session-events.ts``, the ``type`` of each ``*Event``; the
+last 22 from copilot-sdk 1.0.14's ``session-events.d.ts``)."""
 
 
 class CopilotSource(Source):
@@ -91,6 +104,7 @@ class CopilotSource(Source):
     env_var = "COPILOT_HOME"
     display = "Copilot CLI"
     badge = "Copilot"
+    known_kinds = {"event": KNOWN_TYPES}
 
     def roots(self, env: Mapping[str, str], home: Path) -> list[Path]:
         """``$COPILOT_HOME``; else ``$XDG_CONFIG_HOME/.copilot`` (when set) and ``~/.copilot``."""

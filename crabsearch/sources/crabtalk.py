@@ -19,6 +19,13 @@ Rules come from ``shared/reference/formats.md`` section 5 (5.1 JSONL, 5.2 step d
   is one ``pread``. Compaction deletes the msg keys, which shrinks "size": a full re-read drops the
   compacted messages from the index, as from the store (the meta summary remains).
 
+**Events** (rule 11; crabtalk/crabtalk ``crates/store/src/interface/session.rs``
+``append_session_events`` and ``crates/store/src/session/event.rs`` at 72fbe605, keyspace in
+``docs/src/spec/storage.md``): crabdb also keeps ``session/<handle>/evt/<idx:012>`` keys, one
+``EventLine`` each (``{"event": "tool_start" | "tool_result" | "done", ..., "ts"}``); like the
+events of the older layouts, their ``ts`` widen the session's start and end. The
+``session/<handle>/archive`` key names the memory entry a compaction moved the prefix to: no text.
+
 Title: meta ``title`` (crabtalk's own ``set_title``), else the first user prompt (crabsearch's
 fallback; crabtalk shows "(untitled)"). Summary: meta ``summary``, else the latest ``compact``
 text (formats.md 7.2). Project: meta ``root`` (crabdb only). Messages carry no timestamps;
@@ -50,6 +57,10 @@ from .pieces import Piece, emit, piece_text
 
 SUMMARY_CAP = 8192
 """Characters of a summary stored on the Session."""
+KNOWN_KINDS = frozenset({"meta", "msg", "evt", "archive"})
+"""The per-session keys of a crabdb store (``session/<handle>/<kind>...``, storage.md)."""
+EVENT_KINDS = frozenset({"tool_start", "tool_result", "done"})
+"""``EventLine`` kinds (``event``), for the drift check; an event's only use is its ``ts``."""
 _HEADER = struct.Struct("<6sIH4xQQ")  # magic, version, flags, reserved, index_at, index_len: 32 bytes
 _MAGIC = b"CRMEM\0"
 _SESSION_COL = 1
@@ -64,6 +75,7 @@ class CrabtalkSource(Source):
     env_var = "CRABTALK_HOME"
     display = "Crabtalk"
     badge = "Crabtalk"
+    known_kinds = {"store key": KNOWN_KINDS, "event": EVENT_KINDS}
 
     def __init__(self):
         self._stores: dict[str, tuple[tuple, dict]] = {}
@@ -119,7 +131,7 @@ class CrabtalkSource(Source):
         if info is None:
             raise FileNotFoundError(2, "no such crabtalk session", path)
         msgs = info["msgs"]
-        sig = hashlib.sha1(repr((info["meta"], sorted(msgs.items()))).encode()).hexdigest()
+        sig = hashlib.sha1(repr((info["meta"], sorted(msgs.items()), sorted(info["evts"].items()))).encode()).hexdigest()
         return (max(msgs) + 1 if msgs else 0), int(sig[:15], 16), store["ctime_ns"]
 
     def fingerprint(self, path: str, size: int) -> str:
@@ -217,7 +229,7 @@ class CrabtalkSource(Source):
     def _read_store(self, path: str, start: int, stats: LineStats):
         container, handle = split_member(path)
         store = self._store(container)
-        info = store["sessions"].get(handle) or {"meta": None, "msgs": {}}
+        info = store["sessions"].get(handle) or {"meta": None, "msgs": {}, "evts": {}}
         if start == 0 and store["sessions"] and handle == min(store["sessions"]):
             for reason, n in store["issues"].items():  # store-wide problems, counted once
                 for _ in range(n):
@@ -226,6 +238,11 @@ class CrabtalkSource(Source):
         try:
             meta = _json(os.pread(fd, info["meta"][1], info["meta"][0])) if info["meta"] else None
             records = []
+            for idx in sorted(info["evts"]):  # every read: their times only widen the session
+                off, length = info["evts"][idx]
+                obj = _json(os.pread(fd, length, off))
+                if isinstance(obj, dict) and "event" in obj:
+                    records.append((f"event {idx}", Record(obj, off, length)))
             for idx in sorted(i for i in info["msgs"] if i >= start):
                 off, length = info["msgs"][idx]
                 obj = _json(os.pread(fd, length, off))
@@ -269,7 +286,8 @@ class CrabtalkSource(Source):
 
     def _store(self, path: str) -> dict:
         """The replayed store ``{"sessions": {handle: {"meta": (off, len) | None, "msgs": {idx:
-        (off, len)}}}, "issues": {reason: count}, "ctime_ns"}``, cached per (size, mtime, inode)."""
+        (off, len)}, "evts": {idx: (off, len)}}}, "issues": {reason: count}, "ctime_ns"}``, cached per
+        (size, mtime, inode)."""
         with open_file(path) as fh:
             st = os.fstat(fh.fileno())
             key = (st.st_size, st.st_mtime_ns, st.st_ino)
@@ -354,11 +372,13 @@ def _group(live: dict[bytes, tuple[int, int]], issues: dict[str, int]) -> dict:
         parts = key.decode("utf-8", "replace").split("/", 3)  # local, session, handle, rest
         if len(parts) < 4 or not parts[2] or "#" in parts[2]:
             continue
-        info = sessions.setdefault(parts[2], {"meta": None, "msgs": {}})
+        info = sessions.setdefault(parts[2], {"meta": None, "msgs": {}, "evts": {}})
         if parts[3] == "meta":
             info["meta"] = span
         elif parts[3].startswith("msg/") and parts[3][4:].isdigit():
             info["msgs"][int(parts[3][4:])] = span
+        elif parts[3].startswith("evt/") and parts[3][4:].isdigit():
+            info["evts"][int(parts[3][4:])] = span
     return {"sessions": {h: i for h, i in sessions.items() if i["meta"] or i["msgs"]}, "issues": issues}
 
 

@@ -46,6 +46,10 @@ and 7.3 (role mapping). Decisions and limitations of this module:
 * **Drift**: a line that is no message, ``$set``, ``$rewindTo`` or metadata (a new ``$``
   operator, say), and a message of a ``type`` this reader does not know, are counted
   (:func:`~crabsearch.sources.base.note_unknown`) and listed by ``crabsearch status``.
+* **Saved chats and the prompt log** (:mod:`~crabsearch.sources.gemini_saved`): each
+  ``tmp/<project>/checkpoint-<tag>.json`` (``/chat save <tag>``) is a session titled by its tag,
+  its messages linked to the chat it was saved from; ``tmp/<project>/logs.json`` gives a session
+  of prompts to each session id that has no chat file. Both are read whole at every change.
 * **Legacy ``.json``** (3.2): parsed whole at every read (whole files are rewritten in place, so
   the fingerprint is a hash of the whole file and any change re-reads it from 0). A message's
   ``offset`` is its position in ``messages`` and ``length`` is 1; :meth:`GeminiSource.load`
@@ -63,6 +67,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Iterator, Mapping
 
@@ -70,10 +75,14 @@ from ..files import read_file, read_text
 from ..jsonl import LineStats, Record, iter_records, read_record, read_whole
 from ..model import (LABEL_ASSISTANT, LABEL_SYSTEM, LABEL_THINKING, LABEL_USER, Message, Role, Session,
                      tool_call_label, tool_result_label)
-from .base import (capped, FileRead, Source, cd_and, dump_text, first_line, note_unknown, parse_ts, string,
-                   walk_files)
+from .base import (capped, FileRead, Source, cd_and, dump_text, first_line, member_path, note_unknown, parse_ts,
+                   string, walk_files)
+from .gemini_saved import (history, is_checkpoint, link_to_origin, log_member, log_stat, logged_sessions, tag_of,
+                           unlogged_chats)
 from .pieces import Piece, emit, piece_text
 
+ORIGINS_READ = 16
+"""Chats read at most to find the one a saved chat was saved from."""
 REWOUND_CAP = 64
 """Rewound index ranges kept on the session (the oldest two are merged beyond this)."""
 SUMMARY_CAP = 8192
@@ -97,6 +106,7 @@ class GeminiSource(Source):
     env_var = "GEMINI_CLI_HOME"
     display = "Gemini CLI"
     badge = "Gemini"
+    known_kinds = {"message": KNOWN_TYPES, "record": frozenset({"$set", "$rewindTo"})}
 
     def roots(self, env: Mapping[str, str], home: Path) -> list[Path]:
         """``$GEMINI_CLI_HOME/.gemini``, else ``~/.gemini``."""
@@ -105,7 +115,17 @@ class GeminiSource(Source):
 
     def discover(self, env: Mapping[str, str], home: Path) -> Iterator[Path]:
         """``tmp/*/chats/session-*.jsonl``, subagent chats ``tmp/*/chats/*/*.jsonl`` and legacy
-        ``tmp/*/chats/session-*.json`` unless a ``.jsonl`` of the same name sits beside it."""
+        ``tmp/*/chats/session-*.json`` unless a ``.jsonl`` of the same name sits beside it; saved
+        chats ``tmp/*/checkpoint-*.json``; ``tmp/*/logs.json#<session id>`` for each logged
+        session without a chat file."""
+        yield from self._chats(env, home)
+        for root in self.roots(env, home):
+            yield from walk_files(root / "tmp", "*/checkpoint-*.json")
+            for logs in walk_files(root / "tmp", "*/logs.json"):
+                for sid in unlogged_chats(logs.parent, logged_sessions(str(logs))):
+                    yield Path(member_path(logs, sid))
+
+    def _chats(self, env: Mapping[str, str], home: Path) -> Iterator[Path]:
         seen: set[Path] = set()
         for root in self.roots(env, home):
             for pattern in ("*/chats/session-*.jsonl", "*/chats/*/*.jsonl", "*/chats/session-*.json"):
@@ -151,8 +171,96 @@ class GeminiSource(Source):
         return piece_text(pieces_of(obj), part, label)
 
     def resume_command(self, session: Session) -> str | None:
-        """``cd <project> && gemini --resume <uuid>`` (formats.md 3.5: run from the project)."""
+        """``cd <project> && gemini --resume <uuid>`` (formats.md 3.5: run from the project); a
+        saved chat: ``gemini -i '/chat resume <tag>'``; a session known from the prompt log only:
+        None."""
+        if session.extra.get("saved_chat"):
+            return cd_and(session.project, ["gemini", "-i", f"/chat resume {session.extra['saved_chat']}"])
+        if log_member(session.path):
+            return None
         return cd_and(session.project, ["gemini", "--resume", session.session_id])
+
+    # -- saved chats and the prompt log (gemini_saved) ------------------------------------------
+
+    def stat(self, path: str) -> tuple[int, int, int]:
+        """A ``logs.json`` unit: ``(prompts, newest prompt time, same)``; files: ``os.stat``."""
+        if log_member(str(path)):
+            n, ns, _ = log_stat(str(path))
+            return n, ns, ns
+        return super().stat(path)
+
+    def in_bytes(self, path: str) -> bool:
+        return not log_member(str(path)) and super().in_bytes(path)
+
+    def _read_log(self, path: str) -> FileRead:
+        """The prompts one session left in ``logs.json`` (offset: position in that session's list)."""
+        container, sid = log_member(path)
+        stats = LineStats()
+        state: dict = {"next_index": 0, "sid": sid}
+        root = project_root(Path(container).parent)
+        if root:
+            state["root"] = root
+        session = Session(agent=self.agent, session_id=sid, path=path)
+        messages: list[Message] = []
+        for n, e in enumerate(logged_sessions(container).get(sid, [])):
+            rec = Record({"type": "user", "content": e["message"], "timestamp": e["timestamp"]}, n, 1)
+            self.take(rec, state, session, messages, stats, f"prompt {n}", _json_message)
+        self._seal(state, session, stats)
+        return FileRead(session, messages, 0, state, stats)
+
+    def _read_checkpoint(self, path: Path) -> FileRead:
+        """A saved chat (``/chat save``): its ``Content`` list, titled by its tag, dated by the
+        file, its messages linked to the chat it was saved from (module ``gemini_saved``)."""
+        data, size = read_whole(str(path))
+        stats = LineStats(end_offset=size)
+        tag = tag_of(path)
+        state: dict = {"next_index": 0, "sid": f"{path.stem}@{path.parent.name}", "summary": tag}
+        root = project_root(path.parent)
+        if root:
+            state["root"] = root
+        session = Session(agent=self.agent, session_id=path.stem, path=str(path))
+        messages: list[Message] = []
+        if data is None:
+            stats.skip("broken JSON")
+        for n, content in enumerate(history(data)):
+            if not isinstance(content, dict):
+                stats.skip("not a JSON object", f"message {n}")
+                continue
+            self.take(Record(content, n, 1), state, session, messages, stats, f"message {n}", _json_message)
+        mtime = datetime.fromtimestamp(os.stat(path).st_mtime, tz=timezone.utc)
+        origin = self._origin(path, messages, mtime)
+        if origin is not None:
+            link_to_origin(messages, origin.messages)
+            session.extra["saved_from"] = origin.session.session_id
+            session.project = origin.session.project
+        for m in messages:
+            session.touch(m.timestamp)
+        session.touch(mtime)
+        session.extra["saved_chat"] = tag
+        self._seal(state, session, stats)
+        session.summary = None  # the tag is the title, not a summary
+        state["session"] = session.to_state()
+        return FileRead(session, messages, size, state, stats)
+
+    def _origin(self, path: Path, saved: list[Message], written: datetime) -> FileRead | None:
+        """The chat ``path`` was saved from: of the project's chats that started before it was
+        written (by the time in their names), the latest whose prompts begin with its prompts."""
+        prompts = [m.text for m in saved if m.role is Role.USER and m.label == LABEL_USER]
+        if not prompts:
+            return None
+        stamp = written.strftime("%Y-%m-%dT%H-%M")
+        chats = sorted((p for p in walk_files(path.parent / "chats", "session-*.json*")
+                        if p.suffix in (".json", ".jsonl") and p.name[8:24] <= stamp),
+                       key=lambda p: p.name[8:24], reverse=True)
+        for chat in chats[:ORIGINS_READ]:
+            try:
+                read = self.read(chat)
+            except OSError:
+                continue
+            said = [m.text for m in read.messages if m.role is Role.USER and m.label == LABEL_USER]
+            if said[:len(prompts)] == prompts:
+                return read
+        return None
 
     # -- the .jsonl map, replayed --------------------------------------------------------------
 
@@ -205,14 +313,20 @@ class GeminiSource(Source):
         map (module docstring), a ``.json`` parsed whole. Raises ``OSError`` when the file cannot
         be read; a broken line or message, or one the reader cannot handle, is skipped and
         counted."""
+        if log_member(str(path)):
+            return self._read_log(str(path))
         if Path(path).suffix != ".json":
             return self._read_jsonl(Path(path))
+        if is_checkpoint(Path(path)):
+            return self._read_checkpoint(Path(path))
         return self._read_json(Path(path))
 
     def fingerprint(self, path: str, size: int) -> str:
         """``.json``: SHA-1 of the whole file (rewritten in place: any change is a full re-read).
         ``.jsonl``: the head hash and the file's mtime, so any change (an append can replace or
         rewind any earlier message) is a full re-read too. Raises ``OSError``."""
+        if log_member(str(path)):
+            return log_stat(str(path))[2]
         if Path(path).suffix != ".json":
             return f"{super().fingerprint(path, size)}:{os.stat(path).st_mtime_ns}"
         return hashlib.sha1(read_file(path)).hexdigest()
@@ -220,6 +334,11 @@ class GeminiSource(Source):
     def load(self, path: str, offset: int, length: int) -> object | None:
         """``.json``: message number ``offset`` of the (cached) parsed file, or None.
         ``.jsonl``: the JSONL line. Raises ``OSError``."""
+        member = log_member(str(path))
+        if member:
+            entries = logged_sessions(member[0]).get(member[1], [])
+            e = entries[offset] if 0 <= offset < len(entries) else None
+            return {"type": "user", "content": e["message"], "timestamp": e["timestamp"]} if e else None
         if Path(path).suffix != ".json":
             return super().load(path, offset, length)
         msgs = _json_messages(read_whole(path)[0])
@@ -262,7 +381,10 @@ def _json_message(rec: Record, state: dict, session: Session, out: list[Message]
 
 
 def _json_messages(data) -> list:
-    """The message list of a whole-file chat: ``messages`` (3.2), or drift ``history``."""
+    """The message list of a whole-file chat: ``messages`` (3.2), or drift ``history``; a saved
+    chat's ``history`` (or its bare legacy list)."""
+    if isinstance(data, list):
+        return history(data)
     if not isinstance(data, dict):
         return []
     msgs = data.get("messages", data.get("history"))
@@ -412,9 +534,9 @@ def _pieces_owned(obj: dict):
 
 
 def _message(m: dict) -> list[Piece]:
-    kind = m.get("type") or m.get("role")  # drift files: ``{role, parts}``
+    kind = m.get("type") or m.get("role")  # drift files and saved chats: ``Content`` ``{role, parts}``
     if kind == "user":
-        return _user(m)
+        return _user(m) + _part_tools(m)
     if kind not in ("gemini", "model"):
         return []  # info / error / warning notices, unknown types
     out: list[Piece] = []
@@ -440,6 +562,24 @@ def _message(m: dict) -> list[Piece]:
         result = _result(c)
         if result is not None:
             out.append(Piece(Role.TOOL, tool_result_label(name), result, name))
+    return out + _part_tools(m)
+
+
+def _part_tools(m: dict) -> list[Piece]:
+    """The ``functionCall`` / ``functionResponse`` parts of a ``Content`` (``{role, parts}``, a
+    saved chat's history): tool calls and their results, paired by name."""
+    parts = m.get("parts") if "content" not in m else None
+    out: list[Piece] = []
+    for part in parts if isinstance(parts, list) else []:
+        call = part.get("functionCall") if isinstance(part, dict) else None
+        resp = part.get("functionResponse") if isinstance(part, dict) else None
+        if isinstance(call, dict):
+            name = string(call.get("name")) or "unknown"
+            out.append(Piece(Role.ASSISTANT, tool_call_label(name), dump_text(call.get("args")), name))
+        elif isinstance(resp, dict):
+            name = string(resp.get("name")) or "unknown"
+            text = _result({"result": [part]}) or ""
+            out.append(Piece(Role.TOOL, tool_result_label(name), text, name))
     return out
 
 

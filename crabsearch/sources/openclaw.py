@@ -36,6 +36,23 @@ then per agent ``agents/<agentId>/``:
   leftover ``.jsonl`` / ``.reset.`` file of such a session is not read twice. Reset archives in
   ``sessions/`` (``<id>.jsonl.reset.<time>``) are ``archived`` too.
 
+* **Rewrites in place** (rule 8; ``openclaw`` 2026.9.6 on npm,
+  ``dist/session-accessor.sqlite-transcript-write-*.mjs`` ``replaceSqliteTranscriptSuffixInTransaction``,
+  ``rewriteTranscriptEventRowsExact``, ``replaceTranscriptEventsSync`` and
+  ``dist/session-accessor.sqlite-transcript-store-*.mjs``): a branch deletes a session's rows from
+  ``startSeq`` on and inserts the new suffix; an exact rewrite updates rows where they are; a full
+  replace deletes every row and inserts new ones. Each rotates
+  ``transcript_rewrite_watermarks.generation`` (and its ``updated_at``) and moves
+  ``session_windows.transcript_updated_at``; pure appends keep the generation. Both times count in
+  a member's mtime, and its fingerprint holds the generation and the row at the stored size (the
+  last row read, unless rows before it were deleted or replaced): either changing reads the
+  session again from its first row, so no turn is indexed twice, no text stays stale and no
+  message points at a deleted row.
+* **Cold storage** (rule 9, :mod:`~crabsearch.sources.openclaw_cold`): a session moved to
+  ``session_transcript_cold_archives`` (a blob in the store, or ``<agent>/sessions/cold/*.jsonl.zst``)
+  is a unit ``<db>#cold:<session id>``, read from its archive's ``event`` records, ``archived``
+  and still resumable (OpenClaw restores it when it is opened); its leftover ``.jsonl`` is not read.
+
 Title (4.3): the session entry's ``label`` > ``displayName`` > ``subject`` (``sessions.json``
 beside the JSONL; in the store ``session_nodes.entry_json``, then ``session_windows.display_name``,
 then the ``sessions.json`` left beside it), else pi's rules (``session_info`` name, first user
@@ -59,6 +76,7 @@ from ..jsonl import MAX_LINE, LineStats, Record, loads
 from ..model import Session
 from .base import (MEMBER_SEP, FileRead, Source, cd_and, env_dir, member_path, records_of_bytes,
                     split_member, string, walk_files, unzstd)
+from .openclaw_cold import COLD, COLD_COLUMNS, archive_file, cold_rows, events, unwrap
 from .pi import V3Source
 
 try:  # optional: OpenClaw >= 2026.9.6 stores large events zstd-compressed
@@ -104,6 +122,10 @@ class OpenClawSource(V3Source):
                 held = set(_summary(str(db))) if db.is_file() else set()
                 for sid in sorted(held):
                     yield member_path(db, sid)
+                cold = _colds(str(db)) if db.is_file() else {}
+                for sid in sorted(set(cold) - held):
+                    yield member_path(db, COLD + sid)
+                held |= set(cold)
                 archived = _archives(str(db)) if db.is_file() else {}
                 for name, row in sorted(archived.items()):
                     if row["session_id"] not in held:
@@ -132,6 +154,12 @@ class OpenClawSource(V3Source):
                 raise FileNotFoundError(path)
             mtime = (arc["created_at"] or 0) * 1_000_000
             return arc["size"], mtime, mtime
+        if sid.startswith(COLD):
+            cold = _colds(db).get(sid[len(COLD):])
+            if cold is None:
+                raise FileNotFoundError(path)
+            mtime = (cold["archived_at"] if isinstance(cold["archived_at"], int) else 0) * 1_000_000
+            return (cold["event_count"] if isinstance(cold["event_count"], int) else 0), mtime, mtime
         row = _summary(db).get(sid)
         if row is None:
             raise FileNotFoundError(path)
@@ -139,18 +167,26 @@ class OpenClawSource(V3Source):
         return row[0], mtime, mtime
 
     def fingerprint(self, path: str, size: int) -> str:
-        """A store member: SHA-1 of its first row's rowid and text (a rewritten session changes
-        it); files: the head bytes. Raises ``OSError``."""
+        """A store member: SHA-1 of its first row's rowid and text, its ``size``-th row's rowid,
+        ``seq`` and text and its rewrite generation (rule 8: a rewritten session changes one of
+        them; SQLite gives a row inserted after the deleted last ones their rowids again); an
+        archive: its hash and generation; files: the head bytes. Raises ``OSError``."""
         if not _is_member(path):
             return super().fingerprint(path, size)
         db, sid = split_member(path)
-        if sid.startswith(ARCHIVE):
-            arc = _archives(db).get(sid[len(ARCHIVE):])
+        if sid.startswith(ARCHIVE) or sid.startswith(COLD):
+            arc = (_archives(db).get(sid[len(ARCHIVE):]) if sid.startswith(ARCHIVE)
+                   else _colds(db).get(sid[len(COLD):]))
             if arc is None:
                 raise FileNotFoundError(path)
-            return hashlib.sha1(f"{arc['sha256']}:{arc['generation']}".encode()).hexdigest()
+            sha = arc.get("sha256") or arc.get("archive_sha256")
+            return hashlib.sha1(f"{sha}:{arc['generation']}".encode()).hexdigest()
         rows = _query(db, "SELECT rowid, * FROM transcript_events WHERE session_id=? ORDER BY rowid LIMIT 1", (sid,))
         first = f"{rows[0]['rowid']}:{_event_text(rows[0])}" if rows else ""
+        nth = _query(db, "SELECT rowid, * FROM transcript_events WHERE session_id=? ORDER BY rowid LIMIT 1 OFFSET ?",
+                     (sid, max(size - 1, 0)))
+        last = f"{nth[0]['rowid']}:{nth[0]['seq']}:{_event_text(nth[0])}" if nth else ""
+        first += f"\0{last}\0{_generation(db, sid)}"
         return hashlib.sha1(first.encode("utf-8", "replace")).hexdigest()
 
     def load(self, path: str, offset: int, length: int) -> object | None:
@@ -162,6 +198,9 @@ class OpenClawSource(V3Source):
             raw = _archive_bytes(db, sid[len(ARCHIVE):])[offset:offset + length]
             obj = _parse(raw.decode("utf-8", "replace")) if len(raw) == length else None
             return obj
+        if sid.startswith(COLD):
+            raw = _cold_bytes(db, sid[len(COLD):])[offset:offset + length]
+            return unwrap(_parse(raw.decode("utf-8", "replace")) or {}) if len(raw) == length else None
         rows = _query(db, "SELECT * FROM transcript_events WHERE rowid=? AND session_id=?", (offset, sid))
         obj = _parse(_event_text(rows[0])) if rows else None
         return obj
@@ -174,7 +213,7 @@ class OpenClawSource(V3Source):
         if not _is_member(str(path)):
             return super().read(path, start, state)
         db, sid = split_member(str(path))
-        if sid.startswith(ARCHIVE):  # the shared loop over the decoded blob (records)
+        if sid.startswith(ARCHIVE) or sid.startswith(COLD):  # the shared loop over the decoded blob
             return Source.read(self, Path(path), start, state if start else None)
         if state is None or start == 0:
             start, state = 0, self.new_state(Path(db))
@@ -209,6 +248,8 @@ class OpenClawSource(V3Source):
         db, sep, member = str(path).rpartition(MEMBER_SEP)
         if sep and member.startswith(ARCHIVE) and db.endswith(DB_NAME):
             return records_of_bytes(_archive_bytes(db, member[len(ARCHIVE):]), start, stats)
+        if sep and member.startswith(COLD) and db.endswith(DB_NAME):
+            return events(_cold_bytes(db, member[len(COLD):]), start, stats)
         return super().records(path, start, stats)
 
     def in_bytes(self, path: str) -> bool:
@@ -224,6 +265,10 @@ class OpenClawSource(V3Source):
             state["archived"] = True
             state["meta"] = {}
             state["sid"] = arc.get("session_id") or None
+        elif member.startswith(COLD):
+            state["archived"] = True
+            state["meta"] = _store_meta(str(path).rpartition(MEMBER_SEP)[0], member[len(COLD):])
+            state["sid"] = member[len(COLD):]
         elif ".jsonl.reset." in Path(path).name:
             state["archived"] = True
         return state
@@ -313,9 +358,12 @@ def _summary(db: str) -> dict[str, tuple[int, int, int]]:
             db, "SELECT t.session_id, t.n, t.last, e.created_at FROM (SELECT session_id, COUNT(*) AS n, "
                 "MAX(rowid) AS last FROM transcript_events GROUP BY session_id) AS t "
                 "JOIN transcript_events AS e ON e.rowid = t.last")}
-        for table, col in (("session_windows", "session_id"), ("session_nodes", "current_session_id")):
+        for table, col, when in (("session_windows", "session_id", "updated_at"),
+                                 ("session_windows", "session_id", "transcript_updated_at"),
+                                 ("session_nodes", "current_session_id", "updated_at"),
+                                 ("transcript_rewrite_watermarks", "session_id", "updated_at")):
             try:
-                for sid, updated in _query(db, f"SELECT {col}, MAX(updated_at) FROM {table} GROUP BY {col}"):
+                for sid, updated in _query(db, f"SELECT {col}, MAX({when}) FROM {table} GROUP BY {col}"):
                     if sid in out and isinstance(updated, int):
                         out[sid] = out[sid][:2] + (max(out[sid][2], updated),)
             except sqlite3.DatabaseError:
@@ -358,6 +406,60 @@ def _archives(db: str) -> dict[str, dict]:
     out = {a["name"]: a for a in latest.values()}
     _ARCHIVES[db] = (key, out)
     return out
+
+
+_COLDS: dict[str, tuple[tuple, dict[str, dict]]] = {}
+
+
+def _colds(db: str) -> dict[str, dict]:
+    """``{session id: its session_transcript_cold_archives row}`` (rule 9), cached by the stat of
+    the database and its WAL; ``{}`` when the table is absent or the store unreadable."""
+    key = _store_key(db)
+    hit = _COLDS.get(db)
+    if hit and hit[0] == key:
+        return hit[1]
+    try:
+        out = cold_rows(_query(db, f"SELECT {COLD_COLUMNS} FROM session_transcript_cold_archives"))
+    except (OSError, sqlite3.Error):
+        out = {}
+    _COLDS[db] = (key, out)
+    return out
+
+
+def _cold_bytes(db: str, sid: str) -> bytes:
+    """The decoded JSONL of session ``sid``'s cold archive (its blob, or its ``cold/`` file), at
+    most :data:`ARCHIVE_MAX` bytes; the last one is kept for reading messages back. Raises
+    ``FileNotFoundError`` when it is gone and ``OSError`` when it cannot be read or decoded."""
+    cold = _colds(db).get(sid)
+    if cold is None:
+        raise FileNotFoundError(f"{db}{MEMBER_SEP}{COLD}{sid}")
+    key = (db, COLD + sid, cold["archive_sha256"], cold["generation"])
+    hit = _BLOB.get("last")
+    if hit and hit[0] == key:
+        return hit[1]
+    if cold["storage"] == "sqlite":
+        try:
+            rows = _query(db, "SELECT archive_blob FROM session_transcript_cold_archives WHERE session_id=?", (sid,))
+        except sqlite3.Error as exc:
+            raise OSError(f"cannot read the cold archive of {sid}: {exc}") from exc
+        blob = bytes(rows[0]["archive_blob"] or b"") if rows else b""
+    else:
+        where = archive_file(db, cold["archive_name"])
+        if where is None:
+            raise OSError(f"cold archive of {sid}: bad name {cold['archive_name']!r}")
+        blob = read_file(where)
+    data = unzstd(blob, ARCHIVE_MAX, f"the cold archive of {sid}")
+    _BLOB["last"] = (key, data)
+    return data
+
+
+def _generation(db: str, sid: str) -> str:
+    """A session's ``transcript_rewrite_watermarks.generation`` (rule 8), ``""`` without one."""
+    try:
+        rows = _query(db, "SELECT generation FROM transcript_rewrite_watermarks WHERE session_id=?", (sid,))
+    except sqlite3.DatabaseError:
+        return ""
+    return str(rows[0]["generation"]) if rows else ""
 
 
 _BLOB: dict[str, tuple[tuple, bytes]] = {}

@@ -57,6 +57,19 @@ sql.ts``, ``message.ts`` at 08e3e1f96710, ``history.ts``):
   at every change (its offset stays 0); a legacy ``message`` that a ``session_message`` row also
   holds (same id, or the same role and creation time: the two tables are projections of the same
   events, and a backfill gives new ids but keeps ``time.created``) is not read twice.
+* **Channel stores** (rule 10; opencode-ai 1.18.33 on npm, the bundled ``storage/Database``
+  path function): a build of channel ``latest``, ``beta`` or ``prod`` (or with
+  ``OPENCODE_DISABLE_CHANNEL_DB``) keeps ``<data>/opencode.db``; any other channel
+  ``<data>/opencode-<channel>.db`` (characters outside ``[a-zA-Z0-9._-]`` made ``-``);
+  ``OPENCODE_DB`` overrides both (an absolute path, or one relative to ``<data>``; ``:memory:``
+  keeps nothing). Every one of them is read; a session found in several (a store copied to
+  another channel) is read once, from the store where it was updated last.
+* **Queued prompts** (rule 10; ``packages/core/src/session/input.ts`` at 0550cd8e14a9): a prompt
+  sent while the session is busy is a ``session_input`` row (``id, session_id, prompt`` JSON
+  ``{text, files?, agents?, references?}``, ``delivery`` ``steer``/``queue``, ``admitted_seq``,
+  ``promoted_seq``, ``time_created``); promotion sets ``promoted_seq`` and writes the
+  ``session_message`` ``user`` row with the same id. A row not yet promoted, whose id no message
+  holds, is the user's prompt at the end of the session (read whole while it has one).
 * **Drift**: a part type or V2 message type this reader does not know is counted
   (:func:`~crabsearch.sources.base.note_unknown`) and listed by ``crabsearch status``.
 """
@@ -92,6 +105,10 @@ V2_TYPES = frozenset({"user", "assistant", "synthetic", "system", "shell", "comp
 """``session_message`` types this reader knows (``packages/core/src/session/message.ts``)."""
 V2_LENGTH = 1
 """The ``length`` stored with a message read from a ``session_message`` row (a part row's is 0)."""
+INPUT_LENGTH = 2
+"""The ``length`` stored with a prompt read from a ``session_input`` row (rule 10)."""
+DEFAULT_CHANNELS = ("latest", "beta", "prod")
+"""Channels whose builds keep ``opencode.db`` (others: ``opencode-<channel>.db``)."""
 
 
 class OpencodeSource(Source):
@@ -102,6 +119,7 @@ class OpencodeSource(Source):
     env_var = "XDG_DATA_HOME"
     display = "opencode"
     badge = "opencode"
+    known_kinds = {"part": PART_TYPES, "session_message": V2_TYPES}
 
     def roots(self, env: Mapping[str, str], home: Path) -> list[Path]:
         """``$XDG_DATA_HOME/opencode``, else ``~/.local/share/opencode``."""
@@ -109,21 +127,25 @@ class OpencodeSource(Source):
         return [(Path(os.path.expanduser(base)) if base else home / ".local" / "share") / "opencode"]
 
     def discover(self, env: Mapping[str, str], home: Path) -> Iterator[Path]:
-        """One member path per session of ``opencode.db`` (the database itself when it cannot be
-        listed, so the failure is counted when it is read), then every legacy session file whose
-        id the database does not hold."""
+        """One member path per session of every store (rule 10: ``opencode.db``, each
+        ``opencode-<channel>.db``, ``$OPENCODE_DB``; a session in several, once: from the store
+        that updated it last; a store that cannot be listed is yielded itself, so the failure is
+        counted when it is read), then every legacy session file whose id no store holds."""
         for root in self.roots(env, home):
-            db, in_db = root / "opencode.db", set()
-            if db.is_file():
+            newest: dict[str, tuple[int, int, str]] = {}
+            for n, db in enumerate(stores(root, env)):
                 try:
-                    with _connect(str(db)) as con:
-                        in_db = {r[0] for r in con.execute("SELECT id FROM session")
-                                 if isinstance(r[0], str) and r[0] and "/" not in r[0]}
-                    yield from (Path(member_path(db, sid)) for sid in sorted(in_db))
+                    listed = _db_stats(db, *_db_key(db))
                 except (sqlite3.Error, OSError):
-                    yield db
+                    yield Path(db)
+                    continue
+                for sid, (_size, ms) in listed.items():
+                    if isinstance(sid, str) and sid and "/" not in sid and (sid not in newest or ms > newest[sid][0]):
+                        newest[sid] = (ms, -n, db)
+            for sid, (_ms, _n, db) in sorted(newest.items(), key=lambda kv: (-kv[1][1], kv[0])):
+                yield Path(member_path(db, sid))
             for path in walk_files(root / "storage" / "session", "*/*.json"):
-                if path.stem not in in_db:
+                if path.stem not in newest:
                     yield path
 
     # -- units ---------------------------------------------------------------------------------
@@ -134,7 +156,7 @@ class OpencodeSource(Source):
         of the session file). Raises ``OSError`` (``FileNotFoundError`` for a deleted session)."""
         member = _member(path)
         if member is None:
-            if str(path).endswith(".db"):
+            if _is_store(str(path)):
                 return super().stat(path)
             return _legacy_stat(Path(path))
         db, sid = member
@@ -168,6 +190,10 @@ class OpencodeSource(Source):
                     v2 = con.execute("SELECT count(*), max(time_updated) FROM session_message WHERE session_id = ?",
                                      (sid,)).fetchone()
                     extra += f"\0v2 {v2[0]} {v2[1]}" if v2 and v2[0] else ""
+                if _cols(con, "session_input"):
+                    queued = con.execute("SELECT count(*), max(rowid) FROM session_input WHERE session_id = ? "
+                                         "AND promoted_seq IS NULL", (sid,)).fetchone()
+                    extra += f"\0queued {queued[0]} {queued[1]}" if queued and queued[0] else ""
         except sqlite3.Error:
             n, extra = "?", ""
         return hashlib.sha1(f"{sid}\0{n}{extra}".encode()).hexdigest()
@@ -183,6 +209,10 @@ class OpencodeSource(Source):
                 if length == V2_LENGTH:
                     row = con.execute("SELECT id, type, data FROM session_message WHERE rowid = ?", (offset,)).fetchone()
                     return {"v2": _v2(*row)} if row else None
+                if length == INPUT_LENGTH:
+                    row = con.execute("SELECT id, prompt, time_created FROM session_input WHERE rowid = ?",
+                                      (offset,)).fetchone()
+                    return {"v2": _input(*row)} if row else None
                 row = con.execute("SELECT p.data, m.data FROM part p JOIN message m ON m.id = p.message_id "
                                   "WHERE p.rowid = ?", (offset,)).fetchone()
         except (sqlite3.Error, OSError):
@@ -202,7 +232,7 @@ class OpencodeSource(Source):
             state = {"session": Session(agent=self.agent, session_id=sid, path=str(path)).to_state(),
                      "next_index": 0}
         stats = LineStats(end_offset=start)
-        if member is None and str(path).endswith(".db"):
+        if member is None and _is_store(str(path)):
             os.stat(path)
             stats.skip("unreadable database")
             records, meta = [], {}
@@ -391,6 +421,13 @@ def _v2_pieces(m: dict) -> list[Piece]:
     return out
 
 
+def _input(mid, prompt, created) -> dict:
+    """A ``session_input`` row as the V2 ``user`` message its promotion writes
+    (``SessionInput.toMessage``: ``text`` of its prompt, ``time.created``)."""
+    body = _json(prompt) or {}
+    return {"id": mid, "type": "user", "text": string(body.get("text")), "time": {"created": created}}
+
+
 def _v2(mid, kind, data) -> dict:
     """A ``session_message`` row as the message it decodes to: ``data`` with ``id`` and ``type``."""
     body = _json(data) or {}
@@ -467,13 +504,38 @@ def _json(raw) -> dict | None:
 # -- SQLite ------------------------------------------------------------------------------------
 
 
+def stores(root: Path, env: Mapping[str, str]) -> list[str]:
+    """The session stores of data directory ``root`` (rule 10): ``$OPENCODE_DB`` (absolute, or
+    relative to ``root``; not ``:memory:``), ``opencode.db``, then ``opencode-<channel>.db`` by
+    name; each real file once."""
+    found: list[str] = []
+    named = env.get("OPENCODE_DB") or ""
+    if named and named != ":memory:":
+        found.append(str(Path(os.path.expanduser(named)) if os.path.isabs(os.path.expanduser(named)) else root / named))
+    found.append(str(root / "opencode.db"))
+    found += [str(p) for p in walk_files(root, "opencode-*.db")]
+    out, seen = [], set()
+    for db in found:
+        real = os.path.realpath(db)
+        if real not in seen and os.path.isfile(db):
+            seen.add(real)
+            out.append(db)
+    return out
+
+
+def _is_store(path: str) -> bool:
+    """True for a session store (an ``opencode*.db``, or an ``$OPENCODE_DB`` of any name: a file
+    that is no legacy ``.json``)."""
+    return path.endswith(".db") or (not path.endswith(".json") and os.path.isfile(path))
+
+
 def _member(path: str) -> tuple[str, str] | None:
     """``(db, session_id)`` of a database member path; None for a plain file."""
     try:
         db, sid = split_member(str(path))
     except ValueError:
         return None
-    return (db, sid) if db.endswith(".db") and "/" not in sid else None
+    return (db, sid) if "/" not in sid and not db.endswith(".json") and _is_store(db) else None
 
 
 def _connect(db: str) -> sqlite3.Connection:
@@ -532,10 +594,15 @@ def _db_stats(db: str, *_key) -> dict[str, tuple[int, int]]:
                     for sid, ms in con.execute(query):
                         if sid in out and isinstance(ms, (int, float)):
                             out[sid] = (out[sid][0], max(out[sid][1], int(ms)))
-            if _cols(con, "session_message"):  # V2 rows grow the "size" too (rule 14)
-                for sid, size in con.execute("SELECT session_id, max(rowid) FROM session_message GROUP BY session_id"):
+            for table in ("session_message", "session_input"):  # V2 rows and queued prompts grow the
+                if not _cols(con, table):                       # "size" too (rules 14 and 10)
+                    continue
+                when = "time_updated" if table == "session_message" else "time_created"
+                for sid, size, ms in con.execute(f"SELECT session_id, max(rowid), max({when}) FROM {table} "
+                                                 "GROUP BY session_id"):
                     if sid in out and isinstance(size, int):
-                        out[sid] = (out[sid][0] + size, out[sid][1])
+                        ms = int(ms) if isinstance(ms, (int, float)) else 0
+                        out[sid] = (out[sid][0] + size, max(out[sid][1], ms))
         except sqlite3.Error:
             pass
     return out
@@ -559,7 +626,11 @@ def _db_records(db: str, sid: str, start: int, stats: LineStats):
             if _cols(con, "session_message"):
                 v2 = con.execute("SELECT rowid, id, type, seq, data FROM session_message WHERE session_id = ? "
                                  "ORDER BY seq, rowid", (sid,)).fetchall()
-            if v2:
+            queued = []
+            if _cols(con, "session_input"):
+                queued = con.execute("SELECT rowid, id, prompt, time_created FROM session_input WHERE session_id = ? "
+                                     "AND promoted_seq IS NULL ORDER BY admitted_seq, rowid", (sid,)).fetchall()
+            if v2 or queued:
                 start = 0
             rows = con.execute("SELECT p.rowid, p.data, m.data, m.id, p.id FROM part p JOIN message m "
                                "ON m.id = p.message_id WHERE m.session_id = ? AND p.rowid > ? ORDER BY p.rowid",
@@ -593,7 +664,10 @@ def _db_records(db: str, sid: str, start: int, stats: LineStats):
         settled = _settled(info, part) or bool(v2)
         records.append((Record({"info": info, "part": part, "mid": mid, "pid": pid}, rowid, 0), settled,
                         f"part row {rowid}"))
-    return records + v2_records, meta, bool(v2)
+    known = held_ids | {r[3] for r in rows}
+    inputs = [(Record({"v2": _input(mid, prompt, created)}, rowid, INPUT_LENGTH), True, f"session_input row {rowid}")
+              for rowid, mid, prompt, created in queued if mid not in known]
+    return records + v2_records + inputs, meta, bool(v2 or inputs)
 
 
 # -- legacy JSON storage -----------------------------------------------------------------------

@@ -21,7 +21,10 @@ version, id, timestamp, cwd, parentSession?}``; every other entry has ``type``, 
 * v1 lines without ``id``/``parentId`` are chained to the previous entry (pi's v1 -> v2 rule).
 
 Tree (formats.md 4.3): the active branch is the path from the last entry back to the root
-through ``parentId``. A ``parentId`` naming a ``toolCall`` block id (seen in the
+through ``parentId``. OpenClaw (2026.9.6 on npm, ``dist/session-manager-*.mjs``
+``appendLeafControl`` / ``createLeafControl``) also writes ``{type: "leaf", id, parentId,
+targetId, appendParentId?, appendMode?}`` when it moves the active leaf (navigating the tree):
+it links to ``targetId``, so the branch ends there until entries follow it. A ``parentId`` naming a ``toolCall`` block id (seen in the
 ``agent-sessions`` fixtures) leads to the entry holding that call (the latest
 :data:`CALLS_KEPT` calls are remembered). Every entry stays searchable;
 the messages of entries off the active branch are listed in ``Session.extra["off_branch"]`` as
@@ -61,9 +64,11 @@ _SENDER = ("Sender (untrusted metadata)", "Conversation info (untrusted metadata
 
 
 KNOWN_KINDS = frozenset({"session", "message", "thinking_level_change", "model_change", "compaction",
-                         "branch_summary", "custom", "label", "session_info", "custom_message", "reset"})
+                         "branch_summary", "custom", "label", "session_info", "custom_message", "reset",
+                         "leaf"})
 """Entry types of the v3 format (badlogic/pi-mono ``packages/coding-agent/src/core/session-manager.ts``
-at 83378aad7e74; ``reset``: OpenClaw, formats.md 4.2); any other is counted as drift
+at 83378aad7e74; ``reset``: OpenClaw, formats.md 4.2; ``leaf``: OpenClaw 2026.9.6, see
+:meth:`V3Source.process`); any other is counted as drift
 (:func:`~crabsearch.sources.base.note_unknown`) and listed by ``crabsearch status``."""
 
 
@@ -71,6 +76,7 @@ class V3Source(Source):
     """The pi session format v3 (one session per JSONL file). Subclasses give the layout, the
     session id fallback (:meth:`id_from_path`) and stored titles (:meth:`stored_title`)."""
 
+    known_kinds = {"line": KNOWN_KINDS}
     title_from_branch = True
     """Title from the first prompt on the active branch (OpenClaw); False: the first user
     message in file order, as pi's own session picker shows it."""
@@ -107,6 +113,8 @@ class V3Source(Source):
         session.touch(ts)
         eid = string(obj.get("id")) or f"@{rec.offset}"
         parent = obj.get("parentId") if "parentId" in obj else state.get("last")
+        if kind == "leaf":  # OpenClaw's leaf control moves the active leaf to ``targetId``
+            parent = obj.get("targetId")
         parent = parent if isinstance(parent, str) and parent else None
         if parent not in state["tree"] and parent in state["calls"]:
             parent = state["calls"][parent]  # a toolResult's parentId may name its call
