@@ -49,14 +49,30 @@ def test_a_new_kind_in_a_shipped_binary_and_sdk_is_listed(drift, tmp_path, capsy
     assert "copilot: @github/copilot-sdk 1.0.99: 2 event kinds; unknown to the reader:\n  event: session.teleported" in out
 
 
+def test_claude_codes_kinds_come_from_its_table_of_line_kinds(drift, tmp_path, capsys):
+    """Claude Code's kinds are the keys of its table of line kinds (``{user:"transcript", ...}``),
+    not every kebab-case ``type:`` in the bundle."""
+    npm = tmp_path / "npm"
+    _pkg(npm, "@anthropic-ai/claude-code", "9.9.9")
+    plat = _pkg(npm, "@anthropic-ai/claude-code-linux-x64", "9.9.9") / "bin"
+    plat.mkdir(parents=True)
+    blob = (b'\x00ehr={user:"transcript",assistant:"transcript","ai-title":"last-wins",'
+            b'"hologram-ledger":"accumulate",mode:"last-wins"}\x00{type:"local-jsx",sessionId:x}\x00')
+    (plat / "claude").write_bytes(b"\x00" * (2 << 20) + blob)
+    assert drift.main(["--npm", str(npm), "--agent", "claude"]) == 1
+    out = capsys.readouterr().out
+    assert ("claude: @anthropic-ai/claude-code 9.9.9: 5 line kinds; unknown to the reader:\n"
+            "  line: hologram-ledger\n") in out
+
+
 def test_readers_declare_their_kinds(drift):
-    """Every reader the tool checks says what it knows (Claude's through its module's
-    ``KNOWN_KINDS`` until it declares ``known_kinds``)."""
+    """Every reader the tool checks says what it knows (``Source.known_kinds``)."""
     for agent in drift.EXTRACTORS:
         kinds = drift.reader_kinds(agent)
         assert kinds and all(kinds.values()), agent
     assert "inter_agent_communication" in SOURCES["codex"].known_kinds["line"]
     assert "leaf" in SOURCES["openclaw"].known_kinds["line"]
+    assert "continued-in" in SOURCES["claude"].known_kinds["line"]
 
 
 def test_no_package_is_not_checked(drift, tmp_path, capsys):

@@ -117,10 +117,18 @@ def kebab(name: str) -> str:
 
 
 def claude(npm, checkout, known):
+    """Claude Code's table of line kinds (how a compaction treats each: ``{user:"transcript",
+    assistant:"transcript", ..., "file-history-delta":"boundary-cleared", ...}``, ``ehr`` in
+    2.1.332's ``chunk-bqhgd24a.js``): every key is a line kind it writes. Without the table (a
+    release that renamed its values), every ``type:"kebab-case"`` near a session field."""
     got = native(npm, "@anthropic-ai/claude-code", "claude") if npm else None
     if got is None:
         return None
     s, where = got
+    table = re.search(r'\{user:"transcript",[^{}]*\}', s)
+    if table:
+        keys = re.findall(r'(?:^|[{,])"?([a-z][a-z0-9-]*)"?:"[a-z-]+"', table.group(0))
+        return where, {"line": set(keys)}
     kinds = set()
     for m in re.finditer(r'type:"([a-z][a-z0-9]*(?:-[a-z0-9]+)+)"', s):
         if re.search(r"sessionId|leafUuid|messageId|uuid:", s[max(0, m.start() - 300):m.end() + 300]):
@@ -275,14 +283,8 @@ EXTRACTORS = {"claude": claude, "codex": codex, "gemini": gemini, "opencode": op
 
 
 def reader_kinds(agent: str) -> dict[str, frozenset[str]]:
-    """The reader's declared ``known_kinds``, else its module's ``KNOWN_KINDS`` / ``KNOWN_TYPES``
-    as its one namespace (a reader that predates ``Source.known_kinds``)."""
-    src = SOURCES[agent]
-    if src.known_kinds:
-        return dict(src.known_kinds)
-    module = sys.modules[type(src).__module__]
-    kinds = getattr(module, "KNOWN_KINDS", None) or getattr(module, "KNOWN_TYPES", None) or frozenset()
-    return {"line": frozenset(kinds)}
+    """The reader's declared ``Source.known_kinds``."""
+    return dict(SOURCES[agent].known_kinds)
 
 
 def check(agent: str, npm: Path | None, checkout: Checkout | None) -> dict:

@@ -181,6 +181,7 @@ class ClaudeSource(Source):
     agent = "claude"
     order = 10
     env_var = "CLAUDE_CONFIG_DIR"
+    known_kinds = {"line": KNOWN_KINDS}
     display = "Claude Code"
     badge = "Claude"
 
