@@ -350,3 +350,12 @@ def test_version():
     done = subprocess.run([sys.executable, "-m", "crabsearch", "--version"], capture_output=True, text=True,
                           timeout=60)
     assert done.returncode == 0 and done.stdout.strip() == f"crabsearch {__version__}"
+
+
+def test_search_finds_a_session_by_the_start_of_its_id_as_show_does(home, capsys):
+    """``crabsearch search 5c0375b4`` (the short id ``show`` takes) lists that session: the
+    engine resolves it, for the app and MCP too."""
+    code, out, err = run(capsys, "search", "5c0375b4", "--json")
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["route"] == "id" and [h["session_id"][:8] for h in data["hits"]] == ["5c0375b4"]

@@ -14,7 +14,7 @@ import threading
 import time
 from pathlib import Path
 
-from whoosh.query import And, Prefix, Term
+from whoosh.query import And, Term
 
 from ..hits import AmbiguousSession, Hit, Item, Page, SearchResult, SessionRef, abandoned_ranges, branch_window
 from ..index.analysis import spans as _spans
@@ -29,7 +29,7 @@ from ..sources import SOURCES
 from .caps import DEFAULT_AFTER, DEFAULT_BEFORE, DEFAULT_LIMIT, MAX_ITEM_BYTES, fetch_for
 from . import snapshot
 from .ladder import Context, ScansKept, climb, excluded_sessions
-from .sessions import Sessions
+from .sessions import Sessions, id_documents
 from .windows import Windows
 
 
@@ -179,7 +179,7 @@ class Engine:
             searcher = self._get_searcher()
             if searcher is None or searcher.doc_count_all() == 0:
                 return result
-            by_id = self._sessions.by_id(searcher, query, pq, self._windows, mask)
+            by_id = self._sessions.by_id(searcher, pq, self._windows, mask, limit)
             if by_id:
                 result.route, result.hits = "id", by_id
                 return result
@@ -310,13 +310,10 @@ class Engine:
             searcher = self._get_searcher()
             if searcher is None or not session_id:
                 return None
-            docs = list(searcher.documents(session_id=session_id))
-            if not docs and len(session_id) >= 4:
-                res = searcher.search(Prefix("session_id", session_id), limit=50)
-                docs = [r.fields() for r in res]
-                ids = sorted({d["meta"]["session_id"] for d in docs})
-                if len(ids) > 1:
-                    raise AmbiguousSession(session_id, ids)
+            docs = [searcher.stored_fields(d) for d in id_documents(searcher, session_id, prefix=len(session_id) >= 4)]
+            ids = sorted({d["meta"]["session_id"] for d in docs})
+            if len(ids) > 1:
+                raise AmbiguousSession(session_id, ids)
             if not docs:
                 return None
             best = max(docs, key=lambda d: d["meta"].get("updated") or 0)
