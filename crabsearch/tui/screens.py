@@ -27,7 +27,7 @@ from ..watch import watch, watch_roots
 from .messages import FilesChanged, IndexDone, IndexProgress, SearchDone
 from .panels import ExplainScreen, StatusScreen
 from .render import agent_name, empty_session_note, relative_date, short_path, window_text
-from .results import ResultList, session_key
+from .results import ResultList, count_line, session_key
 from .transcript import TranscriptView
 
 RESULT_LIMIT = 50
@@ -606,19 +606,11 @@ class SearchScreen(Screen):
             if indexing:
                 msg += " yet (still indexing: it is searched again when indexing is done)"
         else:
-            more = "+" if n >= self.limit else ""  # the next rows load as the cursor gets there
-            msg = f"{n}{more} session{'s' if n != 1 else ''}"
-            if result.route == "phrase":
-                msg += " · exact phrase"
-            elif result.route == "all":
-                msg += " · every word in one message"
-            elif result.route == "repair":
-                fixed = ", ".join(f"{v}" for v in result.corrections.values())
-                msg += f" · showing results for {fixed}"
-            elif result.route == "session":
-                msg += " · every word, spread over each session's messages"
-            elif result.route == "any":
-                msg += " · no message has every word; showing sessions with any of them"
+            # How many rows each rung found (the next rows load as the cursor gets there: +), in
+            # the status line's width: the screen's but the status bar's padding (measured, not
+            # the line's own size, which lags a resize by a frame).
+            msg = count_line(result.hits, (self.size.width or self.app.size.width) - 4, more=n >= self.limit,
+                             fixed=", ".join(result.corrections.values()), one_word=_one_word(result.query))
             if result.partial:
                 msg += " · stopped early (very common words): add a word to narrow it"
             if result.cut:
@@ -746,6 +738,7 @@ class SearchScreen(Screen):
 
     def on_resize(self) -> None:
         self._fit_progress()
+        self._update_status()  # the count line fits the width
         self.call_after_refresh(self._refit_index_line)
 
     def _refit_index_line(self) -> None:
@@ -1082,6 +1075,12 @@ class SessionScreen(Screen):
 def _mb(n: int) -> str:
     """Bytes as ``3.1 MB`` (``45 MB`` from 10 MB up)."""
     return f"{n / 1e6:.1f} MB" if n < 10e6 else f"{n / 1e6:.0f} MB"
+
+
+def _one_word(query: str) -> bool:
+    """True when ``query`` searches one word (filters aside): no phrase, prefix or other word."""
+    pq = parse(query, agents=tuple(SOURCES))
+    return len(pq.words) == 1 and not (pq.phrases or pq.prefixes)
 
 
 def _sessions(n: int) -> str:
