@@ -689,14 +689,46 @@ async def test_wide_characters_in_a_path_keep_the_columns_aligned(tmp_path, cwd)
 # -- defect 8: the smaller ones -------------------------------------------------------------
 
 
-async def test_ctrl_c_says_how_to_quit_without_markup(sample):
+async def test_ctrl_c_quits_from_the_search_screen_unless_text_is_selected(sample):
+    """Ctrl+C quits from the search box and the rows, as in a terminal program (it said "Press
+    Ctrl+Q to quit"); text selected in the box is copied instead, and the app stays."""
+    from textual.widgets.input import Selection
+
     app = app_of(sample)
     async with app.run_test(size=(100, 30), notifications=True) as pilot:
         await settle(pilot)
+        await pilot.press(*"cron")
+        await settle(pilot)
+        box = app.screen.query_one("#query")
+        box.selection = Selection(0, 4)
+        await pilot.press("ctrl+c")
+        await pilot.pause()
+        assert app.is_running and app.clipboard == "cron"
+        box.selection = Selection.cursor(4)
+        await pilot.press("ctrl+c")
+        await pilot.pause()
+        assert not app.is_running and app.return_value is None
+    app = app_of(sample)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press("down")  # the rows
+        await pilot.press("ctrl+c")
+        await pilot.pause()
+        assert not app.is_running
+
+
+async def test_ctrl_c_in_the_session_view_says_how_to_quit_without_markup(sample):
+    app = app_of(sample)
+    async with app.run_test(size=(100, 30), notifications=True) as pilot:
+        await settle(pilot)
+        await pilot.press("down", "o")
+        await pilot.pause()
+        assert type(app.screen).__name__ == "SessionScreen"
         await pilot.press("ctrl+c")
         await pilot.pause()
         toast = app._notifications.last if hasattr(app._notifications, "last") else list(app._notifications)[-1]
         assert toast.message == "Press Ctrl+Q to quit crabsearch." and "[" not in toast.message
+        assert app.is_running
 
 
 async def test_help_shows_the_keys_as_rebound_in_the_config(sample):

@@ -244,8 +244,15 @@ class CrabsearchApp(App[str | None]):
         yield from super().get_system_commands(screen)
 
     def action_help_quit(self) -> None:
-        """Ctrl+C: say how to quit. (Textual's own message is markup, and this app's
-        notifications show text as written.)"""
+        """Ctrl+C with no text selected (Textual's binding: a selection in the search box or on
+        the screen is copied first, by their own Ctrl+C). On the search screen it quits, as
+        Ctrl+C does in a terminal program; elsewhere (the session view, a dialog) it says how to
+        quit. (Textual's own message is markup, and this app's notifications show text as written.)"""
+        from .screens import SearchScreen
+
+        if isinstance(self.screen, SearchScreen):
+            self.exit()
+            return
         keys = [key for key, active in self.active_bindings.items() if active.binding.action in ("quit", "app.quit")]
         self.notify(f"Press {key_label(keys[0]) if keys else 'Ctrl+Q'} to quit crabsearch.",
                     title="Do you want to quit?")
