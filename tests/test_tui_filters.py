@@ -204,6 +204,49 @@ async def test_second_tab_after_a_filter_name_completes_its_values(sample):
         assert box.value == "agent:claude "
 
 
+def notes_of(app) -> str:
+    notes = app.screen.query_one("#notes")
+    return str(notes.render()) if notes.display else ""
+
+
+async def test_a_filter_being_completed_says_nothing_until_the_typing_stops(sample, monkeypatch):
+    """Tab's ``agent:`` (its value comes at the next Tab) said "agent: needs a name ... filter
+    ignored" at once, while the completion was being chosen. A filter at the end of the box that
+    more typing can still make valid says what it lacks only once the typing stops: Enter, or a
+    pause; one no typing can make valid (``agent:vim``) says so at once."""
+    from crabsearch.tui import screens
+
+    monkeypatch.setattr(screens, "QUOTE_PAUSE", 0.3)
+    app = make_app(sample)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        box = app.screen.query_one("#query")
+        await pilot.press(*"cron ag", "tab")
+        await settle(pilot)
+        assert box.value == "cron agent:" and notes_of(app) == ""
+        await pilot.press("c")
+        await settle(pilot)
+        assert notes_of(app) == ""  # agent:c: claude, codex, cline... to come
+        await pilot.press("tab")
+        await settle(pilot)
+        assert box.value == "cron agent:claude " and notes_of(app) == ""
+        await pilot.press(*"agent:")
+        await settle(pilot)
+        assert notes_of(app) == ""
+        await pilot.press("enter")  # the typing stopped: it says so
+        await settle(pilot)
+        assert "agent: needs a name" in notes_of(app)
+        box.focus()
+        await pilot.press("backspace", "backspace", *"t:")
+        await settle(pilot)
+        assert notes_of(app) == ""
+        await pilot.pause(0.5)  # a pause: it says so too
+        assert "agent: needs a name" in notes_of(app)
+        await pilot.press(*"vim")
+        await settle(pilot)
+        assert "no agent is called “vim”" in notes_of(app)
+
+
 async def test_notifications_show_brackets_as_written(sample):
     from crabsearch import config
 

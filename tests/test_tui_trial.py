@@ -535,6 +535,8 @@ async def test_a_filter_that_means_nothing_says_why_and_lists_recent_sessions(sa
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
         await pilot.press(*query)
+        if query.endswith(":"):  # a filter name alone may still be being completed: said once typed out
+            await pilot.press("enter")
         await settle(pilot)
         screen = app.screen
         assert len(screen.result.hits) == 4  # the recent sessions: the rest of the query is empty

@@ -21,8 +21,8 @@ from ..query import parse
 from ..search import Hit, IndexDamaged, SearchResult
 from ..text import printable
 from ..sources import SOURCES
-from .filters import (DATE_CHOICES, FilterChips, PickerScreen, QueryInput, SafeInput, check_filters, filters,
-                      remove_token, set_filter)
+from .filters import (DATE_CHOICES, RECENT_NOTE, FilterChips, PickerScreen, QueryInput, SafeInput, check_filters,
+                      filter_problem, filters, means_nothing, remove_token, set_filter, typed_filter)
 from ..watch import watch, watch_roots
 from .messages import FilesChanged, IndexDone, IndexProgress, SearchDone
 from .panels import ExplainScreen, StatusScreen
@@ -46,7 +46,8 @@ second one after a paint of an empty list (issue 13, the app's start)."""
 SEARCH_TIME_LIMIT = 0.5  # seconds; past it the best hits found so far are shown, marked partial
 QUOTE_PAUSE = 1.0
 """Seconds without a key after which a query with no closing quote that found nothing says it was
-searched as one phrase (``SearchScreen._notes``); Enter says it at once."""
+searched as one phrase (``SearchScreen._notes``), and a filter left unfinished at the end of the
+box says what it lacks (``SearchScreen._problems_said``); Enter says it at once."""
 WRITE_SECONDS_PER_MESSAGE = 0.0008
 """A first guess of the time Whoosh takes to commit a message (measured on the trial home: 10k
 messages in 8-10 s); replaced by the rate of the first commit for the time-left estimate."""
@@ -352,7 +353,7 @@ class SearchScreen(Screen):
         if self._pause_timer is not None:
             self._pause_timer.stop()
         self._pause_timer = (self.set_timer(QUOTE_PAUSE, lambda: self._stopped_typing(paused=True))
-                             if '"' in event.value else None)
+                             if '"' in event.value or typed_filter(event.value, tuple(SOURCES)) else None)
 
     @on(Input.Submitted, "#query")
     def _submitted(self) -> None:
@@ -624,7 +625,7 @@ class SearchScreen(Screen):
         status.update(Text(msg, style="bold red" if self.search_error or unavailable else "dim"))
         status.display = bool(msg)
         notes = self.query_one("#notes", Static)
-        lines = [printable(n) for n in self.problems + self._notes(result, n)]
+        lines = [printable(n) for n in self._problems_said(result.query) + self._notes(result, n)]
         notes.update(Text("\n".join(lines)))  # in full, wrapped at words: never cut off
         notes.display = bool(lines)
         # Half the screen at most while rows are listed; with none, all the room there is.
@@ -634,6 +635,19 @@ class SearchScreen(Screen):
         results.display = not nothing_listed
         if nothing_listed:
             empty.update(self._indexing_message() if indexing else self.app.empty_message(self.index_error))
+
+    def _problems_said(self, text: str) -> list[str]:
+        """:attr:`problems`, but that of a filter still being typed or chosen at the end of
+        ``text`` (:func:`filters.typed_filter`: ``agent:`` that Tab put there, its value to come
+        at the next Tab; ``agent:cl``; not ``agent:vim``, which no more typing makes valid) until
+        the user stops typing: Enter, the focus into the rows, or a pause
+        of :data:`QUOTE_PAUSE`. Its filter is left out of the search meanwhile, as it will be."""
+        typed = typed_filter(text, tuple(SOURCES))
+        if typed is None or text in (self._typed_out, self._paused_on) or not means_nothing(typed, tuple(SOURCES)):
+            return self.problems
+        held = filter_problem(typed, tuple(SOURCES))
+        problems = [line for line in self.problems if line != held]
+        return [] if problems == [RECENT_NOTE] else problems
 
     def _notes(self, result: SearchResult, n: int) -> list[str]:
         """The search's notes, ``no closing quote: "…" searched as one phrase`` (the CLI's note)
