@@ -415,3 +415,28 @@ def test_ordinary_words_are_not_taken_for_session_ids(ids_engine):
     assert date.route != "id" and short_ids(date) == ["eeee"]
     assert e.find_session("2025-04-28").session.session_id == "2025-04-28_18-51-notes"  # show: any id
     assert e.search("0badf00d").route is None
+
+
+def test_facets_are_narrowed_by_the_querys_other_filters(tmp_path):
+    """``Engine.facets(query)``: the projects of the sessions the query's other filters allow
+    (agent, role, since, until), the agents of those its project allows; its words count
+    nothing; the unnarrowed lists as before."""
+    from datetime import datetime, timezone
+
+    from crabsearch.index import Indexer
+
+    home = tmp_path / "home"
+    old = datetime(2025, 1, 5, 9, tzinfo=timezone.utc)
+    ClaudeSession(home, cwd="/home/dev/webapp").user("one").write()
+    ClaudeSession(home, cwd="/home/dev/webapp", start=old).user("two").write()
+    CodexSession(home, cwd="/home/dev/webapp").user("three").write()
+    CodexSession(home, cwd="/srv/api").user("four").write()
+    Indexer(tmp_path / "index", env={"HOME": str(home)}).refresh()
+    engine = Engine(tmp_path / "index")
+    assert engine.facets("agent:claude")["project"] == [("webapp", 2)]
+    assert engine.facets("agent:codex nothingsaysthis")["project"] == [("api", 1), ("webapp", 1)]
+    assert engine.facets("project:webapp")["agent"] == [("claude", 2), ("codex", 1)]
+    assert engine.facets("project:webapp until:2025-06-01")["agent"] == [("claude", 1)]
+    assert engine.facets("agent:claude since:2025-06-01")["project"] == [("webapp", 1)]
+    assert engine.facets("agent:claude role:assistant")["project"] == []  # no answer in these sessions
+    assert engine.facets("agent:claude")["agent"] == engine.facets()["agent"] == [("claude", 2), ("codex", 2)]

@@ -127,6 +127,39 @@ async def test_f3_f4_f5_pick_agent_project_and_date(sample):
         assert box.value == "project:bigrepo since:7d "
 
 
+def picker_labels(app) -> list[str]:
+    options = app.screen.query_one("#choices")
+    return [str(options.get_option_at_index(i).prompt) for i in range(options.option_count)]
+
+
+async def test_the_pickers_count_the_sessions_the_other_filters_allow(sample):
+    """F4 listed every project whatever the query's other filters (projects with no Codex
+    session for ``agent:codex cron``): it lists the projects of the sessions they allow, with
+    those sessions counted, most first; F3 the agents of the project's sessions; the words do
+    not narrow them (the engine's ``facets``, the TUI counts nothing itself)."""
+    app = make_app(sample)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await app.workers.wait_for_complete()
+        box = app.screen.query_one("#query")
+        await pilot.press(*"agent:codex cron")
+        await settle(pilot)
+        await pilot.press("f4")
+        assert isinstance(app.screen, PickerScreen)
+        assert picker_labels(app) == ["any (remove this filter)", "api  (1 session)"]
+        assert "(of agent:codex)" in str(app.screen.query_one(".panel-title").render())
+        await pilot.press("escape")
+        box.value = "project:webapp since:2026-03-01 agent:vim "
+        await settle(pilot)
+        await pilot.press("f3")
+        assert picker_labels(app) == ["any (remove this filter)", "Claude  (1 session)"]
+        await pilot.press("escape")
+        box.value = "since:2026-03-15 "
+        await settle(pilot)
+        await pilot.press("f4")
+        assert picker_labels(app) == ["any (remove this filter)", "api  (1 session)", "webapp  (1 session)"]
+
+
 def app_with_130_sessions(tmp_path) -> CrabsearchApp:
     """130 sessions matching "capybara", each with a distinct score (longer text, lower score)."""
     from crabsearch.index import Indexer

@@ -319,10 +319,20 @@ def _ms(fields: dict) -> int:
     return (fields.get("meta") or {}).get("updated") or 0
 
 
-def _newest_per_session(searcher, query, keys: SegmentKeys, window: tuple | None, limit: int) -> list[int]:
+def passing_sessions(searcher, pq, keys: SegmentKeys) -> set[int]:
+    """The session documents (numbers) of the sessions that the filters of ``pq`` allow (its
+    words aside), as :meth:`Sessions.recent` lists them: by their session document, or with
+    ``role:`` by their messages of that role; ``since:``/``until:`` by each document's time."""
+    clauses = filters(pq, sessions=True, time=False)
+    query = And(filters(pq, sessions=False, time=False) if clauses is None else clauses)
+    allowed = {keys.key_of(searcher, d) for d in _newest_per_session(searcher, query, keys, time_window(pq), None)}
+    return {d for d in searcher.document_numbers(kind="s") if keys.key_of(searcher, d) in allowed}
+
+
+def _newest_per_session(searcher, query, keys: SegmentKeys, window: tuple | None, limit: int | None) -> list[int]:
     """The global number of the newest document matching ``query`` inside the ``since:``/
     ``until:`` ``window`` (``filtering.in_window``; None: any time) of each of the ``limit``
-    sessions whose such document is newest, newest first (a tie: the later document), with the
+    sessions (None: all) whose such document is newest, newest first (a tie: the later document), with the
     times read from the column cache: what a search sorted by ``updated`` and collapsed by
     session should give (Whoosh's keeps a session's first match in document order)."""
     newest: dict[str, tuple[int, int]] = {}
@@ -339,4 +349,6 @@ def _newest_per_session(searcher, query, keys: SegmentKeys, window: tuple | None
                 got = newest.get(key)
                 if got is None or (t, offset + d) > got:
                     newest[key] = (t, offset + d)
+    if limit is None:
+        return [doc for _, doc in sorted(newest.values(), reverse=True)]
     return [doc for _, doc in heapq.nlargest(limit, newest.values())]

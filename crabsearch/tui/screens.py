@@ -552,16 +552,31 @@ class SearchScreen(Screen):
 
         self.app.push_screen(PickerScreen(title, choices, current), done)
 
+    def _narrowed_facets(self, key: str) -> tuple[list[tuple[str, int]], str]:
+        """``(names with session counts, the other filters that narrow them)`` for the ``key``
+        picker: the sessions that the query's other filters allow (``Engine.facets``: the
+        projects of ``agent:claude`` sessions), most first; the filters the search leaves out
+        (:func:`check_filters`) are left out here too. No other filter: the counts kept for Tab."""
+        text = check_filters(self.query_text, tuple(SOURCES))[0]
+        others = [t.text for t in filters(text) if t.key != key and t.key != "in"]
+        if not others:
+            return self.facets[key], ""
+        facets = self.app.guarded("Counting the sessions", lambda: self.app.engine.facets(text), self.facets)
+        return facets[key], " ".join(others)
+
     def action_pick_agent(self) -> None:
-        """F3: only one agent's sessions (the agents found in the index, with session counts)."""
-        names = dict(self.facets["agent"])
-        self._pick("agent", "Only sessions of agent…",
-                   [(a, f"{agent_name(a)}  ({_sessions(names[a])})") for a in names])
+        """F3: only one agent's sessions (the agents of the sessions the query's other filters
+        allow, with session counts)."""
+        names, narrowed = self._narrowed_facets("agent")
+        self._pick("agent", "Only sessions of agent…" + (f" (of {printable(narrowed)})" if narrowed else ""),
+                   [(a, f"{agent_name(a)}  ({_sessions(n)})") for a, n in names])
 
     def action_pick_project(self) -> None:
-        """F4: only one project's sessions (the working directory's last folder)."""
-        self._pick("project", "Only sessions in project…",
-                   [(p, f"{p}  ({_sessions(n)})") for p, n in self.facets["project"]])
+        """F4: only one project's sessions (the working directory's last folder), of those the
+        query's other filters allow, with session counts."""
+        names, narrowed = self._narrowed_facets("project")
+        self._pick("project", "Only sessions in project…" + (f" (of {printable(narrowed)})" if narrowed else ""),
+                   [(p, f"{p}  ({_sessions(n)})") for p, n in names])
 
     def action_pick_date(self) -> None:
         """F5: only sessions active since a day."""
