@@ -331,8 +331,9 @@ class CrabsearchApp(App[str | None]):
         """Ask whether to export ``hit``'s whole session or the context window around message
         ``around`` (default the hit; ``window()`` returns its items) to Markdown, then write it to
         :meth:`export_dir` in a worker."""
-        s = hit.session
-        stem = "".join(c if c.isalnum() or c in "-_" else "-" for c in f"{s.agent}-{s.session_id[:16]}")
+        from ..export import file_stem
+
+        stem = file_stem(hit.session)
         where = short_path(str(self.export_dir()), self.home)
         at = hit.message_index if around is None else around
         centre = hit if at == hit.message_index else dataclasses.replace(hit, message_index=at)
