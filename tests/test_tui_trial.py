@@ -733,6 +733,37 @@ async def test_ctrl_c_in_the_session_view_says_how_to_quit_without_markup(sample
         assert app.is_running
 
 
+async def test_one_toast_per_kind_over_the_footer_not_the_text(sample):
+    """Three toggles in a row stacked three toasts over the tool output they described. A toast
+    takes the place of the one of its kind (severity) still shown, and a one-line toast sits on
+    the footer's line, over no line of the transcript; a warning stays beside a newer info."""
+    from textual.widgets._toast import Toast, ToastHolder
+
+    from crabsearch.tui.screens import KeyFooter
+    from crabsearch.tui.transcript import TranscriptView
+
+    app = app_of(sample)
+    async with app.run_test(size=(100, 30), notifications=True) as pilot:
+        await settle(pilot)
+        await pilot.press(*"idempotent")
+        await settle(pilot)
+        await pilot.press("down", "o")
+        await pilot.pause()
+        await pilot.press("t", "T", "s")
+        await pilot.pause(0.2)
+        screen = app.screen
+        assert [n.message for n in app._notifications] == ["Subagent turns hidden"]
+        [toast] = list(screen.query(Toast))
+        assert len(screen.query(ToastHolder)) == 1  # the replaced ones' holders went too
+        footer, view = screen.query_one(KeyFooter).region, screen.query_one(TranscriptView).region
+        assert toast.region.y == footer.y and toast.region.height == 1
+        assert not toast.region.overlaps(view)
+        app.notify("The disk is full", severity="warning")
+        app.notify("Thinking shown")
+        await pilot.pause(0.2)
+        assert sorted(n.message for n in app._notifications) == ["The disk is full", "Thinking shown"]
+
+
 async def test_help_shows_the_keys_as_rebound_in_the_config(sample):
     from crabsearch import config
 

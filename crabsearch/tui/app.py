@@ -182,6 +182,21 @@ class CrabsearchApp(App[str | None]):
         kwargs.setdefault("markup", False)
         super().notify(printable(message), **kwargs)
 
+    def _on_notify(self, event) -> None:
+        """One toast per kind (severity), the newest: a notification takes the place of the one
+        of its kind still shown (three toggles in a row stacked three toasts over the transcript
+        they described), and its toast goes at once. Textual's own ``_on_notify`` (App's, called
+        after this one) then shows the new one. Where toasts go: ``app.tcss``."""
+        from textual.widgets._toast import ToastHolder, ToastRack
+
+        new = event.notification
+        for old in [n for n in self._notifications if n.severity == new.severity]:
+            self._unnotify(old, refresh=False)
+            for screen in self.screen_stack:  # its holder too: Textual's rack leaves it behind
+                for holder in screen.query(ToastHolder):
+                    if holder.id == ToastRack._toast_id(old):
+                        holder.remove()
+
     def get_system_commands(self, screen):
         """Command palette (Ctrl+P) entries: every action of the screen in view, then Textual's
         own (theme, keys, quit, screenshot)."""
