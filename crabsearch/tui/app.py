@@ -151,16 +151,18 @@ class CrabsearchApp(App[str | None]):
 
     def on_mount(self) -> None:
         cfg = self.config
+        said = []  # one toast for the config's problems: a toast of a kind replaces the last (_on_notify)
         if cfg.theme:
             if cfg.theme in self.available_themes:
                 self.theme = cfg.theme
             else:
-                self.notify(f"config: unknown theme {cfg.theme!r}; known: {', '.join(sorted(self.available_themes))}",
-                            severity="warning", timeout=8)
+                said.append(f"config: unknown theme {cfg.theme!r}; known: {', '.join(sorted(self.available_themes))}")
         if cfg.keys:
             self.set_keymap(cfg.keys)
         if cfg.problem:
-            self.notify(f"config {cfg.problem}", severity="warning", timeout=8)
+            said.append(f"config {cfg.problem}")
+        if said:
+            self.notify("\n".join(said), severity="warning", timeout=8)
         self.push_screen(SearchScreen())
         # Python's full garbage collections: when the user is idle, not in a typed query's way.
         self.collector.start()
