@@ -850,6 +850,90 @@ async def test_keys_that_arrive_together_act_where_the_first_one_moved_the_focus
         assert 0 in results.expanded
 
 
+def first_build_reports():
+    """``(seconds, Progress)`` of a first build of 500 MB read at 8 MB/s but for a slower
+    stretch (4 MB/s from 60 to 160 MB: larger transcripts, a busy disk), 160 messages a MB,
+    committed at 2,000 messages (0.3 s) and then every 40,000 (15 s each). A recorded 1 GB build
+    (bench/gen.py) slowed so in its first minute, and its line said about 2 min left, then 3."""
+    from crabsearch.index.writer import Progress
+
+    mb = 1_000_000
+    total, t, done, commits, next_commit = 500 * mb, 0.0, 0, 0, 2000
+    out = []
+    while done < total:
+        rate = (4 if 60 * mb <= done < 160 * mb else 8) * mb
+        step = min(total - done, rate // 2)
+        t, done = t + step / rate, done + step
+        p = Progress(done // mb, 1000, done, total, done * 160 // mb, "reading", commits)
+        out.append((t, p))
+        if p.messages >= next_commit or done == total:
+            out.append((t, Progress(**{**p.__dict__, "phase": "writing"})))
+            t += 0.3 if commits == 0 else 15.0
+            commits, next_commit = commits + 1, 40_000 * (commits + 1)
+            out.append((t, Progress(**{**p.__dict__, "commits": commits})))
+    return out
+
+
+async def test_the_time_left_falls_and_never_rises_during_a_first_build(sample, monkeypatch):
+    """The indexing line's "about N s left" rose before it fell when the reading slowed for a
+    while (the rate since the start fell): the rate is measured over the recent reading and
+    what is shown holds rather than rising by a little."""
+    import re
+    from types import SimpleNamespace
+
+    from crabsearch.tui import screens
+    from crabsearch.tui.messages import IndexProgress
+    from crabsearch.tui.screens import SearchScreen
+
+    clock = SimpleNamespace(now=1000.0)
+    monkeypatch.setattr(screens, "time", SimpleNamespace(monotonic=lambda: clock.now))
+    monkeypatch.setattr(SearchScreen, "_index", lambda self: None)  # the reports come from the test
+    app = app_of(sample)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        screen.start_indexing("first")
+        shown = []
+        for seconds, progress in first_build_reports():
+            clock.now = 1000.0 + seconds
+            screen._progress(IndexProgress(progress))
+            said = re.search(r"about (\d+) (s|min) left", screen._index_line[1])
+            if said:
+                shown.append(int(said[1]) * (60 if said[2] == "min" else 1))
+        assert len(shown) > 100 and shown[0] >= 60
+        rises = [(a, b) for a, b in zip(shown, shown[1:]) if b > a]
+        assert not rises, rises
+
+
+async def test_the_time_left_counts_down_while_a_commit_writes(sample, monkeypatch):
+    """A commit writes for seconds with no report: the line's time left stood still; it is
+    recounted every second (``_tick_eta``)."""
+    import re
+    from types import SimpleNamespace
+
+    from crabsearch.tui import screens
+    from crabsearch.tui.messages import IndexProgress
+    from crabsearch.tui.screens import SearchScreen
+
+    clock = SimpleNamespace(now=1000.0)
+    monkeypatch.setattr(screens, "time", SimpleNamespace(monotonic=lambda: clock.now))
+    monkeypatch.setattr(SearchScreen, "_index", lambda self: None)
+    app = app_of(sample)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        screen.start_indexing("first")
+        reports = first_build_reports()
+        at = next(i for i, (_, p) in enumerate(reports) if p.phase == "writing" and p.commits == 1)
+        for seconds, progress in reports[:at + 1]:
+            clock.now = 1000.0 + seconds
+            screen._progress(IndexProgress(progress))
+        before = int(re.search(r"about (\d+) s left", screen._index_line[1])[1])
+        clock.now += 5
+        screen._tick_eta()
+        assert int(re.search(r"about (\d+) s left", screen._index_line[1])[1]) <= before - 4
+
+
 @pytest.mark.parametrize("width", [120, 110, 80, 50])
 async def test_the_indexing_line_fits_its_row_at_every_width(sample, width, monkeypatch):
     """The progress line never wraps mid-phrase ("about 12 s" / "left" on two rows at 110

@@ -27,6 +27,7 @@ from ..watch import watch, watch_roots
 from .messages import FilesChanged, IndexDone, IndexProgress, SearchDone
 from .panels import ExplainScreen, StatusScreen
 from .render import agent_name, empty_session_note, relative_date, short_path, window_text
+from .eta import IndexClock
 from .results import ResultList, count_line, session_key
 from .transcript import TranscriptView
 
@@ -48,9 +49,6 @@ QUOTE_PAUSE = 1.0
 """Seconds without a key after which a query with no closing quote that found nothing says it was
 searched as one phrase (``SearchScreen._notes``), and a filter left unfinished at the end of the
 box says what it lacks (``SearchScreen._problems_said``); Enter says it at once."""
-WRITE_SECONDS_PER_MESSAGE = 0.0008
-"""A first guess of the time Whoosh takes to commit a message (measured on the trial home: 10k
-messages in 8-10 s); replaced by the rate of the first commit for the time-left estimate."""
 
 
 class _EmptyBox(VerticalScroll):
@@ -206,7 +204,8 @@ class SearchScreen(Screen):
         failed again at once, in a loop of toasts)."""
         self._no_index = False
         """True when the last search found no index to search (``SearchDone.rebuild``)."""
-        self._index_started = 0.0
+        self._index_clock: IndexClock | None = None  # the time left of the refresh under way
+        self._eta_timer = None  # ticks the indexing line's time left (``_tick_eta``)
         self._commits_seen = 0
         self._watched: list = []
         self._watch_stop: threading.Event | None = None
@@ -704,10 +703,11 @@ class SearchScreen(Screen):
             return
         self.app.indexing = True
         self.rebuilding = rebuilding
-        self._index_started = time.monotonic()
         self._commits_seen = 0
-        self._index_clock = {"writing_since": None, "writing_from": 0, "committed": 0, "writing": 0.0,
-                       "per_message": WRITE_SECONDS_PER_MESSAGE}
+        self._index_clock = IndexClock(time.monotonic())
+        self._index_line = None
+        if self._eta_timer is None:
+            self._eta_timer = self.set_interval(1.0, self._tick_eta)
         if rebuilding:
             self._show_index_line(Text(f"{self._index_what()} · looking for transcripts…", style="dim"))
             self.query_one("#progress", ProgressBar).update(total=None)
@@ -742,28 +742,34 @@ class SearchScreen(Screen):
                 self.run_query(self.query_text)
         bar = self.query_one("#progress", ProgressBar)
         now = time.monotonic()
-        clock = self._index_clock
+        self._index_clock.update(p, now)
         if p.phase == "writing":  # Whoosh writes its postings: no measure of progress, seconds long
-            if clock["writing_since"] is None:
-                clock["writing_since"], clock["writing_from"] = now, clock["committed"]
             bar.update(total=None)
             what = [f"writing the index ({p.messages:,} messages)", "writing the index", "writing"]
         else:
-            if clock["writing_since"] is not None:  # a commit ended: how long writing takes per message
-                took = now - clock["writing_since"]
-                clock["writing"] += took
-                if p.messages > clock["writing_from"]:
-                    clock["per_message"] = took / (p.messages - clock["writing_from"])
-                clock["writing_since"], clock["committed"] = None, p.messages
             bar.update(total=max(1, p.bytes_total), progress=p.bytes_done)
             what = [f"reading {p.files_done:,}/{p.files_total:,} files, {_mb(p.bytes_done)} of {_mb(p.bytes_total)}",
                     f"reading {p.files_done:,}/{p.files_total:,} files", f"{p.files_done:,}/{p.files_total:,} files"]
-        left = self._time_left(p, now)
-        eta = ""
-        if left is not None and left >= 1:  # never "about 0 s left" with the writing still to come
-            eta = f" · about {int(left)} s left" if left < 120 else f" · about {int(left // 60)} min left"
-        self._index_line = (what, eta)
-        self._show_index_line(Text(self._fit_index_line(what, eta), style="dim"))
+        self._index_line = (what, self._eta(self._time_left(p, now)))
+        self._show_index_line(Text(self._fit_index_line(*self._index_line), style="dim"))
+
+    def _tick_eta(self) -> None:
+        """Every second while indexing: the time left again, without a new report (a commit
+        writes for seconds with none: the line stood still)."""
+        clock = self._index_clock
+        if self.app.indexing and self._index_line is not None and clock is not None and clock.last is not None:
+            eta = self._eta(self._time_left(clock.last, time.monotonic()))
+            if eta != self._index_line[1]:
+                self._index_line = (self._index_line[0], eta)
+                self._show_index_line(Text(self._fit_index_line(*self._index_line), style="dim"))
+
+    @staticmethod
+    def _eta(left: float | None) -> str:
+        """`` · about 40 s left`` (``… 3 min left`` from two minutes), or empty: none yet, or under
+        a second (never "about 0 s left" with the writing still to come)."""
+        if left is None or left < 1:
+            return ""
+        return f" · about {int(left)} s left" if left < 120 else f" · about {int(left // 60)} min left"
 
     def on_resize(self) -> None:
         self._fit_progress()
@@ -800,20 +806,10 @@ class SearchScreen(Screen):
         return next((f for f in forms if len(f) <= room), forms[-1])
 
     def _time_left(self, p, now: float) -> float | None:
-        """Seconds of indexing left: the reading still to do at the rate measured so far, plus
-        writing the messages not yet committed at the rate the last commit took (a guess of
-        WRITE_SECONDS_PER_MESSAGE before the first). None in the first two seconds, and before a
-        tenth of the bytes is read."""
-        clock = self._index_clock
-        elapsed = now - self._index_started
-        if elapsed < 2 or not p.bytes_total or p.bytes_done < p.bytes_total / 10:  # too early to tell
-            return None
-        writing_now = now - clock["writing_since"] if clock["writing_since"] is not None else 0.0
-        reading = max(0.001, elapsed - clock["writing"] - writing_now)
-        read_left = reading * max(0, p.bytes_total - p.bytes_done) / p.bytes_done
-        messages = p.messages * p.bytes_total / p.bytes_done  # expected when everything is read
-        write_left = clock["per_message"] * max(0.0, messages - clock["committed"]) - writing_now
-        return read_left + max(0.0, write_left)
+        """Seconds of indexing left at ``now``, as the indexing line says them (``eta.IndexClock``:
+        the recent reading rate, the commits timed so far; held, never rising by a little), after
+        the progress report ``p``; None too early to tell."""
+        return self._index_clock.left(now)
 
     @on(IndexDone)
     def _indexed(self, message: IndexDone) -> None:
