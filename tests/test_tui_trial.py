@@ -402,6 +402,14 @@ async def test_engine_errors_on_the_app_s_own_thread_are_one_line_not_a_crash(sa
         def broken(*args, **kwargs):
             raise ValueError("Reader already closed")
 
+        said = []  # each error's toast takes the place of the last (one toast per kind): kept here
+        unnotify = app._unnotify
+
+        def replaced(notification, refresh=True):
+            said.append(notification.message)
+            unnotify(notification, refresh)
+
+        app._unnotify = replaced
         app.engine.window = app.engine.page = app.engine.matching_messages = broken
         await pilot.press("down", "enter")
         await settle(pilot)
@@ -411,7 +419,7 @@ async def test_engine_errors_on_the_app_s_own_thread_are_one_line_not_a_crash(sa
         await pilot.press("]", "c", "m")
         await settle(pilot)
         assert app.is_running
-        said = " ".join(n.message for n in app._notifications)
+        said = " ".join(said + [n.message for n in app._notifications])
         assert "Reading the context window failed unexpectedly" in said
         assert "Reading the session failed unexpectedly" in said
         assert "Reader already closed" not in said
