@@ -34,6 +34,21 @@ _HEADINGS = {LABEL_USER: "User", LABEL_ASSISTANT: "Assistant", LABEL_THINKING: "
 _FENCE_LINE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
 
 
+FILE_STEM_MAX = 120
+"""Characters of an export's file name before ``.md`` at most (file systems allow 255 bytes)."""
+
+
+def file_stem(session) -> str:
+    """An export's file name, ``.md`` aside: ``claude-5c0375b4-57a5-4f26-b12d-d022ee4e51b7``, the
+    agent and the whole session id (``crabsearch show`` and ``export`` take it back), characters
+    other than letters, digits, ``-`` and ``_`` made ``-``; an id too long for a file name
+    (:data:`FILE_STEM_MAX`) gives its first 8 characters, the short id ``show`` takes too."""
+    stem = f"{session.agent}-{session.session_id}"
+    if len(stem) > FILE_STEM_MAX:
+        stem = f"{session.agent}-{session.session_id[:8]}"
+    return "".join(c if c.isalnum() or c in "-_" else "-" for c in stem)
+
+
 def session_markdown(engine, ref: SessionRef, *, redact: bool | None = True, start: int = 0,
                      stop: int | None = None, include_tools: bool = True,
                      page_size: int = PAGE) -> Iterator[str]:

@@ -22,7 +22,9 @@ def make_app(sample):
 
 
 
-def steps(*keys):
+def steps(*keys, toasts: bool = False):
+    """Press ``keys`` (``_settle``: wait for the search); the toasts they raise are cleared, or
+    kept with ``toasts``."""
     async def run_before(pilot):
         await settle(pilot)
         for key in keys:
@@ -31,7 +33,9 @@ def steps(*keys):
             else:
                 await pilot.press(key)
         await settle(pilot)
-        pilot.app.clear_notifications()
+        if not toasts:
+            pilot.app.clear_notifications()
+        await pilot.pause()
 
     return run_before
 
@@ -66,6 +70,7 @@ STATES = {
     "session-find": steps(*"parser", "_settle", "down", "o", "slash", *"module 281", "enter"),
     "session-tools-hidden": steps(*"idempotent", "_settle", "down", "o", "t", "t", "T"),
     "bad-filter": steps(*"cron agent:vim", "_settle"),
+    "toasts": steps(*"idempotent", "_settle", "down", "o", "t", "T", "s", toasts=True),  # one toast: the last
     "indexing": indexing,
 }
 

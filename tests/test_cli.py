@@ -423,3 +423,34 @@ def test_an_unreadable_project_directory_is_named_by_index_and_status():
     assert json.loads(status.stdout)["unreadable_dirs"] == [{"path": where, "error": "Permission denied"}]
     listed = f"unreadable directories (their transcripts are skipped):\n  {where}: Permission denied"
     assert listed in text_status.stdout
+
+
+def test_search_finds_a_session_by_the_start_of_its_id_as_show_does(home, capsys):
+    """``crabsearch search 5c0375b4`` (the short id ``show`` takes) lists that session: the
+    engine resolves it, for the app and MCP too."""
+    code, out, err = run(capsys, "search", "5c0375b4", "--json")
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["route"] == "id" and [h["session_id"][:8] for h in data["hits"]] == ["5c0375b4"]
+
+
+def test_status_names_the_agents_that_found_nothing_on_one_line(home, capsys, monkeypatch, tmp_path):
+    """Ten agents with "0 transcripts found ... (not found)", two lines each, hid the two that
+    found something: those are listed in full, the rest named on one line; an agent the user
+    pointed elsewhere (its environment variable, the config's [sources]) stays in full, with
+    its folder not found. ``--json`` keeps every agent."""
+    run(capsys, "index")
+    code, out, _ = run(capsys, "status")
+    assert code == 0 and "Claude Code: 1 transcript found" in out and "Codex CLI: 1 transcript found" in out
+    assert "0 transcripts found" not in out and "(not found)" not in out
+    [line] = [line for line in out.splitlines() if line.startswith("no transcripts found for ")]
+    assert "Gemini CLI, OpenClaw" in line and "SpecStory" in line and "Claude" not in line
+    monkeypatch.setenv("GEMINI_CLI_HOME", str(tmp_path / "elsewhere"))
+    code, out, _ = run(capsys, "status")
+    assert "Gemini CLI: 0 transcripts found" in out and f"{tmp_path / 'elsewhere'}" in out
+    assert "Gemini CLI" not in next(line for line in out.splitlines() if line.startswith("no transcripts"))
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))  # every program's: not a pointer at opencode
+    code, out, _ = run(capsys, "status")
+    assert "opencode" in next(line for line in out.splitlines() if line.startswith("no transcripts"))
+    code, out, _ = run(capsys, "status", "--json")
+    assert len(json.loads(out)["agents"]) == 12

@@ -87,10 +87,12 @@ async def test_theme_context_keys_and_resume_flags_from_config(sample):
 
 
 async def test_unknown_theme_is_reported_not_fatal(sample):
-    app = make_app(sample, config.Config(theme="no-such-theme"))
+    """With another problem of the config: both said, in one toast (a toast of a kind takes the
+    place of the last)."""
+    app = make_app(sample, config.Config(theme="no-such-theme", problem="x.toml: [keys] bogus is not an action"))
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
-        assert any("unknown theme" in n.message for n in app._notifications)
+        assert any("unknown theme" in n.message and "[keys] bogus" in n.message for n in app._notifications)
 
 
 async def test_command_palette_lists_the_screens_actions(sample):

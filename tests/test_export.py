@@ -305,3 +305,14 @@ def test_export_of_a_deleted_transcript_warns(tmp_path, capsys, monkeypatch):
     capsys.readouterr()
     assert main(["--index-dir", index, "export", "dddddddd"]) == 0
     assert "1 message could not be read" in capsys.readouterr().err
+
+
+def test_an_exports_file_name_has_the_whole_session_id_or_its_short_id():
+    from crabsearch.export import file_stem
+    from crabsearch.model import Session
+
+    assert file_stem(Session(agent="claude", session_id="ec04042c-869f-43aa-9e1b-0c1d2e3f4a5b", path="x")) == (
+        "claude-ec04042c-869f-43aa-9e1b-0c1d2e3f4a5b")
+    assert file_stem(Session(agent="specstory", session_id="2025-04-28_18-51-notes.md", path="x")) == (
+        "specstory-2025-04-28_18-51-notes-md")
+    assert file_stem(Session(agent="gemini", session_id="a1b2c3d4" + "x" * 200, path="x")) == "gemini-a1b2c3d4"

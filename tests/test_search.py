@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from crabsearch.index import Indexer
-from crabsearch.search import MAX_WINDOW, Engine, clamp_window, cut_bytes
+from crabsearch.search import MAX_WINDOW, AmbiguousSession, Engine, clamp_window, cut_bytes
 
-from builders import ClaudeSession, CodexSession
+from builders import ClaudeSession, CodexSession, short_ids
 
 SECRET = "sk-live-FAKEFAKEFAKE1234567890"
 
@@ -360,3 +360,83 @@ def test_exclusions_or_an_ignored_filter_alone_list_recent_sessions(tmp_path):
     result = engine.search("  ")  # nothing typed: as the app's empty box (a trial: "no sessions match ''")
     assert result.route == "recent" and len(result.hits) == 3
     assert result.notes == ["nothing to search for: listing recent sessions"]
+
+
+@pytest.fixture
+def ids_engine(tmp_path):
+    """Sessions whose ids a search word can start: two sharing ``5c0375``, one whose id starts
+    with letters a word is spelled with (``decade00``), one with a SpecStory-like id made of a
+    date; and sessions that say those words."""
+    from datetime import datetime, timezone
+
+    home = tmp_path / "home"
+    day = datetime(2026, 3, 19, 9, tzinfo=timezone.utc)
+    ClaudeSession(home, session_id="5c0375b4-57a5-4f26-b12d-d022ee4e51b7", start=day).user(
+        "the nightly cron job runs twice").write()
+    CodexSession(home, session_id="5c0375ff-0000-7000-8000-000000000002", start=day.replace(day=18)).user(
+        "retry backoff explodes").write()
+    ClaudeSession(home, session_id="decade00-0000-4000-8000-000000000003").user("an unrelated chat").write()
+    ClaudeSession(home, session_id="eeeeeeee-0000-4000-8000-000000000004").user(
+        "a decade of logs, written 2025-04-28").write()
+    ClaudeSession(home, session_id="2025-04-28_18-51-notes").user("meeting notes").write()
+    Indexer(tmp_path / "index", env={"HOME": str(home)}).refresh()
+    e = Engine(tmp_path / "index")
+    yield e
+    e.close()
+
+
+def test_a_session_id_prefix_finds_its_sessions_as_show_does(ids_engine):
+    """The start of a session id, as ``crabsearch show`` takes it, finds the session in a
+    search (route ``id``); one that starts several ids lists them all, newest first; the
+    query's filters still apply. The same resolver answers ``find_session``."""
+    e = ids_engine
+    result = e.search("5c0375b4")
+    assert result.route == "id" and short_ids(result) == ["5c03"] and result.hits[0].route == "id"
+    assert result.hits[0].session.session_id == e.find_session("5c0375b4").session.session_id
+    both = e.search("5c0375")
+    assert [h.session.agent for h in both.hits] == ["claude", "codex"]  # newest first
+    with pytest.raises(AmbiguousSession):
+        e.find_session("5c0375")
+    assert [h.session.agent for h in e.search("5c0375 agent:codex").hits] == ["codex"]
+    assert e.search("5c0375 since:2026-03-19").hits[0].session.agent == "claude"
+    assert len(e.search("5c0375", limit=1).hits) == 1
+    assert e.search("decade00").route == "id"  # a digit: an id's start
+
+
+def test_ordinary_words_are_not_taken_for_session_ids(ids_engine):
+    """Words are searched as words: fewer than six characters (``5c037``), a word spelled with
+    the letters a-f (``decade``, whose letters start an id), a date that starts a SpecStory id
+    made of a date and words, a hex word that starts no id."""
+    e = ids_engine
+    assert e.search("5c037").route != "id"
+    decade = e.search("decade")
+    assert decade.route != "id" and short_ids(decade) == ["eeee"]
+    date = e.search("2025-04-28")
+    assert date.route != "id" and short_ids(date) == ["eeee"]
+    assert e.find_session("2025-04-28").session.session_id == "2025-04-28_18-51-notes"  # show: any id
+    assert e.search("0badf00d").route is None
+
+
+def test_facets_are_narrowed_by_the_querys_other_filters(tmp_path):
+    """``Engine.facets(query)``: the projects of the sessions the query's other filters allow
+    (agent, role, since, until), the agents of those its project allows; its words count
+    nothing; the unnarrowed lists as before."""
+    from datetime import datetime, timezone
+
+    from crabsearch.index import Indexer
+
+    home = tmp_path / "home"
+    old = datetime(2025, 1, 5, 9, tzinfo=timezone.utc)
+    ClaudeSession(home, cwd="/home/dev/webapp").user("one").write()
+    ClaudeSession(home, cwd="/home/dev/webapp", start=old).user("two").write()
+    CodexSession(home, cwd="/home/dev/webapp").user("three").write()
+    CodexSession(home, cwd="/srv/api").user("four").write()
+    Indexer(tmp_path / "index", env={"HOME": str(home)}).refresh()
+    engine = Engine(tmp_path / "index")
+    assert engine.facets("agent:claude")["project"] == [("webapp", 2)]
+    assert engine.facets("agent:codex nothingsaysthis")["project"] == [("api", 1), ("webapp", 1)]
+    assert engine.facets("project:webapp")["agent"] == [("claude", 2), ("codex", 1)]
+    assert engine.facets("project:webapp until:2025-06-01")["agent"] == [("claude", 1)]
+    assert engine.facets("agent:claude since:2025-06-01")["project"] == [("webapp", 1)]
+    assert engine.facets("agent:claude role:assistant")["project"] == []  # no answer in these sessions
+    assert engine.facets("agent:claude")["agent"] == engine.facets()["agent"] == [("claude", 2), ("codex", 2)]

@@ -472,6 +472,7 @@ async def test_status_screen(sample):
         assert isinstance(app.screen, StatusScreen)
         text = " ".join(str(w.render()) for w in app.screen.query(Static))
         assert "Claude Code: 3 transcripts found" in text and "Codex CLI: 1 transcript found" in text
+        assert "0 transcripts found" not in text and "no transcripts found for Gemini CLI, OpenClaw" in text
         await pilot.press("escape")
         assert isinstance(app.screen, SearchScreen)
 

@@ -346,13 +346,14 @@ async def test_shift_e_exports_the_session_or_the_window_to_markdown(sample, tmp
         await pilot.press("s")
         await app.workers.wait_for_complete()
         await pilot.pause()
-        session = (tmp_path / "claude-5c0375b4-57a5-4f.md").read_text()
+        # The whole id: claude-5c0375b4-57a5-4f.md cut it mid-way
+        session = (tmp_path / "claude-5c0375b4-57a5-4f26-b12d-d022ee4e51b7.md").read_text()
         assert session.startswith("# Fix the double cron run")
         assert "Remove the duplicate" in session and "crontab -l | grep -F run.sh" in session
         await pilot.press("E", "w")
         await app.workers.wait_for_complete()
         await pilot.pause()
-        window = (tmp_path / "claude-5c0375b4-57a5-4f-at-6.md").read_text()
+        window = (tmp_path / "claude-5c0375b4-57a5-4f26-b12d-d022ee4e51b7-at-6.md").read_text()
         assert "(hit)" in window and "#2" in window and "#1 " not in window
         assert any("Exported to" in n.message for n in app._notifications)
         assert not list(tmp_path.glob(".*.tmp"))

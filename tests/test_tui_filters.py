@@ -127,6 +127,39 @@ async def test_f3_f4_f5_pick_agent_project_and_date(sample):
         assert box.value == "project:bigrepo since:7d "
 
 
+def picker_labels(app) -> list[str]:
+    options = app.screen.query_one("#choices")
+    return [str(options.get_option_at_index(i).prompt) for i in range(options.option_count)]
+
+
+async def test_the_pickers_count_the_sessions_the_other_filters_allow(sample):
+    """F4 listed every project whatever the query's other filters (projects with no Codex
+    session for ``agent:codex cron``): it lists the projects of the sessions they allow, with
+    those sessions counted, most first; F3 the agents of the project's sessions; the words do
+    not narrow them (the engine's ``facets``, the TUI counts nothing itself)."""
+    app = make_app(sample)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await app.workers.wait_for_complete()
+        box = app.screen.query_one("#query")
+        await pilot.press(*"agent:codex cron")
+        await settle(pilot)
+        await pilot.press("f4")
+        assert isinstance(app.screen, PickerScreen)
+        assert picker_labels(app) == ["any (remove this filter)", "api  (1 session)"]
+        assert "(of agent:codex)" in str(app.screen.query_one(".panel-title").render())
+        await pilot.press("escape")
+        box.value = "project:webapp since:2026-03-01 agent:vim "
+        await settle(pilot)
+        await pilot.press("f3")
+        assert picker_labels(app) == ["any (remove this filter)", "Claude  (1 session)"]
+        await pilot.press("escape")
+        box.value = "since:2026-03-15 "
+        await settle(pilot)
+        await pilot.press("f4")
+        assert picker_labels(app) == ["any (remove this filter)", "api  (1 session)", "webapp  (1 session)"]
+
+
 def app_with_130_sessions(tmp_path) -> CrabsearchApp:
     """130 sessions matching "capybara", each with a distinct score (longer text, lower score)."""
     from crabsearch.index import Indexer
@@ -202,6 +235,49 @@ async def test_second_tab_after_a_filter_name_completes_its_values(sample):
         assert box.value == "agent:"
         await pilot.press("tab")
         assert box.value == "agent:claude "
+
+
+def notes_of(app) -> str:
+    notes = app.screen.query_one("#notes")
+    return str(notes.render()) if notes.display else ""
+
+
+async def test_a_filter_being_completed_says_nothing_until_the_typing_stops(sample, monkeypatch):
+    """Tab's ``agent:`` (its value comes at the next Tab) said "agent: needs a name ... filter
+    ignored" at once, while the completion was being chosen. A filter at the end of the box that
+    more typing can still make valid says what it lacks only once the typing stops: Enter, or a
+    pause; one no typing can make valid (``agent:vim``) says so at once."""
+    from crabsearch.tui import screens
+
+    monkeypatch.setattr(screens, "QUOTE_PAUSE", 0.3)
+    app = make_app(sample)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        box = app.screen.query_one("#query")
+        await pilot.press(*"cron ag", "tab")
+        await settle(pilot)
+        assert box.value == "cron agent:" and notes_of(app) == ""
+        await pilot.press("c")
+        await settle(pilot)
+        assert notes_of(app) == ""  # agent:c: claude, codex, cline... to come
+        await pilot.press("tab")
+        await settle(pilot)
+        assert box.value == "cron agent:claude " and notes_of(app) == ""
+        await pilot.press(*"agent:")
+        await settle(pilot)
+        assert notes_of(app) == ""
+        await pilot.press("enter")  # the typing stopped: it says so
+        await settle(pilot)
+        assert "agent: needs a name" in notes_of(app)
+        box.focus()
+        await pilot.press("backspace", "backspace", *"t:")
+        await settle(pilot)
+        assert notes_of(app) == ""
+        await pilot.pause(0.5)  # a pause: it says so too
+        assert "agent: needs a name" in notes_of(app)
+        await pilot.press(*"vim")
+        await settle(pilot)
+        assert "no agent is called “vim”" in notes_of(app)
 
 
 async def test_notifications_show_brackets_as_written(sample):

@@ -106,3 +106,51 @@ async def test_rows_paint_as_richs_renderer_paints_them(sample):
             box.focus()
         foreign = RowVisual(results, Group(Panel("a panel"), *results._prompt(0).row.renderables))
         assert same(results, foreign, 60, styles[0])
+
+
+def status_line(app) -> str:
+    return str(app.screen.query_one("#status").render())
+
+
+async def test_the_count_line_counts_the_rows_of_each_rung(sample):
+    """The status line says how many rows each rung found, in ladder order, at any width: one
+    row with every word and two with some said "3 sessions · every word in one message"."""
+    app = make_app(sample)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press(*"cron deploy")
+        await settle(pilot)
+        assert [h.route for h in app.screen.query_one(ResultList).hits] == ["all", "any", "any"]
+        assert status_line(app) == "1 session with every word in one message · 2 with some of the words"
+        await pilot.resize_terminal(50, 30)
+        await settle(pilot)
+        assert status_line(app) == "1 all words in a message · 2 some words"
+        await pilot.resize_terminal(30, 30)
+        await settle(pilot)
+        assert status_line(app) == "3 sessions"
+
+
+async def test_the_start_of_a_session_id_finds_it_in_the_search_box(sample):
+    """``5c0375b4`` typed in the box lists that session (the engine's id route), as
+    ``crabsearch show 5c0375b4`` takes it."""
+    app = make_app(sample)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press(*"5c0375b4")
+        await settle(pilot)
+        hits = app.screen.query_one(ResultList).hits
+        assert [h.session.session_id[:8] for h in hits] == ["5c0375b4"]
+        assert status_line(app) == "1 session by session id"
+
+
+def test_the_count_line_marks_more_rows_and_names_the_repair():
+    from types import SimpleNamespace as H
+
+    from crabsearch.tui.results import count_line
+
+    hits = [H(route="all"), H(route="repair"), H(route="repair")]
+    assert count_line(hits, 100, more=True, fixed="config") == (
+        "1 session with every word in one message · 2+ showing results for config")
+    assert count_line([H(route=None)], 100) == "1 session"
+    assert count_line([H(route="all")] * 3, 100, one_word=True) == "3 sessions"  # nothing more to say
+    assert count_line([H(route="repair")], 100, fixed="cron", one_word=True) == "1 session showing results for cron"

@@ -30,7 +30,8 @@ class AgentStatus:
     indexed ones that hold no session (an empty file, a Claude Code subagent's warm-up), which
     is why there can be fewer sessions than transcripts. ``files_not_regular`` counts what is
     named like a transcript but is not a regular file (a FIFO, a directory: never read, not in
-    ``files_found``; each is listed in ``Status.unreadable_files`` too)."""
+    ``files_found``; each is listed in ``Status.unreadable_files`` too). The listing
+    (:meth:`Status.format`) names the agents that found nothing on one line (:attr:`found_nothing`)."""
 
     agent: str
     display: str
@@ -43,6 +44,16 @@ class AgentStatus:
     messages: int = 0
     skipped_lines: int = 0
     files_not_regular: int = 0
+    pointed: bool = False
+    """True when the user pointed it at its folders: the config's ``[sources]`` for it, or its
+    own environment variable (``CODEX_HOME``...) set."""
+
+    @property
+    def found_nothing(self) -> bool:
+        """True when there is nothing to say of it but its name: nothing found, indexed or skipped
+        in its usual folders, where the user did not point it."""
+        return not (self.files_found or self.files_indexed or self.skipped_lines or self.files_not_regular
+                    or self.pointed)
 
 
 @dataclass
@@ -88,6 +99,8 @@ class Status:
         lines = [f"index: {self.index_dir} ({size})",
                  f"last refresh: {self.last_refresh or 'never'}; format {self.index_version or '-'}", ""]
         for a in self.agents:
+            if a.found_nothing:
+                continue
             found = (f"{_n(a.files_found, 'transcript')} found" if a.files_holding == a.files_found  # one file each
                      else f"{_n(a.files_found, 'session')} found in {_n(a.files_holding, 'file')}")
             if a.files_empty:
@@ -98,6 +111,10 @@ class Status:
                             else ""))
             for root in a.roots:
                 lines.append(f"  looked in {root}" + ("" if Path(root).is_dir() else " (not found)"))
+        missing = [a.display for a in self.agents if a.found_nothing]
+        if missing:  # one line for them all: nine agents "0 transcripts found (not found)" hid the rest
+            lines.append(f"no transcripts found for {', '.join(missing)} (in their usual folders: "
+                         "crabsearch status --json lists them)")
         if self.skipped_files:
             lines += ["", "files with skipped lines:"]
             for f in self.skipped_files:
@@ -132,8 +149,11 @@ def collect(indexer: Indexer, *, top: int = 20) -> Status:
         transcript_bytes=sum(e.get("bytes", e.get("size", 0)) for e in manifest.files.values()))
     by_agent: dict[str, AgentStatus] = {}
     for src in indexer.sources:
+        # Pointed elsewhere: its own variable set (XDG_DATA_HOME, opencode's, is every program's)
+        own_var = src.env_var and not src.env_var.startswith("XDG_")
+        pointed = bool(indexer.extra_dirs.get(src.agent) or (own_var and indexer.env.get(src.env_var)))
         by_agent[src.agent] = AgentStatus(src.agent, src.display or src.agent,
-                                          [str(r) for r in indexer.roots_of(src)])  # config dirs too
+                                          [str(r) for r in indexer.roots_of(src)], pointed=pointed)  # config dirs too
     holding: dict[str, set[str]] = {}
     not_regular: dict[str, str] = {}  # path -> the error status shows
     with noting_not_regular() as kinds:  # discovery yields FIFOs and directories too (only stat-ed)

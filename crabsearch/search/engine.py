@@ -9,12 +9,13 @@ policy), ``sessions`` (session documents, copies, subagent links, listings) and 
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import threading
 import time
 from pathlib import Path
 
-from whoosh.query import And, Prefix, Term
+from whoosh.query import And, Term
 
 from ..hits import AmbiguousSession, Hit, Item, Page, SearchResult, SessionRef, abandoned_ranges, branch_window
 from ..index.analysis import spans as _spans
@@ -29,7 +30,7 @@ from ..sources import SOURCES
 from .caps import DEFAULT_AFTER, DEFAULT_BEFORE, DEFAULT_LIMIT, MAX_ITEM_BYTES, fetch_for
 from . import snapshot
 from .ladder import Context, ScansKept, climb, excluded_sessions
-from .sessions import Sessions
+from .sessions import Sessions, id_documents, passing_sessions
 from .windows import Windows
 
 
@@ -72,7 +73,7 @@ class Engine:
         self._lock = threading.RLock()
         self._ix = None
         self._searcher = None
-        self._facets: tuple[object, dict] | None = None
+        self._facets: tuple[object, dict] | None = None  # (searcher, {filters: facets})
         self._keys = SegmentKeys()  # each document's session key, time and index, read once per segment
         self._sessions = Sessions(self.resume_flags)
         self._windows = Windows()
@@ -182,7 +183,7 @@ class Engine:
             searcher = self._get_searcher()
             if searcher is None or searcher.doc_count_all() == 0:
                 return result
-            by_id = self._sessions.by_id(searcher, query, pq, self._windows, mask)
+            by_id = self._sessions.by_id(searcher, pq, self._windows, mask, limit)
             if by_id:
                 result.route, result.hits = "id", by_id
                 return result
@@ -313,13 +314,10 @@ class Engine:
             searcher = self._get_searcher()
             if searcher is None or not session_id:
                 return None
-            docs = list(searcher.documents(session_id=session_id))
-            if not docs and len(session_id) >= 4:
-                res = searcher.search(Prefix("session_id", session_id), limit=50)
-                docs = [r.fields() for r in res]
-                ids = sorted({d["meta"]["session_id"] for d in docs})
-                if len(ids) > 1:
-                    raise AmbiguousSession(session_id, ids)
+            docs = [searcher.stored_fields(d) for d in id_documents(searcher, session_id, prefix=len(session_id) >= 4)]
+            ids = sorted({d["meta"]["session_id"] for d in docs})
+            if len(ids) > 1:
+                raise AmbiguousSession(session_id, ids)
             if not docs:
                 return None
             best = max(docs, key=lambda d: d["meta"].get("updated") or 0)
@@ -382,17 +380,26 @@ class Engine:
             return len(list(searcher.document_numbers(kind="s")))
 
     @_guarded
-    def facets(self) -> dict[str, list[tuple[str, int]]]:
+    def facets(self, query: str = "") -> dict[str, list[tuple[str, int]]]:
         """What the filters can take: ``{"agent": [(name, sessions)], "project": [(last folder,
         sessions)]}``, most sessions first (for Tab completion and the filter pickers). Counts
-        session documents through the postings of each term; cached per index generation."""
+        session documents through the postings of each term; cached per index generation.
+
+        ``query``'s filters narrow each list but its own: the projects of the sessions that its
+        ``agent:``, ``role:``, ``since:`` and ``until:`` allow (``agent:claude``: only the
+        projects with Claude Code sessions, counted as such), the agents of those its other
+        filters allow; a name with no such session is left out. Its words are not counted (a
+        filter picked from the list narrows the search that the words make)."""
+        pq = parse(query, agents=tuple(SOURCES))
+        narrowing = {"agent": dataclasses.replace(pq, agent=None), "project": dataclasses.replace(pq, project=None)}
+        key = tuple((f, q.agent, q.project, q.role, q.since, q.until) for f, q in narrowing.items() if q.has_filters)
         with self._lock:
             searcher = self._get_searcher()
             if searcher is None:
                 return {"agent": [], "project": []}
-            if self._facets and self._facets[0] is searcher:  # same index generation
-                return self._facets[1]
-            sessions = set(searcher.document_numbers(kind="s"))
+            if self._facets and self._facets[0] is searcher and key in self._facets[1]:  # same index generation
+                return self._facets[1][key]
+            everything = set(searcher.document_numbers(kind="s"))
             # Project names are matched lowercased (``projname``) but shown as the folder is
             # spelled (from the full paths in ``project``; the first spelling seen wins).
             spelled: dict[str, str] = {}
@@ -402,6 +409,8 @@ class Engine:
                     spelled.setdefault(folder.lower(), folder)
             out: dict[str, list[tuple[str, int]]] = {}
             for name, fieldname in (("agent", "agent"), ("project", "projname")):
+                q = narrowing[name]
+                sessions = passing_sessions(searcher, q, self._keys) if q.has_filters else everything
                 counts = []
                 for term in searcher.lexicon(fieldname):
                     docs = set(searcher.postings(fieldname, term).all_ids()) & sessions
@@ -409,7 +418,11 @@ class Engine:
                         text = term.decode("utf-8", "replace")
                         counts.append((spelled.get(text, text) if name == "project" else text, len(docs)))
                 out[name] = sorted(counts, key=lambda c: (-c[1], c[0].lower()))
-            self._facets = (searcher, out)
+            if not self._facets or self._facets[0] is not searcher:
+                self._facets = (searcher, {})
+            if len(self._facets[1]) > 16:  # the facets of other queries' filters: a few kept
+                self._facets[1].clear()
+            self._facets[1][key] = out
             return out
 
     @staticmethod

@@ -9,6 +9,7 @@ made from a first prompt can hold a pasted key).
 from __future__ import annotations
 
 import heapq
+import re
 from collections import OrderedDict
 
 from whoosh.query import And, Or, Term
@@ -169,16 +170,27 @@ class Sessions:
         items = windows.items(searcher, ref, range(idx, idx + 1), idx, MAX_ITEM_BYTES, mask)
         return Hit(ref, 0.0, idx, items[0].role if items else Role.USER.value, items, route=route)
 
-    def by_id(self, searcher, query: str, pq, windows, mask: bool) -> list[Hit]:
-        """A query that is exactly one indexed session id (a pasted id, or a subagent's
-        ``agent-XXXX`` named in its parent's session view) finds that session, anchored on its
-        first prompt; ``[]`` otherwise (one term lookup)."""
-        token = query.strip()
-        if not token or len(token) < 4 or any(c.isspace() for c in token) or ":" in token:
+    def by_id(self, searcher, pq, windows, mask: bool, limit: int) -> list[Hit]:
+        """A query whose only word is a session id finds that session, anchored on its first
+        prompt: an indexed id exactly (a pasted id, or a subagent's ``agent-XXXX`` named in its
+        parent's session view), or the start of hex ids (:func:`id_prefix_shaped`: ``5c0375b4``,
+        the short id ``crabsearch show`` also takes); newest first, at most ``limit``, within the
+        query's filters (``5c0375b4 agent:claude``). ``[]`` otherwise: a term lookup, and a walk
+        of the ids that start with an id-shaped word."""
+        if len(pq.words) != 1 or pq.phrases or pq.prefixes or pq.excluded or len(pq.words[0]) < 4:
             return []
-        docs = [d for d in searcher.documents(session_id=token) if not pq.agent or d.get("agent") == pq.agent]
+        clauses = filters(pq, sessions=True, kind=False, time=False)
+        if clauses is None:  # role: only messages have one
+            return []
+        token = pq.words[0]
+        docs = id_documents(searcher, token, prefix=id_prefix_shaped(token), hex_only=True)
+        if docs and clauses:
+            docs = passing(searcher, docs, clauses)
+        window = time_window(pq)
+        fields = [searcher.stored_fields(d) for d in docs]
+        fields = [f for f in fields if window is None or in_window(_ms(f), window)]
         hits = [self.first_prompt_hit(searcher, self.session_ref(f, mask), windows, mask, "id")
-                for f in sorted(docs, key=lambda d: -((d.get("meta") or {}).get("updated") or 0))]
+                for f in sorted(fields, key=lambda f: -_ms(f))[:limit]]
         return self.decorate(searcher, hits, mask)
 
     def recent(self, searcher, limit: int, pq, windows, mask: bool, keys: SegmentKeys) -> list[Hit]:
@@ -281,10 +293,64 @@ class Sessions:
         return self.decorate(searcher, hits, mask)
 
 
-def _newest_per_session(searcher, query, keys: SegmentKeys, window: tuple | None, limit: int) -> list[int]:
+ID_PREFIX_MIN = 6
+"""The fewest characters of a session id that the search box takes as its start (``crabsearch
+show`` takes 4: it is told the text is an id; a search is not)."""
+ID_PREFIX_CAP = 1000
+"""Session documents read for one id prefix at most."""
+_HEX_ID = re.compile(r"[0-9a-fA-F-]+")
+
+
+def id_prefix_shaped(token: str) -> bool:
+    """True when a search ``token`` reads as the start of a hex session id (a UUID: Claude Code,
+    Codex, Gemini CLI's ``sessionId``, Copilot CLI, Cursor): :data:`ID_PREFIX_MIN` characters or
+    more, hex digits and dashes only, and a digit among them, so that a word spelled with the
+    letters a-f (``facade``, ``decade``, ``added``) stays a word."""
+    return (len(token) >= ID_PREFIX_MIN and _HEX_ID.fullmatch(token) is not None
+            and any(c.isdigit() for c in token))
+
+
+def id_documents(searcher, session_id: str, *, prefix: bool, hex_only: bool = False) -> list[int]:
+    """The numbers (ascending) of the session documents whose id is ``session_id``; when there
+    are none and ``prefix``, of those whose id starts with it (:data:`ID_PREFIX_CAP` at most),
+    only hex ids (UUIDs) with ``hex_only``: an id made of a date and words (SpecStory's
+    ``2025-04-28_18-51-…``) is not the one a search word that starts it names. The one resolver
+    of ``Engine.find_session`` (``crabsearch show``, MCP's ``list_messages``) and of the search
+    (:meth:`Sessions.by_id`)."""
+    docs = term_docs(searcher, "session_id", session_id)
+    if docs or not prefix:
+        return docs
+    found = []
+    reader = searcher.reader()
+    for sid in reader.expand_prefix("session_id", session_id):
+        sid = sid.decode("utf-8", "replace") if isinstance(sid, bytes) else sid
+        if hex_only and not _HEX_ID.fullmatch(sid):
+            continue
+        found += term_docs(searcher, "session_id", sid)
+        if len(found) >= ID_PREFIX_CAP:
+            break
+    return sorted(found[:ID_PREFIX_CAP])
+
+
+def _ms(fields: dict) -> int:
+    """A session document's ``updated`` time (ms; 0 for none), from its stored ``meta``."""
+    return (fields.get("meta") or {}).get("updated") or 0
+
+
+def passing_sessions(searcher, pq, keys: SegmentKeys) -> set[int]:
+    """The session documents (numbers) of the sessions that the filters of ``pq`` allow (its
+    words aside), as :meth:`Sessions.recent` lists them: by their session document, or with
+    ``role:`` by their messages of that role; ``since:``/``until:`` by each document's time."""
+    clauses = filters(pq, sessions=True, time=False)
+    query = And(filters(pq, sessions=False, time=False) if clauses is None else clauses)
+    allowed = {keys.key_of(searcher, d) for d in _newest_per_session(searcher, query, keys, time_window(pq), None)}
+    return {d for d in searcher.document_numbers(kind="s") if keys.key_of(searcher, d) in allowed}
+
+
+def _newest_per_session(searcher, query, keys: SegmentKeys, window: tuple | None, limit: int | None) -> list[int]:
     """The global number of the newest document matching ``query`` inside the ``since:``/
     ``until:`` ``window`` (``filtering.in_window``; None: any time) of each of the ``limit``
-    sessions whose such document is newest, newest first (a tie: the later document), with the
+    sessions (None: all) whose such document is newest, newest first (a tie: the later document), with the
     times read from the column cache: what a search sorted by ``updated`` and collapsed by
     session should give (Whoosh's keeps a session's first match in document order)."""
     newest: dict[str, tuple[int, int]] = {}
@@ -301,6 +367,8 @@ def _newest_per_session(searcher, query, keys: SegmentKeys, window: tuple | None
                 got = newest.get(key)
                 if got is None or (t, offset + d) > got:
                     newest[key] = (t, offset + d)
+    if limit is None:
+        return [doc for _, doc in sorted(newest.values(), reverse=True)]
     return [doc for _, doc in heapq.nlargest(limit, newest.values())]
 
 

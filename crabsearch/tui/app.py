@@ -151,16 +151,18 @@ class CrabsearchApp(App[str | None]):
 
     def on_mount(self) -> None:
         cfg = self.config
+        said = []  # one toast for the config's problems: a toast of a kind replaces the last (_on_notify)
         if cfg.theme:
             if cfg.theme in self.available_themes:
                 self.theme = cfg.theme
             else:
-                self.notify(f"config: unknown theme {cfg.theme!r}; known: {', '.join(sorted(self.available_themes))}",
-                            severity="warning", timeout=8)
+                said.append(f"config: unknown theme {cfg.theme!r}; known: {', '.join(sorted(self.available_themes))}")
         if cfg.keys:
             self.set_keymap(cfg.keys)
         if cfg.problem:
-            self.notify(f"config {cfg.problem}", severity="warning", timeout=8)
+            said.append(f"config {cfg.problem}")
+        if said:
+            self.notify("\n".join(said), severity="warning", timeout=8)
         self.push_screen(SearchScreen())
         # Python's full garbage collections: when the user is idle, not in a typed query's way.
         self.collector.start()
@@ -181,6 +183,21 @@ class CrabsearchApp(App[str | None]):
         and transcript text, which must show as written."""
         kwargs.setdefault("markup", False)
         super().notify(printable(message), **kwargs)
+
+    def _on_notify(self, event) -> None:
+        """One toast per kind (severity), the newest: a notification takes the place of the one
+        of its kind still shown (three toggles in a row stacked three toasts over the transcript
+        they described), and its toast goes at once. Textual's own ``_on_notify`` (App's, called
+        after this one) then shows the new one. Where toasts go: ``app.tcss``."""
+        from textual.widgets._toast import ToastHolder, ToastRack
+
+        new = event.notification
+        for old in [n for n in self._notifications if n.severity == new.severity]:
+            self._unnotify(old, refresh=False)
+            for screen in self.screen_stack:  # its holder too: Textual's rack leaves it behind
+                for holder in screen.query(ToastHolder):
+                    if holder.id == ToastRack._toast_id(old):
+                        holder.remove()
 
     def get_system_commands(self, screen):
         """Command palette (Ctrl+P) entries: every action of the screen in view, then Textual's
@@ -244,8 +261,15 @@ class CrabsearchApp(App[str | None]):
         yield from super().get_system_commands(screen)
 
     def action_help_quit(self) -> None:
-        """Ctrl+C: say how to quit. (Textual's own message is markup, and this app's
-        notifications show text as written.)"""
+        """Ctrl+C with no text selected (Textual's binding: a selection in the search box or on
+        the screen is copied first, by their own Ctrl+C). On the search screen it quits, as
+        Ctrl+C does in a terminal program; elsewhere (the session view, a dialog) it says how to
+        quit. (Textual's own message is markup, and this app's notifications show text as written.)"""
+        from .screens import SearchScreen
+
+        if isinstance(self.screen, SearchScreen):
+            self.exit()
+            return
         keys = [key for key, active in self.active_bindings.items() if active.binding.action in ("quit", "app.quit")]
         self.notify(f"Press {key_label(keys[0]) if keys else 'Ctrl+Q'} to quit crabsearch.",
                     title="Do you want to quit?")
@@ -324,8 +348,9 @@ class CrabsearchApp(App[str | None]):
         """Ask whether to export ``hit``'s whole session or the context window around message
         ``around`` (default the hit; ``window()`` returns its items) to Markdown, then write it to
         :meth:`export_dir` in a worker."""
-        s = hit.session
-        stem = "".join(c if c.isalnum() or c in "-_" else "-" for c in f"{s.agent}-{s.session_id[:16]}")
+        from ..export import file_stem
+
+        stem = file_stem(hit.session)
         where = short_path(str(self.export_dir()), self.home)
         at = hit.message_index if around is None else around
         centre = hit if at == hit.message_index else dataclasses.replace(hit, message_index=at)

@@ -103,38 +103,70 @@ def means_nothing(tok: Token, agents: tuple[str, ...]) -> bool:
     return not tok.value.strip() or bool(parse(tok.text, agents=agents).notes)
 
 
+RECENT_NOTE = "Showing the recent sessions."
+"""The problems' last line when the filters that mean nothing were all the query had."""
+
+
 def check_filters(text: str, agents: tuple[str, ...]) -> tuple[str, list[str]]:
-    """``(text without the filters that mean nothing, one line per such filter)``: each line says
-    what is wrong in full and what is valid. An unknown agent, a date that is no date, a role or
-    place that does not exist, or a filter name with no value (``agent:``) is dropped, so the
-    rest of the query still gets an answer (recent sessions when nothing else is left)."""
+    """``(text without the filters that mean nothing, one line per such filter)``: each line
+    (:func:`filter_problem`) says what is wrong in full and what is valid. An unknown agent, a
+    date that is no date, a role or place that does not exist, or a filter name with no value
+    (``agent:``) is dropped, so the rest of the query still gets an answer (recent sessions when
+    nothing else is left: :data:`RECENT_NOTE` ends the lines then)."""
     kept, problems = [], []
     for tok in tokens(text):
         if tok.key is None or not means_nothing(tok, agents):
             kept.append(tok.text)
-            continue
-        value = tok.value.strip()
-        key, shown = tok.key, printable(tok.text)
-        if key == "agent":
-            valid = f"the agents are {', '.join(agents)} (F3 picks one)"
-            problems.append(f"{shown}: no agent is called “{printable(value)}”; {valid}." if value
-                            else f"agent: needs a name: {valid}.")
-        elif key == "role":
-            problems.append(f"{shown}: " + (f"no role is called “{printable(value)}”; " if value else "")
-                            + "the roles are user (what you said) and assistant (what the agent said).")
-        elif key in ("since", "until"):
-            problems.append(f"{shown}: " + ("that is not a date; " if value else "needs a date: ")
-                            + "write 2026-01-31, today, yesterday, or a time ago such as 12h, 7d, 2w or 3m "
-                            "(F5 picks one).")
-        elif key == "in":
-            problems.append(f"{shown}: the only place is in:tools (tool output, when it is indexed).")
-        elif key == "project":
-            problems.append("project: needs a name: the last folder of the working directory, or a path "
-                            "(F4 picks one).")
+        else:
+            problems.append(filter_problem(tok, agents))
     cleaned = " ".join(kept)
     if problems and not cleaned.strip():
-        problems.append("Showing the recent sessions.")
+        problems.append(RECENT_NOTE)
     return cleaned, problems
+
+
+def filter_problem(tok: Token, agents: tuple[str, ...]) -> str:
+    """What is wrong with the filter ``tok`` that means nothing (:func:`means_nothing`), and
+    what is valid, in one line."""
+    value = tok.value.strip()
+    key, shown = tok.key, printable(tok.text)
+    if key == "agent":
+        valid = f"the agents are {', '.join(agents)} (F3 picks one)"
+        return (f"{shown}: no agent is called “{printable(value)}”; {valid}." if value
+                else f"agent: needs a name: {valid}.")
+    if key == "role":
+        return (f"{shown}: " + (f"no role is called “{printable(value)}”; " if value else "")
+                + "the roles are user (what you said) and assistant (what the agent said).")
+    if key in ("since", "until"):
+        return (f"{shown}: " + ("that is not a date; " if value else "needs a date: ")
+                + "write 2026-01-31, today, yesterday, or a time ago such as 12h, 7d, 2w or 3m (F5 picks one).")
+    if key == "in":
+        return f"{shown}: the only place is in:tools (tool output, when it is indexed)."
+    return "project: needs a name: the last folder of the working directory, or a path (F4 picks one)."
+
+
+def typed_filter(text: str, agents: tuple[str, ...]) -> Token | None:
+    """The filter at the end of ``text`` when nothing follows it, not even a space, and what it
+    holds so far can still become a valid filter (:func:`could_become_valid`): one still being
+    typed or chosen (``agent:`` that Tab put there, its value next; ``since:20``); else None."""
+    if not text or text[-1].isspace():
+        return None
+    last = tokens(text)[-1:]
+    if not last or not last[0].key or last[0].end != len(text):
+        return None
+    return last[0] if could_become_valid(last[0], agents) else None
+
+
+def could_become_valid(tok: Token, agents: tuple[str, ...]) -> bool:
+    """True when more typing can make the filter ``tok`` a valid one: no value yet, or a value
+    that starts a valid one (``agent:cl``, ``role:as``, ``in:to``, ``since:2026-0``, ``since:yes``);
+    ``agent:vim`` cannot."""
+    value = tok.value.strip().lower()
+    starts = {"agent": agents, "role": ("user", "assistant"), "in": ("tools",),
+              "since": ("today", "yesterday"), "until": ("today", "yesterday")}.get(tok.key, ())
+    if not value or any(v.startswith(value) for v in starts):
+        return True
+    return tok.key in ("since", "until") and re.fullmatch(r"\d[\d-]*", value) is not None
 
 
 def completions(text: str, cursor: int, facets: dict[str, list[tuple[str, int]]]) -> tuple[int, int, list[str]]:

@@ -55,7 +55,7 @@ KEYS = [
                     ("Ctrl+S", "sort: relevance / newest first", ("sort",)),
                     ("Ctrl+R", "reveal masked secrets", ("reveal",)), ("Ctrl+T", "light / dark theme", ("theme",)),
                     ("Ctrl+P", "command palette: every action by name"),
-                    ("F1, ?", "this help (? outside the search box)", ("help",)), ("Ctrl+Q", "quit")]),
+                    ("F1, ?", "this help (? outside the search box)", ("help",)), ("Ctrl+Q", "quit (Ctrl+C too, on the search screen)")]),
     ("Query language", [('"a phrase"', "words adjacent, in order"), ("-word", "exclude"), ("word*", "prefix"),
                         ("agent:codex", "claude, codex, gemini, …"), ("project:NAME", "last folder, or project:/path"),
                         ("role:user", "user or assistant"), ("since:7d until:", "2026-01-31, 7d, today, yesterday"),

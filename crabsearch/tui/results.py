@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Callable
 
+from rich.cells import cell_len
 from rich.segment import Segment
 from rich.style import Style
 from textual.binding import Binding
@@ -433,3 +434,44 @@ def session_key(hit: Hit) -> tuple[str, str]:
 def _key(hit: Hit) -> tuple[str, str, int]:
     """A row's identity: same session and same hit message."""
     return *session_key(hit), hit.message_index
+
+
+RUNG_COUNTS = {
+    "id": ("by session id", "by id"),
+    "phrase": ("with the exact phrase", "exact phrase"),
+    "all": ("with every word in one message", "all words in a message"),
+    "session": ("with every word, spread over the session", "all words, spread"),
+    "repair": ("showing results for {fixed}", "as {fixed}"),
+    "any": ("with some of the words", "some words"),
+}
+"""What the rows of a rung of the ladder (``Hit.route``) matched, said after their count in the
+status line (:func:`count_line`): long, and short for a narrow screen; ``{fixed}``, the words a
+repair used."""
+
+
+def count_line(hits: list[Hit], width: int, *, more: bool = False, fixed: str = "", one_word: bool = False) -> str:
+    """The status line's count of ``hits`` by the rung that found them, in ladder order, in the
+    longest form that fits ``width`` cells: ``1 session with every word in one message · 18 with
+    some of the words``, then ``1 all words in a message · 18 some words``, then ``19
+    sessions``. ``more``: the next rows load as the cursor gets there (the last count gets a
+    ``+``); ``fixed``: the words a spelling repair used (``config``); ``one_word``: the query is
+    one word, which a message holds or not (``3 sessions``, not ``with every word``)."""
+    counts: dict[str | None, int] = {}
+    for h in hits:
+        route = h.route if h.route in RUNG_COUNTS else None
+        counts[route] = counts.get(route, 0) + 1
+    plus = "+" if more else ""
+    total = f"{len(hits)}{plus} session{'s' if len(hits) != 1 else ''}"
+    if None in counts or not counts or (one_word and set(counts) == {"all"}):  # the count says it all
+        return total
+    parts = list(counts.items())
+    forms = []
+    for style in (0, 1):
+        said = []
+        for n, (route, count) in enumerate(parts):
+            label = RUNG_COUNTS[route][style].format(fixed=fixed)
+            mark = plus if n == len(parts) - 1 else ""
+            noun = f" session{'s' if count != 1 else ''}" if n == 0 and style == 0 else ""
+            said.append(f"{count}{mark}{noun} {label}")
+        forms.append(" · ".join(said))
+    return next((f for f in forms if cell_len(f) <= width), total)

@@ -21,13 +21,14 @@ from ..query import parse
 from ..search import Hit, IndexDamaged, SearchResult
 from ..text import printable
 from ..sources import SOURCES
-from .filters import (DATE_CHOICES, FilterChips, PickerScreen, QueryInput, SafeInput, check_filters, filters,
-                      remove_token, set_filter)
+from .filters import (DATE_CHOICES, RECENT_NOTE, FilterChips, PickerScreen, QueryInput, SafeInput, check_filters,
+                      filter_problem, filters, means_nothing, remove_token, set_filter, typed_filter)
 from ..watch import watch, watch_roots
 from .messages import FilesChanged, IndexDone, IndexProgress, SearchDone
 from .panels import ExplainScreen, StatusScreen
 from .render import agent_name, empty_session_note, relative_date, short_path, window_text
-from .results import ResultList, session_key
+from .eta import IndexClock
+from .results import ResultList, count_line, session_key
 from .transcript import TranscriptView
 
 RESULT_LIMIT = 50
@@ -46,10 +47,8 @@ second one after a paint of an empty list (issue 13, the app's start)."""
 SEARCH_TIME_LIMIT = 0.5  # seconds; past it the best hits found so far are shown, marked partial
 QUOTE_PAUSE = 1.0
 """Seconds without a key after which a query with no closing quote that found nothing says it was
-searched as one phrase (``SearchScreen._notes``); Enter says it at once."""
-WRITE_SECONDS_PER_MESSAGE = 0.0008
-"""A first guess of the time Whoosh takes to commit a message (measured on the trial home: 10k
-messages in 8-10 s); replaced by the rate of the first commit for the time-left estimate."""
+searched as one phrase (``SearchScreen._notes``), and a filter left unfinished at the end of the
+box says what it lacks (``SearchScreen._problems_said``); Enter says it at once."""
 
 
 class _EmptyBox(VerticalScroll):
@@ -205,7 +204,8 @@ class SearchScreen(Screen):
         failed again at once, in a loop of toasts)."""
         self._no_index = False
         """True when the last search found no index to search (``SearchDone.rebuild``)."""
-        self._index_started = 0.0
+        self._index_clock: IndexClock | None = None  # the time left of the refresh under way
+        self._eta_timer = None  # ticks the indexing line's time left (``_tick_eta``)
         self._commits_seen = 0
         self._watched: list = []
         self._watch_stop: threading.Event | None = None
@@ -352,7 +352,7 @@ class SearchScreen(Screen):
         if self._pause_timer is not None:
             self._pause_timer.stop()
         self._pause_timer = (self.set_timer(QUOTE_PAUSE, lambda: self._stopped_typing(paused=True))
-                             if '"' in event.value else None)
+                             if '"' in event.value or typed_filter(event.value, tuple(SOURCES)) else None)
 
     @on(Input.Submitted, "#query")
     def _submitted(self) -> None:
@@ -551,16 +551,31 @@ class SearchScreen(Screen):
 
         self.app.push_screen(PickerScreen(title, choices, current), done)
 
+    def _narrowed_facets(self, key: str) -> tuple[list[tuple[str, int]], str]:
+        """``(names with session counts, the other filters that narrow them)`` for the ``key``
+        picker: the sessions that the query's other filters allow (``Engine.facets``: the
+        projects of ``agent:claude`` sessions), most first; the filters the search leaves out
+        (:func:`check_filters`) are left out here too. No other filter: the counts kept for Tab."""
+        text = check_filters(self.query_text, tuple(SOURCES))[0]
+        others = [t.text for t in filters(text) if t.key != key and t.key != "in"]
+        if not others:
+            return self.facets[key], ""
+        facets = self.app.guarded("Counting the sessions", lambda: self.app.engine.facets(text), self.facets)
+        return facets[key], " ".join(others)
+
     def action_pick_agent(self) -> None:
-        """F3: only one agent's sessions (the agents found in the index, with session counts)."""
-        names = dict(self.facets["agent"])
-        self._pick("agent", "Only sessions of agent…",
-                   [(a, f"{agent_name(a)}  ({_sessions(names[a])})") for a in names])
+        """F3: only one agent's sessions (the agents of the sessions the query's other filters
+        allow, with session counts)."""
+        names, narrowed = self._narrowed_facets("agent")
+        self._pick("agent", "Only sessions of agent…" + (f" (of {printable(narrowed)})" if narrowed else ""),
+                   [(a, f"{agent_name(a)}  ({_sessions(n)})") for a, n in names])
 
     def action_pick_project(self) -> None:
-        """F4: only one project's sessions (the working directory's last folder)."""
-        self._pick("project", "Only sessions in project…",
-                   [(p, f"{p}  ({_sessions(n)})") for p, n in self.facets["project"]])
+        """F4: only one project's sessions (the working directory's last folder), of those the
+        query's other filters allow, with session counts."""
+        names, narrowed = self._narrowed_facets("project")
+        self._pick("project", "Only sessions in project…" + (f" (of {printable(narrowed)})" if narrowed else ""),
+                   [(p, f"{p}  ({_sessions(n)})") for p, n in names])
 
     def action_pick_date(self) -> None:
         """F5: only sessions active since a day."""
@@ -606,19 +621,11 @@ class SearchScreen(Screen):
             if indexing:
                 msg += " yet (still indexing: it is searched again when indexing is done)"
         else:
-            more = "+" if n >= self.limit else ""  # the next rows load as the cursor gets there
-            msg = f"{n}{more} session{'s' if n != 1 else ''}"
-            if result.route == "phrase":
-                msg += " · exact phrase"
-            elif result.route == "all":
-                msg += " · every word in one message"
-            elif result.route == "repair":
-                fixed = ", ".join(f"{v}" for v in result.corrections.values())
-                msg += f" · showing results for {fixed}"
-            elif result.route == "session":
-                msg += " · every word, spread over each session's messages"
-            elif result.route == "any":
-                msg += " · no message has every word; showing sessions with any of them"
+            # How many rows each rung found (the next rows load as the cursor gets there: +), in
+            # the status line's width: the screen's but the status bar's padding (measured, not
+            # the line's own size, which lags a resize by a frame).
+            msg = count_line(result.hits, (self.size.width or self.app.size.width) - 4, more=n >= self.limit,
+                             fixed=", ".join(result.corrections.values()), one_word=_one_word(result.query))
             if result.partial:
                 msg += " · stopped early (very common words): add a word to narrow it"
             if result.cut:
@@ -632,7 +639,7 @@ class SearchScreen(Screen):
         status.update(Text(msg, style="bold red" if self.search_error or unavailable else "dim"))
         status.display = bool(msg)
         notes = self.query_one("#notes", Static)
-        lines = [printable(n) for n in self.problems + self._notes(result, n)]
+        lines = [printable(n) for n in self._problems_said(result.query) + self._notes(result, n)]
         notes.update(Text("\n".join(lines)))  # in full, wrapped at words: never cut off
         notes.display = bool(lines)
         # Half the screen at most while rows are listed; with none, all the room there is.
@@ -642,6 +649,19 @@ class SearchScreen(Screen):
         results.display = not nothing_listed
         if nothing_listed:
             empty.update(self._indexing_message() if indexing else self.app.empty_message(self.index_error))
+
+    def _problems_said(self, text: str) -> list[str]:
+        """:attr:`problems`, but that of a filter still being typed or chosen at the end of
+        ``text`` (:func:`filters.typed_filter`: ``agent:`` that Tab put there, its value to come
+        at the next Tab; ``agent:cl``; not ``agent:vim``, which no more typing makes valid) until
+        the user stops typing: Enter, the focus into the rows, or a pause
+        of :data:`QUOTE_PAUSE`. Its filter is left out of the search meanwhile, as it will be."""
+        typed = typed_filter(text, tuple(SOURCES))
+        if typed is None or text in (self._typed_out, self._paused_on) or not means_nothing(typed, tuple(SOURCES)):
+            return self.problems
+        held = filter_problem(typed, tuple(SOURCES))
+        problems = [line for line in self.problems if line != held]
+        return [] if problems == [RECENT_NOTE] else problems
 
     def _notes(self, result: SearchResult, n: int) -> list[str]:
         """The search's notes, ``no closing quote: "…" searched as one phrase`` (the CLI's note)
@@ -683,10 +703,11 @@ class SearchScreen(Screen):
             return
         self.app.indexing = True
         self.rebuilding = rebuilding
-        self._index_started = time.monotonic()
         self._commits_seen = 0
-        self._index_clock = {"writing_since": None, "writing_from": 0, "committed": 0, "writing": 0.0,
-                       "per_message": WRITE_SECONDS_PER_MESSAGE}
+        self._index_clock = IndexClock(time.monotonic())
+        self._index_line = None
+        if self._eta_timer is None:
+            self._eta_timer = self.set_interval(1.0, self._tick_eta)
         if rebuilding:
             self._show_index_line(Text(f"{self._index_what()} · looking for transcripts…", style="dim"))
             self.query_one("#progress", ProgressBar).update(total=None)
@@ -721,31 +742,38 @@ class SearchScreen(Screen):
                 self.run_query(self.query_text)
         bar = self.query_one("#progress", ProgressBar)
         now = time.monotonic()
-        clock = self._index_clock
+        self._index_clock.update(p, now)
         if p.phase == "writing":  # Whoosh writes its postings: no measure of progress, seconds long
-            if clock["writing_since"] is None:
-                clock["writing_since"], clock["writing_from"] = now, clock["committed"]
             bar.update(total=None)
             what = [f"writing the index ({p.messages:,} messages)", "writing the index", "writing"]
         else:
-            if clock["writing_since"] is not None:  # a commit ended: how long writing takes per message
-                took = now - clock["writing_since"]
-                clock["writing"] += took
-                if p.messages > clock["writing_from"]:
-                    clock["per_message"] = took / (p.messages - clock["writing_from"])
-                clock["writing_since"], clock["committed"] = None, p.messages
             bar.update(total=max(1, p.bytes_total), progress=p.bytes_done)
             what = [f"reading {p.files_done:,}/{p.files_total:,} files, {_mb(p.bytes_done)} of {_mb(p.bytes_total)}",
                     f"reading {p.files_done:,}/{p.files_total:,} files", f"{p.files_done:,}/{p.files_total:,} files"]
-        left = self._time_left(p, now)
-        eta = ""
-        if left is not None and left >= 1:  # never "about 0 s left" with the writing still to come
-            eta = f" · about {int(left)} s left" if left < 120 else f" · about {int(left // 60)} min left"
-        self._index_line = (what, eta)
-        self._show_index_line(Text(self._fit_index_line(what, eta), style="dim"))
+        self._index_line = (what, self._eta(self._time_left(p, now)))
+        self._show_index_line(Text(self._fit_index_line(*self._index_line), style="dim"))
+
+    def _tick_eta(self) -> None:
+        """Every second while indexing: the time left again, without a new report (a commit
+        writes for seconds with none: the line stood still)."""
+        clock = self._index_clock
+        if self.app.indexing and self._index_line is not None and clock is not None and clock.last is not None:
+            eta = self._eta(self._time_left(clock.last, time.monotonic()))
+            if eta != self._index_line[1]:
+                self._index_line = (self._index_line[0], eta)
+                self._show_index_line(Text(self._fit_index_line(*self._index_line), style="dim"))
+
+    @staticmethod
+    def _eta(left: float | None) -> str:
+        """`` · about 40 s left`` (``… 3 min left`` from two minutes), or empty: none yet, or under
+        a second (never "about 0 s left" with the writing still to come)."""
+        if left is None or left < 1:
+            return ""
+        return f" · about {int(left)} s left" if left < 120 else f" · about {int(left // 60)} min left"
 
     def on_resize(self) -> None:
         self._fit_progress()
+        self._update_status()  # the count line fits the width
         self.call_after_refresh(self._refit_index_line)
 
     def _refit_index_line(self) -> None:
@@ -778,20 +806,10 @@ class SearchScreen(Screen):
         return next((f for f in forms if len(f) <= room), forms[-1])
 
     def _time_left(self, p, now: float) -> float | None:
-        """Seconds of indexing left: the reading still to do at the rate measured so far, plus
-        writing the messages not yet committed at the rate the last commit took (a guess of
-        WRITE_SECONDS_PER_MESSAGE before the first). None in the first two seconds, and before a
-        tenth of the bytes is read."""
-        clock = self._index_clock
-        elapsed = now - self._index_started
-        if elapsed < 2 or not p.bytes_total or p.bytes_done < p.bytes_total / 10:  # too early to tell
-            return None
-        writing_now = now - clock["writing_since"] if clock["writing_since"] is not None else 0.0
-        reading = max(0.001, elapsed - clock["writing"] - writing_now)
-        read_left = reading * max(0, p.bytes_total - p.bytes_done) / p.bytes_done
-        messages = p.messages * p.bytes_total / p.bytes_done  # expected when everything is read
-        write_left = clock["per_message"] * max(0.0, messages - clock["committed"]) - writing_now
-        return read_left + max(0.0, write_left)
+        """Seconds of indexing left at ``now``, as the indexing line says them (``eta.IndexClock``:
+        the recent reading rate, the commits timed so far; held, never rising by a little), after
+        the progress report ``p``; None too early to tell."""
+        return self._index_clock.left(now)
 
     @on(IndexDone)
     def _indexed(self, message: IndexDone) -> None:
@@ -1084,6 +1102,12 @@ class SessionScreen(Screen):
 def _mb(n: int) -> str:
     """Bytes as ``3.1 MB`` (``45 MB`` from 10 MB up)."""
     return f"{n / 1e6:.1f} MB" if n < 10e6 else f"{n / 1e6:.0f} MB"
+
+
+def _one_word(query: str) -> bool:
+    """True when ``query`` searches one word (filters aside): no phrase, prefix or other word."""
+    pq = parse(query, agents=tuple(SOURCES))
+    return len(pq.words) == 1 and not (pq.phrases or pq.prefixes)
 
 
 def _sessions(n: int) -> str:
