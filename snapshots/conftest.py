@@ -6,3 +6,4 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 from builders import sample  # noqa: E402,F401  (the fixture)
+from markers import pytest_collection_modifyitems  # noqa: E402,F401  (snapshots are slow)

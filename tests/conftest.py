@@ -9,3 +9,5 @@ import os
 os.environ["CRABSEARCH_NO_SERVER"] = "1"
 
 from builders import sample  # noqa: E402,F401
+from markers import pytest_collection_modifyitems  # noqa: E402,F401
+

@@ -435,14 +435,14 @@ def test_key_inside_a_rejected_assignment_is_still_found():
 # --- speed -------------------------------------------------------------------------------------
 
 
-def test_speed_and_no_pathological_backtracking():
+def test_no_pathological_backtracking():
+    """Prose with no secret comes back as the same object; hostile repetitions finish (a
+    catastrophic backtracking pattern would take minutes, not the second allowed here). Speed
+    itself is measured in bench/, not here."""
     prose = ("The indexer reads each session file, splits it into messages and stores the text; "
              "def get_user(key, token=None): return self.cache[key]  # see https://x.io/a\n")
     text = (prose * (100_000 // len(prose) + 1))[:100_000]
-    start = time.perf_counter()
-    for _ in range(10):
-        assert redact(text) is text
-    assert (time.perf_counter() - start) / 10 < 0.05  # ~1 ms here; generous for slow CI
+    assert redact(text) is text
     for bad in ["key=" * 25_000, "password: " * 10_000, "-----BEGIN PRIVATE KEY-----\n" * 4_000,
                 "Authorization: " * 7_000, "a://b:" * 20_000, "sk-" * 30_000,
                 'password="' * 10_000, "Bearer " * 15_000,
