@@ -35,7 +35,7 @@ from textual.strip import Strip
 from ..search import Engine, Item
 from ..text import printable
 from . import messageview
-from .messageview import Look, is_tool
+from .messageview import Look, drawn_text, is_tool
 from .render import HIGHLIGHT, ROLE_STYLES
 
 PAGE = 40
@@ -712,7 +712,9 @@ class TranscriptView(ScrollView, can_focus=True):
     # Every occurrence of the find text (any case) is highlighted, the current one differently;
     # n / N move match by match (within a message, then to the next message holding the text,
     # wrapping), and a worker counts the matches of the whole session for the "3/12" in the
-    # position line. A match in the folded part of a message unfolds that message.
+    # position line. A match in the folded part of a message unfolds that message. What is
+    # matched is what a message shows in full (``messageview.drawn_text``): a tool call's one
+    # line and its arguments as drawn, not its JSON; Markdown's text, not its marks.
 
     def find(self, text: str) -> None:
         """Highlight every occurrence of ``text`` (any case) and go to the first match at or
@@ -746,8 +748,8 @@ class TranscriptView(ScrollView, can_focus=True):
                 if generation != self._find_generation:
                     return
                 for it in self._load(off, FIND_PAGE):
-                    n = len(pattern.findall(printable(it.text)))
-                    if n and self.visible(it):
+                    n = self.visible(it) and len(pattern.findall(drawn_text(it)))
+                    if n:
                         found.append((it.message_index, n))
             self.app.call_from_thread(self._counted, generation, found)
 
@@ -768,13 +770,14 @@ class TranscriptView(ScrollView, can_focus=True):
         self._find(-1)
 
     def _in_message(self, index: int) -> int:
-        """Matches of the find text in message ``index`` as counted (its text as read)."""
+        """Matches of the find text in message ``index`` as counted (in what it shows in full:
+        :func:`~crabsearch.tui.messageview.drawn_text`)."""
         if self._matches is not None:
             return dict(self._matches).get(index, 0)
         block = self._loaded(index)
         if block is None:
             return 0
-        return len(re.findall(re.escape(self.find_text), printable(block.item.text), re.IGNORECASE))
+        return len(re.findall(re.escape(self.find_text), drawn_text(block.item), re.IGNORECASE))
 
     def _find(self, step: int, include_top: bool = False) -> None:
         if not self.find_text:
@@ -819,7 +822,7 @@ class TranscriptView(ScrollView, can_focus=True):
 
         def holds(it: Item) -> bool:
             self._cut_seen |= it.truncated
-            return want in printable(it.text).casefold() and self.visible(it)
+            return self.visible(it) and want in drawn_text(it).casefold()
 
         if step > 0:
             passes = [(start, total, False), (0, min(start, total), True)]

@@ -1,0 +1,183 @@
+"""Pilot tests of the session view (the screen ``o`` opens): what real use found at its edges.
+Each failed before its fix."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+
+import pytest
+
+from builders import NOW, ClaudeSession, settle
+from crabsearch.tui.app import CrabsearchApp
+from crabsearch.tui.screens import SessionScreen
+from crabsearch.tui.transcript import TranscriptView
+
+BOLD_RED = "\x1b[1;31m"
+RESET = "\x1b[0m"
+MCP_RESULT = json.dumps({"content": [{"type": "text", "text": "Issue #12: login loops\nSteps:\n  1. sign in\n  2. loop"}],
+                         "isError": False})
+"""An MCP server's answer as Claude Code stores it in a tool result: JSON, a text field with
+line breaks in it (``\\n`` escapes in the JSON)."""
+
+
+def write_edges_session(home) -> ClaudeSession:
+    """A Claude Code session with what the session view must render as its agent's interface
+    does: Markdown typed by the user, Markdown thinking, a command's coloured output and an MCP
+    tool's JSON answer."""
+    s = ClaudeSession(home, session_id="77777777-0000-4000-8000-000000000001", cwd="/home/dev/kestrel",
+                      start=datetime(2026, 3, 19, 14, 0, tzinfo=timezone.utc))
+    s.user("make the **kestrel** build pass:\n```\nmake all\n```\nthen `deploy`")
+    d = s._base("assistant")
+    d["message"] = {"id": "msg_think", "type": "message", "role": "assistant", "model": "claude-x",
+                    "content": [{"type": "thinking", "thinking": "The *kestrel* build: check **make** first.",
+                                 "signature": "x"}]}
+    s.lines.append(d)
+    s.tool("Bash", {"command": "make all"},
+           f"{BOLD_RED}error{RESET}: kestrel.c:3 missing ';'\x1b[2J\x1b]0;retitled\x07 done")
+    s.tool("mcp__tracker__get_issue", {"id": 12}, MCP_RESULT)
+    s.assistant("The kestrel build fails at line 3.")
+    s.write()
+    return s
+
+
+@pytest.fixture(scope="module")
+def edges(tmp_path_factory):
+    from crabsearch.index import Indexer
+
+    root = tmp_path_factory.mktemp("edges")
+    write_edges_session(root / "home")
+    Indexer(root / "index", env={"HOME": str(root / "home")}).refresh()
+    return root / "home", root / "index"
+
+
+def app_of(home_index, **kw) -> CrabsearchApp:
+    home, index_dir = home_index
+    kw.setdefault("index_on_start", False)
+    return CrabsearchApp(index_dir, env={"HOME": str(home)}, now=NOW, cursor_blink=False, **kw)
+
+
+async def opened(app, pilot, query: str) -> TranscriptView:
+    """The session view of the first row ``query`` finds, at its first message."""
+    await settle(pilot)
+    await pilot.press(*query)
+    await settle(pilot)
+    await pilot.press("down", "o")
+    await settle(pilot)
+    assert isinstance(app.screen, SessionScreen)
+    view = app.screen.query_one(TranscriptView)
+    view.go_to(0)
+    await pilot.pause()
+    return view
+
+
+def shown(view) -> str:
+    """The text of every rendered line of the view."""
+    return "\n".join(strip.text for _, strip in view._lines)
+
+
+def style_of(view, needle: str, line: str = ""):
+    """The style of the first rendered segment holding ``needle`` on a line holding ``line``."""
+    for _, strip in view._lines:
+        if line in strip.text:
+            for seg in strip:
+                if needle in seg.text:
+                    return seg.style
+    return None
+
+
+async def test_user_and_thinking_text_are_rendered_as_markdown(edges):
+    """A user's prompt and the model's thinking are Markdown as the assistant's text is: no
+    ``**`` or fence lines on screen, bold bold, the fenced command a block of its own."""
+    app = app_of(edges)
+    async with app.run_test(size=(100, 40)) as pilot:
+        view = await opened(app, pilot, "kestrel")
+        text = shown(view)
+        assert "make the kestrel build pass:" in text and "**" not in text and "```" not in text
+        assert style_of(view, "kestrel").bold
+        assert any(line.strip() == "make all" for line in text.splitlines())  # the fence's line
+        assert "then deploy" in text  # the line break after the fence kept, the backticks gone
+        assert "The kestrel build: check make first." in text
+        assert style_of(view, "The ").italic  # thinking: dim italic
+        assert style_of(view, "make", line="check make first").bold
+
+
+async def test_a_commands_colours_are_styles_and_other_escapes_stay_inert(edges):
+    """SGR sequences in tool output become colours and bold, not ``␛[1;31m``; a screen clear
+    and a window title set are shown as symbols, never sent to the terminal."""
+    from test_terminal_safety import FORBIDDEN
+
+    app = app_of(edges)
+    async with app.run_test(size=(100, 40)) as pilot:
+        view = await opened(app, pilot, "kestrel")
+        text = shown(view)
+        assert "error: kestrel.c:3 missing ';'" in text and "␛[1;31m" not in text and "␛[0m" not in text
+        style = style_of(view, "error")
+        assert style.bold and style.color.number == 1
+        assert "␛[2J␛]0;retitled␇ done" in text
+        assert not FORBIDDEN.search(app.export_screenshot().replace("\n", ""))
+
+
+async def test_an_mcp_tools_json_answer_is_pretty_printed_with_its_text_unescaped(edges):
+    app = app_of(edges)
+    async with app.run_test(size=(100, 40)) as pilot:
+        view = await opened(app, pilot, "kestrel")
+        view.tool_mode = "full"
+        view.rerender()
+        await pilot.pause()
+        lines = [line.rstrip() for line in shown(view).splitlines()]
+        at = lines.index('          "text":')  # its key on a line of its own, the text under it
+        assert lines[at + 1:at + 5] == ["            Issue #12: login loops", "            Steps:",
+                                        "              1. sign in", "              2. loop"]
+        assert "\\n" not in shown(view) and '      "isError": false' in lines
+
+
+@pytest.fixture(scope="module")
+def edits(tmp_path_factory):
+    """A session of three edits (Claude Code's ``Edit`` tool: ``file_path``, ``old_string``,
+    ``new_string``), its prompt in Markdown."""
+    from crabsearch.index import Indexer
+
+    root = tmp_path_factory.mktemp("edits")
+    s = ClaudeSession(root / "home", session_id="99999999-0000-4000-8000-000000000001")
+    s.user("rename **frobnicate** to `grind` in the wombat code")
+    for n in range(3):
+        s.tool("Edit", {"file_path": f"wombat{n}.py", "old_string": f"def frobnicate{n}():",
+                        "new_string": f"def grind{n}():"}, "ok")
+    s.assistant("Renamed in three files.")
+    s.write()
+    Indexer(root / "index", env={"HOME": str(root / "home")}).refresh()
+    return root / "home", root / "index"
+
+
+async def find(app, pilot, view, text: str) -> str:
+    """Find ``text`` from the first message; the position line then."""
+    view.go_to(0)
+    await pilot.press("slash", *text, "enter")
+    await settle(pilot)
+    return str(app.screen.query_one("#position").render())
+
+
+def said(app) -> str:
+    return " ".join(n.message for n in app._notifications)
+
+
+async def test_find_matches_what_the_view_draws_not_the_transcripts_json(edits):
+    """``/`` found ``old_string`` 25 times in tool calls that show none, and said ``Edit(`` (on
+    screen) was not in the session: it now matches a tool call's one line and its arguments as
+    drawn in full (an edit's diff), and Markdown's text without its marks."""
+    app = app_of(edits)
+    async with app.run_test(size=(100, 30)) as pilot:
+        view = await opened(app, pilot, "wombat")
+        assert "“Edit(” 1/3" in await find(app, pilot, view, "Edit(")
+        assert view.cursor == 1 and "Edit(wombat0.py)" in shown(view)
+        for hidden in ("old_string", "**"):
+            await find(app, pilot, view, hidden)
+            assert f"“{hidden}” is not in this session" in said(app)
+            assert view.find_position == (None, 0)
+        assert "“frobnicate1” 1/1" in await find(app, pilot, view, "frobnicate1")
+        assert view.cursor == 3  # the second edit, unfolded to its diff, where the match is marked
+        block = next(b for b in view._blocks if b.item.message_index == 3)
+        assert any(s.text.strip() == "-def frobnicate1():" for s in block.strips)
+        position = await find(app, pilot, view, "frobnicate")
+        assert "“frobnicate” 1/4" in position and view.cursor == 0  # the prompt, then each edit
