@@ -132,6 +132,33 @@ async def test_an_mcp_tools_json_answer_is_pretty_printed_with_its_text_unescape
         assert "\\n" not in shown(view) and '      "isError": false' in lines
 
 
+@pytest.mark.parametrize("size", [(80, 24), (100, 30)])
+async def test_the_header_takes_three_lines_of_a_screen_of_24_or_30(tmp_path, size):
+    """A long title and a long resume command wrapped the header to seven of 24 lines: now the
+    title, one line of facts and the position line, each cut to the width; the resume command
+    (also ``r`` and ``c``) from 40 lines up."""
+    from crabsearch.index import Indexer
+
+    home = tmp_path / "home"
+    s = ClaudeSession(home, session_id="88888888-0000-4000-8000-000000000001",
+                      cwd="/home/dev/a-project-with-a-rather-long-directory-name/and/a/subfolder")
+    s.user("please refactor the ptarmigan module so that every parser reads its input lazily, "
+           "then run the whole test suite").assistant("Refactored the ptarmigan parsers.").write()
+    Indexer(tmp_path / "index", env={"HOME": str(home)}).refresh()
+    app = app_of((home, tmp_path / "index"))
+    async with app.run_test(size=size) as pilot:
+        await opened(app, pilot, "ptarmigan")
+        header = app.screen.query_one("#session-header")
+        assert header.size.height == 3
+        lines = str(app.screen.query_one("#session-meta").render()).splitlines()
+        assert lines[0].startswith("please refactor the ptarmigan module") and lines[0].endswith("…")
+        assert lines[1].startswith("Claude · /home/dev/a-project") and "resume" not in lines[1]
+        assert "messages 1–2 of 2" in str(app.screen.query_one("#position").render())
+        await pilot.resize_terminal(120, 40)
+        await pilot.pause()
+        assert header.size.height == 4 and "resume: cd " in str(app.screen.query_one("#session-meta").render())
+
+
 @pytest.fixture(scope="module")
 def edits(tmp_path_factory):
     """A session of three edits (Claude Code's ``Edit`` tool: ``file_path``, ``old_string``,

@@ -26,7 +26,7 @@ from .filters import (DATE_CHOICES, FilterChips, PickerScreen, QueryInput, SafeI
 from ..watch import watch, watch_roots
 from .messages import FilesChanged, IndexDone, IndexProgress, SearchDone
 from .panels import ExplainScreen, StatusScreen
-from .render import agent_name, empty_session_note, relative_date, short_path, window_text
+from .render import agent_name, empty_session_note, session_header, window_text
 from .results import ResultList, session_key
 from .transcript import TranscriptView
 
@@ -928,34 +928,13 @@ class SessionScreen(Screen):
         yield find
         yield KeyFooter()
 
-    COMPACT_BELOW = 20
-    """Screens shorter than this many lines show the session header on one line (title, agent,
-    messages): the full header's four lines took half of a 15-line terminal."""
-
     def _header(self) -> Text:
-        s = self.hit.session
-        now, home = self.app.now, self.app.home
-        t = Text()
-        t.append(printable(s.title or "(untitled)"), style="bold")
-        if self.size.height and self.size.height < self.COMPACT_BELOW:  # one line: the title cut to fit
-            more = f" · {agent_name(s.agent)} · {s.message_count} messages"
-            t.truncate(max(8, self.size.width - 2 - cell_len(more)), overflow="ellipsis")
-            t.append(more, style="dim")
-            t.truncate(max(1, self.size.width - 2), overflow="ellipsis")  # a narrow screen: the rest cut too
-            return t
-        t.append(f"\n{agent_name(s.agent)}", style="bold")
-        t.append(f" · {printable(short_path(s.project, home)) or 'no project'}")
-        if s.git_branch:
-            t.append(f" · branch {printable(s.git_branch)}")
-        t.append(f"\n{s.message_count} messages · started {relative_date(s.started, now)}"
-                 f" · updated {relative_date(s.updated, now)}", style="dim")
-        if self.hit.ref.resume_command:
-            t.append("\nresume: ", style="dim")
-            t.append(printable(self.hit.ref.resume_command), style="cyan")
-        return t
+        """The header's lines (:func:`~crabsearch.tui.render.session_header`) for the screen's size."""
+        return session_header(self.hit.session, self.hit.ref.resume_command, self.app.now, self.app.home,
+                              max(0, self.size.width - 2), self.size.height)
 
     def on_resize(self) -> None:
-        """The header is one line on a short screen, in full otherwise (:data:`COMPACT_BELOW`)."""
+        """The header fits the screen's size (:func:`~crabsearch.tui.render.session_header`)."""
         self.query_one("#session-meta", Static).update(self._header())
 
     def on_mount(self) -> None:
@@ -1076,6 +1055,8 @@ class SessionScreen(Screen):
         room = line.content_region.width or self.size.width - 2
         if room and t.cell_len + len(" · / find · ? keys") <= room:  # the hint only when it fits
             t.append(" · / find · ? keys", style="dim")
+        elif room:
+            t.truncate(room, overflow="ellipsis")  # one line: the header stays three
         line.update(t)
 
 
