@@ -208,3 +208,186 @@ async def test_find_matches_what_the_view_draws_not_the_transcripts_json(edits):
         assert any(s.text.strip() == "-def frobnicate1():" for s in block.strips)
         position = await find(app, pilot, view, "frobnicate")
         assert "“frobnicate” 1/4" in position and view.cursor == 0  # the prompt, then each edit
+
+
+# -- following the transcript ------------------------------------------------------------------
+
+
+async def until(pilot, check, seconds: float = 10.0) -> None:
+    import time
+
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < seconds:
+        if check():
+            return
+        await pilot.pause(0.05)
+    raise AssertionError(f"not within {seconds:.0f} s")
+
+
+def append(session: ClaudeSession, path, *texts: str) -> None:
+    """Append user messages to ``session``'s transcript as its agent does: lines at the end."""
+    for text in texts:
+        session.user(text)
+        with open(path, "a") as fh:
+            fh.write(json.dumps(session.lines[-1]) + "\n")
+
+
+def live_app(tmp_path, monkeypatch, messages: int):
+    """A session of ``messages`` about "shearwater" and an app that refreshes on file events
+    only (the watcher the results use)."""
+    from crabsearch.tui import screens
+
+    monkeypatch.setattr(screens, "REFRESH_EVERY", 3600)
+    home = tmp_path / "home"
+    s = ClaudeSession(home, session_id="aaaaaaaa-0000-4000-8000-000000000001", cwd="/home/dev/birds")
+    for n in range(messages):
+        (s.user if n % 2 == 0 else s.assistant)(f"shearwater note {n}")
+    path = s.write()
+    return s, path, CrabsearchApp(tmp_path / "index", env={"HOME": str(home)}, now=NOW, cursor_blink=False)
+
+
+def position(app) -> str:
+    return str(app.screen.query_one("#position").render())
+
+
+def on_screen(view) -> str:
+    """The text of the view's lines on screen."""
+    return "\n".join(view.render_line(y).text for y in range(view.size.height))
+
+
+async def test_messages_appended_while_the_session_is_open_show_without_reopening(tmp_path, monkeypatch):
+    """Three messages appended showed in the results within a second but never in the open
+    session view ("6 messages" after three appends): at its end, the view now follows them."""
+    s, path, app = live_app(tmp_path, monkeypatch, 6)
+    async with app.run_test(size=(100, 30)) as pilot:
+        view = await opened(app, pilot, "shearwater")
+        append(s, path, "first petrel", "second petrel", "third petrel")
+        await until(pilot, lambda: view.total == 9 and "third petrel" in shown(view))
+        await pilot.pause()
+        assert "second petrel" in on_screen(view)  # on screen, not only loaded
+        assert "9 messages" in str(app.screen.query_one("#session-meta").render())
+        assert "of 9" in position(app) and "new message" not in position(app)
+
+
+async def test_messages_appended_below_the_view_are_counted_until_end_shows_them(tmp_path, monkeypatch):
+    s, path, app = live_app(tmp_path, monkeypatch, 60)
+    async with app.run_test(size=(100, 30)) as pilot:
+        view = await opened(app, pilot, "shearwater")
+        append(s, path, "first petrel", "second petrel", "third petrel")
+        await until(pilot, lambda: "3 new messages: End" in position(app))
+        assert view.top_message() == 0 and "of 63" in position(app)  # the place kept
+        await pilot.press("end")
+        await pilot.pause()
+        assert view.cursor == 62 and "third petrel" in on_screen(view)
+        assert "new message" not in position(app)
+
+
+async def test_a_transcript_deleted_while_open_keeps_what_was_read_and_says_so(tmp_path, monkeypatch):
+    """The refresh that dropped the deleted session left the view blank at the next page read
+    (End), its keys doing nothing: the messages read stay, the keys work on them, and the view
+    says the transcript is gone."""
+    s, path, app = live_app(tmp_path, monkeypatch, 60)
+    async with app.run_test(size=(100, 30)) as pilot:
+        view = await opened(app, pilot, "shearwater")
+        read = list(view.loaded)
+        ref = app.screen.hit.ref
+        path.unlink()
+        await until(pilot, lambda: not app.engine.page(ref, 0, 1).messages)  # the refresh dropped it
+        await settle(pilot)
+        await pilot.press("end")  # to the last message read
+        await pilot.pause()
+        assert view.loaded == read and f"shearwater note {read[-1]}" in on_screen(view)
+        assert view.cursor == read[-1]
+        assert "this transcript is no longer on disk" in position(app)
+        assert "This transcript is no longer on disk" in said(app)
+        await pilot.press("home")
+        await pilot.pause()
+        assert "shearwater note 0" in on_screen(view)
+        await pilot.press("slash", *"note 3", "enter")
+        await settle(pilot)
+        assert view.find_position[1] == len([i for i in read if str(i).startswith("3")])  # 3, 30, 31, ...
+        await pilot.press("ctrl+r")  # secrets cannot be read again unmasked
+        await pilot.pause()
+        assert "what was read cannot be read again" in said(app) and view.loaded == read
+
+
+async def test_a_transcript_deleted_before_any_refresh_is_noticed_by_the_next_page_read(tmp_path):
+    """No refresh ran (the index still holds the session): the pages read after the deletion
+    came back as "[message unavailable: the transcript is gone …]" blocks. They are not shown:
+    the view keeps what it read and says the transcript is gone."""
+    from crabsearch.index import Indexer
+
+    home = tmp_path / "home"
+    s = ClaudeSession(home, session_id="bbbbbbbb-0000-4000-8000-000000000001")
+    for n in range(200):
+        (s.user if n % 2 == 0 else s.assistant)(f"albatross note {n}")
+    path = s.write()
+    Indexer(tmp_path / "index", env={"HOME": str(home)}).refresh()
+    app = app_of((home, tmp_path / "index"))
+    async with app.run_test(size=(100, 30)) as pilot:
+        view = await opened(app, pilot, "albatross")
+        read = list(view.loaded)
+        assert read[-1] < 199
+        path.unlink()
+        await pilot.press("end")
+        await settle(pilot)
+        assert view.loaded == read and view.cursor == read[-1]
+        assert f"albatross note {read[-1]}" in on_screen(view) and "[message unavailable" not in shown(view)
+        assert "this transcript is no longer on disk" in position(app)
+
+
+# -- skipped lines -----------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def skipping(tmp_path_factory):
+    """A Claude Code session whose reader skips three lines: a tool result of 17 MiB (over the
+    16 MiB cap: a pasted screenshot's size), a broken line between two messages and one after
+    the last message."""
+    from crabsearch.index import Indexer
+
+    root = tmp_path_factory.mktemp("skipping")
+    s = ClaudeSession(root / "home", session_id="cccccccc-0000-4000-8000-000000000001")
+    s.user("show me the grebe screenshot")
+    s.tool("Read", {"file_path": "/tmp/grebe.png"}, "A" * (17 << 20))
+    s.assistant("The grebe dashboard shows two charts.")
+    s.user("and the last one?")
+    lines = [json.dumps(d) for d in s.lines]
+    lines.insert(4, '{"type": "user", "message": ')  # broken: before "and the last one?"
+    lines.append('{"broken')
+    s.path.parent.mkdir(parents=True)
+    s.path.write_text("\n".join(lines) + "\n")
+    Indexer(root / "index", env={"HOME": str(root / "home")}).refresh()
+    return root / "home", root / "index", len(lines[2])
+
+
+def test_the_engine_places_each_skipped_line_before_the_message_after_it(skipping):
+    from crabsearch.search import Engine
+
+    home, index_dir, big = skipping
+    engine = Engine(index_dir)
+    ref = engine.recent(limit=1)[0].ref
+    assert ref.session.message_count == 4  # prompt, Read call, answer, prompt: the tool result is skipped
+    found = [(s.before, s.line, s.size, s.reason, s.text()) for s in engine.skipped_lines(ref)]
+    assert found == [(2, 3, big, "oversized line", "line 3 skipped: 17 MB, over the 16 MB cap"),
+                     (3, 5, 28, "broken JSON", "line 5 skipped: broken JSON"),
+                     (4, 7, 8, "broken JSON", "line 7 skipped: broken JSON")]
+
+
+async def test_a_skipped_line_shows_a_placeholder_where_it_was(skipping):
+    """A 40 MB line the reader skipped (over the 16 MB cap) vanished from the session view: a
+    placeholder now stands where it was, with its line number and size."""
+    app = app_of(skipping[:2])
+    async with app.run_test(size=(100, 40)) as pilot:
+        view = await opened(app, pilot, "grebe")
+        await settle(pilot)
+        lines = [line.strip() for line in on_screen(view).splitlines() if line.strip()]
+        at = lines.index("⊘ line 3 skipped: 17 MB, over the 16 MB cap")
+        assert lines[at - 1] == "Read(/tmp/grebe.png)" and lines[at + 1].startswith("#3 assistant")
+        at = lines.index("⊘ line 5 skipped: broken JSON")
+        assert lines[at + 1].startswith("#4 user")
+        assert lines[-1] == "⊘ line 7 skipped: broken JSON"  # after the last message
+        await pilot.press("J", "J")  # the cursor moves over messages, not placeholders
+        await pilot.pause()
+        block = view._loaded(2)
+        assert view.cursor == 2 and block.strips[block.lead].text.strip().startswith("#3 assistant")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 
@@ -828,8 +829,8 @@ class SearchScreen(Screen):
             self._update_status()
         if changed:
             self._load_facets()
-        for screen in self.app.screen_stack:  # an open status panel (F2) follows every refresh
-            if isinstance(screen, StatusScreen):
+        for screen in self.app.screen_stack:  # an open status panel (F2) and session view follow every refresh
+            if isinstance(screen, (StatusScreen, SessionScreen)):
                 screen.refreshed()
         if self._refresh_again:
             self._refresh_again = False
@@ -919,7 +920,9 @@ class SessionScreen(Screen):
                               hit_index=self.hit.message_index, terms=self.terms,
                               hits=lambda: self.app.guarded("Finding the hits", lambda: engine.matching_messages(
                                   self.hit.ref, self.search_text), []),
-                              message_bytes=MESSAGE_BYTES, id="transcript")
+                              message_bytes=MESSAGE_BYTES, id="transcript",
+                              skipped=lambda: self.app.guarded("Finding the skipped lines",
+                                                               lambda: engine.skipped_lines(self.hit.ref), []))
         yield view
         find = SafeInput(placeholder="Find in this session (any case)…  Enter: find · Esc: close", id="find",
                          select_on_focus=True)  # typing replaces the last find text
@@ -927,6 +930,23 @@ class SessionScreen(Screen):
         find.display = False
         yield find
         yield KeyFooter()
+
+    def refreshed(self) -> None:
+        """After an index refresh: follow the transcript (:meth:`TranscriptView.grow`: messages
+        appended are shown, or counted in the position line), or, when it is no longer on disk,
+        keep what was read and say so (:meth:`TranscriptView.went_away`)."""
+        view = self.query_one(TranscriptView)
+        if view.gone:
+            return
+        ref = self.app.guarded("Reading the session", lambda: self.app.engine.session_now(self.hit.ref), None)
+        if ref is None:
+            if transcript_gone(self.hit.session.path):
+                view.went_away()
+            return
+        if ref.session.message_count != self.hit.session.message_count:
+            self.hit = dataclasses.replace(self.hit, ref=ref)  # pages read up to its new count
+            view.grow(ref.session.message_count)
+            self.on_resize()
 
     def _header(self) -> Text:
         """The header's lines (:func:`~crabsearch.tui.render.session_header`) for the screen's size."""
@@ -1000,6 +1020,9 @@ class SessionScreen(Screen):
     def _window(self, index: int):
         """The messages around ``index`` (``context`` on each side), as the view masks them."""
         context = self.app.context
+        view = self.query_one(TranscriptView)
+        if view.gone:  # no longer on disk: the messages the view read
+            return view.read(max(0, index - context), 2 * context + 1)
         return self.app.guarded("Reading the context window", lambda: self.app.engine.page(
             self.hit.ref, max(0, index - context), 2 * context + 1, redact=not self.reveal).messages, [])
 
@@ -1019,6 +1042,10 @@ class SessionScreen(Screen):
 
     def action_toggle_reveal(self) -> None:
         """Show secret-shaped strings unmasked in this session view (or mask them again)."""
+        if self.query_one(TranscriptView).gone:
+            self.notify("This transcript is no longer on disk: what was read cannot be read again.",
+                        severity="warning")
+            return
         self.reveal = not self.reveal
         self.query_one(TranscriptView).reload()
         self.notify("Secrets shown unmasked on this screen" if self.reveal else "Secrets masked again")
@@ -1034,7 +1061,12 @@ class SessionScreen(Screen):
             return
         view = self.query_one(TranscriptView)
         first, last, total = where
-        t = Text(f"messages {first + 1}–{last + 1} of {total} · hit at #{self.hit.message_index + 1}", style="dim")
+        t = Text(f"messages {first + 1}–{last + 1} of {total}", style="dim")
+        if view.new_messages:
+            t.append(f" · {view.new_messages} new message{'s' if view.new_messages > 1 else ''}: End", style="bold")
+        if view.gone:
+            t.append(" · this transcript is no longer on disk", style="bold")
+        t.append(f" · hit at #{self.hit.message_index + 1}")  # dim, as the line
         if view.find_text:
             t.append(" · find “", style="dim")
             t.append(printable(view.find_text), style="bold")
