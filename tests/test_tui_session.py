@@ -15,10 +15,9 @@ from crabsearch.tui.transcript import TranscriptView
 
 BOLD_RED = "\x1b[1;31m"
 RESET = "\x1b[0m"
-MCP_RESULT = json.dumps({"content": [{"type": "text", "text": "Issue #12: login loops\nSteps:\n  1. sign in\n  2. loop"}],
-                         "isError": False})
-"""An MCP server's answer as Claude Code stores it in a tool result: JSON, a text field with
-line breaks in it (``\\n`` escapes in the JSON)."""
+ISSUE_JSON = json.dumps({"number": 12, "title": "login loops", "body": "Steps:\n  1. sign in\n  2. loop"})
+"""What an MCP server answers in a text block: JSON text, line breaks as ``\\n`` in its strings
+(a tracker's issue, say)."""
 
 
 def write_edges_session(home) -> ClaudeSession:
@@ -35,7 +34,7 @@ def write_edges_session(home) -> ClaudeSession:
     s.lines.append(d)
     s.tool("Bash", {"command": "make all"},
            f"{BOLD_RED}error{RESET}: kestrel.c:3 missing ';'\x1b[2J\x1b]0;retitled\x07 done")
-    s.tool("mcp__tracker__get_issue", {"id": 12}, MCP_RESULT)
+    s.tool("mcp__tracker__get_issue", {"id": 12}, [{"type": "text", "text": ISSUE_JSON}])  # its content blocks
     s.assistant("The kestrel build fails at line 3.")
     s.write()
     return s
@@ -119,6 +118,8 @@ async def test_a_commands_colours_are_styles_and_other_escapes_stay_inert(edges)
 
 
 async def test_an_mcp_tools_json_answer_is_pretty_printed_with_its_text_unescaped(edges):
+    """Claude Code keeps an MCP tool's content blocks in its tool result (formats.md 1.2): the
+    server's JSON text showed as one line of ``\\n`` escapes."""
     app = app_of(edges)
     async with app.run_test(size=(100, 40)) as pilot:
         view = await opened(app, pilot, "kestrel")
@@ -126,10 +127,37 @@ async def test_an_mcp_tools_json_answer_is_pretty_printed_with_its_text_unescape
         view.rerender()
         await pilot.pause()
         lines = [line.rstrip() for line in shown(view).splitlines()]
-        at = lines.index('          "text":')  # its key on a line of its own, the text under it
-        assert lines[at + 1:at + 5] == ["            Issue #12: login loops", "            Steps:",
-                                        "              1. sign in", "              2. loop"]
-        assert "\\n" not in shown(view) and '      "isError": false' in lines
+        at = lines.index('      "body":')  # its key on a line of its own, the text under it
+        assert lines[at - 2:at + 5] == ['      "number": 12,', '      "title": "login loops",', '      "body":',
+                                        "        Steps:", "          1. sign in", "          2. loop", "    }"]
+        assert "\\n" not in shown(view)
+
+
+async def test_a_codex_mcp_result_is_pretty_printed_with_its_text_blocks_unescaped(tmp_path):
+    """Codex writes an MCP result as the JSON of its content blocks (openai/codex
+    codex-rs/protocol/src/models.rs, ``impl From<&CallToolResult> for FunctionCallOutputPayload``,
+    commit 001cb8e2: ``serde_json::to_string(content)``), a text block holding the server's own
+    JSON text: both are pretty-printed, the text's line breaks shown as lines."""
+    from builders import CodexSession
+    from crabsearch.index import Indexer
+
+    home = tmp_path / "home"
+    blocks = json.dumps([{"type": "text", "text": ISSUE_JSON}])
+    CodexSession(home).user("what does the godwit issue say").tool("mcp__tracker__get_issue", {"id": 12},
+                                                                   blocks).write()
+    Indexer(tmp_path / "index", env={"HOME": str(home)}).refresh()
+    app = app_of((home, tmp_path / "index"))
+    async with app.run_test(size=(100, 40)) as pilot:
+        view = await opened(app, pilot, "godwit")
+        view.tool_mode = "full"
+        view.rerender()
+        await pilot.pause()
+        lines = [line.rstrip() for line in shown(view).splitlines()]
+        at = lines.index('        "text":')
+        assert lines[at - 1:at + 8] == ['        "type": "text",', '        "text":', "          {",
+                                        '            "number": 12,', '            "title": "login loops",',
+                                        '            "body":', "              Steps:", "                1. sign in",
+                                        "                2. loop"]
 
 
 @pytest.mark.parametrize("size", [(80, 24), (100, 30)])

@@ -5,9 +5,14 @@
   clipboard writes, C1 controls) stays inert, shown as :func:`crabsearch.text.printable` shows it
   (``␛[2J``): only the SGR sequences reach the decoder, everything between them is made printable
   first. Blinking and concealed text are not kept (concealed text would be hidden on screen).
-* A result that is one JSON object or array (an MCP server's answer, an API's) is pretty-printed,
-  and a string in it that holds line breaks is shown as its lines, unescaped, under its key (a
-  string that is itself a JSON object or array is pretty-printed there in turn).
+* A result that is one JSON object or array is pretty-printed, and a string in it that holds line
+  breaks is shown as its lines, unescaped, under its key (a string that is itself a JSON object
+  or array is pretty-printed there in turn). MCP results are such JSON: an MCP server answers
+  with content blocks whose text is often the server's own JSON; Claude Code keeps the blocks in
+  its ``tool_result`` (formats.md 1.2), and Codex writes them as JSON text into
+  ``function_call_output.output`` (openai/codex codex-rs/protocol/src/models.rs,
+  ``impl From<&CallToolResult> for FunctionCallOutputPayload``: ``serde_json::to_string(content)``,
+  or the ``structured_content``; commit 001cb8e2).
 """
 
 from __future__ import annotations
