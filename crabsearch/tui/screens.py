@@ -935,9 +935,10 @@ class SessionScreen(Screen):
         """After an index refresh: follow the transcript (:meth:`TranscriptView.grow`: messages
         appended are shown, or counted in the position line), or, when it is no longer on disk,
         keep what was read and say so (:meth:`TranscriptView.went_away`)."""
-        view = self.query_one(TranscriptView)
-        if view.gone:
+        views = self.query(TranscriptView)  # none yet: the screen is being mounted
+        if not views or views.first().gone:
             return
+        view = views.first()
         ref = self.app.guarded("Reading the session", lambda: self.app.engine.session_now(self.hit.ref), None)
         if ref is None:
             if transcript_gone(self.hit.session.path):
