@@ -265,6 +265,38 @@ def read_record(path: str, offset: int, length: int) -> dict | None:
     return obj if isinstance(obj, dict) else None
 
 
+def lines_at(path: str, offsets: list[int]) -> dict[int, tuple[int, int]]:
+    """``{offset: (1-based line number, length in bytes)}`` of the lines of ``path`` that start at
+    byte ``offsets`` (a skipped line's place): the newlines before it counted, then the line read
+    to its ``\n`` (the length leaves it out) or to the end of the file, :data:`CHUNK` at a time,
+    never held whole. An offset past the end, or inside a line measured before it, gets nothing.
+    Reads up to the end of the last line asked for; raises ``OSError`` when the file cannot be
+    read (``files.NotRegularFile`` when it is not a regular file)."""
+    out: dict[int, tuple[int, int]] = {}
+    pos = newlines = 0  # the next byte to read; the newlines before it
+    with open_file(path) as fh:
+        for off in sorted({o for o in offsets if o >= 0}):
+            if off < pos:
+                continue
+            fh.seek(pos)
+            while pos < off:
+                chunk = fh.read(min(CHUNK, off - pos))
+                if not chunk:
+                    return out
+                newlines += chunk.count(b"\n")
+                pos += len(chunk)
+            length, ended = 0, False
+            while not ended:
+                chunk = fh.read(CHUNK)
+                nl = chunk.find(b"\n")
+                ended = nl >= 0 or not chunk
+                length += nl if nl >= 0 else len(chunk)
+            out[off] = (newlines + 1, length)
+            pos = off + length + (1 if nl >= 0 else 0)
+            newlines += 1 if nl >= 0 else 0
+    return out
+
+
 WHOLE_FILES_CACHED = 4
 """Parsed whole-file JSON transcripts kept by :func:`read_whole` (windows and pages read one
 message at a time; a whole-file format would otherwise be parsed once per message)."""

@@ -155,3 +155,17 @@ def test_loads_bom_but_not_inner_or_doubled_bom(tmp_path):
     p = write(tmp_path, b' ' + BOM + b'{"a":1}\n')
     recs, stats = scan(p)
     assert recs == [] and stats.reasons == {"broken JSON": 1}  # only a *leading* BOM is stripped
+
+
+def test_lines_at_numbers_and_measures_the_lines_at_offsets_a_chunk_at_a_time(tmp_path, monkeypatch):
+    """A skipped line's place (its byte offset) as a line number and a length, read in chunks:
+    a line longer than many chunks, the last line without a newline, an offset past the end."""
+    from crabsearch.jsonl import lines_at
+
+    long = b"y" * 500
+    body = b'{"a":1}\n' + long + b'\n\n{"b":2}\n' + b"tail"
+    p = write(tmp_path, body)
+    monkeypatch.setattr(jsonl, "CHUNK", 7)
+    at = {0: (1, 7), 8: (2, 500), 509: (3, 0), 510: (4, 7), 518: (5, 4)}
+    assert lines_at(str(p), [518, 8, 0, 509, 510, 10_000]) == at
+    assert lines_at(str(p), [8, 100]) == {8: (2, 500)}  # 100 is inside line 2: no line starts there

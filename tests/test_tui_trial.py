@@ -1576,7 +1576,7 @@ async def test_the_session_view_renders_markdown_code_tools_and_diffs(rich_sessi
         view.go_to(0)
         await pilot.pause()
         text = "\n".join(strip.text for _, strip in view._lines)
-        assert "make the **ocelot** parser strict" in text  # the user's words as typed
+        assert "make the ocelot parser strict" in text and "**" not in text  # the user's Markdown rendered too
         assert "*strict*" not in text and "add a strict flag" in text  # the assistant's Markdown rendered
         assert "## Plan" in text and " 1 read parse()" in text.replace(".", "")  # heading on the left, list
         assert "<b>now</b>" in text  # HTML shown as written

@@ -127,6 +127,21 @@ class Manifest:
             return out
         return cls(directory, files, errors)
 
+    @classmethod
+    def entry(cls, directory: Path, path: str) -> dict | None:
+        """The entry of ``path`` in the manifest of ``directory`` (one row read, not the whole
+        manifest), or None when it has none or the manifest cannot be read."""
+        db = where(directory) / cls.NAME
+        if not db.exists():
+            return None
+        try:
+            with closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=10)) as con:
+                row = con.execute("SELECT entry FROM files WHERE path = ?", (_key(path),)).fetchone()
+            entry = _loads(row[0]) if row else None
+        except (sqlite3.Error, ValueError):
+            return None
+        return entry if isinstance(entry, dict) else None
+
     def state(self, path: str):
         """The stored source state of ``path`` (None when there is none or it cannot be read)."""
         if path in self._states:

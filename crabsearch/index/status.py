@@ -10,9 +10,9 @@ import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from ..files import NotRegularFile, open_file, read_file, read_text
+from ..files import NotRegularFile, read_file, read_text
 from ..sources.base import MEMBER_SEP, container_of, noting_not_regular
-from ..jsonl import loads
+from ..jsonl import lines_at, loads
 from ..text import printable
 from .manifest import Manifest
 from .layout import STAMP, misplaced_current, misplaced_note, where
@@ -276,25 +276,15 @@ def places(path: str, stored: list) -> list[dict]:
 
 
 def line_numbers(path: str, offsets: list[int]) -> dict[int, int]:
-    """``{offset: 1-based line number}`` for the ascending byte ``offsets`` of ``path``, by
-    counting newlines up to each (offsets past the end, or a file that cannot be read, get none)."""
-    out: dict[int, int] = {}
+    """``{offset: 1-based line number}`` for the byte ``offsets`` of ``path``
+    (:func:`~crabsearch.jsonl.lines_at`; offsets past the end, or a file that cannot be read,
+    get none)."""
     if not os.path.isfile(path):
-        return out
+        return {}
     try:
-        with open_file(path) as fh:
-            pos, newlines = 0, 0
-            for off in offsets:
-                while pos < off:
-                    chunk = fh.read(min(1 << 20, off - pos))
-                    if not chunk:
-                        return out
-                    newlines += chunk.count(b"\n")
-                    pos += len(chunk)
-                out[off] = newlines + 1
+        return {off: line for off, (line, _) in lines_at(path, offsets).items()}
     except OSError:
-        pass
-    return out
+        return {}
 
 
 def _dir_bytes(d: Path) -> int:

@@ -4,7 +4,8 @@ This is the only layer above ``crabsearch.index`` that touches Whoosh; the TUI a
 :class:`Engine` and get plain dataclasses back (``crabsearch.hits``). Where each rule lives:
 
 * ``engine``: :class:`Engine`, the facade (search, recent, window, page, find_session, locate,
-  matching_messages, facets), its searcher and caches, and damaged-index handling (``_guarded``);
+  matching_messages, session_now, skipped_lines, facets), its searcher and caches, and
+  damaged-index handling (``_guarded``);
 * ``ladder``: the ranking policy: the rungs (phrase, all, session, repair, any), filling a page
   from lower rungs, titles and summaries per word;
 * ``scoring``: how the session-wide rungs score a session: proximity windows of its messages and
@@ -12,6 +13,7 @@ This is the only layer above ``crabsearch.index`` that touches Whoosh; the TUI a
 * ``sessions``: session documents, copies of one message in several sessions, subagent links
   and titles, result rows, the recent-sessions and session-id listings;
 * ``windows``: context windows and session pages read from the transcripts by stored offsets;
+* ``skipped``: where a transcript's skipped lines were, for the session view's placeholders;
 * ``snapshot``: the recent sessions as last listed, kept beside the index for the app's next
   first frame while the index is unchanged;
 * ``caps``: every cap (weights are in ``crabsearch.index.schema``).
@@ -35,7 +37,8 @@ from ..hits import (AmbiguousSession, Hit, Item, Page, SearchResult, SessionRef,
 from ..index.store import IndexDamaged
 from .caps import DEFAULT_AFTER, DEFAULT_BEFORE, DEFAULT_LIMIT, MAX_ITEM_BYTES, MAX_WINDOW
 from .engine import Engine
+from .skipped import SkippedLine
 
 __all__ = ["AmbiguousSession", "IndexDamaged", "DEFAULT_AFTER", "DEFAULT_BEFORE", "DEFAULT_LIMIT", "Engine", "Hit",
-           "Item", "MAX_ITEM_BYTES", "MAX_WINDOW", "Page", "SearchResult", "SessionRef", "UNAVAILABLE",
-           "clamp_window", "cut_bytes"]
+           "Item", "MAX_ITEM_BYTES", "MAX_WINDOW", "Page", "SearchResult", "SessionRef", "SkippedLine",
+           "UNAVAILABLE", "clamp_window", "cut_bytes"]

@@ -28,7 +28,8 @@ from ..index.store import (Damage, IndexDamaged, current_dir, is_damage, mark_da
 from ..query import parse
 from ..sources import SOURCES
 from .caps import DEFAULT_AFTER, DEFAULT_BEFORE, DEFAULT_LIMIT, MAX_ITEM_BYTES, fetch_for
-from . import snapshot
+from . import skipped, snapshot
+from .skipped import SkippedLine
 from .ladder import Context, ScansKept, climb, excluded_sessions
 from .sessions import Sessions, id_documents, passing_sessions
 from .windows import Windows
@@ -322,6 +323,31 @@ class Engine:
                 return None
             best = max(docs, key=lambda d: d["meta"].get("updated") or 0)
             return self._sessions.session_ref(best, self._mask(None))
+
+    @_guarded
+    def session_now(self, ref: SessionRef, *, redact: bool | None = None) -> SessionRef | None:
+        """``ref``'s session as the index holds it now (a refresh may have read messages appended
+        to its transcript since ``ref`` was made: its ``message_count`` is then larger), or None
+        when the index no longer holds it (its transcript was deleted or moved)."""
+        with self._lock:
+            searcher = self._get_searcher()
+            return None if searcher is None else self._sessions.ref(searcher, ref.fkey, self._mask(redact))
+
+    @_guarded
+    def skipped_lines(self, ref: SessionRef) -> list[SkippedLine]:
+        """The lines of ``ref``'s transcript its reader skipped (the first few the index keeps),
+        each placed before the message it comes before, numbered and measured
+        (``search.skipped``). Reads the transcript up to the end of the last of them: call it
+        off the app's thread."""
+        found = skipped.places(self.index_dir, ref)
+        if not found:
+            return []
+        with self._lock:
+            searcher = self._get_searcher()
+            if searcher is None:
+                return []
+            placed = [(off, skipped.message_after(searcher, ref, off), why) for off, why in found]
+        return skipped.measured(ref.session.path, placed)
 
     @_guarded
     def page(self, ref: SessionRef, offset: int = 0, limit: int = 50,

@@ -1,21 +1,23 @@
 """How one message looks in the session view: pure functions from an ``Item`` to a Rich renderable.
 
-* assistant and summary text: Markdown (headings, lists, emphasis, tables, quotes), fenced
-  code highlighted by its language (Rich's ``Markdown`` and ``Syntax``), ``diff`` fences coloured;
-* user text: as typed, line for line (what the user wrote is rarely Markdown: a pasted terminal
-  log or stack trace keeps its line breaks, a glob like ``src/**/*.ts`` its stars; the agents'
-  own interfaces show a prompt this way);
+* user, assistant, summary text and thinking: Markdown (headings, lists, emphasis, tables,
+  quotes), fenced code highlighted by its language (Rich's ``Markdown`` and ``Syntax``), ``diff``
+  fences coloured; a user's line breaks are kept (a pasted terminal log or stack trace keeps its
+  lines); thinking is dim italic;
 * a tool call: one line, ``Bash(crontab -l)``, its main argument; expanded (``t``, or Enter on the
   message): every argument, an edit as a coloured diff of the old and the new text;
-* tool output: dim, folded to its first lines; a diff in it coloured;
-* thinking: dim italic; system notices: dim.
+* tool output: dim, folded to its first lines; a diff in it coloured, the colours and bold of a
+  command's own output kept, a JSON answer pretty-printed (``tooloutput``);
+* system notices: dim.
+
+:func:`drawn_text` is the text a message shows in full, as plain text: what find (``/``) matches.
 
 Never an interpreter of what a transcript says: text goes through :func:`crabsearch.text.printable`
 first (escape sequences, C1 and bidi controls become visible symbols; so do the strings decoded
-from a tool call's JSON arguments), Rich markup is never parsed (``[bold]`` shows as written:
-Markdown makes ``Text`` objects, never markup), HTML is shown as written (the Markdown parser's
-HTML is off), and links and images are shown as text with their address (no OSC 8 hyperlinks,
-nothing fetched).
+from a tool call's JSON arguments; in tool output only SGR colour sequences are read, as styles),
+Rich markup is never parsed (``[bold]`` shows as written: Markdown makes ``Text`` objects, never
+markup), HTML is shown as written (the Markdown parser's HTML is off), and links and images are
+shown as text with their address (no OSC 8 hyperlinks, nothing fetched).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from rich.text import Text
 
 from ..search import Item
 from ..text import printable
+from .tooloutput import tool_output
 
 PROSE_LINES = 80
 """Lines of user, assistant and summary text shown before the message is folded."""
@@ -63,29 +66,52 @@ def is_tool(item: Item) -> bool:
 
 
 def is_prose(item: Item) -> bool:
-    """User, assistant or summary text: rendered as Markdown."""
+    """User, assistant or summary text (folded after :data:`PROSE_LINES`)."""
     return item.role in ("user", "assistant", "summary") and item.label != "thinking" and not is_tool(item)
+
+
+def is_markdown(item: Item) -> bool:
+    """Rendered as Markdown: prose (:func:`is_prose`) and thinking."""
+    return is_prose(item) or (item.label == "thinking" and not is_tool(item))
 
 
 def body(item: Item, look: Look) -> tuple[RenderableType, str]:
     """``(renderable, what is folded away)`` of ``item``'s text as the session view shows it;
     what is folded away in words (:func:`left_out`), ``""`` when nothing is."""
-    text = printable(item.text)
     if item.label.startswith("tool-call:"):
-        return tool_call(printable(item.label.partition(":")[2]), text, look)
+        return tool_call(printable(item.label.partition(":")[2]), printable(item.text), look)
     full = look.full or (look.tools_full and is_tool(item))
     cap = FULL_LINES if full else PROSE_LINES if is_prose(item) else OTHER_LINES
-    shown, more = fold(text, cap, look.width)
-    if item.role == "user" and is_prose(item):
-        return Text(shown), more
-    if is_prose(item):
-        return markdown(shown, look), more
     if item.role == "tool":
+        output = tool_output(item.text)
+        shown, more = fold(output.plain, cap, look.width)
         if looks_like_diff(shown):
             return diff_text(shown), more
-        return Text(shown, style="dim"), more
-    style = "dim italic" if item.label == "thinking" else "dim"
-    return Text(shown, style=style), more
+        output = output[:len(shown)]
+        output.style = "dim"  # under the output's own colours
+        return output, more
+    shown, more = fold(printable(item.text), cap, look.width)
+    if is_markdown(item):
+        return markdown(shown, look, breaks=item.role == "user",
+                        style="dim italic" if item.label == "thinking" else "none"), more
+    return Text(shown, style="dim"), more
+
+
+def drawn_text(item: Item) -> str:
+    """The text ``item`` shows in full (a tool call with every argument, tool output unfolded),
+    as plain text without its layout: the words and symbols on screen, not the transcript's
+    (a tool call's JSON keys, Markdown's ``**``, escape codes read as colours are not there)."""
+    if item.label.startswith("tool-call:"):
+        name, text = printable(item.label.partition(":")[2]), printable(item.text)
+        return one_line(name, text).plain + "\n" + _arguments_text(text)
+    if item.role == "tool":
+        return tool_output(item.text).plain
+    text = printable(item.text)
+    if is_markdown(item):
+        from .markdown import plain
+
+        return plain(text, breaks=item.role == "user")
+    return text
 
 
 def fold(text: str, cap: int, width: int) -> tuple[str, str]:
@@ -117,12 +143,13 @@ def left_out(lines: int, chars: int) -> str:
     return " and ".join(parts)
 
 
-def markdown(text: str, look: Look) -> RenderableType:
-    """``text`` as Markdown, code highlighted with a theme for the app's light or dark look."""
+def markdown(text: str, look: Look, breaks: bool = False, style: str = "none") -> RenderableType:
+    """``text`` as Markdown in ``style``, code highlighted with a theme for the app's light or
+    dark look; ``breaks``: every line break kept."""
     from .markdown import SafeMarkdown  # Rich's Markdown and markdown-it: ~30 ms, first opened session
 
     theme = "monokai" if look.dark else "friendly"
-    return SafeMarkdown(text, code_theme=theme, inline_code_theme=theme)
+    return SafeMarkdown(text, breaks=breaks, style=style, code_theme=theme, inline_code_theme=theme)
 
 
 # -- tool calls --------------------------------------------------------------------------------
@@ -184,31 +211,43 @@ def one_line(name: str, text: str) -> Text:
 
 
 def tool_call(name: str, text: str, look: Look) -> tuple[RenderableType, str]:
-    """A tool call: its one line; in full, every argument below it (an edit as a diff)."""
+    """A tool call: its one line; in full, every argument below it (:func:`expansion`)."""
     head = one_line(name, text)
     if not (look.full or look.tools_full):
         return head, ""
+    more = expansion(text)
+    if isinstance(more, str):
+        from rich.syntax import Syntax  # with Pygments: ~25 ms, paid when a session first shows a tool call
+
+        more = Syntax(more, "json", theme="monokai" if look.dark else "friendly", word_wrap=True,
+                      background_color="default")
+    return Group(head, more), ""
+
+
+def expansion(text: str) -> Text | str:
+    """What a tool call (its arguments ``text``, printable) shows under its one line in full: an
+    edit as a coloured diff of the old and the new text (every edit of a multi-edit), a patch
+    argument as a coloured diff, else its arguments as indented JSON (a ``str``, for the
+    caller to highlight), or the text as it is when it is no JSON."""
     args = arguments(text)
+    path = str(args.get("file_path") or "") if isinstance(args, dict) else ""
     if isinstance(args, dict) and isinstance(args.get("old_string"), str) and isinstance(args.get("new_string"), str):
-        return Group(head, edit_diff(args["old_string"], args["new_string"], str(args.get("file_path") or ""))), ""
+        return edit_diff(args["old_string"], args["new_string"], path)
     if isinstance(args, dict) and isinstance(args.get("edits"), list):
-        parts: list = [head]
-        for edit in args["edits"]:
-            if isinstance(edit, dict) and isinstance(edit.get("old_string"), str):
-                parts.append(edit_diff(edit["old_string"], str(edit.get("new_string") or ""),
-                                       str(args.get("file_path") or "")))
-        return Group(*parts), ""
+        return Text("\n").join(edit_diff(e["old_string"], str(e.get("new_string") or ""), path)
+                               for e in args["edits"] if isinstance(e, dict) and isinstance(e.get("old_string"), str))
     patch = next((v for v in (args.values() if isinstance(args, dict) else []) if isinstance(v, str)
                   and looks_like_diff(v)), None)
     if patch is not None:  # Codex apply_patch and friends
-        return Group(head, diff_text(patch)), ""
+        return diff_text(patch)
     if args is not None:
-        pretty = json.dumps(args, indent=2, ensure_ascii=False)
-        from rich.syntax import Syntax  # with Pygments: ~25 ms, paid when a session first shows a tool call
+        return json.dumps(args, indent=2, ensure_ascii=False)
+    return Text(text, style="dim")
 
-        return Group(head, Syntax(pretty, "json", theme="monokai" if look.dark else "friendly",
-                                  word_wrap=True, background_color="default")), ""
-    return Group(head, Text(text, style="dim")), ""
+
+def _arguments_text(text: str) -> str:
+    more = expansion(text)
+    return more if isinstance(more, str) else more.plain
 
 
 # -- diffs -------------------------------------------------------------------------------------

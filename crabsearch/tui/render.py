@@ -73,6 +73,53 @@ def short_path(path: str | None, home: str | None) -> str:
     return path
 
 
+HEADER_RESUME_FROM = 40
+"""Screens at least this tall show the resume command under the session header's two lines."""
+HEADER_ONE_LINE_BELOW = 20
+"""Screens shorter than this show the session header on one line (title, agent, messages)."""
+
+
+def session_header(session, resume: str | None, now: datetime, home: str | None, width: int,
+                   height: int, total: int | None = None, notes: list[str] = ()) -> Text:
+    """The session view's header for a screen ``width`` x ``height`` (0: not known yet), each
+    line cut to ``width`` with ``…``, never wrapped: the title; agent, project, branch, message
+    count (``total``, else the session's), start and update; then, on a screen of
+    :data:`HEADER_RESUME_FROM` lines or more, the ``notes`` (``continued in <title>``, one line
+    each, italic) and ``resume: COMMAND``. Below :data:`HEADER_ONE_LINE_BELOW` lines, one
+    line: the title cut to leave room for ``· agent · N messages``. (At 80x24 the header took five
+    lines, the title and the resume command wrapped: a quarter of the screen.)"""
+    count = session.message_count if total is None else total
+    title = Text.assemble((printable(session.title or "(untitled)"), "bold"))
+    if height and height < HEADER_ONE_LINE_BELOW:
+        more = f" · {agent_name(session.agent)} · {count} messages"
+        title.truncate(max(8, width - cell_len(more)), overflow="ellipsis")
+        title.append(more, style="dim")
+        return _cut(title, width)
+    meta = Text.assemble((agent_name(session.agent), "bold"),
+                         f" · {printable(short_path(session.project, home)) or 'no project'}")
+    if session.git_branch:
+        meta.append(f" · branch {printable(session.git_branch)}")
+    dates = f" · {count} messages · started {relative_date(session.started, now)}"
+    updated = f" · updated {relative_date(session.updated, now)}"
+    if width and meta.cell_len + len(dates) + len(updated) > width:  # the update before the start
+        dates = f" · {count} messages"
+    meta.append(dates + updated, style="dim")
+    lines = [_cut(title, width), _cut(meta, width)]
+    roomy = not height or height >= HEADER_RESUME_FROM
+    lines += [_cut(Text(printable(note), style="italic"), width) for note in notes if roomy]
+    if resume and roomy:
+        lines.append(_cut(Text.assemble(("resume: ", "dim"), (printable(resume), "cyan")), width))
+    return Text("\n").join(lines)
+
+
+def _cut(line: Text, width: int) -> Text:
+    """``line`` cut to ``width`` cells with ``…`` (0: as it is)."""
+    if width and line.cell_len > width:
+        line = line.copy()
+        line.truncate(max(1, width), overflow="ellipsis")
+    return line
+
+
 def highlighted(text: str, terms: list[str], style: str = "") -> Text:
     """``Text`` of ``text`` (made printable) with every query-term match in :data:`HIGHLIGHT`."""
     text = printable(text)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 
@@ -26,7 +27,7 @@ from .filters import (DATE_CHOICES, RECENT_NOTE, FilterChips, PickerScreen, Quer
 from ..watch import watch, watch_roots
 from .messages import FilesChanged, IndexDone, IndexProgress, SearchDone
 from .panels import ExplainScreen, StatusScreen
-from .render import agent_name, empty_session_note, relative_date, short_path, window_text
+from .render import agent_name, empty_session_note, session_header, window_text
 from .eta import IndexClock
 from .results import ResultList, count_line, session_key
 from .transcript import TranscriptView
@@ -846,8 +847,8 @@ class SearchScreen(Screen):
             self._update_status()
         if changed:
             self._load_facets()
-        for screen in self.app.screen_stack:  # an open status panel (F2) follows every refresh
-            if isinstance(screen, StatusScreen):
+        for screen in self.app.screen_stack:  # an open status panel (F2) and session view follow every refresh
+            if isinstance(screen, (StatusScreen, SessionScreen)):
                 screen.refreshed()
         if self._refresh_again:
             self._refresh_again = False
@@ -937,7 +938,9 @@ class SessionScreen(Screen):
                               hit_index=self.hit.message_index, terms=self.terms,
                               hits=lambda: self.app.guarded("Finding the hits", lambda: engine.matching_messages(
                                   self.hit.ref, self.search_text), []),
-                              message_bytes=MESSAGE_BYTES, id="transcript")
+                              message_bytes=MESSAGE_BYTES, id="transcript",
+                              skipped=lambda: self.app.guarded("Finding the skipped lines",
+                                                               lambda: engine.skipped_lines(self.hit.ref), []))
         yield view
         find = SafeInput(placeholder="Find in this session (any case)…  Enter: find · Esc: close", id="find",
                          select_on_focus=True)  # typing replaces the last find text
@@ -946,36 +949,32 @@ class SessionScreen(Screen):
         yield find
         yield KeyFooter()
 
-    COMPACT_BELOW = 20
-    """Screens shorter than this many lines show the session header on one line (title, agent,
-    messages): the full header's four lines took half of a 15-line terminal."""
+    def refreshed(self) -> None:
+        """After an index refresh: follow the transcript (:meth:`TranscriptView.grow`: messages
+        appended are shown, or counted in the position line), or, when it is no longer on disk,
+        keep what was read and say so (:meth:`TranscriptView.went_away`)."""
+        views = self.query(TranscriptView)  # none yet: the screen is being mounted
+        if not views or views.first().gone:
+            return
+        view = views.first()
+        ref = self.app.guarded("Reading the session", lambda: self.app.engine.session_now(self.hit.ref), None)
+        if ref is None:
+            if transcript_gone(self.hit.session.path):
+                view.went_away()
+            return
+        if ref.session.message_count != self.hit.session.message_count:
+            self.hit = dataclasses.replace(self.hit, ref=ref)  # pages read up to its new count
+            view.grow(ref.session.message_count)
+            self.on_resize()
 
     def _header(self) -> Text:
-        s = self.hit.session
-        now, home = self.app.now, self.app.home
-        t = Text()
-        t.append(printable(s.title or "(untitled)"), style="bold")
-        if self.size.height and self.size.height < self.COMPACT_BELOW:  # one line: the title cut to fit
-            more = f" · {agent_name(s.agent)} · {s.message_count} messages"
-            t.truncate(max(8, self.size.width - 2 - cell_len(more)), overflow="ellipsis")
-            t.append(more, style="dim")
-            t.truncate(max(1, self.size.width - 2), overflow="ellipsis")  # a narrow screen: the rest cut too
-            return t
-        t.append(f"\n{agent_name(s.agent)}", style="bold")
-        t.append(f" · {printable(short_path(s.project, home)) or 'no project'}")
-        if s.git_branch:
-            t.append(f" · branch {printable(s.git_branch)}")
-        t.append(f"\n{s.message_count} messages · started {relative_date(s.started, now)}"
-                 f" · updated {relative_date(s.updated, now)}", style="dim")
-        for note in continuation_notes(self.hit.ref):
-            t.append("\n" + printable(note), style="italic")
-        if self.hit.ref.resume_command:
-            t.append("\nresume: ", style="dim")
-            t.append(printable(self.hit.ref.resume_command), style="cyan")
-        return t
+        """The header's lines (:func:`~crabsearch.tui.render.session_header`) for the screen's size."""
+        return session_header(self.hit.session, self.hit.ref.resume_command, self.app.now, self.app.home,
+                              max(0, self.size.width - 2), self.size.height,
+                              notes=continuation_notes(self.hit.ref))
 
     def on_resize(self) -> None:
-        """The header is one line on a short screen, in full otherwise (:data:`COMPACT_BELOW`)."""
+        """The header fits the screen's size (:func:`~crabsearch.tui.render.session_header`)."""
         self.query_one("#session-meta", Static).update(self._header())
 
     def on_mount(self) -> None:
@@ -1041,6 +1040,9 @@ class SessionScreen(Screen):
     def _window(self, index: int):
         """The messages around ``index`` (``context`` on each side), as the view masks them."""
         context = self.app.context
+        view = self.query_one(TranscriptView)
+        if view.gone:  # no longer on disk: the messages the view read
+            return view.read(max(0, index - context), 2 * context + 1)
         return self.app.guarded("Reading the context window", lambda: self.app.engine.page(
             self.hit.ref, max(0, index - context), 2 * context + 1, redact=not self.reveal).messages, [])
 
@@ -1060,6 +1062,10 @@ class SessionScreen(Screen):
 
     def action_toggle_reveal(self) -> None:
         """Show secret-shaped strings unmasked in this session view (or mask them again)."""
+        if self.query_one(TranscriptView).gone:
+            self.notify("This transcript is no longer on disk: what was read cannot be read again.",
+                        severity="warning")
+            return
         self.reveal = not self.reveal
         self.query_one(TranscriptView).reload()
         self.notify("Secrets shown unmasked on this screen" if self.reveal else "Secrets masked again")
@@ -1075,7 +1081,12 @@ class SessionScreen(Screen):
             return
         view = self.query_one(TranscriptView)
         first, last, total = where
-        t = Text(f"messages {first + 1}–{last + 1} of {total} · hit at #{self.hit.message_index + 1}", style="dim")
+        t = Text(f"messages {first + 1}–{last + 1} of {total}", style="dim")
+        if view.new_messages:
+            t.append(f" · {view.new_messages} new message{'s' if view.new_messages > 1 else ''}: End", style="bold")
+        if view.gone:
+            t.append(" · this transcript is no longer on disk", style="bold")
+        t.append(f" · hit at #{self.hit.message_index + 1}")  # dim, as the line
         if view.find_text:
             t.append(" · find “", style="dim")
             t.append(printable(view.find_text), style="bold")
@@ -1096,6 +1107,8 @@ class SessionScreen(Screen):
         room = line.content_region.width or self.size.width - 2
         if room and t.cell_len + len(" · / find · ? keys") <= room:  # the hint only when it fits
             t.append(" · / find · ? keys", style="dim")
+        elif room:
+            t.truncate(room, overflow="ellipsis")  # one line: the header stays three
         line.update(t)
 
 

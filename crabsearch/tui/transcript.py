@@ -32,10 +32,11 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from ..search import Engine, Item
+from ..hits import GONE
+from ..search import Engine, Item, SkippedLine
 from ..text import printable
 from . import messageview
-from .messageview import Look, is_tool
+from .messageview import Look, drawn_text, is_tool
 from .render import HIGHLIGHT, ROLE_STYLES
 
 PAGE = 40
@@ -52,12 +53,14 @@ BODIES_KEPT = 600
 
 @dataclass
 class _Block:
-    """A loaded message: its lines once rendered (header, body, a blank line), else None; its
-    height: the number of those lines, or the estimate until it is rendered."""
+    """A loaded message: its lines once rendered (the placeholders of lines skipped before it,
+    header, body, a blank line), else None; its height: the number of those lines, or the
+    estimate until it is rendered; ``lead``: the placeholder lines before its header."""
 
     item: Item
     strips: list[Strip] | None = None
     height: int = 0
+    lead: int = 0
 
 
 HITS = Binding.Group("Hits", compact=True)
@@ -100,9 +103,13 @@ class TranscriptView(ScrollView, can_focus=True):
             self.last = last
             self.total = total
 
+    class Gone(Message, bubble=False):
+        """Posted (from any thread) when a message read back says its transcript is gone."""
+
     def __init__(self, load: Callable[[int, int], list[Item]], total: int, start: int,
                  hit_index: int | None, terms: list[str], hits: Callable[[], list[int]] | None = None,
-                 message_bytes: int = 256 * 1024, **kwargs) -> None:
+                 message_bytes: int = 256 * 1024, skipped: Callable[[], list[SkippedLine]] | None = None,
+                 **kwargs) -> None:
         super().__init__(**kwargs)
         self._load = load
         self.total = total
@@ -150,6 +157,13 @@ class TranscriptView(ScrollView, can_focus=True):
         ``MESSAGE_BYTES``), for the note on a message cut there."""
         self._cut_seen = False
         """A find's scan met a message cut at that size (its answer says so)."""
+        self.new_messages = 0
+        """Messages a refresh added below the view that have not come into view yet (:meth:`grow`)."""
+        self._skipped_of = skipped
+        self._skipped: dict[int, list[SkippedLine]] = {}
+        """The transcript's skipped lines by the message they come before (:meth:`_read_skipped`)."""
+        self.gone = False
+        """The transcript is no longer on disk: the messages read stay, no more are (:meth:`went_away`)."""
 
     @property
     def lo(self) -> int:
@@ -182,6 +196,7 @@ class TranscriptView(ScrollView, can_focus=True):
             if region.height:  # open once the real size is known
                 self._opened = True
                 self._open_at(self.start)
+                self._read_skipped()
                 if self.start == self.hit_index:
                     self._show_match(self.start)
             return
@@ -197,7 +212,15 @@ class TranscriptView(ScrollView, can_focus=True):
     def _open_at(self, index: int) -> None:
         self._width = max(20, self.scrollable_content_region.width)
         lo = max(0, min(index - 10, self.total - PAGE))
-        self._blocks = [self._block(it) for it in self._load(lo, PAGE)]
+        items = [] if self.gone else self.read(lo, PAGE)
+        if not items and self._blocks:  # nothing to read now (gone, or no longer indexed): keep what was read
+            index = max(self.lo, min(index, self.hi - 1))
+            if not self.lo <= self.cursor < self.hi:
+                self._set_cursor(index)
+            self._relayout()
+            self._scroll_to_message(index)
+            return
+        self._blocks = [self._block(it) for it in items]
         self._relayout()
         self._scroll_to_message(index)
 
@@ -303,7 +326,7 @@ class TranscriptView(ScrollView, can_focus=True):
             y = int(self.scroll_offset.y)
             if y < MARGIN and self.lo > 0:
                 offset = max(0, self.lo - PAGE)
-                new = [self._block(it) for it in self._load(offset, self.lo - offset) if it.message_index < self.lo]
+                new = [self._block(it) for it in self.read(offset, self.lo - offset) if it.message_index < self.lo]
                 if not new:
                     break
                 added = sum(b.height for b in new)
@@ -311,8 +334,8 @@ class TranscriptView(ScrollView, can_focus=True):
                 self._relayout()
                 self._set_y(y + added)
                 self._prepare()
-            elif y + height > self._tops[-1] - MARGIN and self.hi < self.total:
-                items = self._load(self.hi, PAGE)
+            elif y + height > self._tops[-1] - MARGIN and self.hi < self.total and not self.gone:
+                items = self.read(self.hi, PAGE)
                 self._blocks.extend(self._block(it) for it in items if it.message_index >= self.hi)
                 if not items:  # the index claims more messages than it holds: stop asking
                     self.total = self.hi
@@ -323,6 +346,7 @@ class TranscriptView(ScrollView, can_focus=True):
         seen = (self.top_message(), self.bottom_message())
         if not seen[0] <= self.cursor <= seen[1]:  # scrolled away: the cursor follows the view
             self._set_cursor(seen[0])
+        self.new_messages = max(0, min(self.new_messages, self.total - 1 - seen[1]))  # those come into view
         if seen != self._top_index:
             self._top_index = seen
             self.post_message(self.Position(seen[0], seen[1], self.total))
@@ -350,7 +374,28 @@ class TranscriptView(ScrollView, can_focus=True):
         """Lines ``item`` takes before it is rendered (0 when hidden)."""
         if not self.visible(item):
             return 0
-        return 2 + messageview.estimate_lines(item, self._look(item)) + len(item.subagents)
+        lead, trail = self._placeholders(item)
+        return (2 + messageview.estimate_lines(item, self._look(item)) + len(item.subagents)
+                + (len(lead) + 1 if lead else 0) + (len(trail) + 1 if trail else 0))
+
+    def _placeholders(self, item: Item) -> tuple[list[SkippedLine], list[SkippedLine]]:
+        """The skipped lines shown above ``item``'s header (those right before its record) and
+        below its blank line (those after the last message, on the last message)."""
+        after = [s for before, lines in self._skipped.items() if before >= self.total for s in lines] \
+            if item.message_index == self.total - 1 else []
+        return self._skipped.get(item.message_index, []), after
+
+    def _placeholder_strips(self, lines: list[SkippedLine]) -> list[Strip]:
+        """``⊘ line 12 skipped: 40 MB, over the 16 MB cap`` per skipped line, then a blank line."""
+        if not lines:
+            return []
+        console = self.app.console
+        options = console.options.update_width(self._width).update(highlight=False)
+        out = []
+        for line in lines:
+            text = Text(f"  ⊘ {line.text()}", style="italic yellow", no_wrap=True, overflow="ellipsis")
+            out.append(Strip(console.render_lines(text, options, style=self.rich_style, pad=True)[0]))
+        return out + [Strip.blank(self._width, self.rich_style)]
 
     def _render_block(self, block: _Block) -> None:
         """Render ``block``'s message (header, body from the cache when it is there, a blank
@@ -364,8 +409,9 @@ class TranscriptView(ScrollView, can_focus=True):
             body = [_mark(strip, Engine.spans(strip.text, self.terms), TERM_STYLE) for strip in body]
         if self.find_text:
             body = self._mark_find(body, item)
-        block.strips = [self._header(item)] + body + [Strip.blank(self._width, self.rich_style)]
-        block.height = len(block.strips)
+        lead, trail = (self._placeholder_strips(lines) for lines in self._placeholders(item))
+        block.strips = lead + [self._header(item)] + body + [Strip.blank(self._width, self.rich_style)] + trail
+        block.height, block.lead = len(block.strips), len(lead)
 
     def _base_style(self, item: Item) -> Style:
         if item.message_index == self.match:
@@ -466,15 +512,15 @@ class TranscriptView(ScrollView, can_focus=True):
 
     def action_first(self) -> None:
         """Go to the first message (loading its page when it is not loaded)."""
-        self._set_cursor(0)
-        if self.lo > 0:
+        self._set_cursor(self.lo if self.gone else 0)
+        if self.lo > 0 and not self.gone:
             self._open_at(0)
         self.scroll_home(animate=False, immediate=True)
 
     def action_last(self) -> None:
         """Go to the last message (loading the last page when it is not loaded)."""
-        self._set_cursor(max(0, self.total - 1))
-        if self.hi < self.total:
+        self._set_cursor(self.hi - 1 if self.gone else max(0, self.total - 1))
+        if self.hi < self.total and not self.gone:
             self._open_at(self.total - 1)
         self.scroll_end(animate=False, immediate=True)
 
@@ -484,7 +530,7 @@ class TranscriptView(ScrollView, can_focus=True):
         old, self.cursor = self.cursor, message_index
         for b in self._blocks:  # only the two headers change
             if b.strips and b.item.message_index in (old, message_index):
-                b.strips[0] = self._header(b.item)
+                b.strips[b.lead] = self._header(b.item)
         self.refresh()
 
     def _set_match(self, message_index: int) -> None:
@@ -501,6 +547,8 @@ class TranscriptView(ScrollView, can_focus=True):
     def go_to(self, message_index: int) -> None:
         """Make message ``message_index`` the cursor and put it at the top (loading its page when
         it is not loaded)."""
+        if self.gone and self._blocks:  # only the messages read are there to go to
+            message_index = max(self.lo, min(message_index, self.hi - 1))
         self._set_cursor(message_index)
         self._top_index = None  # the position line says where the view went, always
         if not (self.lo <= message_index < self.hi):
@@ -568,9 +616,10 @@ class TranscriptView(ScrollView, can_focus=True):
             self._show_line(index, line)
 
     def _term_line(self, block: _Block) -> int | None:
-        """The first line of a rendered ``block`` (its header is line 0) where a query word shows."""
-        return next((y for y, strip in enumerate(block.strips or ()) if y and Engine.spans(strip.text, self.terms)),
-                    None)
+        """The first line of a rendered ``block`` (its first line is 0) below its header where a
+        query word shows."""
+        return next((y for y, strip in enumerate(block.strips or ())
+                     if y > block.lead and Engine.spans(strip.text, self.terms)), None)
 
     def _scan_range(self, start: int, stop: int, step: int, want: Callable[[Item], bool]) -> int | None:
         """The first message from ``start`` towards ``stop`` (exclusive; ``step`` 1 or -1)
@@ -579,8 +628,8 @@ class TranscriptView(ScrollView, can_focus=True):
         while (i < stop) if step > 0 else (i > stop):
             off = i if step > 0 else max(stop + 1, i - FIND_PAGE + 1)
             n = min(FIND_PAGE, stop - i) if step > 0 else i - off + 1
-            items = self._load(off, n)
-            if not items:
+            items = self.read(off, n)
+            if not items and not self.gone:
                 return None
             for it in items if step > 0 else reversed(items):
                 if (it.message_index >= i if step > 0 else it.message_index <= i) and want(it):
@@ -600,6 +649,85 @@ class TranscriptView(ScrollView, can_focus=True):
         """Read the loaded messages again (e.g. after secrets were revealed), keeping the place."""
         top = self.top_message()
         self._open_at(top)
+
+    # -- following the transcript (a refresh read more of it, or found it gone) ------------------
+
+    def read(self, offset: int, limit: int) -> list[Item]:
+        """Messages ``offset .. offset+limit`` through ``load`` (any thread); once the transcript
+        is gone, the loaded ones only. Messages read back as gone (the transcript was deleted
+        since it was indexed) are left out, and the view learns it is gone (:class:`Gone`)."""
+        if self.gone:
+            return [b.item for b in list(self._blocks) if offset <= b.item.message_index < offset + limit]
+        items = self._load(offset, limit)
+        if any(it.text == GONE for it in items):
+            self.post_message(self.Gone())
+            return [it for it in items if it.text != GONE]
+        return items
+
+    def _read_skipped(self) -> None:
+        """Ask (in a worker: the transcript is read up to them) where its reader skipped lines;
+        placeholders are drawn there once known (``search.skipped``)."""
+        if self._skipped_of is None or self.gone:
+            return
+
+        def read() -> None:
+            lines = self._skipped_of()
+            self.app.call_from_thread(self._got_skipped, lines)
+
+        self.run_worker(read, thread=True, group="skipped", exclusive=True)
+
+    def _got_skipped(self, lines: list[SkippedLine]) -> None:
+        found: dict[int, list[SkippedLine]] = {}
+        for line in lines:
+            found.setdefault(line.before, []).append(line)
+        if found != self._skipped:
+            self._skipped = found
+            self.rerender(keep_bodies=True)
+
+    def on_transcript_view_gone(self) -> None:
+        self.went_away()
+
+    def went_away(self) -> None:
+        """The session's transcript is no longer on disk: the messages read stay shown and every
+        key works on them; no more are read. Said once, and in the position line."""
+        if self.gone:
+            return
+        self.gone = True
+        self.new_messages = 0
+        self.notify("This transcript is no longer on disk (deleted or moved): the messages read "
+                    "before stay shown.", severity="warning", timeout=10)
+        self._top_index = None
+        self._after_scroll()
+
+    def grow(self, total: int) -> None:
+        """The session now holds ``total`` messages (a refresh read more of its transcript). When
+        the view shows the last message, it reads the new ones and follows them to the end (as
+        ``tail -f``); else they are counted in :attr:`new_messages` (End goes there). Fewer than
+        before (the transcript was rewritten): the loaded messages are read again."""
+        if total == self.total or self.gone:
+            return
+        old, self.total = self.total, total
+        self._read_skipped()  # lines skipped in what was read since
+        if total < old:
+            self.new_messages = 0
+            self.reload()
+            return
+        if not (self._blocks and self.hi == old and self.bottom_message() == old - 1
+                and self.scroll_y >= self.max_scroll_y):
+            self.new_messages += total - old
+            self._top_index = None
+            self._after_scroll()
+            return
+        if total - self.hi > PAGE:
+            self._open_at(total - 1)
+        else:
+            new = self.read(self.hi, total - self.hi)
+            self._blocks.extend(self._block(it) for it in new if it.message_index >= self.hi)
+            self._relayout()
+        if self.cursor == old - 1:  # on the last message: it stays on the last one
+            self._set_cursor(self.hi - 1)
+        self._top_index = None
+        self.scroll_end(animate=False, immediate=True)
 
     def rerender(self, keep_bodies: bool = False) -> None:
         """Render the loaded messages again (after a toggle, a resize or a theme change), keeping
@@ -685,9 +813,9 @@ class TranscriptView(ScrollView, can_focus=True):
         for b in blocks:
             if b.height and (b.item.message_index > top if step > 0 else b.item.message_index < top):
                 return b.item.message_index
-        if step > 0 and self.hi < self.total:
+        if step > 0 and self.hi < self.total and not self.gone:
             return self.hi
-        if step < 0 and self.lo > 0:
+        if step < 0 and self.lo > 0 and not self.gone:
             return self.lo - 1
         return None
 
@@ -712,7 +840,9 @@ class TranscriptView(ScrollView, can_focus=True):
     # Every occurrence of the find text (any case) is highlighted, the current one differently;
     # n / N move match by match (within a message, then to the next message holding the text,
     # wrapping), and a worker counts the matches of the whole session for the "3/12" in the
-    # position line. A match in the folded part of a message unfolds that message.
+    # position line. A match in the folded part of a message unfolds that message. What is
+    # matched is what a message shows in full (``messageview.drawn_text``): a tool call's one
+    # line and its arguments as drawn, not its JSON; Markdown's text, not its marks.
 
     def find(self, text: str) -> None:
         """Highlight every occurrence of ``text`` (any case) and go to the first match at or
@@ -745,9 +875,9 @@ class TranscriptView(ScrollView, can_focus=True):
             for off in range(0, self.total, FIND_PAGE):
                 if generation != self._find_generation:
                     return
-                for it in self._load(off, FIND_PAGE):
-                    n = len(pattern.findall(printable(it.text)))
-                    if n and self.visible(it):
+                for it in self.read(off, FIND_PAGE):
+                    n = self.visible(it) and len(pattern.findall(drawn_text(it)))
+                    if n:
                         found.append((it.message_index, n))
             self.app.call_from_thread(self._counted, generation, found)
 
@@ -768,13 +898,14 @@ class TranscriptView(ScrollView, can_focus=True):
         self._find(-1)
 
     def _in_message(self, index: int) -> int:
-        """Matches of the find text in message ``index`` as counted (its text as read)."""
+        """Matches of the find text in message ``index`` as counted (in what it shows in full:
+        :func:`~crabsearch.tui.messageview.drawn_text`)."""
         if self._matches is not None:
             return dict(self._matches).get(index, 0)
         block = self._loaded(index)
         if block is None:
             return 0
-        return len(re.findall(re.escape(self.find_text), printable(block.item.text), re.IGNORECASE))
+        return len(re.findall(re.escape(self.find_text), drawn_text(block.item), re.IGNORECASE))
 
     def _find(self, step: int, include_top: bool = False) -> None:
         if not self.find_text:
@@ -819,7 +950,7 @@ class TranscriptView(ScrollView, can_focus=True):
 
         def holds(it: Item) -> bool:
             self._cut_seen |= it.truncated
-            return want in printable(it.text).casefold() and self.visible(it)
+            return self.visible(it) and want in drawn_text(it).casefold()
 
         if step > 0:
             passes = [(start, total, False), (0, min(start, total), True)]
@@ -863,10 +994,10 @@ class TranscriptView(ScrollView, can_focus=True):
             self._unfolded.add(index)
             self._render_block(block)
         self._relayout()
-        self._show_line(index, 1 + (self._current_line or 0))  # the header, then the body's lines
+        self._show_line(index, block.lead + 1 + (self._current_line or 0))  # the header, then the body's lines
 
     def _show_line(self, index: int, line: int) -> None:
-        """Scroll so that line ``line`` of message ``index``'s block (its header is line 0)
+        """Scroll so that line ``line`` of message ``index``'s block (its first line is 0)
         shows: the message at the top of the view when it then does, else the line a third of
         the way down; the position line follows."""
         top = self._line_of(index)
