@@ -17,6 +17,7 @@ from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
+from ..filters import help_rows
 from ..search import Hit, SearchResult
 from ..text import printable
 
@@ -57,9 +58,7 @@ KEYS = [
                     ("Ctrl+P", "command palette: every action by name"),
                     ("F1, ?", "this help (? outside the search box)", ("help",)), ("Ctrl+Q", "quit (Ctrl+C too, on the search screen)")]),
     ("Query language", [('"a phrase"', "words adjacent, in order"), ("-word", "exclude"), ("word*", "prefix"),
-                        ("agent:codex", "claude, codex, gemini, …"), ("project:NAME", "last folder, or project:/path"),
-                        ("role:user", "user or assistant"), ("since:7d until:", "2026-01-31, 7d, today, yesterday"),
-                        ("in:tools", "tool output (when indexed)")]),
+                        *help_rows()]),  # the filters' rows: crabsearch.filters
 ]
 
 
