@@ -35,6 +35,7 @@ from pathlib import Path
 import platformdirs
 
 from .files import read_text
+from .sources import CARDS
 
 
 KEY_ACTIONS = ("open", "expand", "widen", "narrow", "explain", "resume", "fork", "copy", "export", "editor",
@@ -43,7 +44,10 @@ KEY_ACTIONS = ("open", "expand", "widen", "narrow", "explain", "resume", "fork",
                "thinking", "abandoned", "subagents", "full-text", "expand-message", "first", "last", "back", "help",
                "status", "theme")
 """Action ids that ``[keys]`` can rebind (the ``id`` of the app's key bindings)."""
-KNOWN_KEYS = ("index_tool_output", "theme", "context", "sources", "resume", "keys", "aider", "specstory")
+KNOWN_KEYS = ("index_tool_output", "theme", "context", "sources", "resume", "keys") + tuple(
+    card.config_table for card in CARDS.values() if card.config_table)
+"""The settings a config file may hold: crabsearch's own, then the agents' own tables
+(``Source.config_table``: ``[aider]``, ``[specstory]``)."""
 _KEYS = re.compile(r"[A-Za-z0-9_+\-]+(,[A-Za-z0-9_+\-]+)*")
 
 

@@ -16,7 +16,7 @@ from rich.text import Span, Text
 
 from ..hits import GONE, densest, structure_notes, transcript_gone
 from ..search import Engine, Hit, Item
-from ..sources import SOURCES
+from ..sources import CARDS
 from ..text import printable
 
 ROLE_STYLES = {
@@ -26,7 +26,8 @@ ROLE_STYLES = {
     "system": "dim",
     "summary": "yellow",
 }
-AGENT_STYLES = {"claude": "bold white on dark_orange3", "codex": "bold white on dodger_blue3"}
+AGENT_STYLES = {agent: card.style for agent, card in CARDS.items() if card.style}
+"""The agents' own badge styles (``Source.style``, read from their cards)."""
 OTHER_AGENT_STYLES = ("bold white on medium_purple3", "bold white on dark_cyan", "bold white on orange4",
                       "bold white on deep_pink4", "bold white on green4")
 MUTED = "dim"
@@ -34,13 +35,14 @@ HIGHLIGHT = "bold black on yellow"
 
 
 def agent_name(agent: str) -> str:
-    """The short name shown for an agent: its source's ``badge`` (``Claude``, ``Codex``)."""
-    src = SOURCES.get(agent)
-    return (src.badge or src.display or agent) if src else agent
+    """The short name shown for an agent: its ``badge`` (``Claude``, ``Codex``), from its card
+    (``sources.CARDS``: no reader imported)."""
+    card = CARDS.get(agent)
+    return (card.badge or card.display or agent) if card else agent
 
 
 def agent_style(agent: str) -> str:
-    """The badge style of an agent (a fixed one for Claude and Codex, else one of a few by name)."""
+    """The badge style of an agent (its own, :data:`AGENT_STYLES`, else one of a few by name)."""
     return AGENT_STYLES.get(agent) or OTHER_AGENT_STYLES[sum(map(ord, agent)) % len(OTHER_AGENT_STYLES)]
 
 
@@ -168,11 +170,10 @@ def row_header(hit: Hit, now: datetime, home: str | None, terms: list[str] = ())
     return RowHeader(hit, now, home, terms)
 
 
-AGENT_WIDTH = 11
-"""Cells of the agent column: the longest agent badge or name (``SpecStory``, 9) plus 2. A
-constant, not computed from ``SOURCES`` at import: that imports every agent's reader, work the
-app's start does not need (issue 13); ``tests/test_startup.py`` checks it against ``SOURCES``.
-As wide as the widest badge, so every row's badge starts at the same place."""
+AGENT_WIDTH = max(len(c.badge or c.display or c.agent) for c in CARDS.values()) + 2
+"""Cells of the agent column: the longest agent badge or name plus 2, from the agents' cards
+(``sources.CARDS``: no reader imported). As wide as the widest badge, so every row's badge
+starts at the same place."""
 DATE_WIDTH = 10  # ``2026-03-14``, ``yesterday``, ``12m ago``
 PROJECT_WIDTH = 28  # at most; the end of the path is kept (``…/dev/webapp``)
 COUNT_FROM = 100  # rows at least this wide show the message count
