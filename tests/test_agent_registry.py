@@ -57,54 +57,54 @@ def test_the_cards_are_what_the_app_and_config_use():
     assert config.KNOWN_KEYS[-2:] == ("aider", "specstory") and watch.PROJECT_TREE_SOURCES == ("aider", "specstory")
 
 
-TOY = '''"""A toy agent."""
+SKETCH = '''"""A sketch of an agent."""
 
 from pathlib import Path
 
 from crabsearch.sources.base import Source
 
 
-class ToySource(Source):
-    """Toy."""
+class SketchSource(Source):
+    """Sketch."""
 
-    agent = "toy"
+    agent = "sketchagent"
     order = 5
-    display = "Toy Agent"
-    badge = "Toy"
-    env_var = "TOY_HOME"
+    display = "Sketch Agent"
+    badge = "Sketch"
+    env_var = "SKETCH_HOME"
 
     def roots(self, env, home):
-        return [Path(env.get("TOY_HOME") or home / ".toy")]
+        return [Path(env.get("SKETCH_HOME") or home / ".sketch")]
 
 
-SOURCE = ToySource()
+SOURCE = SketchSource()
 '''
 
 
 def test_cards_are_read_from_the_module_text(tmp_path):
-    (tmp_path / "toy.py").write_text(TOY)
+    (tmp_path / "sketchagent.py").write_text(SKETCH)
     (tmp_path / "helper.py").write_text("HELPER = 1\n")
-    assert read_cards(tmp_path) == {"toy": Card("toy", 5, "Toy Agent", "Toy", "TOY_HOME")}
+    assert read_cards(tmp_path) == {"sketchagent": Card("sketchagent", 5, "Sketch Agent", "Sketch", "SKETCH_HOME")}
 
 
 @pytest.mark.parametrize("change,lacks", [
-    (('    badge = "Toy"', "    badge = DISPLAY.split()[0]"),
-     "badge is 'Toy' in the reader but '' in the card (not a literal in the SOURCE class's body?)"),
-    (('    env_var = "TOY_HOME"\n', ""), "no display name, badge or env override"),
-    (("        return [Path(env.get(\"TOY_HOME\") or home / \".toy\")]", "        return [home / '.toy']"),
-     "its roots ignore TOY_HOME"),
+    (('    badge = "Sketch"', "    badge = DISPLAY.split()[0]"),
+     "badge is 'Sketch' in the reader but '' in the card (not a literal in the SOURCE class's body?)"),
+    (('    env_var = "SKETCH_HOME"\n', ""), "no display name, badge or env override"),
+    (('env.get("SKETCH_HOME") or ', ""), "its roots ignore SKETCH_HOME"),
     (("", ""), "no discover of its own"),
-    (("", ""), "no tests/test_sources_toy.py"),
+    (("", ""), "no tests/test_sources_sketchagent.py"),
 ])
 def test_an_agent_that_lacks_a_piece_is_caught(tmp_path, change, lacks):
-    text = TOY.replace(*change).replace('"""A toy agent."""', '"""A toy agent."""\nDISPLAY = "Toy Agent"')
-    (tmp_path / "toy.py").write_text(text)
+    text = SKETCH.replace(*change).replace('"""A sketch of an agent."""',
+                                           '"""A sketch of an agent."""\nDISPLAY = "Sketch Agent"')
+    (tmp_path / "sketchagent.py").write_text(text)
     namespace: dict = {}
-    exec(compile(text, str(tmp_path / "toy.py"), "exec"), namespace)
-    assert lacks in problems_of(namespace["SOURCE"], read_cards(tmp_path)["toy"])
+    exec(compile(text, str(tmp_path / "sketchagent.py"), "exec"), namespace)
+    assert lacks in problems_of(namespace["SOURCE"], read_cards(tmp_path)["sketchagent"])
 
 
 def test_a_module_whose_source_is_another_agent_is_refused(tmp_path):
-    (tmp_path / "other.py").write_text(TOY)
+    (tmp_path / "other.py").write_text(SKETCH)
     with pytest.raises(RuntimeError, match="crabsearch.sources.other must define SOURCE with agent 'other'"):
         read_cards(tmp_path)
