@@ -212,6 +212,12 @@ FILTERS: dict[str, Filter] = {f.name: f for f in (
            help=("in:tools", "tool output (when indexed)"),
            readme=("`in:tools`", "tool output, when tool-output indexing is on (below)"),
            could_be=_starts(lambda facts: ("tools",))),
+    Filter("branch", lambda value, facts: value.lower(), needs="a name",
+           valid="the git branch the session ran on (Tab completes it)", complete="branch",
+           narrow=Narrow("term", "branch", of_session=lambda session: (session.git_branch or "").lower() or None),
+           help=("branch:main", "the git branch it ran on"),
+           readme=("`branch:main`, `branch:feature/login`",
+                   "sessions run on that git branch, any case (Claude Code, Codex and Copilot CLI record it)")),
 )}
 """Every filter, in the order the help, the README and the index's clauses list them."""
 
