@@ -336,8 +336,8 @@ def _engine(index_dir: Path, redact: bool, resume: dict[str, str]):
 
 
 class _Lazy:
-    """An object made on first attribute access by ``make()`` (the CLI's Indexer: importing the
-    writer costs ~30 ms that a search with nothing to refresh does not need)."""
+    """An object made on first attribute access by ``make()`` (the CLI's Indexer: a search with
+    nothing to refresh does not import the writer)."""
 
     def __init__(self, make):
         self._make = make
@@ -405,7 +405,7 @@ def _find_session(engine, indexer, session_id: str, *, refresh: bool = True):
     changed (a refresh, as ``search`` does): ``show`` lists the messages appended since. A
     session whose transcript is gone, or is no longer a regular file, is not refreshed away, and
     no record read from it before is kept: every message of the page then says the transcript
-    is gone (issue 15) or unavailable, instead of "no session"."""
+    is gone or unavailable, instead of "no session"."""
     from .search import AmbiguousSession
     from .sources.base import container_of
 

@@ -19,7 +19,7 @@ Known keys (anything else is ignored)::
 * ``[sources]``: a relative path is named as a problem and left out: it would be looked up from
   whatever directory crabsearch was started in (``claude = "notalist"`` was "looked in notalist").
 * ``index_tool_output``: the first 3,072 characters of each tool output go into a separate
-  low-weight field (crabsearch issue 3, "Privacy"). Off by default: tool output carries credentials.
+  low-weight field. Off by default: tool output carries credentials.
 
 A missing file means defaults; an unreadable or invalid one is reported (``Config.problem``)
 and defaults are used, never a crash.
@@ -83,7 +83,7 @@ def load(path: Path | None = None) -> Config:
     except (OSError, UnicodeDecodeError) as exc:
         cfg.problem = f"{path}: {exc}; using defaults"
         return cfg
-    import tomllib  # only with a config file: ~5 ms a process without one need not pay (issue 13)
+    import tomllib  # only with a config file: a process without one does not import it
 
     try:
         data = tomllib.loads(text)

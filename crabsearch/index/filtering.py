@@ -104,8 +104,8 @@ def term_docs(searcher, fieldname: str, text: str) -> list[int]:
     """The numbers of the live documents of ``searcher`` (every segment) whose ``fieldname``
     holds the term ``text``, in order: Whoosh's reader postings, which score nothing. The same
     documents as ``Term(fieldname, text).docs(searcher)``, which builds a BM25 scorer in every
-    segment for each lookup (~0.23 ms at 1 GB; a search checks each hit's message id for copies
-    in other sessions with one). An unknown field or term gives ``[]``."""
+    segment for each lookup (a search checks each hit's message id for copies in other sessions
+    with one). An unknown field or term gives ``[]``."""
     if fieldname not in searcher.schema:
         return []
     try:
@@ -127,8 +127,8 @@ def live_document(searcher, fieldname: str, text: str, near: int | None = None) 
     (a unique key: a transcript's session document by ``mkey``), or None. ``near``, a global
     document number, names the segment asked first: a transcript's session document is written
     with its messages, so it is usually in a hit message's segment, one term lookup instead of
-    one in every segment (16 at 1 GB; a search looks up a session document per row shown). Only
-    when it is not there are all segments asked (``Searcher.document``)."""
+    one in every segment (a search looks up a session document per row shown). Only when it is
+    not there are all segments asked (``Searcher.document``)."""
     if near is not None:
         sub, _ = leaf_of(searcher, near)
         docs = term_docs(sub, fieldname, text)  # a segment's postings leave its deleted documents out

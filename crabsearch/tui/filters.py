@@ -191,12 +191,12 @@ class SafeInput(Input):
 
     virtual_size = Reactive(Size(0, 0), layout=False)
     """Input's watcher sets it at every key (the text's width); as Widget's reactive it asked for
-    a layout of the whole screen each time, ~10 ms a key at 1 GB (issue 13, typing). The box's
-    own size never depends on it, and scrolling reads it as it is: a repaint is enough."""
+    a layout of the whole screen each time. The box's own size never depends on it, and
+    scrolling reads it as it is: a repaint is enough."""
 
     async def _on_key(self, event: events.Key) -> None:
         """Each key acts where the focus is when its turn comes, in the order the keys came
-        (automation, a fast typist, a paste without bracketed paste: a fresh-user trial).
+        (automation, a fast typist, a paste without bracketed paste).
         Textual ran a key's bindings only once the key had bubbled up to the app, through each
         ancestor's queue, while the keys behind it were handled in the box meanwhile: Backspace
         deleted a character typed after it (``snapx``, Backspace, ``shot`` gave ``snapxsho``).
@@ -470,9 +470,9 @@ class PickerScreen(ModalScreen[str | None]):
     def on_resize(self) -> None:
         """Fit the dialog to the screen: the list gets the rows the panel's height leaves it
         (:attr:`LIST_ROWS` at most), so the hint under it stays on screen and the list scrolls to
-        its highlighted option (a fresh-user trial: at 60x15 End highlighted an option below the
-        screen's edge, and Enter picked it unseen). Measured after the screen's layout: the title
-        may wrap on a narrow screen."""
+        its highlighted option (End never highlights an option below the screen's edge, for
+        Enter to pick unseen). Measured after the screen's layout: the title may wrap on a
+        narrow screen."""
         panel = self.query_one(".picker")
         options = self.query_one("#choices", OptionList)
         chrome = panel.styles.gutter.height + sum(w.outer_size.height for w in panel.children if w is not options)

@@ -100,9 +100,9 @@ def snippet(text: str, terms: list[str], width: int = 160) -> Text:
     fit in it, else from a little before that stretch (``…`` first), at the start of a word
     when one starts within :data:`WORD_SNAP` characters, and early enough to fill the line when
     the stretch is near the message's end: a message holding two query words apart shows both
-    when they fit in the line (it showed the first match only: ``hook error`` showed ``error``).
-    When the line cannot hold every query word the message holds (a fresh-user trial: one of
-    two words shown), it shows two stretches of half the width, in the message's order joined
+    when they fit in the line (``hook error`` shows both, not ``error`` alone).
+    When the line cannot hold every query word the message holds, it shows two stretches of
+    half the width, in the message's order joined
     by :data:`JOIN`: the densest, and the densest of the words it leaves out (as a web search's
     snippet does). The text is analyzed once; the line's highlights are the matches found in it,
     cut where the line cuts them."""
@@ -331,7 +331,7 @@ RUNG_NOTES = {
     "repair": "spelling repaired below",
     "any": "fewer words matched below",
 }
-"""What the rows below a change of rung (``Hit.route``, issue 11) matched, by the lower rung."""
+"""What the rows below a change of rung (``Hit.route``) matched, by the lower rung."""
 
 
 def rung_note(above: Hit | None, hit: Hit) -> str | None:
@@ -377,8 +377,8 @@ def rung_rule(note: str) -> RungRule:
 class ItemLines:
     """:func:`item_lines` laid out for the width the row gets (Rich calls ``__rich_console__``
     with it): a snippet starts where the query's words fit in the visible line, not in a fixed
-    160 characters that a narrower row cuts off (a user trial: ``database timeout`` showed
-    ``database`` and stopped before ``timeout``)."""
+    160 characters that a narrower row cuts off (``database timeout`` shows both words, not
+    ``database`` and the line's end before ``timeout``)."""
 
     def __init__(self, item: Item, terms: list[str], lines: int = 1) -> None:
         self.item, self.terms, self.lines = item, terms, lines
@@ -506,9 +506,9 @@ def _no_window(hit: Hit) -> str:
 
 
 def empty_session_note(session) -> str:
-    """``(no messages in this session; its summary: …)`` for a session that holds none (a
-    fresh-user trial: such a row said its transcript had changed, and opening it showed a blank
-    view); the summary flattened to one line, at most 300 characters."""
+    """``(no messages in this session; its summary: …)`` for a session that holds none (not
+    "its transcript changed", and not a blank view); the summary flattened to one line, at most
+    300 characters."""
     summary = " ".join(printable(session.summary or "").split())
     if len(summary) > 300:
         summary = summary[:299] + "…"
