@@ -216,7 +216,6 @@ def _run(args) -> int:
         if command:
             return run_resume(command)
         return EXIT_OK
-    from .search import IndexDamaged
 
     def make_indexer():
         from .index.writer import Indexer
@@ -224,7 +223,7 @@ def _run(args) -> int:
         return Indexer(index_dir, env=env, index_tool_output=tools, extra_dirs=extra)
 
     # The writer (and every agent reader) is imported only by what refreshes: not by a search
-    # with --no-refresh (issue 13).
+    # with --no-refresh.
     indexer = _Lazy(make_indexer)
     engine = _engine(index_dir, not getattr(args, "no_redact", False), cfg.resume)
     if args.command == "mcp":  # secrets always masked over MCP: no --no-redact
@@ -263,34 +262,32 @@ def _run(args) -> int:
     if args.command == "search":
         if not args.query:
             raise UsageError("search: give a query")
-        if args.agent is not None:
-            from .sources import SOURCES
+        from .search.request import Ask, BadArgument, given_filters, run
 
-            if args.agent not in SOURCES:
-                raise UsageError(f"unknown agent {args.agent!r} (known: {', '.join(SOURCES)})")
-        if not args.no_refresh:
+        try:
+            given = given_filters({"agent": args.agent})
+        except BadArgument as exc:
+            raise UsageError(str(exc)) from None
+
+        def refresh() -> bool:
             report = _refresh(indexer, engine, "searching")
             if report is not None and report.busy:
                 print("crabsearch: another crabsearch is updating the index; searching what is committed",
                       file=sys.stderr)
-        if not engine.exists and engine.damage:  # also with --no-refresh: nothing else can work
-            print(f"crabsearch: the index is damaged ({engine.damage}); rebuilding it now", file=sys.stderr)
+            return True
+
+        def rebuild(line: str) -> None:  # also with --no-refresh: nothing else can work
+            print(f"crabsearch: {line}", file=sys.stderr)
             indexer.refresh()
             engine.reload()
-        if not engine.exists:
+
+        answer = run(engine, Ask(" ".join(args.query), given, limit=args.limit, before=args.before, after=args.after,
+                                 sort=args.sort, explain=args.explain),
+                     refresh=None if args.no_refresh else refresh, rebuild=rebuild)
+        if answer.missing:
             print(f"crabsearch: no index in {index_dir} yet; run `crabsearch index`", file=sys.stderr)
             return EXIT_ERROR
-        def run_search():
-            return engine.search(" ".join(args.query), limit=args.limit, before=args.before,
-                                 after=args.after, agent=args.agent, sort=args.sort, explain=args.explain)
-
-        try:
-            result = run_search()
-        except IndexDamaged as exc:  # rebuild from the transcripts, then search once more
-            print(f"crabsearch: {exc}; rebuilding it now", file=sys.stderr)
-            indexer.refresh()
-            engine.reload()
-            result = run_search()
+        result = answer.result
         if args.json:
             d = result.to_json()
             for hit, hd in zip(result.hits, d["hits"]):
@@ -298,7 +295,7 @@ def _run(args) -> int:
                 hd["app"] = _app(hit.session)
             _dump(d)
         else:
-            _print_hits(result)
+            _print_hits(result, answer.notes)
         return EXIT_OK
     if args.command in ("show", "export"):
         ref = _find_session(engine, indexer, args.session_id, refresh=not args.no_refresh)
@@ -339,8 +336,8 @@ def _engine(index_dir: Path, redact: bool, resume: dict[str, str]):
 
 
 class _Lazy:
-    """An object made on first attribute access by ``make()`` (the CLI's Indexer: importing the
-    writer costs ~30 ms that a search with nothing to refresh does not need)."""
+    """An object made on first attribute access by ``make()`` (the CLI's Indexer: a search with
+    nothing to refresh does not import the writer)."""
 
     def __init__(self, make):
         self._make = make
@@ -408,7 +405,7 @@ def _find_session(engine, indexer, session_id: str, *, refresh: bool = True):
     changed (a refresh, as ``search`` does): ``show`` lists the messages appended since. A
     session whose transcript is gone, or is no longer a regular file, is not refreshed away, and
     no record read from it before is kept: every message of the page then says the transcript
-    is gone (issue 15) or unavailable, instead of "no session"."""
+    is gone or unavailable, instead of "no session"."""
     from .search import AmbiguousSession
     from .sources.base import container_of
 
@@ -565,18 +562,15 @@ def _print_report(report, index_dir: Path, sessions: int, as_json: bool) -> None
           f"skipped lines: {report.skipped_lines}; {report.seconds:.2f}s")
 
 
-def _print_hits(result) -> None:
+def _print_hits(result, notes: list[str] | None = None) -> None:
+    """The hits of ``result`` as text, after ``notes`` (default: ``request.Answer``'s for the
+    result), each in parentheses."""
     from .hits import structure_notes
     from .query import MAX_QUERY_CHARS
+    from .search.request import Answer
 
-    for note in result.notes:
+    for note in Answer(result).notes if notes is None else notes:
         print(f"({note})")
-    if result.corrections:
-        print("(showing results for " + ", ".join(f"{v} instead of {k}" for k, v in result.corrections.items()) + ")")
-    if result.cut:
-        print(f"(query cut to its first {MAX_QUERY_CHARS} characters)")
-    if result.partial:
-        print("(stopped early; results are partial)")
     if not result.hits:
         print(f"no sessions match {result.query[:MAX_QUERY_CHARS] + ('…' if result.cut else '')!r}")
         return

@@ -19,7 +19,7 @@ Known keys (anything else is ignored)::
 * ``[sources]``: a relative path is named as a problem and left out: it would be looked up from
   whatever directory crabsearch was started in (``claude = "notalist"`` was "looked in notalist").
 * ``index_tool_output``: the first 3,072 characters of each tool output go into a separate
-  low-weight field (crabsearch issue 3, "Privacy"). Off by default: tool output carries credentials.
+  low-weight field. Off by default: tool output carries credentials.
 
 A missing file means defaults; an unreadable or invalid one is reported (``Config.problem``)
 and defaults are used, never a crash.
@@ -35,6 +35,7 @@ from pathlib import Path
 import platformdirs
 
 from .files import read_text
+from .sources import CARDS
 
 
 KEY_ACTIONS = ("open", "expand", "widen", "narrow", "explain", "resume", "fork", "copy", "export", "editor",
@@ -43,7 +44,10 @@ KEY_ACTIONS = ("open", "expand", "widen", "narrow", "explain", "resume", "fork",
                "thinking", "abandoned", "subagents", "full-text", "expand-message", "first", "last", "back", "help",
                "status", "theme")
 """Action ids that ``[keys]`` can rebind (the ``id`` of the app's key bindings)."""
-KNOWN_KEYS = ("index_tool_output", "theme", "context", "sources", "resume", "keys", "aider", "specstory")
+KNOWN_KEYS = ("index_tool_output", "theme", "context", "sources", "resume", "keys") + tuple(
+    card.config_table for card in CARDS.values() if card.config_table)
+"""The settings a config file may hold: crabsearch's own, then the agents' own tables
+(``Source.config_table``: ``[aider]``, ``[specstory]``)."""
 _KEYS = re.compile(r"[A-Za-z0-9_+\-]+(,[A-Za-z0-9_+\-]+)*")
 
 
@@ -79,7 +83,7 @@ def load(path: Path | None = None) -> Config:
     except (OSError, UnicodeDecodeError) as exc:
         cfg.problem = f"{path}: {exc}; using defaults"
         return cfg
-    import tomllib  # only with a config file: ~5 ms a process without one need not pay (issue 13)
+    import tomllib  # only with a config file: a process without one does not import it
 
     try:
         data = tomllib.loads(text)

@@ -1,9 +1,10 @@
-"""``crabsearch mcp``: the Model Context Protocol server (issue 12), on the official ``mcp`` SDK.
+"""``crabsearch mcp``: the Model Context Protocol server, on the official ``mcp`` SDK.
 
 Three read-only tools, each answering with ``structuredContent`` (the output schemas below) and a
 readable text block: ``search_sessions``, ``list_messages`` and ``recent_sessions``. What they
 answer is :mod:`crabsearch.mcp_tools`; this module declares them (names, arguments, the guide in
-each description), turns a bad call into an ``isError`` result of one sentence, and serves stdio:
+each description; the filter arguments from ``crabsearch.filters``), turns a bad call into an
+``isError`` result of one sentence, and serves stdio:
 
 * stdout carries only protocol messages: the protocol writes to its own copy of file
   descriptor 1, and fd 1 itself is pointed at stderr while the server runs, so a stray print
@@ -21,6 +22,7 @@ This module does not use ``from __future__ import annotations``: the SDK reads t
 signatures to build their input and output schemas.
 """
 
+import inspect
 import json
 import logging
 import os
@@ -40,6 +42,7 @@ from pydantic import BaseModel, BeforeValidator, Field, ValidationError, WithJso
 from pydantic_core import PydanticCustomError
 
 from . import __version__
+from .filters import FILTERS, McpArg
 from .mcp_tools import (LIST_TEXT_CAP, MAX_HITS, MAX_PAGE, MAX_RECENT, MAX_WINDOW, SEARCH_TEXT_CAP, Answer,
                         BadCall, Door, quoted)
 from .sources import SOURCES
@@ -91,9 +94,32 @@ READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempot
 
 AGENTS = ", ".join(SOURCES)
 Query = Annotated[str, Field(description="2-6 words in the user's own terms; the query language of crabsearch "
-                                         "(\"phrase\", -word, prefix*, agent:, project:, role:, since:)")]
-Agent = Annotated[str | None, Field(description=f"only this agent's sessions: {AGENTS}"),
-                  WithJsonSchema({"anyOf": [{"type": "string", "enum": list(SOURCES)}, {"type": "null"}]})]
+                                         "(\"phrase\", -word, prefix*, "
+                                         + ", ".join(f"{name}:" for name in FILTERS) + ")")]
+
+
+def filter_argument(arg: McpArg):
+    """The type of a filter's tool argument (``crabsearch.filters.McpArg``): a string or null,
+    described, and with ``enum`` listing the agent names as its values."""
+    described = Field(description=arg.description.format(agents=AGENTS))
+    if arg.enum:
+        return Annotated[str | None, described,
+                         WithJsonSchema({"anyOf": [{"type": "string", "enum": list(SOURCES)}, {"type": "null"}]})]
+    return Annotated[str | None, described]
+
+
+def with_filters(tool):
+    """``tool`` (whose ``**filters`` take them) declaring, after its own arguments, the filter
+    arguments of the tool of its name (every ``crabsearch.filters`` entry whose ``McpArg`` names
+    it), each a string or null, default null: the SDK reads the signature."""
+    sig = inspect.signature(tool)
+    params = [p for p in sig.parameters.values() if p.kind is not inspect.Parameter.VAR_KEYWORD]
+    params += [inspect.Parameter(f.name, inspect.Parameter.KEYWORD_ONLY, default=None,
+                                 annotation=filter_argument(f.mcp))
+               for f in FILTERS.values() if f.mcp and tool.__name__ in f.mcp.tools]
+    tool.__signature__ = sig.replace(parameters=params)
+    tool.__annotations__ = {**{p.name: p.annotation for p in params}, "return": sig.return_annotation}
+    return tool
 
 
 def _not_a_bool(value):
@@ -121,8 +147,6 @@ After = whole(f"messages shown after the hit, 0-{MAX_WINDOW - 1} (clamped; a win
 Offset = whole("first message to return: its message_index, from 0", 0)
 PageLimit = whole(f"messages per page, 1-{MAX_PAGE} (clamped)", 1, MAX_PAGE)
 RecentLimit = whole(f"sessions to list, 1-{MAX_RECENT} (clamped)", 1, MAX_RECENT)
-Project = Annotated[str | None, Field(description="only sessions whose working directory ends in this folder "
-                                                  "name or lies under this path")]
 
 
 # -- output schemas (the structuredContent of each tool) ------------------------------------
@@ -222,21 +246,19 @@ def build_server(door: Door) -> MCPServer:
     server = CrabsearchServer("crabsearch", title="crabsearch", version=__version__, instructions=INSTRUCTIONS,
                               log_level="WARNING")
 
+    @with_filters
     def search_sessions(query: Query, limit: SearchLimit = 5, context_before: Before = 2, context_after: After = 2,
-                        agent: Agent = None, project: Project = None,
-                        since: Annotated[str | None, Field(description="only messages from this day on: "
-                                                           "2026-01-31, 7d, 2w, 3m, 12h, today, yesterday")] = None,
-                        ) -> Annotated[CallToolResult, SearchOutput]:
-        return answer(door.search_sessions, query, limit, context_before, context_after, agent, project, since)
+                        **filters) -> Annotated[CallToolResult, SearchOutput]:
+        return answer(door.search_sessions, query, limit, context_before, context_after, **filters)
 
     def list_messages(session_id: Annotated[str, Field(description="a session_id from search_sessions or "
                                                                    "recent_sessions, or a unique prefix")],
                       offset: Offset = 0, limit: PageLimit = 20) -> Annotated[CallToolResult, PageOutput]:
         return answer(door.list_messages, session_id, offset, limit)
 
-    def recent_sessions(limit: RecentLimit = 10, agent: Agent = None, project: Project = None
-                        ) -> Annotated[CallToolResult, RecentOutput]:
-        return answer(door.recent_sessions, limit, agent, project)
+    @with_filters
+    def recent_sessions(limit: RecentLimit = 10, **filters) -> Annotated[CallToolResult, RecentOutput]:
+        return answer(door.recent_sessions, limit, **filters)
 
     search_guide = SEARCH_GUIDE.format(tools=TOOLS_ON if door.tool_output else TOOLS_OFF)
     for fn, guide, title in ((search_sessions, search_guide, "Search past agent sessions"),
@@ -246,11 +268,11 @@ def build_server(door: Door) -> MCPServer:
     return server
 
 
-def answer(method, *args) -> CallToolResult:
-    """``method(*args)`` as a tool result: the structured answer and its text block, or an
-    ``isError`` result of one sentence (the server keeps serving either way)."""
+def answer(method, *args, **kwargs) -> CallToolResult:
+    """``method(*args, **kwargs)`` as a tool result: the structured answer and its text block, or
+    an ``isError`` result of one sentence (the server keeps serving either way)."""
     try:
-        result: Answer = method(*args)
+        result: Answer = method(*args, **kwargs)
     except BadCall as exc:
         return error_result(str(exc))
     except Exception:  # a defect or an unreadable index: logged on stderr, one sentence to the client

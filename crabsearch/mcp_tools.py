@@ -1,5 +1,5 @@
 """What ``crabsearch mcp`` answers, without the protocol: the three tools over the Engine and the
-Indexer, their caps and result shapes (issue 12); their text blocks are ``crabsearch.mcp_text``.
+Indexer, their caps and result shapes; their text blocks are ``crabsearch.mcp_text``.
 ``crabsearch.mcp_server`` puts them on the wire with the ``mcp`` SDK; nothing here imports it.
 
 The door has no search logic of its own: every hit, window and page comes from
@@ -17,20 +17,19 @@ import logging
 import threading
 import time
 from dataclasses import dataclass
-from datetime import datetime
 
 from .hits import structure_notes
 from .model import Role, iso
-from .query import parse_day, used_part
+from .query import used_part
 from .index.store import why_unwritable
-from .search import AmbiguousSession, Engine, Hit, IndexDamaged, Item, SessionRef
+from .search import AmbiguousSession, Engine, Hit, Item, SessionRef
+from .search.request import Ask, BadArgument, given_filters, retrying, run
 from .mcp_text import page_text, recent_text, search_text
-from .sources import SOURCES
 from .text import terminal_json
 
 log = logging.getLogger("crabsearch.mcp")
 
-# -- the caps (issue 12, "Hard caps"): clamped, never an error ---------------------------------
+# -- the caps: clamped, never an error ----------------------------------------------------------
 MAX_HITS = 20
 """Sessions per ``search_sessions`` answer."""
 MAX_WINDOW = 16
@@ -171,9 +170,11 @@ class Door:
     # -- the tools ----------------------------------------------------------------------------
 
     def search_sessions(self, query: str, limit: int = 5, context_before: int = 2, context_after: int = 2,
-                        agent: str | None = None, project: str | None = None, since: str | None = None) -> Answer:
+                        **filters: str | None) -> Answer:
         """Best hit per session for ``query`` (the app's query language), each with a window of
-        ``context_before``/``context_after`` messages around the hit.
+        ``context_before``/``context_after`` messages around the hit. ``filters``: the filter
+        arguments (``agent``, ``project``, ``since``: ``crabsearch.filters`` entries with an
+        :class:`~crabsearch.filters.McpArg`), each overriding the query's own, noted.
 
         Shape: ``{"query", "route", "indexing", "trimmed", "notes": [str], "hits": [{"session_id",
         "agent", "title", "project", "updated", "message_index", "message_count", "route",
@@ -183,34 +184,21 @@ class Door:
         64 KB in all (``trimmed``: sessions dropped from the end). ``query`` echoes the part
         searched (512 characters at most); an unknown word is spelling-repaired only once no
         refresh runs (a half-built index lacks words); ``notes`` say when the index could not be
-        updated or no transcripts were found. Raises :class:`BadCall` for an empty query, an
-        unknown agent, a bad ``since``, a ``project`` holding a double quote, or no index and an
-        index directory that cannot be written."""
+        updated or no transcripts were found. Raises :class:`BadCall` for an empty query, a
+        filter value its filter does not take (an unknown agent, a ``since`` that is no date)
+        or holding a double quote, or no index and an index directory that cannot be written."""
         if not query.strip():
             raise BadCall("The query is empty: give 2-6 words of what you are looking for.")
-        agent = _agent(agent)
-        filters = _filters(project, since)
-        text = " ".join(filters + [query])
+        given = _given(filters)
         limit = clamp(limit, 1, MAX_HITS)
         before, after = clamp(context_before, 0, MAX_WINDOW - 1), clamp(context_after, 0, MAX_WINDOW - 1)
-        done = self.refresher.fresh()
-        self._usable()
-        # While a refresh still runs (a first build, most often) the index lacks words: an unknown
-        # word is not spelling-repaired to an indexed one (flake -> frame), as in the app.
-        result = self._read(lambda: self.engine.search(text, limit=limit, before=before, after=after, agent=agent,
-                                                       repair=done))
-        notes = self._state_notes() + list(result.notes)
-        if result.corrections:
-            notes.append("showing results for "
-                         + ", ".join(f"{v} instead of {k}" for k, v in result.corrections.items()))
-        if result.cut:
-            notes.append("the query was cut to its first 512 characters")
-        if not done:
+        answer = run(self.engine, Ask(query, given, limit=limit, before=before, after=after),
+                     refresh=self._fresh, rebuild=self._rebuild)
+        result = answer.result
+        notes = self._state_notes() + answer.notes
+        if answer.indexing:
             notes.append(INDEXING_NOTE)
-        # The echo is the part of the query searched (filters stand before it, the engine cuts
-        # the whole at 512 characters), never the argument whatever its length.
-        head = len(" ".join(filters)) + 1 if filters else 0
-        data = {"query": used_part(text)[head:], "route": result.route, "indexing": not done, "trimmed": False,
+        data = {"query": used_part(query), "route": result.route, "indexing": answer.indexing, "trimmed": False,
                 "notes": notes, "hits": [self._hit(h) for h in result.hits]}
         return _fit(data, "hits", search_text,
                     "the answer was cut to stay under 64 KB ({kept} of {all} sessions shown): ask for fewer "
@@ -247,22 +235,22 @@ class Door:
             answer.text = page_text(answer.data)
         return answer
 
-    def recent_sessions(self, limit: int = 10, agent: str | None = None, project: str | None = None) -> Answer:
-        """The most recently updated sessions, newest first.
+    def recent_sessions(self, limit: int = 10, **filters: str | None) -> Answer:
+        """The most recently updated sessions, newest first; ``filters`` as for
+        :meth:`search_sessions` (``agent``, ``project``) narrow them.
 
         Shape: ``{"indexing", "notes": [str], "sessions": [{"session_id", "agent", "title",
         "project", "updated", "message_count", "resume_command"}]}``. Caps: ``limit`` 1..50.
-        Raises :class:`BadCall` for an unknown agent or a ``project`` holding a double quote."""
-        agent = _agent(agent)
+        Raises :class:`BadCall` for a filter value its filter does not take (an unknown agent)
+        or holding a double quote."""
+        given = _given(filters)
         limit = clamp(limit, 1, MAX_RECENT)
-        filters = _filters(project, None)
-        done = self.refresher.fresh()
-        self._usable()
-        if filters:  # a filter alone lists the recent sessions it allows
-            result = self._read(lambda: self.engine.search(" ".join(filters), limit=limit, agent=agent))
-            hits, notes = result.hits, self._state_notes() + list(result.notes)
+        if given:  # the filters alone: the recent sessions they allow
+            answer = run(self.engine, Ask("", given, limit=limit), refresh=self._fresh, rebuild=self._rebuild)
+            hits, notes, done = answer.result.hits, self._state_notes() + answer.notes, not answer.indexing
         else:
-            hits, notes = self._read(lambda: self.engine.recent(limit=limit, agent=agent)), self._state_notes()
+            done = self._fresh()
+            hits, notes = self._read(lambda: self.engine.recent(limit=limit)), self._state_notes()
         if not done:
             notes.append(INDEXING_NOTE)
         data = {"indexing": not done, "notes": notes, "sessions": [_session(h.ref) for h in hits]}
@@ -270,16 +258,22 @@ class Door:
 
     # -- plumbing -----------------------------------------------------------------------------
 
+    def _fresh(self) -> bool:
+        """Refresh before a read (:meth:`Refresher.fresh`): False while the refresh still runs.
+        Raises :class:`BadCall` when there is no index and none can be made (:meth:`_usable`)."""
+        done = self.refresher.fresh()
+        self._usable()
+        return done
+
+    def _rebuild(self, line: str) -> None:
+        """Rebuild a damaged index from the transcripts (as the CLI does), said in the log."""
+        log.warning("crabsearch: %s", line)
+        self.refresher.fresh(force=True)
+        self.engine.reload()
+
     def _read(self, call):
-        """``call()``; a damaged index is rebuilt from the transcripts and the call made once
-        more (as the CLI does)."""
-        try:
-            return call()
-        except IndexDamaged as exc:
-            log.warning("crabsearch: %s; rebuilding it now", exc)
-            self.refresher.fresh(force=True)
-            self.engine.reload()
-            return call()
+        """``call()``, made once more after rebuilding a damaged index (``request.retrying``)."""
+        return retrying(call, self._rebuild)
 
     def _usable(self) -> None:
         """Raise :class:`BadCall` when there is no index to search and none can be made (the
@@ -346,29 +340,13 @@ class Door:
         return d
 
 
-def _agent(agent: str | None) -> str | None:
-    if agent is None or not agent.strip():
-        return None
-    name = agent.strip().lower()
-    if name not in SOURCES:
-        raise BadCall(f"Unknown agent {quoted(agent)}: use one of {', '.join(SOURCES)}.")
-    return name
-
-
-def _filters(project: str | None, since: str | None) -> list[str]:
-    """The query-language filters for the ``project`` and ``since`` arguments (put before the
-    query, so that a query cut at 512 characters keeps them)."""
-    out = []
-    if project is not None and project.strip():
-        if '"' in project:
-            raise BadCall("project cannot hold a double quote: give the project folder's name or a path.")
-        out.append(f'project:"{project.strip()}"')
-    if since is not None and since.strip():
-        value = since.strip()
-        if any(c.isspace() or c == '"' for c in value) or parse_day(value, datetime.now().astimezone()) is None:
-            raise BadCall(f"since {quoted(since)} is not a date: use 2026-01-31, 7d, 2w, 3m, 12h, today or yesterday.")
-        out.append(f"since:{value}")
-    return out
+def _given(filters: dict[str, str | None]) -> dict[str, str]:
+    """The filter arguments, checked (``request.given_filters``); :class:`BadCall` with the
+    filter's problem line for a value it does not take."""
+    try:
+        return given_filters(filters)
+    except BadArgument as exc:
+        raise BadCall(f"{exc}.") from None
 
 
 def _session(ref: SessionRef) -> dict:

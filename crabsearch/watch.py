@@ -17,12 +17,14 @@ import threading
 from pathlib import Path
 from typing import Callable, Iterable
 
+from .sources import CARDS
+
 SETTLE_MS = 50
 """Quiet time after the last event of a burst before the change is reported."""
 MAX_WAIT_MS = 300
 """A steady stream of writes (an agent streaming) is reported at least this often."""
-PROJECT_TREE_SOURCES = ("aider", "specstory")
-"""Sources whose roots are the user's project folders: polled, never watched."""
+PROJECT_TREE_SOURCES = tuple(agent for agent, card in CARDS.items() if card.project_tree)
+"""Sources whose roots are the user's project folders (``Source.project_tree``): polled, never watched."""
 
 
 def watch_roots(indexer) -> list[Path]:

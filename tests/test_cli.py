@@ -343,7 +343,7 @@ def test_a_transcript_with_a_hash_in_its_path_is_not_taken_for_gone(tmp_path):
 def test_a_cut_query_is_quoted_as_searched(home, capsys):
     """A user trial: a 3,000-character query was cut to 512, then quoted whole in "no sessions match"."""
     code, out, _ = run(capsys, "search", "a" * 3000)
-    assert code == 0 and "(query cut to its first 512 characters)" in out
+    assert code == 0 and "(the query was cut to its first 512 characters)" in out
     line = next(x for x in out.splitlines() if x.startswith("no sessions match"))
     assert len(line) < 600 and line.endswith("…'")
 

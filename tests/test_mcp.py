@@ -367,9 +367,9 @@ def test_bad_calls_are_one_sentence_and_the_server_serves_on(door):
         assert len(data["hits"]) == 3
         assert await error(client, "search_sessions", query=["cron"]) == "Argument query must be a string."
         assert (await error(client, "search_sessions", query="cron", agent="vim")).startswith(
-            "Unknown agent 'vim': use one of claude, codex,")
+            "agent: no agent is called “vim”; the agents are claude, codex,")
         assert (await error(client, "search_sessions", query="cron", since="last week")).startswith(
-            "since 'last week' is not a date")
+            "since:last week: that is not a date; write 2026-01-31, today,")
         assert "double quote" in await error(client, "recent_sessions", project='a"b')
         assert await error(client, "list_messages", session_id="nope-nope") == \
             "No session 'nope-nope' in the index: use an id from search_sessions or recent_sessions."

@@ -110,7 +110,7 @@ def test_an_empty_filter_being_typed_is_not_a_word_and_is_noted():
     said so and the command line said nothing: a fresh-user trial)."""
     q = parse("agent: cron", agents=("claude",), now=NOW)
     assert q.words == ["cron"] and q.agent is None
-    assert q.notes == ["agent: needs a name (known: claude); filter ignored"]
+    assert q.notes == ["agent: needs a name: the agents are claude; filter ignored"]
     for key in ("project", "role", "since", "until", "in"):
         q = parse(f"{key}:", now=NOW)
         assert not q.words and len(q.notes) == 1 and q.notes[0].startswith(f"{key}: needs ")

@@ -233,7 +233,7 @@ def test_served_errors_keep_their_exit_code_and_stderr(served):
                     path], env=env, check=True, cwd="/")
     _wait_for(path)
     proc = crabsearch(env, "search", "cron", "--agent", "nosuchagent")
-    assert proc.returncode == 2 and "unknown agent 'nosuchagent'" in proc.stderr and not proc.stdout
+    assert proc.returncode == 2 and "agent: no agent is called “nosuchagent”" in proc.stderr and not proc.stdout
     code, _ = _served(env, path, "search", "cron", "--agent", "nosuchagent")
     assert code == 2
 

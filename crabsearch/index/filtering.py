@@ -1,6 +1,7 @@
-"""Filters of a query (``agent:``, ``project:``, ``role:``, ``since:``/``until:``) as Whoosh
+"""Filters of a query (``agent:``, ``project:``, ``role:``, ``since:``/``until:``, and every other
+entry of ``crabsearch.filters.FILTERS``, by its :class:`~crabsearch.filters.Narrow`) as Whoosh
 clauses that narrow without scoring, and the field values they match (written by the index
-writer: ``hour``, ``projname``). Split from ``querying`` (issue 11: one home per idea)."""
+writer: ``hour``, ``projname``, and each filter's own field)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from whoosh.query import And, Or, Prefix, Query, Term, TermRange
 from whoosh.query.wrappers import WrappingQuery
 from whoosh.reading import TermNotFound
 
+from ..filters import FILTERS
 from ..query import ParsedQuery
 from .union import posting_blocks, without_deleted
 
@@ -102,8 +104,8 @@ def term_docs(searcher, fieldname: str, text: str) -> list[int]:
     """The numbers of the live documents of ``searcher`` (every segment) whose ``fieldname``
     holds the term ``text``, in order: Whoosh's reader postings, which score nothing. The same
     documents as ``Term(fieldname, text).docs(searcher)``, which builds a BM25 scorer in every
-    segment for each lookup (~0.23 ms at 1 GB; a search checks each hit's message id for copies
-    in other sessions with one). An unknown field or term gives ``[]``."""
+    segment for each lookup (a search checks each hit's message id for copies in other sessions
+    with one). An unknown field or term gives ``[]``."""
     if fieldname not in searcher.schema:
         return []
     try:
@@ -125,8 +127,8 @@ def live_document(searcher, fieldname: str, text: str, near: int | None = None) 
     (a unique key: a transcript's session document by ``mkey``), or None. ``near``, a global
     document number, names the segment asked first: a transcript's session document is written
     with its messages, so it is usually in a hit message's segment, one term lookup instead of
-    one in every segment (16 at 1 GB; a search looks up a session document per row shown). Only
-    when it is not there are all segments asked (``Searcher.document``)."""
+    one in every segment (a search looks up a session document per row shown). Only when it is
+    not there are all segments asked (``Searcher.document``)."""
     if near is not None:
         sub, _ = leaf_of(searcher, near)
         docs = term_docs(sub, fieldname, text)  # a segment's postings leave its deleted documents out
@@ -180,7 +182,9 @@ def in_window(updated: int, window: tuple[int | None, int | None]) -> bool:
 
 
 def filters(pq: ParsedQuery, *, sessions: bool, kind: bool = True, time: bool = True) -> list[Query] | None:
-    """Filter clauses for message documents, or for session documents when ``sessions``.
+    """Filter clauses for message documents, or for session documents when ``sessions``: one per
+    filter set in ``pq``, in :data:`~crabsearch.filters.FILTERS` order, as its ``Narrow`` says
+    (``in:tools`` has none: it changes the fields searched, ``querying``).
 
     ``time=False`` leaves out ``since:``/``until:``, for a caller that checks
     :func:`time_window` itself (the engine's collectors read the time of each match from a
@@ -192,19 +196,30 @@ def filters(pq: ParsedQuery, *, sessions: bool, kind: bool = True, time: bool = 
     only messages have a role).
     """
     out: list[Query] = [Term("kind", "s" if sessions else "m")] if kind else []
-    if pq.agent:
-        out.append(Term("agent", pq.agent))
-    if pq.project:
-        if "/" in pq.project or "\\" in pq.project:
-            path = os.path.expanduser(pq.project).rstrip("/") or "/"
-            # The folder itself or anything below it (not /home/me/webapp-old for /home/me/webapp).
-            out.append(Or([Term("project", path), Prefix("project", path.rstrip("/") + "/")]))
-        else:
-            out.append(Term("projname", pq.project.lower()))
-    if pq.role:
-        if sessions:
-            return None
-        out.append(Term("role", pq.role))
-    if time and (pq.since or pq.until):
-        out.append(TermRange("hour", hour_key(pq.since), hour_key(pq.until), startexcl=False, endexcl=True))
+    timed = False
+    for f in FILTERS.values():
+        value = pq.values.get(f.name)
+        if value is None or value is False:
+            continue
+        narrow = f.narrow
+        if narrow.kind == "term":
+            out.append(Term(narrow.field, value))
+        elif narrow.kind == "messages":
+            if sessions:
+                return None
+            out.append(Term(narrow.field, value))
+        elif narrow.kind == "project":
+            out.append(_project(value))
+        elif narrow.kind == "time" and time and not timed:
+            timed = True
+            out.append(TermRange("hour", hour_key(pq.since), hour_key(pq.until), startexcl=False, endexcl=True))
     return [_zero(q) for q in out]
+
+
+def _project(project: str) -> Query:
+    """``project:NAME`` (the working directory's last folder, any case) or ``project:/path``
+    (the folder itself or anything below it, not ``/home/me/webapp-old`` for ``/home/me/webapp``)."""
+    if "/" in project or "\\" in project:
+        path = os.path.expanduser(project).rstrip("/") or "/"
+        return Or([Term("project", path), Prefix("project", path.rstrip("/") + "/")])
+    return Term("projname", project.lower())

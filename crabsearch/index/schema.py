@@ -24,6 +24,7 @@ from itertools import accumulate
 from whoosh import columns, formats
 from whoosh.fields import COLUMN, ID, STORED, TEXT, Schema
 
+from ..filters import indexed_fields
 from .analysis import NAME_MARK, text_analyzer
 
 SCHEMA_VERSION = 14
@@ -214,9 +215,10 @@ class PhraseText(TEXT):
 
 
 def make_schema() -> Schema:
-    """Build the schema (see the module docstring for the reasoning)."""
+    """Build the schema (see the module docstring for the reasoning), with an ``ID`` field for
+    each filter indexed from its session (``crabsearch.filters.indexed_fields``)."""
     ana = text_analyzer()
-    return Schema(
+    schema = Schema(
         mkey=ID(unique=True),
         fkey=ID(stored=True),
         skey=ID(stored=True, sortable=SessionKeyColumn()),
@@ -247,3 +249,6 @@ def make_schema() -> Schema:
         compaction=PhraseText(ana),
         title=PhraseText(ana),
     )
+    for name in indexed_fields():
+        schema.add(name, ID())
+    return schema

@@ -37,12 +37,14 @@ from .integrity import (  # noqa: F401 - re-exported: the engine's names for dam
 from .layout import (CURRENT, GEN_PREFIX, INDEX_NAME, LAST_REFRESH, STAMP, current_dir, is_legacy,  # noqa: F401
                      misplaced_current, misplaced_note, owned, where)
 from ..sources.base import READERS_VERSION
+from ..filters import indexed_fields
 from .schema import SCHEMA_VERSION, make_schema
 
-INDEX_VERSION = f"{SCHEMA_VERSION}.r{RULES_VERSION}.s{READERS_VERSION}"
+INDEX_VERSION = f"{SCHEMA_VERSION}.r{RULES_VERSION}.s{READERS_VERSION}" + "".join(f".f{n}" for n in indexed_fields())
 """The stamp's version: the schema's, the masking rules' (an index built under older rules holds,
-and finds, secrets they did not mask) and the readers' (an index read by older readers misses
-what they dropped): a change of any of them rebuilds."""
+and finds, secrets they did not mask), the readers' (an index read by older readers misses
+what they dropped) and the fields filters index from their sessions (``.fbranch``: an index
+without one cannot narrow by it): a change of any of them rebuilds."""
 
 whoosh_fixes.install()  # zero-copy segment reads, field lengths read once (see whoosh_fixes)
 

@@ -24,6 +24,7 @@ from typing import Callable, Iterable, Mapping
 from whoosh.index import LockError
 from whoosh.writing import CLEAR
 
+from ..filters import FILTERS
 from ..model import Message, Role, Session, to_ms
 from ..paths import make_private, write_private
 from ..sources import SOURCES, Source
@@ -66,6 +67,9 @@ BATCH_GROWTH = 4
 """4, not 2: a 300 MB build (49k messages) makes 4 segments, where doubling made 7 (Whoosh's
 merge policy leaves them, and a search pays for each); a stop loses at most the batch being
 read, up to 3/4 of what that refresh read."""
+
+SESSION_FIELD_FILTERS = tuple(f for f in FILTERS.values() if f.narrow.of_session is not None)
+"""The filters whose field the writer fills from each session (``Narrow.of_session``)."""
 
 
 def batch_limits(n: int) -> tuple[int, int]:
@@ -187,7 +191,8 @@ def message_doc(fkey: str, skey: str, session: Session, m: Message, *, acting: b
 
 
 def _place(doc: dict, session: Session, ts) -> None:
-    """The filter fields: project (path and last segment) and the UTC hour."""
+    """The filter fields: project (path and last segment), the UTC hour, and each field a filter
+    indexes from its session (``crabsearch.filters``: ``Narrow.of_session``)."""
     if session.project:
         doc["project"] = session.project.rstrip("/")
         name = project_name(session.project)
@@ -196,6 +201,10 @@ def _place(doc: dict, session: Session, ts) -> None:
     hour = hour_key(ts)
     if hour:
         doc["hour"] = hour
+    for f in SESSION_FIELD_FILTERS:
+        value = f.narrow.of_session(session)
+        if value:
+            doc[f.narrow.field] = value
 
 
 def acting_flags(messages: list[Message]) -> list[bool]:

@@ -9,7 +9,6 @@ policy), ``sessions`` (session documents, copies, subagent links, listings) and 
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import threading
 import time
@@ -17,6 +16,7 @@ from pathlib import Path
 
 from whoosh.query import And, Term
 
+from ..filters import FILTERS
 from ..hits import AmbiguousSession, Hit, Item, Page, SearchResult, SessionRef, abandoned_ranges, branch_window
 from ..index.analysis import spans as _spans
 from ..index.analysis import term_spans as _term_spans
@@ -144,12 +144,14 @@ class Engine:
     def search(self, query: str, *, limit: int = DEFAULT_LIMIT, before: int = DEFAULT_BEFORE,
                after: int = DEFAULT_AFTER, agent: str | None = None, sort: str = "relevance",
                time_limit: float | None = None, explain: bool = False,
-               redact: bool | None = None, typing: bool = False, stop=None, repair: bool = True) -> SearchResult:
+               redact: bool | None = None, typing: bool = False, stop=None, repair: bool = True,
+               given: dict[str, str] | None = None) -> SearchResult:
         """Best hit per session for ``query`` (the query language of ``crabsearch.query``), with
         context windows; never raises for any text.
 
-        ``limit`` caps the number of sessions; ``agent`` is the same as ``agent:NAME`` in the
-        query. ``sort`` is ``relevance`` (recency breaks ties) or ``newest`` (sessions by their
+        ``limit`` caps the number of sessions. ``given``: filter values by name from outside the
+        query (``--agent``, MCP's arguments), each overriding the query's own with a note
+        (``query.parse``'s ``given``); ``agent`` is ``given={"agent": agent}``. ``sort`` is ``relevance`` (recency breaks ties) or ``newest`` (sessions by their
         newest matching message, each rung's sessions in turn). ``time_limit`` (seconds) stops
         scoring early and returns the best hits found so far with ``partial=True`` (the app uses
         it so a word found in every message stays responsive; scripts get complete results).
@@ -169,12 +171,11 @@ class Engine:
         score for every query word they hold; a session that matches only by title or summary is
         anchored on its first real user prompt.
         """
-        pq = parse(query, agents=tuple(SOURCES))
+        given = dict(given or {})
         if agent:
-            if pq.agent and pq.agent != agent:  # a fresh-user trial: the query's agent: was dropped unsaid
-                pq.notes.append(f"agent:{pq.agent} in the query is overridden: searching {agent} only")
-            pq.agent = agent
-        if pq.unclosed and not typing:  # a fresh-user trial: `"database timeout` found nothing, no word why
+            given["agent"] = agent
+        pq = parse(query, agents=tuple(SOURCES), given=given)
+        if pq.unclosed and not typing:  # `"database timeout` finds nothing without it: it says why
             pq.notes.append(pq.unclosed_note)
         result = SearchResult(query=query, hits=[], cut=pq.cut, notes=list(pq.notes), sort=sort)
         if limit <= 0:
@@ -407,9 +408,11 @@ class Engine:
 
     @_guarded
     def facets(self, query: str = "") -> dict[str, list[tuple[str, int]]]:
-        """What the filters can take: ``{"agent": [(name, sessions)], "project": [(last folder,
-        sessions)]}``, most sessions first (for Tab completion and the filter pickers). Counts
-        session documents through the postings of each term; cached per index generation.
+        """What the filters can take, for Tab completion and the filter pickers: per filter whose
+        values come from the index (``crabsearch.filters``: ``complete`` names a facet),
+        ``[(value, sessions)]``, most sessions first: ``{"agent": [("claude", 12), ...],
+        "project": [(last folder, sessions), ...]}``. Counts session documents through the
+        postings of each term; cached per index generation.
 
         ``query``'s filters narrow each list but its own: the projects of the sessions that its
         ``agent:``, ``role:``, ``since:`` and ``until:`` allow (``agent:claude``: only the
@@ -417,12 +420,13 @@ class Engine:
         filters allow; a name with no such session is left out. Its words are not counted (a
         filter picked from the list narrows the search that the words make)."""
         pq = parse(query, agents=tuple(SOURCES))
-        narrowing = {"agent": dataclasses.replace(pq, agent=None), "project": dataclasses.replace(pq, project=None)}
-        key = tuple((f, q.agent, q.project, q.role, q.since, q.until) for f, q in narrowing.items() if q.has_filters)
+        faceted = [f for f in FILTERS.values() if isinstance(f.complete, str)]
+        narrowing = {f.name: pq.without(f.name) for f in faceted}
+        key = tuple((f, tuple(sorted(q.values.items()))) for f, q in narrowing.items() if q.has_filters)
         with self._lock:
             searcher = self._get_searcher()
             if searcher is None:
-                return {"agent": [], "project": []}
+                return {f.complete: [] for f in faceted}
             if self._facets and self._facets[0] is searcher and key in self._facets[1]:  # same index generation
                 return self._facets[1][key]
             everything = set(searcher.document_numbers(kind="s"))
@@ -434,16 +438,17 @@ class Engine:
                 if folder:
                     spelled.setdefault(folder.lower(), folder)
             out: dict[str, list[tuple[str, int]]] = {}
-            for name, fieldname in (("agent", "agent"), ("project", "projname")):
-                q = narrowing[name]
+            for f in faceted:
+                q = narrowing[f.name]
+                fieldname = "projname" if f.narrow.kind == "project" else f.narrow.field
                 sessions = passing_sessions(searcher, q, self._keys) if q.has_filters else everything
                 counts = []
-                for term in searcher.lexicon(fieldname):
+                for term in searcher.lexicon(fieldname) if fieldname in searcher.schema else ():
                     docs = set(searcher.postings(fieldname, term).all_ids()) & sessions
                     if docs:
                         text = term.decode("utf-8", "replace")
-                        counts.append((spelled.get(text, text) if name == "project" else text, len(docs)))
-                out[name] = sorted(counts, key=lambda c: (-c[1], c[0].lower()))
+                        counts.append((spelled.get(text, text) if fieldname == "projname" else text, len(docs)))
+                out[f.complete] = sorted(counts, key=lambda c: (-c[1], c[0].lower()))
             if not self._facets or self._facets[0] is not searcher:
                 self._facets = (searcher, {})
             if len(self._facets[1]) > 16:  # the facets of other queries' filters: a few kept

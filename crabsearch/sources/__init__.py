@@ -1,30 +1,87 @@
 """Transcript sources: one module per agent format.
 
-Every module in this package that defines ``SOURCE`` (a :class:`Source` instance) is registered:
-``SOURCES`` maps its agent name (the ``agent:`` filter value) to it, ordered by ``Source.order``.
-Adding an agent means adding one module here, named after its agent (``claude.py`` defines the
-``claude`` source), its name in :data:`AGENTS`, and its fixtures under ``tests/``
-(``tests/test_lazy_imports.py`` checks that the modules and :data:`AGENTS` agree).
+Every module in this package that defines ``SOURCE`` (a :class:`Source` instance) is an agent,
+named after its module (``claude.py`` defines the ``claude`` source). Adding an agent is adding
+its module and its fixture test (``tests/test_sources_<agent>.py``); ``tests/test_agent_registry.py``
+fails when an agent lacks a piece, and ``tests/test_startup.py`` checks the names and order.
 
-The reader modules are imported on first use, one at a time (issue 13): a search that finds
-nothing changed needs the readers of the agents it shows, not all twelve (each compiles its
-patterns and pulls in sqlite3, zstandard, tomllib...). ``SOURCES["claude"]``,
-``SOURCES.get(name)`` and ``name in SOURCES`` import one module; iterating the names
-(``tuple(SOURCES)``, ``", ".join(SOURCES)``) imports none; ``values()`` and ``items()`` import
-them all.
+What is known of an agent without importing its reader is its card (:data:`CARDS`): the literal
+class attributes ``agent``, ``order``, ``display``, ``badge``, ``env_var``, ``config_table``,
+``project_tree`` and ``style`` of the class its module's ``SOURCE = X()`` line makes, read from
+the module's text. The names in :data:`AGENTS`, the result rows' badges and column width, the
+config's agent tables and the watcher's polled agents come from the cards; everything else
+(roots, discovery, reading, resume and fork commands) from the reader itself.
+
+The reader modules are imported on first use, one at a time: a search that finds nothing
+changed needs the readers of the agents it shows, not all of them (each compiles its patterns
+and pulls in sqlite3, zstandard, tomllib...). ``SOURCES["claude"]``, ``SOURCES.get(name)`` and
+``name in SOURCES`` import one module; iterating the names (``tuple(SOURCES)``,
+``", ".join(SOURCES)``) imports none; ``values()`` and ``items()`` import them all.
 """
 
 from __future__ import annotations
 
 import importlib
+import re
 from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Iterator
 
 from .base import FileRead, Source
 
-AGENTS = ("claude", "codex", "gemini", "openclaw", "crabtalk", "opencode", "copilot", "pi", "cursor", "cline",
-          "aider", "specstory")
-"""Every agent name, in ``Source.order`` (lists, status, help); each is also its module's name."""
+
+@dataclass(frozen=True)
+class Card:
+    """An agent as its reader module declares it (see the module docstring; the meaning of each
+    field is :class:`Source`'s attribute of that name)."""
+
+    agent: str
+    order: int = 100
+    display: str = ""
+    badge: str = ""
+    env_var: str = ""
+    config_table: str = ""
+    project_tree: bool = False
+    style: str = ""
+
+
+_SOURCE_LINE = re.compile(rb"\nSOURCE = (\w+)\(\)")
+_CARD_LINE = re.compile(r'^    (\w+) = ("[^"\\\n]*"|-?\d+|True|False)[ \t]*(?:#.*)?$')
+
+
+def read_cards(directory: Path) -> dict[str, Card]:
+    """The cards of the reader modules in ``directory`` (a module whose text has a line
+    ``SOURCE = X()``): the :class:`Card` fields written as literals in the body of ``class X``
+    (up to its first method), by agent name, in ``(order, agent)`` order. Raises ``RuntimeError``
+    for a module whose card names another agent than the module, or holds no ``agent``."""
+    cards = []
+    for path in sorted(directory.glob("*.py")):
+        text = path.read_bytes()
+        at = text.rfind(b"\nSOURCE = ")  # near the end, where modules make it
+        found = _SOURCE_LINE.match(text, at) if at >= 0 else None
+        if found is None:
+            continue
+        start = text.find(b"\nclass " + found.group(1) + b"(")
+        end = text.find(b"\n    def ", start)
+        values = {}
+        for line in text[start:end].decode("utf-8").splitlines() if start >= 0 else ():
+            m = _CARD_LINE.match(line)
+            if m and m.group(1) in Card.__dataclass_fields__:
+                raw = m.group(2)
+                values[m.group(1)] = raw[1:-1] if raw.startswith('"') else raw == "True" if raw in (
+                    "True", "False") else int(raw)
+        if values.get("agent") != path.stem:
+            raise RuntimeError(f"crabsearch.sources.{path.stem} must define SOURCE with agent {path.stem!r}")
+        cards.append(Card(**values))
+    return {c.agent: c for c in sorted(cards, key=lambda c: (c.order, c.agent))}
+
+
+CARDS: dict[str, Card] = read_cards(Path(__file__).resolve().parent)
+"""Every agent's card, by name, in ``Source.order`` (lists, status, help)."""
+
+AGENTS: tuple[str, ...] = tuple(CARDS)
+"""Every agent name, in ``Source.order``; each is also its module's name."""
 
 
 class Registry(Mapping):
@@ -69,4 +126,4 @@ def get_source(agent: str) -> Source:
     return SOURCES[agent]
 
 
-__all__ = ["AGENTS", "SOURCES", "FileRead", "Registry", "Source", "get_source"]
+__all__ = ["AGENTS", "CARDS", "SOURCES", "Card", "FileRead", "Registry", "Source", "get_source"]

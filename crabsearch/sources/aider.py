@@ -138,6 +138,8 @@ class AiderSource(Source):
     env_var = "CRABSEARCH_AIDER_DIRS"
     display = "Aider"
     badge = "Aider"
+    config_table = "aider"
+    project_tree = True
 
     def roots(self, env: Mapping[str, str], home: Path) -> list[Path]:
         """The listed directories (``$CRABSEARCH_AIDER_DIRS``, config ``[aider] dirs``) and home."""

@@ -75,7 +75,10 @@ class Source:
     """One agent's transcript format. Subclasses set ``agent`` and implement the hooks.
 
     ``agent`` is the short name used in ``agent:`` filters and JSON (``claude``, ``codex``, ...);
-    ``display`` is the human name; ``badge`` the short one on result rows (``Claude``).
+    ``display`` is the human name; ``badge`` the short one on result rows (``Claude``). These and
+    ``order``, ``env_var``, ``config_table``, ``project_tree`` and ``style`` are the agent's card
+    (``crabsearch.sources.CARDS``): written as literals in the class body of the module's
+    ``SOURCE``, they are read from its text without importing it.
     """
 
     agent: str = ""
@@ -86,6 +89,14 @@ class Source:
     env_var: str = ""
     """The agent's own directory override (``CLAUDE_CONFIG_DIR``); config ``[sources]`` extra
     directories are read by discovering with it set to each of them."""
+    config_table: str = ""
+    """The agent's own table in crabsearch's ``config.toml`` (``[aider] dirs``), if it reads one:
+    a known setting (``config.KNOWN_KEYS``)."""
+    project_tree: bool = False
+    """True when the agent's roots are the user's project folders: polled, never watched
+    (``watch``)."""
+    style: str = ""
+    """The Rich style of the agent's badge on result rows (empty: one of a few, by name)."""
     known_kinds: Mapping[str, frozenset[str]] = {}
     """The record kinds this reader knows (reads, or knowingly passes over as metadata), by the
     field or table the agent names them in: ``{"line": {...}}`` for a JSONL ``type``, ``{"part":

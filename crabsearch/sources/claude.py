@@ -184,6 +184,7 @@ class ClaudeSource(Source):
     known_kinds = {"line": KNOWN_KINDS}
     display = "Claude Code"
     badge = "Claude"
+    style = "bold white on dark_orange3"
 
     def roots(self, env: Mapping[str, str], home: Path) -> list[Path]:
         """``$CLAUDE_CONFIG_DIR`` (each entry of a comma-separated list), else ``~/.claude``."""

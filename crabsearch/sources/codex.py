@@ -139,6 +139,7 @@ class CodexSource(Source):
     env_var = "CODEX_HOME"
     display = "Codex CLI"
     badge = "Codex"
+    style = "bold white on dodger_blue3"
     known_kinds = {"line": KNOWN_KINDS}
 
     def roots(self, env: Mapping[str, str], home: Path) -> list[Path]:

@@ -55,6 +55,8 @@ class SpecStorySource(Source):
     env_var = "CRABSEARCH_SPECSTORY_DIRS"
     display = "SpecStory"
     badge = "SpecStory"
+    config_table = "specstory"
+    project_tree = True
 
     def roots(self, env: Mapping[str, str], home: Path) -> list[Path]:
         """The listed directories (see the module docstring)."""

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Callable
 
 from rich.cells import cell_len, get_character_cell_size
@@ -31,12 +32,11 @@ from textual.widget import Widget
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
-from ..query import FILTER_KEYS, parse
+from ..filters import DATE_CHOICES, FILTER_KEYS, FILTERS, Facts  # noqa: F401 - DATE_CHOICES: the F5 picker's
+from ..query import parse
 from ..text import printable
 
 _TOKEN = re.compile(r'-?"[^"]*"?|\w+:"[^"]*"?|\S+')
-DATE_CHOICES = [("today", "today"), ("yesterday", "since yesterday"), ("7d", "the last 7 days"),
-                ("30d", "the last 30 days"), ("90d", "the last 90 days"), ("365d", "the last year")]
 
 
 @dataclass
@@ -125,24 +125,17 @@ def check_filters(text: str, agents: tuple[str, ...]) -> tuple[str, list[str]]:
     return cleaned, problems
 
 
+_NOW = datetime(2000, 1, 1).astimezone()
+"""A clock for :func:`filter_problem`: whether a value is a date does not depend on the day."""
+
+
 def filter_problem(tok: Token, agents: tuple[str, ...]) -> str:
     """What is wrong with the filter ``tok`` that means nothing (:func:`means_nothing`), and
-    what is valid, in one line."""
-    value = tok.value.strip()
-    key, shown = tok.key, printable(tok.text)
-    if key == "agent":
-        valid = f"the agents are {', '.join(agents)} (F3 picks one)"
-        return (f"{shown}: no agent is called “{printable(value)}”; {valid}." if value
-                else f"agent: needs a name: {valid}.")
-    if key == "role":
-        return (f"{shown}: " + (f"no role is called “{printable(value)}”; " if value else "")
-                + "the roles are user (what you said) and assistant (what the agent said).")
-    if key in ("since", "until"):
-        return (f"{shown}: " + ("that is not a date; " if value else "needs a date: ")
-                + "write 2026-01-31, today, yesterday, or a time ago such as 12h, 7d, 2w or 3m (F5 picks one).")
-    if key == "in":
-        return f"{shown}: the only place is in:tools (tool output, when it is indexed)."
-    return "project: needs a name: the last folder of the working directory, or a path (F4 picks one)."
+    what is valid, in one line: its registry entry's problem line (``crabsearch.filters``: the
+    command line and MCP say the same), then the key of its picker."""
+    f = FILTERS[tok.key]
+    line = f.problem(printable(tok.text), tok.value.strip(), Facts(agents, _NOW), show=printable)
+    return (line or f"{printable(tok.text)}: ignored") + (f" ({f.picker} picks one)." if f.picker else ".")
 
 
 def typed_filter(text: str, agents: tuple[str, ...]) -> Token | None:
@@ -159,14 +152,10 @@ def typed_filter(text: str, agents: tuple[str, ...]) -> Token | None:
 
 def could_become_valid(tok: Token, agents: tuple[str, ...]) -> bool:
     """True when more typing can make the filter ``tok`` a valid one: no value yet, or a value
-    that starts a valid one (``agent:cl``, ``role:as``, ``in:to``, ``since:2026-0``, ``since:yes``);
-    ``agent:vim`` cannot."""
+    that starts a valid one (``agent:cl``, ``role:as``, ``in:to``, ``since:2026-0``, ``since:yes``:
+    its entry's ``could_be``); ``agent:vim`` cannot."""
     value = tok.value.strip().lower()
-    starts = {"agent": agents, "role": ("user", "assistant"), "in": ("tools",),
-              "since": ("today", "yesterday"), "until": ("today", "yesterday")}.get(tok.key, ())
-    if not value or any(v.startswith(value) for v in starts):
-        return True
-    return tok.key in ("since", "until") and re.fullmatch(r"\d[\d-]*", value) is not None
+    return not value or FILTERS[tok.key].could_be(value, Facts(agents, _NOW))
 
 
 def completions(text: str, cursor: int, facets: dict[str, list[tuple[str, int]]]) -> tuple[int, int, list[str]]:
@@ -182,18 +171,10 @@ def completions(text: str, cursor: int, facets: dict[str, list[tuple[str, int]]]
     if not sep:
         names = [f"{k}:" for k in FILTER_KEYS if k.startswith(key.lower())] if len(key) >= 2 else []
         return tok.start, tok.end, names
-    if key == "agent":
-        pool = [name for name, _ in facets.get("agent", [])]
-    elif key == "project":
-        pool = [name for name, _ in facets.get("project", [])]
-    elif key == "role":
-        pool = ["user", "assistant"]
-    elif key in ("since", "until"):
-        pool = [v for v, _ in DATE_CHOICES]
-    elif key == "in":
-        pool = ["tools"]
-    else:
+    if key not in FILTERS:
         return cursor, cursor, []
+    source = FILTERS[key].complete  # a facet of the index, or the values themselves
+    pool = [name for name, _ in facets.get(source, [])] if isinstance(source, str) else list(source)
     low = value.strip('"').lower()
     found = [f"{key}:{quote(name)}" for name in pool if name.lower().startswith(low) and name.lower() != low]
     if not found and low:  # no prefix match: anything containing it
@@ -210,12 +191,12 @@ class SafeInput(Input):
 
     virtual_size = Reactive(Size(0, 0), layout=False)
     """Input's watcher sets it at every key (the text's width); as Widget's reactive it asked for
-    a layout of the whole screen each time, ~10 ms a key at 1 GB (issue 13, typing). The box's
-    own size never depends on it, and scrolling reads it as it is: a repaint is enough."""
+    a layout of the whole screen each time. The box's own size never depends on it, and
+    scrolling reads it as it is: a repaint is enough."""
 
     async def _on_key(self, event: events.Key) -> None:
         """Each key acts where the focus is when its turn comes, in the order the keys came
-        (automation, a fast typist, a paste without bracketed paste: a fresh-user trial).
+        (automation, a fast typist, a paste without bracketed paste).
         Textual ran a key's bindings only once the key had bubbled up to the app, through each
         ancestor's queue, while the keys behind it were handled in the box meanwhile: Backspace
         deleted a character typed after it (``snapx``, Backspace, ``shot`` gave ``snapxsho``).
@@ -489,9 +470,9 @@ class PickerScreen(ModalScreen[str | None]):
     def on_resize(self) -> None:
         """Fit the dialog to the screen: the list gets the rows the panel's height leaves it
         (:attr:`LIST_ROWS` at most), so the hint under it stays on screen and the list scrolls to
-        its highlighted option (a fresh-user trial: at 60x15 End highlighted an option below the
-        screen's edge, and Enter picked it unseen). Measured after the screen's layout: the title
-        may wrap on a narrow screen."""
+        its highlighted option (End never highlights an option below the screen's edge, for
+        Enter to pick unseen). Measured after the screen's layout: the title may wrap on a
+        narrow screen."""
         panel = self.query_one(".picker")
         options = self.query_one("#choices", OptionList)
         chrome = panel.styles.gutter.height + sum(w.outer_size.height for w in panel.children if w is not options)

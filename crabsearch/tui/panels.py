@@ -17,6 +17,7 @@ from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
+from ..filters import help_rows
 from ..search import Hit, SearchResult
 from ..text import printable
 
@@ -57,9 +58,7 @@ KEYS = [
                     ("Ctrl+P", "command palette: every action by name"),
                     ("F1, ?", "this help (? outside the search box)", ("help",)), ("Ctrl+Q", "quit (Ctrl+C too, on the search screen)")]),
     ("Query language", [('"a phrase"', "words adjacent, in order"), ("-word", "exclude"), ("word*", "prefix"),
-                        ("agent:codex", "claude, codex, gemini, …"), ("project:NAME", "last folder, or project:/path"),
-                        ("role:user", "user or assistant"), ("since:7d until:", "2026-01-31, 7d, today, yesterday"),
-                        ("in:tools", "tool output (when indexed)")]),
+                        *help_rows()]),  # the filters' rows: crabsearch.filters
 ]
 
 
@@ -72,7 +71,7 @@ terminal) narrows the key column, and keys too wide for it take a line of their 
 
 def key_entry(keys: str, what: str, room: int) -> Text:
     """One help entry in ``room`` cells: ``keys`` in a column, ``what`` after them, wrapped at
-    spaces under its own start (at 50 columns it wrapped under the keys, a fresh-user trial). The
+    spaces under its own start (never under the keys, at 50 columns too). The
     column is :data:`KEY_COLUMN`, narrowed to leave :data:`WHAT_ROOM` cells; keys too wide for
     it are on a line of their own, ``what`` under the column on the next."""
     column = max(8, min(KEY_COLUMN, room - WHAT_ROOM))
@@ -204,7 +203,7 @@ class ExplainScreen(Panel):
             t.append("Anchored on ", style="dim")
             t.append(f"{ex['anchored_on']} (message #{self.hit.message_index + 1})\n")
             t.append("Score       ", style="dim")
-            # the parts as shown, and their sum: `8.478 = 8.479 + 0.000` read wrong (a trial)
+            # the parts as shown, and their sum (not the unrounded score: `8.478 = 8.479 + 0.000`)
             shown = round(ex["message_score"], 3), round(ex["session_score"], 3)
             t.append(f"{shown[0] + shown[1]:.3f} = best message {shown[0]:.3f} + title/summary {shown[1]:.3f}\n")
             t.append("Fields      ", style="dim")
@@ -342,7 +341,7 @@ def _path_parts(word: str, room: int) -> list[str]:
 class ChoiceScreen(ModalScreen[str | None]):
     """A small menu: ``choices`` is ``[(key, what)]``; pressing a key dismisses with it, Esc with
     None. The choices are a list too: Up / Down move between them and Enter picks the one
-    highlighted (a fresh-user trial: the arrows and Enter did nothing). Used for copy (``c``) and
+    highlighted. Used for copy (``c``) and
     export (``E``)."""
 
     BINDINGS = [Binding("escape,q", "cancel", "Cancel")]

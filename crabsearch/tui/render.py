@@ -16,7 +16,7 @@ from rich.text import Span, Text
 
 from ..hits import GONE, densest, structure_notes, transcript_gone
 from ..search import Engine, Hit, Item
-from ..sources import SOURCES
+from ..sources import CARDS
 from ..text import printable
 
 ROLE_STYLES = {
@@ -26,7 +26,8 @@ ROLE_STYLES = {
     "system": "dim",
     "summary": "yellow",
 }
-AGENT_STYLES = {"claude": "bold white on dark_orange3", "codex": "bold white on dodger_blue3"}
+AGENT_STYLES = {agent: card.style for agent, card in CARDS.items() if card.style}
+"""The agents' own badge styles (``Source.style``, read from their cards)."""
 OTHER_AGENT_STYLES = ("bold white on medium_purple3", "bold white on dark_cyan", "bold white on orange4",
                       "bold white on deep_pink4", "bold white on green4")
 MUTED = "dim"
@@ -34,13 +35,14 @@ HIGHLIGHT = "bold black on yellow"
 
 
 def agent_name(agent: str) -> str:
-    """The short name shown for an agent: its source's ``badge`` (``Claude``, ``Codex``)."""
-    src = SOURCES.get(agent)
-    return (src.badge or src.display or agent) if src else agent
+    """The short name shown for an agent: its ``badge`` (``Claude``, ``Codex``), from its card
+    (``sources.CARDS``: no reader imported)."""
+    card = CARDS.get(agent)
+    return (card.badge or card.display or agent) if card else agent
 
 
 def agent_style(agent: str) -> str:
-    """The badge style of an agent (a fixed one for Claude and Codex, else one of a few by name)."""
+    """The badge style of an agent (its own, :data:`AGENT_STYLES`, else one of a few by name)."""
     return AGENT_STYLES.get(agent) or OTHER_AGENT_STYLES[sum(map(ord, agent)) % len(OTHER_AGENT_STYLES)]
 
 
@@ -145,9 +147,9 @@ def snippet(text: str, terms: list[str], width: int = 160) -> Text:
     fit in it, else from a little before that stretch (``…`` first), at the start of a word
     when one starts within :data:`WORD_SNAP` characters, and early enough to fill the line when
     the stretch is near the message's end: a message holding two query words apart shows both
-    when they fit in the line (it showed the first match only: ``hook error`` showed ``error``).
-    When the line cannot hold every query word the message holds (a fresh-user trial: one of
-    two words shown), it shows two stretches of half the width, in the message's order joined
+    when they fit in the line (``hook error`` shows both, not ``error`` alone).
+    When the line cannot hold every query word the message holds, it shows two stretches of
+    half the width, in the message's order joined
     by :data:`JOIN`: the densest, and the densest of the words it leaves out (as a web search's
     snippet does). The text is analyzed once; the line's highlights are the matches found in it,
     cut where the line cuts them."""
@@ -215,11 +217,10 @@ def row_header(hit: Hit, now: datetime, home: str | None, terms: list[str] = ())
     return RowHeader(hit, now, home, terms)
 
 
-AGENT_WIDTH = 11
-"""Cells of the agent column: the longest agent badge or name (``SpecStory``, 9) plus 2. A
-constant, not computed from ``SOURCES`` at import: that imports every agent's reader, work the
-app's start does not need (issue 13); ``tests/test_startup.py`` checks it against ``SOURCES``.
-As wide as the widest badge, so every row's badge starts at the same place."""
+AGENT_WIDTH = max(len(c.badge or c.display or c.agent) for c in CARDS.values()) + 2
+"""Cells of the agent column: the longest agent badge or name plus 2, from the agents' cards
+(``sources.CARDS``: no reader imported). As wide as the widest badge, so every row's badge
+starts at the same place."""
 DATE_WIDTH = 10  # ``2026-03-14``, ``yesterday``, ``12m ago``
 PROJECT_WIDTH = 28  # at most; the end of the path is kept (``…/dev/webapp``)
 COUNT_FROM = 100  # rows at least this wide show the message count
@@ -377,7 +378,7 @@ RUNG_NOTES = {
     "repair": "spelling repaired below",
     "any": "fewer words matched below",
 }
-"""What the rows below a change of rung (``Hit.route``, issue 11) matched, by the lower rung."""
+"""What the rows below a change of rung (``Hit.route``) matched, by the lower rung."""
 
 
 def rung_note(above: Hit | None, hit: Hit) -> str | None:
@@ -423,8 +424,8 @@ def rung_rule(note: str) -> RungRule:
 class ItemLines:
     """:func:`item_lines` laid out for the width the row gets (Rich calls ``__rich_console__``
     with it): a snippet starts where the query's words fit in the visible line, not in a fixed
-    160 characters that a narrower row cuts off (a user trial: ``database timeout`` showed
-    ``database`` and stopped before ``timeout``)."""
+    160 characters that a narrower row cuts off (``database timeout`` shows both words, not
+    ``database`` and the line's end before ``timeout``)."""
 
     def __init__(self, item: Item, terms: list[str], lines: int = 1) -> None:
         self.item, self.terms, self.lines = item, terms, lines
@@ -552,9 +553,9 @@ def _no_window(hit: Hit) -> str:
 
 
 def empty_session_note(session) -> str:
-    """``(no messages in this session; its summary: …)`` for a session that holds none (a
-    fresh-user trial: such a row said its transcript had changed, and opening it showed a blank
-    view); the summary flattened to one line, at most 300 characters."""
+    """``(no messages in this session; its summary: …)`` for a session that holds none (not
+    "its transcript changed", and not a blank view); the summary flattened to one line, at most
+    300 characters."""
     summary = " ".join(printable(session.summary or "").split())
     if len(summary) > 300:
         summary = summary[:299] + "…"

@@ -20,6 +20,7 @@ from textual.worker import get_current_worker
 from ..hits import continuation_notes, transcript_gone
 from ..query import parse
 from ..search import Hit, IndexDamaged, SearchResult
+from ..search.request import Ask, run
 from ..text import printable
 from ..sources import SOURCES
 from .filters import (DATE_CHOICES, RECENT_NOTE, FilterChips, PickerScreen, QueryInput, SafeInput, check_filters,
@@ -426,9 +427,10 @@ class SearchScreen(Screen):
             if query.strip():
                 # The last word with no space after it may still be being typed: read as a prefix.
                 typing = not text[-1:].isspace() and text.split()[-1:] == query.split()[-1:]
-                result = engine.search(query, limit=self.limit, before=0, after=0, time_limit=SEARCH_TIME_LIMIT,
-                                       sort=self.sort, explain=True, redact=not self.reveal, typing=typing,
-                                       stop=stop, repair=not (self.app.indexing and self.rebuilding))
+                answer = run(engine, Ask(query, limit=self.limit, before=0, after=0, time_limit=SEARCH_TIME_LIMIT,
+                                         sort=self.sort, explain=True, redact=not self.reveal, typing=typing,
+                                         stop=stop, repair=not (self.app.indexing and self.rebuilding)))
+                result, rebuild = answer.result, "damaged" if answer.damaged else None  # rebuilt in the background
             else:
                 hits = self.app.first_recent(self.limit, not self.reveal)
                 kept = hits is not None and self.app.first_list_kept  # the index is there: not opened yet
@@ -436,9 +438,9 @@ class SearchScreen(Screen):
                     hits = engine.recent(limit=self.limit, redact=not self.reveal)
                 result = SearchResult(query="", hits=hits, route="recent")
             result.query = text.strip() and text  # as typed: the status line quotes it
-            if not kept and not engine.exists:  # never built, or deleted while the app runs: (re)built now
+            if not kept and not rebuild and not engine.exists:  # never built, or deleted while the app runs
                 rebuild = "missing"
-        except IndexDamaged:  # rebuilt from the transcripts; the query runs again after
+        except IndexDamaged:  # the recent sessions' read: rebuilt in the background, listed again after
             result, rebuild = SearchResult(query=text, hits=[]), "damaged"
         except Exception as exc:  # one line in the status line, never a silent blank screen
             result, error = SearchResult(query=text, hits=[]), self.app.failure("The search", exc)
