@@ -1,4 +1,4 @@
-"""SVG snapshots of the recent list holding one session of each of the twelve agents (their
+"""SVG snapshots of the recent list holding one session of each of every agent (their
 badges visible), at 80x24 and 120x40, with the same fixed clock as ``test_screens.py``. Update
 with ``--snapshot-update`` only after looking at the new SVGs."""
 
@@ -15,7 +15,7 @@ SIZES = [(80, 24), (120, 40)]
 
 @pytest.fixture(scope="module")
 def indexed(tmp_path_factory):
-    """``(home, index_dir, env, expects)`` of the twelve agents' sessions."""
+    """``(home, index_dir, env, expects)`` of every agent's session."""
     return all_agents_index(tmp_path_factory)
 
 

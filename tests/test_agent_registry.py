@@ -40,8 +40,11 @@ def problems_of(src: Source, card: Card) -> list[str]:
         out.append(f"[{card.config_table}] is not a known setting")
     if card.project_tree != (card.agent in watch.PROJECT_TREE_SOURCES):
         out.append("the watcher does not know whether to poll it")
-    if not (TESTS / f"test_sources_{card.agent}.py").is_file():
+    fixture_test = TESTS / f"test_sources_{card.agent}.py"
+    if not fixture_test.is_file():
         out.append(f"no tests/test_sources_{card.agent}.py")
+    elif "\ndef all_agents_session(" not in fixture_test.read_text("utf-8"):
+        out.append(f"tests/test_sources_{card.agent}.py has no all_agents_session (its session in the all-agents home)")
     return out
 
 

@@ -1,4 +1,4 @@
-"""Issue 5 "Done when", end to end for all twelve agents at once: each agent's default layout under
+"""End to end for every agent at once: each agent's default layout under
 one test ``HOME`` (``all_agents.py``); ``status`` lists every agent, ``search`` finds each session
 with the right title, project and resume command, ``agent:`` filters, ``show`` reads the messages
 back, and the app lists them with agent badges, the ``agent:`` filter and the F3 picker."""

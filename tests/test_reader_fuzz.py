@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import importlib
 import json
 import os
 import random
@@ -33,7 +34,7 @@ from crabsearch.index.manifest import dumps
 from crabsearch.sources import SOURCES, Source
 from crabsearch.sources.base import member_path
 
-from all_agents import FIRST_DAY, build_all_agents_home
+from all_agents import AGENTS, FIRST_DAY, build_all_agents_home
 from builders import ClaudeSession, CodexSession
 from source_checks import HOME
 from test_sources_crabtalk import Store, meta as crab_meta, msg_key
@@ -340,17 +341,23 @@ def rich_records(home: Path) -> list[Unit]:
 
 
 def all_agents_units(home: Path) -> list[Unit]:
-    """The all-agents sessions (each agent's default layout) in the formats that are records."""
+    """Every agent's all-agents session (its default layout) in a format that is records: a
+    JSONL file, a JSON array; an agent whose store is neither (a database, a JSON object) gives
+    its own units with ``fuzz_units(home) -> list[Unit]`` in ``tests/test_sources_<agent>.py``
+    (:func:`rich_records` has those of the stores already here)."""
     build_all_agents_home(home)
     env = {"HOME": str(home)}
     units = []
-    for agent in ("claude", "codex", "gemini", "openclaw", "copilot", "pi", "cursor", "cline"):
+    for agent in AGENTS:
+        own = getattr(importlib.import_module(f"test_sources_{agent}"), "fuzz_units", None)
+        if own is not None:
+            units += own(home)
+            continue
         src = SOURCES[agent]
         for path in src.discover(env, home):
             if path.suffix == ".jsonl":
                 units.append(jsonl_unit(f"all-agents {agent}", src, path))
-            elif path.suffix == ".json":
-                msgs = json.loads(path.read_text("utf-8"))
+            elif path.suffix == ".json" and isinstance(msgs := json.loads(path.read_text("utf-8")), list):
                 units.append(json_array_unit(f"all-agents {agent}", src, path, msgs))
     return units
 

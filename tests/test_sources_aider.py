@@ -16,6 +16,8 @@ from crabsearch.sources.aider import SOURCE, config_file, listed_dirs
 from crabsearch.sources.base import split_member
 
 from source_checks import CORPUS, key, run_cli
+import hashlib
+from all_agents import Expect, prompt_of, reply_of, write_file
 
 S1 = """
 # aider chat started at 2026-03-14 10:00:00
@@ -313,3 +315,19 @@ def test_cli_end_to_end(tmp_path, monkeypatch, capsys):
     assert aider["files_found"] == 2 and aider["sessions"] == 2
     code, out, _ = run(capsys, "--index-dir", idx, "status")
     assert "Aider: 2 sessions found in 1 file," in out  # both sessions are in one history file
+
+
+def all_agents_session(home: Path, t: datetime) -> Expect:
+    """This agent's session in the all-agents home (``tests/all_agents.py``): its default layout
+    under ``home``, started at ``t``, holding the word ``quokkaaider`` no other session holds."""
+    code = home / "code"
+    project = code / "aiderproj"
+    local = t.replace(tzinfo=None)  # aider writes local time; the mtime (12 h later) decides "updated"
+    path = write_file(project / ".aider.chat.history.md",
+                  f"# aider chat started at {local:%Y-%m-%d %H:%M:%S}\n\n"
+                  "> /usr/bin/aider --model sonnet\n> Aider v0.86.2\n\n"
+                  f"#### {prompt_of('aider')}\n\n{reply_of('aider')}\n\n> Tokens: 1.2k sent, 300 received.\n")
+    digest = hashlib.sha1(f"{path}#0".encode()).hexdigest()[:8]
+    return Expect("aider", f"{local:%Y%m%d-%H%M%S}-{digest}", prompt_of("aider"), str(project),
+                  f"cd {project} && aider --restore-chat-history", "quokkaaider", [prompt_of("aider"), reply_of("aider")],
+                  t, env={"CRABSEARCH_AIDER_DIRS": str(code)}, files=[path])

@@ -15,6 +15,8 @@ from crabsearch.sources import base, get_source
 from crabsearch.sources.claude import ClaudeSource, classify
 from builders import ClaudeSession
 from source_checks import CORPUS, HOME, assert_incremental, assert_read_back, state_size
+from datetime import datetime
+from all_agents import Expect, prompt_of, reply_of, write_jsonl
 
 SRC = ClaudeSource()
 PROJECT = HOME / ".claude" / "projects" / "-home-dev-webapp"
@@ -43,12 +45,6 @@ def user(text, uuid="u1", **kw):
 
 def assistant(blocks, uuid="a1", msg_id="msg_1", **kw):
     return line("assistant", uuid, message={"id": msg_id, "role": "assistant", "model": "claude-x", "content": blocks}, **kw)
-
-
-def write_jsonl(path: Path, *objs) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("".join(json.dumps(o, ensure_ascii=False) + "\n" for o in objs), encoding="utf-8")
-    return path
 
 
 def labels(read):
@@ -645,3 +641,15 @@ def test_a_timestamp_that_is_not_an_iso_string_is_no_time(tmp_path):
     assert read.session.started.isoformat() == "2026-03-14T10:01:00+00:00"
     assert read.session.updated.isoformat() == "2026-03-14T10:03:00+00:00"
     assert read.stats.skipped == 0 and read.session.title == "when did the heron job start"
+
+
+def all_agents_session(home: Path, t: datetime) -> Expect:
+    """This agent's session in the all-agents home (``tests/all_agents.py``): its default layout
+    under ``home``, started at ``t``, holding the word ``quokkaclaude`` no other session holds."""
+    sid = "5c0375b4-0000-4f26-b12d-d022ee4e5101"
+    cwd = "/home/dev/claude app"
+    s = (ClaudeSession(home, session_id=sid, cwd=cwd, start=t).user(prompt_of("claude"))
+         .assistant(reply_of("claude")).title("Claude: unstick the worker"))
+    path = s.write()
+    return Expect("claude", sid, "Claude: unstick the worker", cwd, f"cd '{cwd}' && claude --resume {sid}",
+                  "quokkaclaude", [prompt_of("claude"), reply_of("claude")], t, files=[path])

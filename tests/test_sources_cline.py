@@ -13,6 +13,9 @@ from crabsearch.model import Role
 from crabsearch.sources import get_source
 from crabsearch.sources.cline import ClineSource
 from source_checks import CORPUS, state_size
+from datetime import timedelta
+from datetime import datetime
+from all_agents import Expect, ms, prompt_of, reply_of, write_file
 
 SRC = ClineSource()
 TASK = "1767300000000"
@@ -272,3 +275,22 @@ def test_load_parses_the_task_once(home, monkeypatch):
     assert load_back(task_path(home), r.messages) == [m.text for m in r.messages]
     assert len(calls) == parsed == 2
     assert SRC.load(str(task_path(home)), 3, 1) is None  # the non-object entry
+
+
+def all_agents_session(home: Path, t: datetime) -> Expect:
+    """This agent's session in the all-agents home (``tests/all_agents.py``): its default layout
+    under ``home``, started at ``t``, holding the word ``quokkacline`` no other session holds."""
+    task = str(ms(t))
+    cwd = "/home/dev/dingo app"
+    store = home / ".config" / "Code" / "User" / "globalStorage" / "saoudrizwan.claude-dev"
+    env_details = ("<environment_details>\n# Current Working Directory (/home/dev/dingo app) Files\nsrc/\n"
+                   "</environment_details>")
+    conv = write_file(store / "tasks" / task / "api_conversation_history.json", json.dumps([
+        {"role": "user", "content": [{"type": "text", "text": f"<task>\n{prompt_of('cline')}\n</task>"},
+                                     {"type": "text", "text": env_details}]},
+        {"role": "assistant", "content": [{"type": "text", "text": reply_of("cline")}]}], indent=2))
+    hist = write_file(store / "state" / "taskHistory.json", json.dumps([
+        {"id": task, "ts": ms(t + timedelta(minutes=1)), "task": "Cline: worker stall",
+         "cwdOnTaskInitialization": cwd, "tokensIn": 10, "tokensOut": 2, "totalCost": 0.01}]))
+    return Expect("cline", task, "Cline: worker stall", cwd, None, "quokkacline", [prompt_of("cline"), reply_of("cline")],
+                  t, files=[conv, hist])

@@ -14,6 +14,8 @@ from crabsearch.sources import get_source
 from crabsearch.sources.codex import CodexSource, codex_root, thread_names
 from builders import CodexSession
 from source_checks import CORPUS, HOME, assert_incremental, assert_read_back, state_size
+from datetime import datetime
+from all_agents import Expect, iso, prompt_of, reply_of, write_jsonl
 
 SRC = CodexSource()
 CODEX = HOME / ".codex"
@@ -38,12 +40,6 @@ def meta(sid, cwd="/w", branch=None):
 
 def prompt(text):
     return env("event_msg", {"type": "user_message", "message": text, "images": []})
-
-
-def write_jsonl(path: Path, *objs) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("".join(json.dumps(o, ensure_ascii=False) + "\n" for o in objs), encoding="utf-8")
-    return path
 
 
 def home_copy(tmp_path: Path) -> Path:
@@ -398,3 +394,15 @@ def test_a_timestamp_that_is_not_an_iso_string_is_no_time(tmp_path):
     assert read.session.started.isoformat() == "2026-03-14T10:00:40+00:00"
     assert read.session.updated.isoformat() == "2026-03-14T10:01:20+00:00"
     assert read.stats.skipped == 0 and read.session.title == "when did the otter deploy run"
+
+
+def all_agents_session(home: Path, t: datetime) -> Expect:
+    """This agent's session in the all-agents home (``tests/all_agents.py``): its default layout
+    under ``home``, started at ``t``, holding the word ``quokkacodex`` no other session holds."""
+    sid = "019a0000-1111-7222-8333-444455550102"
+    cwd = "/home/dev/codexapi"
+    path = CodexSession(home, session_id=sid, cwd=cwd, start=t).user(prompt_of("codex")).assistant(reply_of("codex")).write()
+    index = write_jsonl(home / ".codex" / "session_index.jsonl",
+                   {"id": sid, "thread_name": "Codex: worker stall", "updated_at": iso(t)})
+    return Expect("codex", sid, "Codex: worker stall", cwd, f"cd {cwd} && codex resume {sid}", "quokkacodex",
+                  [prompt_of("codex"), reply_of("codex")], t, files=[path, index])

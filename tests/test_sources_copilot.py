@@ -12,6 +12,9 @@ from crabsearch.model import Role
 from crabsearch.sources import get_source
 from crabsearch.sources.copilot import CopilotSource
 from source_checks import CORPUS, assert_incremental, assert_read_back, cli_ok
+from datetime import timedelta
+from datetime import datetime
+from all_agents import Expect, iso, prompt_of, reply_of, write_file, write_jsonl
 
 SRC = CopilotSource()
 SID = "0b7c2d4e-5f60-4a1b-9c8d-7e6f5a4b3c2d"
@@ -183,3 +186,27 @@ def test_end_to_end_cli(tmp_path, monkeypatch, capsys):
     page = json.loads(run(capsys, "--index-dir", index, "show", SID[:8], "--json"))
     texts = [m["text"] for m in page["messages"]]
     assert "The lockfile drifted." in texts and "{\"command\": \"cat ci.log\"}" in texts  # via load()
+
+
+def all_agents_session(home: Path, t: datetime) -> Expect:
+    """This agent's session in the all-agents home (``tests/all_agents.py``): its default layout
+    under ``home``, started at ``t``, holding the word ``quokkacopilot`` no other session holds."""
+    sid = "0b7c2d4e-5f60-4a1b-9c8d-7e6f5a4b0107"
+    cwd = "/home/dev/copilotsvc"
+    d = home / ".copilot" / "session-state" / sid
+
+    def ev(n: int, kind: str, data: dict, secs: int) -> dict:
+        return {"type": kind, "data": data, "id": f"e{n}", "timestamp": iso(t + timedelta(seconds=secs)),
+                "parentId": f"e{n - 1}" if n > 1 else None}
+
+    path = write_jsonl(d / "events.jsonl",
+                  ev(1, "session.start", {"sessionId": sid, "version": 1, "producer": "copilot-agent",
+                                          "copilotVersion": "1.0.11", "startTime": iso(t),
+                                          "context": {"cwd": cwd, "gitRoot": cwd, "branch": "main"}}, 0),
+                  ev(2, "user.message", {"content": prompt_of("copilot"), "attachments": []}, 5),
+                  ev(3, "assistant.turn_start", {"turnId": "0"}, 6),
+                  ev(4, "assistant.message", {"messageId": "m1", "content": reply_of("copilot"), "toolRequests": []}, 60),
+                  ev(5, "assistant.turn_end", {"turnId": "0"}, 61))
+    ws = write_file(d / "workspace.yaml", f"id: {sid}\ncwd: {cwd}\nsummary: 'Copilot: worker stall'\n")
+    return Expect("copilot", sid, "Copilot: worker stall", cwd, f"cd {cwd} && copilot --resume {sid}",
+                  "quokkacopilot", [prompt_of("copilot"), reply_of("copilot")], t, files=[path, ws])

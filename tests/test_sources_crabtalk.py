@@ -17,6 +17,9 @@ from crabsearch.sources import get_source
 from crabsearch.sources.base import member_path
 from crabsearch.sources.crabtalk import CrabtalkSource
 from source_checks import CORPUS, assert_incremental, cli_ok, key, state_size
+from datetime import timedelta
+from datetime import datetime
+from all_agents import Expect, prompt_of, reply_of
 
 SRC = CrabtalkSource()
 H1 = "01K3ZQAAAAAAAAAAAAAAAAAAAA"
@@ -507,3 +510,20 @@ def test_store_truncated_at_every_byte_never_crashes(tmp_path):
             r = src.read(unit)
             assert set(r.stats.reasons) <= {"torn tail record", "bad index snapshot", "not a crmem store"}
             read_back(unit, r.messages)
+
+
+def all_agents_session(home: Path, t: datetime) -> Expect:
+    """This agent's session in the all-agents home (``tests/all_agents.py``): its default layout
+    under ``home``, started at ``t``, holding the word ``quokkacrabtalk`` no other session holds."""
+    handle = "01K3ZQAAAAAAAAAAAAAAAA0105"
+    cwd = "/home/dev/crabapp"
+    updated = t + timedelta(minutes=1)
+    stamp = lambda x: x.strftime("%Y-%m-%dT%H:%M:%S.000000000+00:00")  # noqa: E731  (crabtalk's chrono form)
+    path = (Store()
+            .put(f"local/session/{handle}/meta", meta(title="Crabtalk: worker stall", root=cwd,
+                                                          created_at=stamp(t), updated=stamp(updated)))
+            .put(msg_key(handle, 0), user(prompt_of("crabtalk")))
+            .put(msg_key(handle, 1), assistant({"type": "text", "text": reply_of("crabtalk")}))
+            .write(home / ".crabtalk" / "store.crmem"))
+    return Expect("crabtalk", handle, "Crabtalk: worker stall", cwd, None, "quokkacrabtalk",
+                  [prompt_of("crabtalk"), reply_of("crabtalk")], t, files=[path])

@@ -15,6 +15,7 @@ from crabsearch.sources import SOURCES
 from crabsearch.sources.cursor import SOURCE, unslug
 
 from source_checks import CORPUS, assert_incremental, assert_read_back, cli_ok
+from all_agents import Expect, prompt_of, reply_of, write_jsonl
 
 LINES = [
     {"role": "user", "message": {"content": [{"type": "text", "text":
@@ -142,3 +143,19 @@ def test_cli_end_to_end(tmp_path, monkeypatch, capsys):
     assert texts[0] == "why does the cron job run twice?" and "0 0 * * * backup.sh" in texts
     cursor = next(a for a in json.loads(run("status", "--json"))["agents"] if a["agent"] == "cursor")
     assert cursor["files_found"] == 1 and cursor["sessions"] == 1
+
+
+def all_agents_session(home: Path, t: datetime) -> Expect:
+    """This agent's session in the all-agents home (``tests/all_agents.py``): its default layout
+    under ``home``, started at ``t``, holding the word ``quokkacursor`` no other session holds."""
+    sid = "0b1c2d3e-aaaa-bbbb-cccc-111122220109"
+    project = home / "code" / "cursorproj"
+    project.mkdir(parents=True, exist_ok=True)
+    slug = "-".join(re.sub(r"[^A-Za-z0-9]", "-", part) for part in project.parts[1:])
+    path = write_jsonl(home / ".cursor" / "projects" / slug / "agent-transcripts" / f"{sid}.jsonl",
+                  {"role": "user", "message": {"content": [
+                      {"type": "text", "text": f"<user_query>\n{prompt_of('cursor')}\n</user_query>"}]}},
+                  {"role": "assistant", "message": {"content": [{"type": "text", "text": reply_of("cursor")}]}},
+                  {"type": "turn_ended", "status": "success"})
+    return Expect("cursor", sid, prompt_of("cursor"), str(project), f"cd {project} && cursor-agent --resume {sid}",
+                  "quokkacursor", [prompt_of("cursor"), reply_of("cursor")], t, files=[path])

@@ -13,6 +13,10 @@ from crabsearch.model import Role
 from crabsearch.sources import get_source
 from crabsearch.sources.gemini import GeminiSource
 from source_checks import CORPUS, HOME, assert_incremental, assert_read_back, state_size
+import hashlib
+from datetime import timedelta
+from datetime import datetime
+from all_agents import Expect, iso, prompt_of, reply_of, write_jsonl
 
 SRC = GeminiSource()
 GEMINI = HOME / ".gemini"
@@ -22,12 +26,6 @@ SUB = "7d8e9f0a-1b2c-4d3e-8f4a-5b6c7d8e9f0a"
 CHATS = GEMINI / "tmp" / HASH / "chats"
 G1_FILE = CHATS / "session-2026-03-20T09-00-4c1f9a2e.jsonl"
 SUB_FILE = CHATS / SID / f"{SUB}.jsonl"
-
-
-def write_jsonl(path: Path, *objs) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("".join(json.dumps(o, ensure_ascii=False) + "\n" for o in objs), encoding="utf-8")
-    return path
 
 
 def test_registered_and_named():
@@ -422,3 +420,21 @@ def test_a_set_snapshot_is_split_once_not_once_per_message(tmp_path, monkeypatch
     read = gemini.GeminiSource().read(path)
     assert [m.text for m in read.messages] == [f"message {i}" for i in range(50)]
     assert [m.part for m in read.messages] == list(range(50)) and len(calls) == 1
+
+
+def all_agents_session(home: Path, t: datetime) -> Expect:
+    """This agent's session in the all-agents home (``tests/all_agents.py``): its default layout
+    under ``home``, started at ``t``, holding the word ``quokkagemini`` no other session holds."""
+    sid = "4c1f9a2e-7b3d-4e5f-9a8b-1c2d3e4f0103"
+    cwd = "/home/dev/gemproj"
+    project_hash = hashlib.sha256(cwd.encode()).hexdigest()
+    path = write_jsonl(home / ".gemini" / "tmp" / project_hash / "chats" / f"session-{t:%Y-%m-%dT%H-%M}-{sid[:8]}.jsonl",
+                  {"sessionId": sid, "projectHash": project_hash, "startTime": iso(t),
+                   "lastUpdated": iso(t + timedelta(minutes=1)), "kind": "main", "directories": [cwd],
+                   "summary": "Gemini: worker stall"},
+                  {"id": "u1", "timestamp": iso(t + timedelta(seconds=5)), "type": "user",
+                   "content": [{"text": prompt_of("gemini")}]},
+                  {"id": "g1", "timestamp": iso(t + timedelta(minutes=1)), "type": "gemini",
+                   "content": reply_of("gemini"), "model": "gemini-2.5-pro"})
+    return Expect("gemini", sid, "Gemini: worker stall", cwd, f"cd {cwd} && gemini --resume {sid}", "quokkagemini",
+                  [prompt_of("gemini"), reply_of("gemini")], t, files=[path])

@@ -18,6 +18,9 @@ from crabsearch.sources.base import member_path
 from crabsearch.sources.openclaw import OpenClawSource
 from source_checks import CORPUS, assert_incremental, assert_read_back
 from v3_builders import V3Session
+from datetime import datetime
+from pathlib import Path
+from all_agents import Expect, ms, prompt_of, reply_of, write_file
 
 SRC = OpenClawSource()
 S1 = "a1b2c3d4-e5f6-4a7b-8c9d-0e1f2a3b4c5d"
@@ -319,3 +322,20 @@ def test_end_to_end_cli(tmp_path, capsys, monkeypatch):
     [hit] = search("capybara")
     assert hit["session_id"] == S1 and hit["message_count"] == 6
     assert len(search("marmoset")) == 1
+
+
+def all_agents_session(home: Path, t: datetime) -> Expect:
+    """This agent's session in the all-agents home (``tests/all_agents.py``): its default layout
+    under ``home``, started at ``t``, holding the word ``quokkaopenclaw`` no other session holds."""
+    sid = "a1b2c3d4-e5f6-4a7b-8c9d-0e1f2a3b0104"
+    cwd = "/srv/clawbot"
+    s = V3Session(sid, cwd=cwd, start=t)
+    s.entry("model_change", provider="anthropic", modelId="claude-x")
+    s.user(prompt_of("openclaw"))
+    s.assistant(reply_of("openclaw"))
+    sessions = home / ".openclaw" / "agents" / "main" / "sessions"
+    path = s.write(sessions / f"{sid}.jsonl")
+    store = write_file(sessions / "sessions.json", json.dumps(
+        {"agent:main:main": {"sessionId": sid, "updatedAt": ms(t), "label": "OpenClaw: worker stall"}}))
+    return Expect("openclaw", sid, "OpenClaw: worker stall", cwd, f"cd {cwd} && openclaw tui --session agent:main:main",
+                  "quokkaopenclaw", [prompt_of("openclaw"), reply_of("openclaw")], t, files=[path, store])

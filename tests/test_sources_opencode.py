@@ -14,6 +14,9 @@ from crabsearch.sources import get_source
 from crabsearch.sources.base import member_path
 from crabsearch.sources.opencode import OpencodeSource
 from source_checks import CORPUS, cli_ok, key
+from datetime import timedelta
+from datetime import datetime
+from all_agents import Expect, ms, prompt_of, reply_of
 
 SRC = OpencodeSource()
 T0 = 1773482400000  # 2026-03-14T10:00:00Z in ms
@@ -443,3 +446,33 @@ def test_indexer_incremental_no_duplicates(tmp_path):
     page = engine.page(ref, 0, 50)
     assert [m.text for m in page.messages][-1] == "what about the frobnitzel timeout"
     assert len(page.messages) == 9
+
+
+def all_agents_session(home: Path, t: datetime) -> Expect:
+    """This agent's session in the all-agents home (``tests/all_agents.py``): its default layout
+    under ``home``, started at ``t``, holding the word ``quokkaopencode`` no other session holds."""
+    sid = "ses_0106allagents"
+    cwd = "/home/dev/oc app"
+    path = home / ".local" / "share" / "opencode" / "opencode.db"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    con = sqlite3.connect(path)
+    con.executescript(SCHEMA)
+    t0, t1 = ms(t), ms(t + timedelta(minutes=1))
+    con.execute("insert into project values (?, ?)", ("proj1", cwd))
+    con.execute("insert into session values (?,?,?,?,?,?,?,?,?,null)",
+                (sid, "proj1", None, "quiet-quokka", cwd, "opencode: worker stall", "1.4.0", t0, t1))
+    user_info = {"role": "user", "time": {"created": t0}}
+    bot_info = {"role": "assistant", "time": {"created": t1, "completed": t1 + 500}, "modelID": "m",
+                "providerID": "p", "path": {"cwd": cwd, "root": cwd}}
+    for mid, when, info, parts in (
+            ("msg_0001", t0, user_info, [{"type": "text", "text": prompt_of("opencode")}]),
+            ("msg_0002", t1, bot_info, [{"type": "step-start"}, {"type": "text", "text": reply_of("opencode")},
+                                        {"type": "step-finish"}])):
+        con.execute("insert into message values (?,?,?,?,?)", (mid, sid, when, when, json.dumps(info)))
+        for i, part in enumerate(parts):
+            con.execute("insert into part values (?,?,?,?,?,?)",
+                        (f"prt_{mid[4:]}_{i}", mid, sid, when, when, json.dumps(part)))
+    con.commit()
+    con.close()
+    return Expect("opencode", sid, "opencode: worker stall", cwd, f"cd '{cwd}' && opencode '{cwd}' --session {sid}",
+                  "quokkaopencode", [prompt_of("opencode"), reply_of("opencode")], t, files=[path])

@@ -12,6 +12,9 @@ from crabsearch.sources import get_source
 from crabsearch.sources.pi import PiSource, active_branch, clean_prompt
 from source_checks import CORPUS, assert_incremental, assert_read_back
 from v3_builders import V3Session
+from datetime import datetime
+from pathlib import Path
+from all_agents import Expect, prompt_of, reply_of
 
 SRC = PiSource()
 SID = "019e19b4-eb48-746a-aa6b-8dfcfa37954b"
@@ -225,3 +228,19 @@ def test_end_to_end_cli(tmp_path, capsys, monkeypatch):
     assert main(["--index-dir", idx, "status", "--json"]) == 0
     pi = next(a for a in json.loads(capsys.readouterr().out)["agents"] if a["agent"] == "pi")
     assert pi["files_found"] == 1 and pi["sessions"] == 1
+
+
+def all_agents_session(home: Path, t: datetime) -> Expect:
+    """This agent's session in the all-agents home (``tests/all_agents.py``): its default layout
+    under ``home``, started at ``t``, holding the word ``quokkapi`` no other session holds."""
+    sid = "019e19b4-eb48-746a-aa6b-8dfcfa370108"
+    cwd = "/home/dev/pi proj"
+    s = V3Session(sid, cwd=cwd, start=t)
+    s.entry("model_change", provider="anthropic", modelId="claude-x")
+    s.user(prompt_of("pi"))
+    s.assistant(reply_of("pi"))
+    s.entry("session_info", name="pi: worker stall")
+    slug = "--" + cwd.strip("/").replace("/", "-") + "--"
+    path = s.write(home / ".pi" / "agent" / "sessions" / slug / f"{t:%Y-%m-%dT%H-%M-%S-000Z}_{sid}.jsonl")
+    return Expect("pi", sid, "pi: worker stall", cwd, f"cd '{cwd}' && pi --session {sid}", "quokkapi",
+                  [prompt_of("pi"), reply_of("pi")], t, files=[path])
