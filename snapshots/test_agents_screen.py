@@ -1,4 +1,4 @@
-"""SVG snapshots of the recent list holding one session of each of every agent (their
+"""SVG snapshots of the recent list holding one session of every agent (their
 badges visible), at 80x24 and 120x40, with the same fixed clock as ``test_screens.py``. Update
 with ``--snapshot-update`` only after looking at the new SVGs."""
 
