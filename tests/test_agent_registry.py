@@ -40,6 +40,9 @@ def problems_of(src: Source, card: Card) -> list[str]:
         out.append(f"[{card.config_table}] is not a known setting")
     if card.project_tree != (card.agent in watch.PROJECT_TREE_SOURCES):
         out.append("the watcher does not know whether to poll it")
+    if not (src.locations and src.upstream and card.env_var in src.override):
+        out.append(f"no README row: where its transcripts are, where its rules come from, or {card.env_var} "
+                   "in its override")
     fixture_test = TESTS / f"test_sources_{card.agent}.py"
     if not fixture_test.is_file():
         out.append(f"no tests/test_sources_{card.agent}.py")
@@ -111,3 +114,12 @@ def test_a_module_whose_source_is_another_agent_is_refused(tmp_path):
     (tmp_path / "other.py").write_text(SKETCH)
     with pytest.raises(RuntimeError, match="crabsearch.sources.other must define SOURCE with agent 'other'"):
         read_cards(tmp_path)
+
+
+def test_the_readme_lists_every_agent():
+    """The README's table of agents is :func:`crabsearch.sources.table.readme_rows` (to rewrite it:
+    ``python -m crabsearch.sources.table``)."""
+    from crabsearch.sources.table import with_readme_rows
+
+    readme = (TESTS.parent / "README.md").read_text(encoding="utf-8")
+    assert with_readme_rows(readme) == readme

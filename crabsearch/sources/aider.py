@@ -136,6 +136,9 @@ class AiderSource(Source):
     agent = "aider"
     order = 110
     env_var = "CRABSEARCH_AIDER_DIRS"
+    locations = "`.aider.chat.history.md` in `~`, and in directories you list (each, and two levels below)"
+    override = "`CRABSEARCH_AIDER_DIRS=DIR:DIR`, or `[sources] aider = [\"~/code\"]`"
+    upstream = "real public logs (`shared/corpus/real/aider`); formats.md section 6"
     display = "Aider"
     badge = "Aider"
     config_table = "aider"

@@ -89,6 +89,20 @@ class Source:
     env_var: str = ""
     """The agent's own directory override (``CLAUDE_CONFIG_DIR``); config ``[sources]`` extra
     directories are read by discovering with it set to each of them."""
+    locations: str = ""
+    """Where its transcripts are, as the README's agent table says it (Markdown)."""
+    reads: str = ""
+    """What the reader reads beyond what you and the assistant said, for that table (Markdown)."""
+    override: str = ""
+    """How to point it elsewhere, for that table (Markdown; its ``env_var`` at least)."""
+    upstream: str = ""
+    """Where its rules come from: the agent's own code (file and commit, or release), else the
+    peer parser or samples it follows (Markdown)."""
+    checked: str = ""
+    """The release it was last compared with, and when (``2026-12-06: 2.1.332``); empty: never."""
+    resume_doc: str = ""
+    """Its resume command for that table when :meth:`resume_command` cannot give one from a
+    session id and a folder alone (Markdown)."""
     config_table: str = ""
     """The agent's own table in crabsearch's ``config.toml`` (``[aider] dirs``), if it reads one:
     a known setting (``config.KNOWN_KEYS``)."""

@@ -181,6 +181,18 @@ class ClaudeSource(Source):
     agent = "claude"
     order = 10
     env_var = "CLAUDE_CONFIG_DIR"
+    locations = ("`~/.claude/projects/*/*.jsonl`, subagents `<session>/subagents/agent-*.jsonl` and legacy "
+                 "`agent-*.jsonl`")
+    reads = ("prompts typed while the agent was busy (`queued_command` attachments); a rewind, to the first "
+             "prompt too, as an abandoned branch; subagents linked to their parent; turns the app wrote in "
+             "your place (IDE context, another session's message, an `origin` other than you) shown labelled "
+             "by their origin, never the title; renames and archiving in `<session>/custom-title.json` and "
+             "`archived.json`; a session handed to a background session linked to it, its resume command "
+             "resuming that one; with tool output indexed, a large output's saved file (`tool-results/`) read "
+             "whole")
+    override = "`CLAUDE_CONFIG_DIR=DIR` (a comma-separated list works too)"
+    upstream = "`@anthropic-ai/claude-code` 2.1.332 (its bundled JS); formats.md section 1"
+    checked = "2026-12-06: 2.1.332"
     known_kinds = {"line": KNOWN_KINDS}
     display = "Claude Code"
     badge = "Claude"

@@ -101,6 +101,13 @@ class ClineSource(Source):
     agent = "cline"
     order = 100
     env_var = "CLINE_DATA_DIR"
+    locations = ("VS Code `globalStorage/<extension>/tasks/*/api_conversation_history.json`, Cline CLI "
+                 "`~/.cline/data/sessions/`")
+    reads = ("the SDK session manifest (title, times, forks shown once); sub-agent and teammate sessions "
+             "linked to their root; sessions the editor extension created labelled so")
+    override = "`CLINE_DATA_DIR=DIR`"
+    upstream = "formats.md section 6 (Cline, Roo Code, Kilo Code, the Cline CLI's session manifest)"
+    resume_doc = "Cline CLI: `cd DIR && cline --id ID`; extension tasks: reopened in the editor"
     display = "Cline / Roo Code"
     badge = "Cline"
 

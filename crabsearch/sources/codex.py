@@ -137,6 +137,15 @@ class CodexSource(Source):
     agent = "codex"
     order = 20
     env_var = "CODEX_HOME"
+    locations = "`~/.codex/sessions/**/rollout-*.jsonl`, `~/.codex/archived_sessions/`"
+    reads = ("archived rollouts, also zstd-compressed (`.jsonl.zst`), marked archived; `thread_rolled_back` as"
+             " an abandoned branch; spawned subagents linked to their parent, without the parent's copied "
+             "history; a v2 subagent's task (its title) and reports from other agents; voice transcripts; "
+             "rotated segments as the start of their session")
+    override = "`CODEX_HOME=DIR`"
+    upstream = ("`openai/codex` `codex-rs` (`protocol`, `history/src/rollout_payload.rs` @5ef96ab2785f, "
+                "`thread-store` @848575dc0d9f), `@openai/codex` 0.171.0; formats.md section 2")
+    checked = "2026-12-06: 0.171.0, codex-rs main (rotation)"
     display = "Codex CLI"
     badge = "Codex"
     style = "bold white on dodger_blue3"

@@ -102,6 +102,12 @@ class CopilotSource(Source):
     agent = "copilot"
     order = 70
     env_var = "COPILOT_HOME"
+    locations = "`~/.copilot/session-state/*/events.jsonl` and legacy `session-state/*.jsonl`"
+    reads = ("injected messages (skills, other agents, autopilot) not as prompts; sub-agents' events as "
+             "subagent turns")
+    override = "`COPILOT_HOME=DIR`"
+    upstream = "`@github/copilot-sdk` 1.0.14 (`dist/generated/session-events.d.ts`); formats.md section 6"
+    checked = "2026-12-06: copilot-sdk 1.0.14"
     display = "Copilot CLI"
     badge = "Copilot"
     known_kinds = {"event": KNOWN_TYPES}

@@ -73,6 +73,12 @@ class CrabtalkSource(Source):
     agent = "crabtalk"
     order = 50
     env_var = "CRABTALK_HOME"
+    locations = "`~/.crabtalk/sessions/` (JSONL files and step directories), `~/.crabtalk/store.crmem`"
+    reads = "events' times widen a session's start and end"
+    override = "`CRABTALK_HOME=DIR`"
+    upstream = "crabtalk `crates/store` @72fbe605; formats.md section 5"
+    resume_doc = "- (through its daemon or TUI, by handle)"
+    checked = "2026-12-06: main at 72fbe605"
     display = "Crabtalk"
     badge = "Crabtalk"
     known_kinds = {"store key": KNOWN_KINDS, "event": EVENT_KINDS}

@@ -62,6 +62,11 @@ class CursorSource(Source):
     agent = "cursor"
     order = 90
     env_var = "CURSOR_CONFIG_DIR"
+    locations = "`~/.cursor/projects/*/agent-transcripts/*.jsonl`, subagents `<id>/subagents/*.jsonl`"
+    reads = ("subagents linked to their parent; titles from the CLI's `chats/*/<id>/store.db`; the IDE's "
+             "transcripts labelled `Cursor IDE`")
+    override = "`CURSOR_CONFIG_DIR=DIR`"
+    upstream = "formats.md section 6 and a public sample transcript (`jazzyalex/agent-sessions`)"
     display = "Cursor CLI"
     badge = "Cursor"
 

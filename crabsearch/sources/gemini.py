@@ -104,6 +104,16 @@ class GeminiSource(Source):
     agent = "gemini"
     order = 30
     env_var = "GEMINI_CLI_HOME"
+    locations = ("`~/.gemini/tmp/*/chats/session-*.jsonl` and legacy `.json` (one session when both exist), "
+                 "subagent chats")
+    reads = ("the chat replayed as Gemini does (an updated message keeps its place, `$set` snapshots and "
+             "`$rewindTo` as abandoned branches); what you typed (`displayContent`); context and commands not "
+             "as prompts; the project from `.project_root`; `/chat save` checkpoints (titled by their tag) and"
+             " `logs.json` prompts of sessions whose chat is gone")
+    override = "`GEMINI_CLI_HOME=DIR` (uses `DIR/.gemini`)"
+    upstream = ("`google-gemini/gemini-cli` `packages/core` (chat recording, `core/logger.ts`) @5411f113ca; "
+                "formats.md section 3")
+    checked = "2026-12-06: 0.61.0"
     display = "Gemini CLI"
     badge = "Gemini"
     known_kinds = {"message": KNOWN_TYPES, "record": frozenset({"$set", "$rewindTo"})}

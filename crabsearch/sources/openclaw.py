@@ -100,6 +100,14 @@ class OpenClawSource(V3Source):
     agent = "openclaw"
     order = 40
     env_var = "OPENCLAW_STATE_DIR"
+    locations = ("`~/.openclaw/agents/*/sessions/*.jsonl` (+ `.reset.` archives), "
+                 "`agents/*/agent/openclaw-agent.sqlite` (each session once)")
+    reads = ("zstd-compressed events; deleted and reset sessions from `session_transcript_archives`, and "
+             "cold-stored ones, marked archived; rewritten and branched sessions read again")
+    override = "`OPENCLAW_STATE_DIR=DIR`"
+    upstream = ("`openclaw` 2026.9.6 (npm, `dist/session-*.mjs`); pi's `session-manager.ts`; formats.md section 4")
+    resume_doc = "`cd DIR && openclaw tui --session KEY` (the session's key)"
+    checked = "2026-12-06: 2026.9.6"
     display = "OpenClaw"
     badge = "OpenClaw"
 

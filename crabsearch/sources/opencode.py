@@ -117,6 +117,14 @@ class OpencodeSource(Source):
     agent = "opencode"
     order = 60
     env_var = "XDG_DATA_HOME"
+    locations = ("`~/.local/share/opencode/opencode.db`, `opencode-<channel>.db` (each session once) and legacy "
+                 "`storage/` JSON files")
+    reads = ("the newer `session_message` table (each message once); an undo (`revert`) as an abandoned "
+             "branch; archived sessions (`time_archived`) marked; child sessions linked; prompts still queued")
+    override = "`XDG_DATA_HOME=DIR` (uses `DIR/opencode`), `OPENCODE_DB=FILE`"
+    upstream = ("`opencode-ai` 1.18.33; opencode `session.sql.ts`, `message-v2.ts`, "
+                "`packages/core/src/session/input.ts` @0550cd8e14a9")
+    checked = "2026-12-06: 1.18.33"
     display = "opencode"
     badge = "opencode"
     known_kinds = {"part": PART_TYPES, "session_message": V2_TYPES}

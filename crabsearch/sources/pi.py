@@ -200,6 +200,10 @@ class PiSource(V3Source):
     agent = "pi"
     order = 80
     env_var = "PI_CODING_AGENT_SESSION_DIR"
+    locations = "`~/.pi/agent/sessions/**/*.jsonl`"
+    reads = "branches; the title as pi's picker shows it"
+    override = "`PI_CODING_AGENT_SESSION_DIR=DIR`"
+    upstream = "pi's `session-manager.ts` (session format v3); formats.md sections 4.2 and 6"
     display = "pi"
     badge = "pi"
 

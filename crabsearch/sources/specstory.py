@@ -53,6 +53,10 @@ class SpecStorySource(Source):
     agent = "specstory"
     order = 120
     env_var = "CRABSEARCH_SPECSTORY_DIRS"
+    locations = "`.specstory/history/*.md` in the directories listed for Aider"
+    override = "`CRABSEARCH_SPECSTORY_DIRS=DIR:DIR`, or `[sources] specstory = [...]`"
+    upstream = "real public exports (`shared/corpus/real/specstory`)"
+    resume_doc = "Claude Code exports: `cd DIR && claude --resume ID`"
     display = "SpecStory"
     badge = "SpecStory"
     config_table = "specstory"
