@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from crabsearch.sources import AGENTS as _SOURCES_AGENTS
+from crabsearch.sources import AGENTS as _SOURCES_AGENTS, module_of
 
 AGENTS = list(_SOURCES_AGENTS)
 """Every agent, in ``Source.order``: the order their sessions are dated (the first oldest)."""
@@ -121,7 +121,7 @@ def build_all_agents_home(home: Path) -> dict[str, Expect]:
     home.mkdir(parents=True, exist_ok=True)
     out: dict[str, Expect] = {}
     for i, agent in enumerate(AGENTS):
-        exp = importlib.import_module(f"test_sources_{agent}").all_agents_session(home, FIRST_DAY + timedelta(days=i))
+        exp = importlib.import_module(f"test_sources_{module_of(agent)}").all_agents_session(home, FIRST_DAY + timedelta(days=i))
         stamp = exp.updated.timestamp()
         for f in exp.files:
             os.utime(f, (stamp, stamp))

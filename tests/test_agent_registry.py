@@ -12,7 +12,7 @@ import pytest
 from rich.style import Style
 
 from crabsearch import config, watch
-from crabsearch.sources import AGENTS, CARDS, Card, Source, read_cards
+from crabsearch.sources import AGENTS, CARDS, Card, Source, module_of, read_cards
 from crabsearch.tui.render import AGENT_STYLES, AGENT_WIDTH
 
 TESTS = Path(__file__).resolve().parent
@@ -43,17 +43,17 @@ def problems_of(src: Source, card: Card) -> list[str]:
     if not (src.locations and src.upstream and card.env_var in src.override):
         out.append(f"no README row: where its transcripts are, where its rules come from, or {card.env_var} "
                    "in its override")
-    fixture_test = TESTS / f"test_sources_{card.agent}.py"
+    fixture_test = TESTS / f"test_sources_{module_of(card.agent)}.py"
     if not fixture_test.is_file():
-        out.append(f"no tests/test_sources_{card.agent}.py")
+        out.append(f"no tests/test_sources_{module_of(card.agent)}.py")
     elif "\ndef all_agents_session(" not in fixture_test.read_text("utf-8"):
-        out.append(f"tests/test_sources_{card.agent}.py has no all_agents_session (its session in the all-agents home)")
+        out.append(f"tests/test_sources_{module_of(card.agent)}.py has no all_agents_session (its session in the all-agents home)")
     return out
 
 
 @pytest.mark.parametrize("agent", AGENTS)
 def test_every_agent_has_every_piece(agent):
-    src = importlib.import_module(f"crabsearch.sources.{agent}").SOURCE
+    src = importlib.import_module(f"crabsearch.sources.{module_of(agent)}").SOURCE
     assert problems_of(src, CARDS[agent]) == []
 
 
@@ -91,6 +91,17 @@ def test_cards_are_read_from_the_module_text(tmp_path):
     (tmp_path / "sketchagent.py").write_text(SKETCH)
     (tmp_path / "helper.py").write_text("HELPER = 1\n")
     assert read_cards(tmp_path) == {"sketchagent": Card("sketchagent", 5, "Sketch Agent", "Sketch", "SKETCH_HOME")}
+
+
+def test_an_agent_name_with_a_hyphen_is_read_from_its_module_with_an_underscore(tmp_path):
+    """``claude-ai`` is read by ``claude_ai.py`` (a module name cannot hold ``-``); a module
+    naming another agent is refused."""
+    (tmp_path / "sketch_agent.py").write_text(SKETCH.replace('agent = "sketchagent"', 'agent = "sketch-agent"'))
+    assert list(read_cards(tmp_path)) == ["sketch-agent"]
+    assert module_of("sketch-agent") == "sketch_agent"
+    (tmp_path / "sketch_agent.py").write_text(SKETCH)
+    with pytest.raises(RuntimeError, match="must define SOURCE with agent 'sketch-agent'"):
+        read_cards(tmp_path)
 
 
 @pytest.mark.parametrize("change,lacks", [

@@ -31,7 +31,7 @@ from typing import Callable
 import pytest
 
 from crabsearch.index.manifest import dumps
-from crabsearch.sources import SOURCES, Source
+from crabsearch.sources import SOURCES, Source, module_of
 from crabsearch.sources.base import member_path
 
 from all_agents import AGENTS, FIRST_DAY, build_all_agents_home
@@ -349,7 +349,7 @@ def all_agents_units(home: Path) -> list[Unit]:
     env = {"HOME": str(home)}
     units = []
     for agent in AGENTS:
-        own = getattr(importlib.import_module(f"test_sources_{agent}"), "fuzz_units", None)
+        own = getattr(importlib.import_module(f"test_sources_{module_of(agent)}"), "fuzz_units", None)
         if own is not None:
             units += own(home)
             continue

@@ -50,6 +50,17 @@ _SOURCE_LINE = re.compile(rb"\nSOURCE = (\w+)\(\)")
 _CARD_LINE = re.compile(r'^    (\w+) = ("[^"\\\n]*"|-?\d+|True|False)[ \t]*(?:#.*)?$')
 
 
+def agent_of(module: str) -> str:
+    """The agent a reader module is named for: its name, ``_`` written ``-`` (``claude_ai.py``
+    reads agent ``claude-ai``)."""
+    return module.replace("_", "-")
+
+
+def module_of(agent: str) -> str:
+    """The reader module of ``agent`` (:func:`agent_of` undone)."""
+    return agent.replace("-", "_")
+
+
 def read_cards(directory: Path) -> dict[str, Card]:
     """The cards of the reader modules in ``directory`` (a module whose text has a line
     ``SOURCE = X()``): the :class:`Card` fields written as literals in the body of ``class X``
@@ -71,8 +82,8 @@ def read_cards(directory: Path) -> dict[str, Card]:
                 raw = m.group(2)
                 values[m.group(1)] = raw[1:-1] if raw.startswith('"') else raw == "True" if raw in (
                     "True", "False") else int(raw)
-        if values.get("agent") != path.stem:
-            raise RuntimeError(f"crabsearch.sources.{path.stem} must define SOURCE with agent {path.stem!r}")
+        if values.get("agent") != agent_of(path.stem):
+            raise RuntimeError(f"crabsearch.sources.{path.stem} must define SOURCE with agent {agent_of(path.stem)!r}")
         cards.append(Card(**values))
     return {c.agent: c for c in sorted(cards, key=lambda c: (c.order, c.agent))}
 
@@ -96,10 +107,10 @@ class Registry(Mapping):
     def _load(self, name: str) -> Source:
         src = self._loaded.get(name)
         if src is None:
-            module = importlib.import_module(f"{__name__}.{name}")
+            module = importlib.import_module(f"{__name__}.{module_of(name)}")
             src = getattr(module, "SOURCE", None)
             if not isinstance(src, Source) or src.agent != name:
-                raise RuntimeError(f"crabsearch.sources.{name} must define SOURCE with agent {name!r}")
+                raise RuntimeError(f"crabsearch.sources.{module_of(name)} must define SOURCE with agent {name!r}")
             self._loaded[name] = src
         return src
 
