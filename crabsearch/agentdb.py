@@ -1,4 +1,4 @@
-"""Opening an agent's SQLite store without ever writing in its directory (issue 16, defect 6).
+"""Opening an agent's SQLite store without ever writing in its directory.
 
 opencode's ``opencode.db`` and OpenClaw's ``openclaw-agent.sqlite`` are WAL-mode databases that
 their agent may be writing while crabsearch reads. Every connection to such a store goes through

@@ -1,4 +1,4 @@
-"""Opening files named by an agent's directory: regular files only, never blocking (issue 16, defect 3).
+"""Opening files named by an agent's directory: regular files only, never blocking.
 
 A path under an agent's directory is hostile input like the bytes in it: a FIFO named
 ``agent-x.meta.json`` or ``workspace.yaml`` blocks a plain ``open()`` until some writer appears

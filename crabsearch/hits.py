@@ -122,7 +122,7 @@ class SessionRef:
 class Hit:
     """A result row: a session, its best-matching message and the context window around it.
 
-    Structure within sessions (issue 5): ``parent_title`` is the title of the parent session of a
+    Structure within sessions: ``parent_title`` is the title of the parent session of a
     subagent session (``session.parent_session_id``), looked up for the rows returned only;
     ``also_in_sessions`` are the ids of the other sessions that hold the same hit message (same
     message id and time: a resumed or forked session's copy of earlier history; this row is the
@@ -147,7 +147,7 @@ class Hit:
     """The rung of the ladder that found this row (``phrase``, ``all``, ``session``, ``repair``,
     ``any``; ``id``, ``recent``): a rung that finds fewer sessions than the limit is followed by
     the next rungs' sessions, so the rows of one result can come from several rungs, higher rungs
-    first (issue 11)."""
+    first."""
 
     @property
     def also_in(self) -> int:
@@ -260,7 +260,7 @@ def last_compaction(session: Session) -> int | None:
 
 
 def structure_notes(hit: Hit) -> list[str]:
-    """Notes about where a hit sits (issue 5), in this order: ``subagent of <parent title>``
+    """Notes about where a hit sits, in this order: ``subagent of <parent title>``
     (the parent's id when its title is unknown), ``continued in <title>`` and ``continued from
     <title>`` (:func:`continuation_notes`), ``also in N other sessions``, ``on an abandoned
     branch``, ``before compaction``; empty when none applies. Shared by the result rows and the
@@ -304,8 +304,8 @@ def densest(marks: list[tuple[int, object]], reach: int) -> int:
     """The start of the first of ``marks`` (``(start, term)`` matches, sorted by start, not empty)
     from which the next ``reach`` characters hold the most different terms, and of those, the
     one where they all come soonest: where a cut or a one-line snippet begins so that it shows as
-    many of the query's words as fit (a user trial: two words far apart in a message, and only
-    the first was shown), the words together where they are (a phrase late in a message, not
+    many of the query's words as fit (two words far apart in a message both shown, not only the
+    first), the words together where they are (a phrase late in a message, not
     its two words apart near the top). One pass, two pointers; the span of a candidate window is
     read forward until each of its terms is seen."""
     counts: dict = {}
@@ -347,7 +347,7 @@ def cut_around(text: str, limit: int, first_match: int | None, lead: int = MATCH
 
 def branch_window(index: int, total: int, before: int, after: int,
                   ranges: list[tuple[int, int]]) -> list[int]:
-    """Like :func:`clamp_window`, but along the hit's own branch (issue 5, "Branches"): ``ranges``
+    """Like :func:`clamp_window`, but along the hit's own branch: ``ranges``
     are the session's ``[start, end)`` abandoned ranges (:func:`abandoned_ranges`). A hit on the
     active branch skips every abandoned range; a hit inside one keeps the history before it and
     its own range, and never crosses its end (what follows belongs to the branch that replaced

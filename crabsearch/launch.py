@@ -1,13 +1,13 @@
 """The ``crabsearch`` console script: ``search`` and ``show`` through the resident server, the
 rest (and any failure of the server) in this process by :func:`crabsearch.cli.main`.
 
-A whole ``crabsearch search --json`` process spent ~120 ms of its ~200 importing Whoosh, the
-engine and the query code, and ~30 ms opening the index, before a 10-30 ms search (issue 13). The
-resident server (:mod:`crabsearch.resident`) keeps both warm: this module connects to it over a
+A whole ``crabsearch search --json`` process spends most of its time importing Whoosh, the engine
+and the query code and opening the index, not searching (``bench/cli.py``, ``docs/benchmarks.md``).
+The resident server (:mod:`crabsearch.resident`) keeps both warm: this module connects to it over a
 Unix socket, sends the command line, the working directory and the environment, and writes back
 what the command printed and its exit code, byte for byte what the command prints when run here.
-It imports only ``os``, ``sys`` and the C socket module (``socket`` itself costs ~12 ms,
-``json`` ~7 ms through ``re``), so the client's own start is Python's (~15 ms).
+It imports only ``os``, ``sys`` and the C socket module (not ``socket`` itself, nor ``json``,
+which imports ``re``), so the client's own start is Python's.
 
 When no server answers (none yet, or it is stale, or ``AF_UNIX`` is missing) the command runs
 here as it always did, and a server is started in the background for the next call. The server

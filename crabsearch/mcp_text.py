@@ -1,4 +1,4 @@
-"""The text blocks of ``crabsearch mcp``'s answers, for clients that show only text (issue 12):
+"""The text blocks of ``crabsearch mcp``'s answers, for clients that show only text:
 the same data as the structured result, laid out to read. Every block is made
 :func:`~crabsearch.text.printable` (transcript text cannot act on a terminal that shows it)."""
 

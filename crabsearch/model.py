@@ -59,7 +59,7 @@ class Message:
     copies it (a resumed or forked session's copy of earlier history): Claude Code
     ``<uuid>:<part>``, pi/OpenClaw ``<entry id>:<part>``, Gemini ``<message id>:<n>`` (n-th
     piece of that message); None for formats without ids (Codex). Search shows a message that
-    several sessions share once (issue 5, "Duplicates").
+    several sessions share once, on the newest of them.
     """
 
     message_index: int
@@ -96,8 +96,8 @@ class Session:
     set on subagent sessions. ``anchor_index`` is the message a row shows when only the title or
     summary matched: the first real user prompt (0 when there is none). ``archived`` is True for a
     session its agent archived (Codex ``archived_sessions/``, opencode ``time_archived``, OpenClaw
-    transcript archives, Claude Code ``archived.json``): still searchable, marked in rows and JSON
-    (issue 14). ``extra["continued_in"]`` names the session this one was handed to (Claude Code's
+    transcript archives, Claude Code ``archived.json``): still searchable, marked in rows and JSON.
+    ``extra["continued_in"]`` names the session this one was handed to (Claude Code's
     ``continued-in``), which its resume command resumes.
     """
 

@@ -1,10 +1,11 @@
 """Masking secret-shaped strings in transcript text before it is shown.
 
-Masking rules: crabsearch issue 3, *Privacy* ("Mask keeps the first 6 and last 4 characters
-(``***`` if short)"); the key prefixes are as published by each vendor (OpenAI/Anthropic ``sk-``,
-GitHub ``ghp_``/``gho_``/``ghu_``/``ghs_``/``ghr_``/``github_pat_``, Slack ``xox?-``, AWS
-``AKIA``/``ASIA``, Google ``AIza``, GitLab ``glpat-``, Hugging Face ``hf_``, JWT ``eyJ``).
-The kinds added by crabsearch issue 16 (defect 7) follow the published scanner rules named with
+Masking rule (README.md, Privacy; ``docs/guide.md``, Privacy in detail): a key keeps its first 6
+and last 4 characters (``***`` if short); the key prefixes are as published by each vendor
+(OpenAI/Anthropic ``sk-``, GitHub ``ghp_``/``gho_``/``ghu_``/``ghs_``/``ghr_``/``github_pat_``,
+Slack ``xox?-``, AWS ``AKIA``/``ASIA``, Google ``AIza``, GitLab ``glpat-``, Hugging Face ``hf_``,
+JWT ``eyJ``).
+The later kinds (:data:`RULES_VERSION` 2 and 3) follow the published scanner rules named with
 each below: gitleaks ``config/gitleaks.toml`` (github.com/gitleaks/gitleaks, commit b58d3f1, by
 rule id), Yelp detect-secrets ``detect_secrets/plugins/*.py`` (github.com/Yelp/detect-secrets,
 commit 5e14193, by detector class) and, for the Google kinds neither has, Nosey Parker
@@ -56,7 +57,8 @@ What counts as a secret (the span that is masked is in brackets):
   JSON-escaped newlines (a literal ``\\n``) are understood.
 * URL credentials ``scheme://user:[password]@host``: only the password.
 
-Issue 16 kinds (vendor keys keep 6 + 4 characters, values follow the value rule):
+Kinds from published scanner rules (vendor keys keep 6 + 4 characters, values follow the value
+rule):
 
 * Stripe ``[sk_live_...]``, ``[rk_live_...]``, and the ``_test_`` and ``_prod_`` variants
   (gitleaks ``stripe-access-token``: 10+ letters/digits; detect-secrets ``StripeDetector`` has
@@ -128,19 +130,12 @@ lookbehind), so ``re``'s first-character skip does the pre-check in C: most posi
 entered, and a text with no secret costs one ``search`` and returns the same object. The branches
 are grouped by that character (``k(?:...|...)``) and a literal that follows it is matched before
 the lookbehinds, so an entered position costs one comparison per branch that cannot match there;
-this paid for the issue 16 branches. ``curl -u`` is not a branch of its own (entering at every
-``u`` cost ~15 %, and even ``"curl" in text`` costs ~1 ms per MB): a ``curl`` branch at ``c``
-finds the command and a second regex reads the 2 KB after it. A separate substring pre-check
-(``any(marker in text ...)`` over the ~30 markers, case variants included) was measured at
-~1.4 ms per 100 KB, *slower* than the whole scan, so there is none. Measured (Python 3.11, this
-machine): ~0.9 ms per 100 KB of message text from ``bench/gen.py`` transcripts (20 MB), ~0.8 ms
-per 100 KB of code, ~0.6 ms of English prose, ~1.1 ms with a secret every 2 KB; a 300-character
-context window ~2.5 us. Issue 16 measured against the code before it on the same data (best of 7,
-interleaved, on a busier machine: ~1.5 ms per 100 KB for both): 1.01x on 10.8 MB of
-``bench/gen.py`` message text, 1.03x on 19.5 MB of Python, 1.03x on 32 MB of documentation text
-(``.rst``/``.md``/``.txt``); 1.25x with a secret every 2 KB (more kinds found, more masked).
-Adversarial inputs stay linear (the work per candidate is bounded): ``"key=" * 25000`` takes
-~70 ms for its 100 KB, ``"curl -u a:" * 10000`` ~90 ms.
+so many branches cost little. ``curl -u`` is not a branch of its own (entering at every ``u``
+was measurably slower, and so is even ``"curl" in text``): a ``curl`` branch at ``c`` finds the
+command and a second regex reads the 2 KB after it. A separate substring pre-check (``any(marker
+in text ...)`` over the ~30 markers, case variants included) measured *slower* than the whole
+scan, so there is none. Adversarial inputs stay linear (the work per candidate is bounded:
+``"key=" * 25000``, ``"curl -u a:" * 10000``; ``tests/test_redact.py``).
 """
 
 from __future__ import annotations
@@ -154,8 +149,9 @@ import re
 __all__ = ["RULES_VERSION", "find_secrets", "mask", "redact", "redact_value", "secret_patterns"]
 
 RULES_VERSION = 3
-"""1: issue 3's kinds; 2: issue 16's (Stripe, npm, SendGrid, Slack webhooks, Google OAuth, Telegram,
-Twilio, AWS secret keys, curl -u, "password is X"); 3: a secret's name in prose before an opaque
+"""1: the first kinds (vendor key prefixes, assignments, ``Authorization``, PEM keys, URL
+passwords); 2: Stripe, npm, SendGrid, Slack webhooks, Google OAuth, Telegram, Twilio, AWS
+secret keys, curl -u, "password is X"; 3: a secret's name in prose before an opaque
 value (a UUID after "API key is", an AWS secret after "aws secret is", a Twilio auth token), and a
 key's name in two words in an assignment (``API key: ...``)."""
 
@@ -329,8 +325,8 @@ _CURL_BRANCHES = ([_branch(
 @functools.cache
 def secret_patterns() -> tuple[re.Pattern, re.Pattern]:
     """``(the big pattern, the curl -u pattern)``, compiled on first use and kept: compiling
-    them costs ~15-20 ms, which a process that never masks anything (a search that finds
-    nothing, ``crabsearch status``) should not pay at import (issue 13). The same patterns as
+    them is slow, which a process that never masks anything (a search that finds
+    nothing, ``crabsearch status``) should not pay at import. The same patterns as
     compiling at import: the branches are built at import, only ``re.compile`` waits."""
     return _compile(_BRANCHES), _compile(_CURL_BRANCHES)
 

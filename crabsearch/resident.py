@@ -1,4 +1,4 @@
-"""The resident server behind ``crabsearch search`` and ``show`` (issue 13: a 100 ms command line).
+"""The resident server behind ``crabsearch search`` and ``show`` (``docs/cli.md``, The resident server).
 
 Started in the background by :mod:`crabsearch.launch` when a call finds none, it listens on a
 Unix socket in a directory only its user can enter, and runs each request's command line through

@@ -53,7 +53,7 @@ def runnable(command: str) -> bool:
     """False when a resume or fork command (built from a transcript's working directory and
     session id) holds a control character (a newline, a tab or one :func:`printable` shows):
     quoted, it is no shell injection, but run, a shell's ``cd`` error printed it raw, and an
-    ``ESC ]52`` in the directory wrote the clipboard (a fresh-user trial)."""
+    ``ESC ]52`` in the directory wrote the clipboard."""
     return command.isprintable()
 
 

@@ -109,15 +109,15 @@ def test_index_summary(home, capsys):
     assert data["sessions"] == 2 and data["files_read"] == 0 and data["by_agent"] == {"claude": 1, "codex": 1}
 
 
-def test_readme_lists_every_key_of_index_json(home, tmp_path, capsys):
-    """A fresh-user trial: ``index --json`` printed ``rebuilt``, which README's list of its keys
-    left out. Null on a first run; after a format change, why every transcript was read again."""
+def test_the_cli_reference_lists_every_key_of_index_json(home, tmp_path, capsys):
+    """docs/cli.md's list of ``index --json``'s keys names every key it prints. ``rebuilt`` is
+    null on a first run; after a format change, why every transcript was read again."""
     from pathlib import Path
 
     from crabsearch.index.layout import STAMP, current_dir
 
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text("utf-8")
-    listed = readme[readme.index("`index --json` prints"):readme.index("`status --json` prints")]
+    doc = (Path(__file__).resolve().parent.parent / "docs" / "cli.md").read_text("utf-8")
+    listed = doc[doc.index("`index --json` prints"):doc.index("`status --json` prints")]
     code, out, _ = run(capsys, "index", "--json")
     data = json.loads(out)
     assert code == 0 and data["rebuilt"] is None  # a first run: nothing to rebuild

@@ -4,8 +4,7 @@ Only ``crabsearch.search`` and the CLI's ``index`` command use this package; the
 
 The names below are imported on first use (PEP 562), not with the package: a read-only search
 imports ``crabsearch.index.store`` and friends through ``crabsearch.search``, and must not pay
-for the writer (``writer.py``, and through it every agent reader) when nothing changed
-(issue 13).
+for the writer (``writer.py``, and through it every agent reader) when nothing changed.
 """
 
 from __future__ import annotations
@@ -31,16 +30,16 @@ def _variations(*args, **kwargs):  # pragma: no cover - whoosh's Variations quer
 def import_whoosh_lean() -> None:
     """Import ``whoosh.compat`` and ``whoosh.reading`` without two imports they make that
     crabsearch never uses: ``urllib.request`` (``whoosh.compat`` binds ``urlretrieve``, pulling
-    in ``http.client``, ``email`` and ``ssl``: ~25 ms) and the ``cached_property`` package
-    (``whoosh.reading``; it imports ``asyncio``: ~12 ms). While they import, ``sys.modules``
+    in ``http.client``, ``email`` and ``ssl``) and the ``cached_property`` package
+    (``whoosh.reading``; it imports ``asyncio``). While they import, ``sys.modules``
     holds stand-ins: ``urlretrieve`` importing the real one when called, and the standard
     library's ``functools.cached_property`` (the same non-data descriptor for the one plain
     method whoosh decorates, ``SegmentReader.deleted_docs_set``). Also ``whoosh.lang.morph_en``,
     which ``whoosh.query`` imports for its ``Variations`` query (unused here) and which compiles
-    ~50 regular expressions at import (~7 ms): its stand-in's ``variations`` imports the real
+    ~50 regular expressions at import: its stand-in's ``variations`` imports the real
     module when called. The stand-ins are removed
     afterwards, so any later ``import urllib.request`` gets the real module. Does nothing when
-    whoosh or those modules are imported already. Measured in issue 13 (whole-process CLI)."""
+    whoosh or those modules are imported already (``python -X importtime`` shows what each costs)."""
     if "whoosh.reading" in sys.modules:
         return
     stubs = {}

@@ -68,9 +68,10 @@ compound but a plain hyphenated word such as ``real-time`` or ``follow-up``, whi
 text) also gives the term :data:`NAME_MARK` at the position of its first leaf and at the
 position of its last: ``see docs/set-up-cli.md now`` marks positions 1 and 5. A phrase's span
 lying within such pairs is found only inside names (``set up cli`` in the file name), which
-``index.phrases.TextPhrase`` tells apart from the same words as running text (issue 11:
-SpecStory histories quote each other's file names, ``...-setting-up-minsky-cli-with-bun.md``,
-so a session's title words matched as a phrase in every session that named its file). The
+``index.phrases.TextPhrase`` tells apart from the same words as running text (SpecStory
+histories quote each other's file names, ``...-setting-up-minsky-cli-with-bun.md``, so a
+session's title words matched as a phrase in every session that named its file;
+``bench/relevance_real``, ``title`` queries). The
 mark is never produced from a query (no token holds a space) and does not count in a field's
 length (``index.schema.NamePositions``).
 
@@ -117,15 +118,11 @@ NFC text (nearly all text) is only checked, never copied.
 Speed
 -----
 
-Measured on CPython 3.11 (full analyzer, ``positions=True`` as when indexing; median of 300
-runs; ``_bench()`` in this module reproduces it; "before" is the previous word-run tokenizer):
-
-* ~4 KB of English prose (772 tokens either way): 0.64 ms before, 0.69 ms now (+8%);
-* ~4 KB of code-heavy text (identifiers, paths, URLs): 0.59 ms for 698 tokens before,
-  0.89 ms for 1,060 tokens now (+52%, about the same cost per token); 1.1 ms with a cold
-  split cache;
-* ~4 KB of NFD (decomposed) French, a rare case: 1.0 ms before, 2.0 ms now (normalization and
-  offset mapping).
+``_bench()`` in this module measures the full analyzer (``positions=True``, as when indexing)
+on ~4 KB of English prose, of code-heavy text (identifiers, paths, URLs) and of NFD (decomposed)
+French. Code-heavy text yields more tokens for its size (compounds and their parts) at about the
+same cost per token as prose; NFD text, a rare case, also pays for normalization and offset
+mapping.
 
 One regex pass finds CJK runs, plain words and compounds. Plain ASCII words (lower case,
 capitalized, upper case: nearly all prose) are recognized by the regex itself and never split;
@@ -219,10 +216,11 @@ def _cjk_re() -> re.Pattern:
 
 @lru_cache(maxsize=None)
 def _token_re(ascii_only: bool) -> re.Pattern:
-    """:data:`TOKEN_PATTERN` compiled on first use (issue 13: compiling it costs ~15 ms, most of
-    it in the CJK ranges of its character classes). ASCII text gets the same pattern with the CJK
-    class reduced to one non-ASCII character: it cannot occur in ASCII text, so the matches are
-    the same, and a process that sees only ASCII (most queries) never compiles the full one."""
+    """:data:`TOKEN_PATTERN` compiled on first use (compiling it is slow, most of it in the CJK
+    ranges of its character classes, and a process that analyzes nothing should not pay it).
+    ASCII text gets the same pattern with the CJK class reduced to one non-ASCII character: it
+    cannot occur in ASCII text, so the matches are the same, and a process that sees only ASCII
+    (most queries) never compiles the full one."""
     return re.compile(_token_pattern("\U0010ffff") if ascii_only else TOKEN_PATTERN)
 
 
@@ -489,7 +487,7 @@ def _apostrophe_word(word: str) -> str:
     """A word with apostrophes inside, as one term: a final ``'s`` (English possessive, as
     Lucene's ``EnglishPossessiveFilter``) is dropped (``user's`` -> ``user``), other apostrophes
     are removed (``isn't`` -> ``isnt``, ``O'Reilly`` -> ``OReilly``), so the word matches the
-    same word typed without them (issue 11, problem 5: ``isn't`` was ``isn`` and ``t``)."""
+    same word typed without them (``isn't`` is one word, not ``isn`` and ``t``)."""
     if len(word) > 2 and word[-2] in _APOSTROPHES and word[-1] in "sS":
         word = word[:-2]
     return word.replace("'", "").replace("\u2019", "")
@@ -522,7 +520,7 @@ def folded_contexts(text: str) -> dict[str, list[str]]:
     """For each word of ``text`` that folding changed (``über``, ``Straße``): its folded form
     -> the folded letters with their neighbours (``über``: ``["ub"]``; ``münchn``: ``["mun"]``).
     Spelling repair keeps these (a repair that replaces a folded letter's neighbourhood crosses
-    into an unrelated word: ``über`` -> ``user``; issue 11, problem 5)."""
+    into an unrelated word: ``über`` -> ``user``)."""
     out: dict[str, list[str]] = {}
     raw = CompoundTokenizer() | LowercaseFilter()
     for tok in raw(text):
@@ -730,7 +728,7 @@ def _bench(repeat: int = 200) -> dict[str, float]:  # pragma: no cover - a measu
     code = (
         "def resolve_dirs(env): return [Path(p) for p in env.get('XDG_DATA_DIRS', '').split(':')]\n"
         "Edited src/main/foo-bar.ts and crabsearch/index/analysis.py; see getUserById() in "
-        "HTTPServerError.java, issue #123, bd-q3fy, v1.2.3, https://github.com/foo/bar/pull/42 "
+        "HTTPServerError.java, ticket #123, bd-q3fy, v1.2.3, https://github.com/foo/bar/pull/42 "
         "self._cache[key] = value  # TODO(user@example.com): C++ std::vector<int> x; i += 1\n"
     )
     ana = text_analyzer()

@@ -3,9 +3,9 @@
 Whoosh stores a term's postings as blocks of up to 128 documents, each after a small header
 (its length, highest document number, highest weight, shortest field length, ...). The header
 is the only way to the next block, so passing over a block (block-max pruning in
-``union.scores``, ``skip_to`` inside an ``And``) still reads and unpickles its header: ~15 us
-each, and a common word at a million messages has thousands of blocks per field (``the`` read
-~4,500 headers per search at 6 GB, about a third of its time). A segment never changes once
+``union.scores``, ``skip_to`` inside an ``And``) still reads and unpickles its header,
+and a common word at a million messages has thousands of blocks per field (``the`` read
+thousands of headers per search at 6 GB, a large share of its time). A segment never changes once
 written, so the headers of a list are read once into a :class:`BlockTable`, kept with the
 segment's postings file, and the next search picks the blocks it needs from plain lists: the
 kept blocks by their bound (a list comprehension over the qualities), the next block holding a

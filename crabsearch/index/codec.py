@@ -1,5 +1,5 @@
-"""crabsearch's segment format: Whoosh's with a compact term dictionary and stored fields (issue
-13, target 4: index size).
+"""crabsearch's segment format: Whoosh's with a compact term dictionary and stored fields
+(index size: ``bench/index_size.py``, ``docs/benchmarks.md``).
 
 Whoosh's ``W3Codec`` costs about 180 bytes for every distinct (field, word) of a segment, however
 rare the word: its term file is a hash table (8 bytes of lengths, two 16-byte hash slots and a

@@ -1,8 +1,8 @@
-"""Per-document columns of a segment in one compact file, read in one go (issue 13).
+"""Per-document columns of a segment in one compact file, read in one go.
 
 A search needs each document's session key (``skey``), ``updated`` time and message index
 (``idx``) for every segment it touches (``collect.SegmentKeys``). Whoosh stores ``skey`` as a
-variable-bytes column decoded one document at a time in Python: ~50 ms for 26k documents at
+variable-bytes column decoded one document at a time in Python, slow for a large segment at
 every process start (a ``crabsearch search`` is a new process each time). So after each commit
 the writer also writes, per segment, ``crabsearch-cols-<segment id>``:
 

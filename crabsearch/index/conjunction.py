@@ -2,8 +2,8 @@
 
 Whoosh matches ``And([word1 in any field, word2 in any field])`` with an intersection matcher
 over two flat unions (``index.union``): each document holding the rarer word skips the other
-word's five posting lists to it, then scores both unions, about 15 us a candidate in Python
-(``hook error`` at 6 GB: 11,000 candidates, 180 ms). :func:`scores` finds the same documents
+word's five posting lists to it, then scores both unions, all in Python, per
+candidate (``hook error`` at 6 GB: 11,000 candidates). :func:`scores` finds the same documents
 with the same scores from the posting blocks: the rarest word's postings scored as
 ``union.scores`` does, then each other word's, in the blocks that hold a candidate only (most
 blocks of a common word hold one, but each is read and scored in one pass, with no matcher).

@@ -13,7 +13,7 @@ Storage: ``manifest.db``, an SQLite database (the standard library's ``sqlite3``
 reads every entry but only the states of the files that grew, and writes only the entries that
 changed, in one transaction after the index commit it describes (so the manifest never runs
 ahead of the index). It replaced one JSON file, which at 7,500 transcripts was 19 MB, parsed and
-rewritten whole on every refresh (0.3 s each way). Each index generation (``layout.py``) has
+rewritten whole on every refresh. Each index generation (``layout.py``) has
 its own manifest, written under the writers' lock right after the commit it describes; an index
 of an older layout is rebuilt, manifest included. A missing or unreadable manifest is empty: the
 index is then rebuilt from the transcripts, which is always possible.
@@ -156,7 +156,7 @@ class Manifest:
     def unknown_kinds(self) -> list[tuple[str, str | None, dict[str, int]]]:
         """``(path, agent, {kind: count})`` of every unit whose stored state counts record kinds
         its reader does not know (``state["unknown_kinds"]``, written by
-        :func:`crabsearch.sources.base.note_unknown`; issue 14, "Drift shows itself"). Only the
+        :func:`crabsearch.sources.base.note_unknown`). Only the
         states that hold the key are parsed; ``[]`` when there is no manifest or it cannot be read."""
         if not self.path.exists():
             return []

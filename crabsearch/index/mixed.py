@@ -5,11 +5,11 @@ An identifier typed whole is looked up as its own token and as the phrase of its
 (``getUserById`` is ``getuserbyid`` or ``"get user by id"``; ``querying.Compiler``): the
 ``all`` rung's message query and every rung's title list are a :class:`~crabsearch.index.union.FlatOr`
 of terms and phrases. Whoosh's matcher walks the phrase's span matcher over every message
-holding all its parts (``get``, ``user``, ``by`` and ``id`` are common words): ~17 ms for the
-title list of ``getUserById`` at 1 GB. :func:`scores` reads each word the way a word alone is
-read (``union.scores``) and each phrase the way a phrase alone is (``phrases.scores``), then
-adds them per document in the matcher's order, so the scores are the matcher's to the bit
-(``FlatUnionMatcher.score``: each leaf's score times its boost, added in the union's order).
+holding all its parts (``get``, ``user``, ``by`` and ``id`` are common words). :func:`scores`
+reads each word the way a word alone is read (``union.scores``) and each phrase the way a phrase
+alone is (``phrases.scores``), then adds them per document in the matcher's order, so the scores
+are the matcher's to the bit (``FlatUnionMatcher.score``: each leaf's score times its boost,
+added in the union's order).
 A document's matched terms are those of the leaves that match it: the union's matcher also
 listed a phrase's word whose own matcher had stopped on the document after the phrase ran out
 (``tests/test_scans.py`` checks both against each leaf's matcher walked alone).

@@ -6,17 +6,18 @@ identifiers, whose parts are indexed as adjacent words so that ``resolve dirs`` 
 (``.specstory/history/2025-04-26_20-30-setting-up-minsky-cli-with-bun.md``) is one token of its
 message: a reference to something of that name, not a message about it. Counted as the phrase,
 every message that quoted the file (SpecStory histories link each other's files, a changelog
-lists them) outranked the session whose title the words are (issue 11: the real set's
+lists them) outranked the session whose title the words are (``bench/relevance_real``'s
 ``title`` queries), and an identifier named after a few words outranks the discussion of them.
 
 :class:`TextPhrase` (the ``phrase`` rung of words typed apart, ``querying.Compiler.rungs``)
 counts only the spans with a word of running text: the index marks each name's first and last
 leaf with ``analysis.NAME_MARK`` (a plain hyphenated word, ``real-time``, is running text and
 has no mark). A span whose every word is a name's part does not count, in one name or across
-names side by side (``set_token refreshAccessToken`` holds ``token refresh``: a fresh-user
-trial found it listed as the exact phrase); ``access_token refresh`` does. A message holding the words only inside a name still holds every word, and
-is found by the ``all`` rung below. Quoted phrases and an identifier's own parts (``get user by
-id`` for ``getUserById``) stay Whoosh's ``Phrase``, which matches inside names.
+names side by side (``set_token refreshAccessToken`` holds ``token refresh`` in names' parts
+only: not the exact phrase); ``access_token refresh`` does. A message holding the words only
+inside a name still holds every word, and is found by the ``all`` rung below. Quoted phrases and
+an identifier's own parts (``get user by id`` for ``getUserById``) stay Whoosh's ``Phrase``, which
+matches inside names.
 
 :func:`scores` finds a rung's phrases term at a time (``collect.best_per_session`` uses it for a
 query that is only exact phrases, one per field): the words' posting blocks are read rarest word

@@ -4,9 +4,9 @@ Whoosh's ``SegmentWriter`` keeps every posting of a batch as a tuple ``(field, t
 docnum, weight, value bytes)`` in a list (``writing.PostingPool``), about 200 bytes a posting
 (5.9 million postings at 1 GB of transcripts), sorts the whole list at the commit, and past
 ``limitmb`` (128 MB by its own estimate) pickles sorted runs to temporary files and merges them
-back: a batch five times larger cost 30 s more at 1 GB in those pickles. So the build committed
+back, a pickle per posting (``bench/results/history.md``, 2026-12-03). So the build committed
 small batches, and each batch is a segment: 16 segments at 1 GB, and every search pays a share
-of its time per segment (issue 13).
+of its time per segment.
 
 :class:`CompactPool` holds the same postings in flat arrays (document number, weight, the end
 of its value bytes, and a link to the previous posting of the same term: 20 bytes and the value

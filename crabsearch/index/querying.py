@@ -1,7 +1,7 @@
 """Compiling a parsed query (``crabsearch.query.ParsedQuery``) into Whoosh queries.
 
 The plain words go down a ladder and the search stops at the first rung that finds something
-(crabsearch issue 3, "Query language"):
+(README.md, Query language; ``docs/guide.md``, The query language in depth):
 
 1. ``phrase``: the words adjacent and in order (two or more words);
 2. ``all``: every word in one message (or in the title/summary);
@@ -127,8 +127,8 @@ class Compiler:
         return TOOL_FIELDS if self.pq.in_tools else fields
 
     def group_query(self, group: list[str], fields) -> Query:
-        """One word group: the whole form, or its parts adjacent and in order (issue 11,
-        problem 4: ``getUserById`` is ``getuserbyid`` or the phrase ``get user by id``, never
+        """One word group: the whole form, or its parts adjacent and in order
+        (``getUserById`` is ``getuserbyid`` or the phrase ``get user by id``, never
         ``get``, ``user``, ``by`` and ``id`` anywhere in a message). A field without positions
         (tool names) has the whole form only."""
         whole = _any_field(group[0], fields)
@@ -263,11 +263,11 @@ class Compiler:
     def _closest(self, word: str) -> str | None:
         """The nearest indexed word occurring in >= 2 documents, when ``word`` (four letters or
         more; three while it is typed, for its completion only) has no postings;
-        when no such word is close, the nearest word found in one message (issue 11, problem
-        6: in a small history the word a user mistypes often occurs once; such a repair is
+        when no such word is close, the nearest word found in one message (in a small
+        history the word a user mistypes often occurs once; such a repair is
         listed in ``rare`` and the search says so). A word found only in a session's summary
         is known (a session with no messages left has only its summary); a word with a digit
-        is never repaired (a fresh-user trial: ``55444`` became ``554``, ``PR 4822`` ``482``:
+        is never repaired (``55444`` is not ``554``, nor ``PR 4822`` ``PR 482``:
         a number, version or id one digit away is another thing, not a typo), only completed
         while it is typed.
 
@@ -277,7 +277,7 @@ class Compiler:
         scanning every word of the first letter (2 to 10x fewer terms to read). A word typed
         with letters that folding changed (``über``, ``Straße``) is repaired only to a word that
         keeps each of them with its neighbours (``analysis.folded_contexts``): ``über`` is
-        never ``user`` (issue 11, problem 5: no repair is better than a wrong one)."""
+        never ``user`` (no repair is better than a wrong one)."""
         s = self.searcher
         keep = self._folded.get(word, ())
         # Message fields only: a title made from the first prompt would count that prompt twice.
@@ -339,7 +339,7 @@ def _expand(searcher, field: str, prefix: str, cap: int) -> tuple[list[str], int
     """``(words, count)``: the indexed words of ``field`` starting with ``prefix`` (every
     segment's), sorted, and how many there are. More than ``cap`` of them: the ``cap`` found in
     the most documents (ties: the first in byte order), as Lucene rewrites a prefix query to its
-    top terms. Every word, through Whoosh's ``Prefix``, took 4 s for ``re*`` at 1 GB (920 words
+    top terms. Every word, through Whoosh's ``Prefix``, was slow for ``re*`` at 1 GB (920 words
     a field, ~25,000 posting lists over the segments), and a message's score added up every one
     of them it held."""
     words: set[str] = set()

@@ -69,7 +69,7 @@ class Status:
     read (the manifest's errors), and what discovery finds named like a transcript that is not a
     regular file (``error``: ``not a regular file (FIFO)``, as ``files.NotRegularFile`` says; the
     index never reads them). ``unknown_kinds``: record kinds a reader does not know (a new kind in
-    an agent's format: issue 14, "Drift shows itself"), per agent and kind, ``{"agent", "kind",
+    an agent's format), per agent and kind, ``{"agent", "kind",
     "records", "files", "example"}`` (``example``: the file holding the most of them), most records
     first. ``unreadable_dirs``: ``{"path", "error"}`` for the directories under an agent's root
     that could not be listed (``Permission denied``): their transcripts are not indexed."""

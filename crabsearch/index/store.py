@@ -9,7 +9,7 @@ own files. Rules:
   (``flock``, freed when a process dies) held from planning to the last manifest save, so the
   manifest and the segments it describes move together: Whoosh's own lock is released inside
   ``commit``, before the manifest is saved, and a second indexer that planned in that gap read
-  the same lines again (duplicates, issue 16).
+  the same lines again (duplicates).
 * **Rebuilds swap.** A stale format or a damaged index cannot be searched, so its replacement
   becomes current at once and fills up commit by commit. A switch of ``--index-tool-output`` is
   built to the end while searches keep using the old generation, then swapped in.
@@ -317,7 +317,7 @@ def variant_of(root: Path) -> str:
 
 def doc_total(ix) -> int:
     """Documents in the index (deleted ones included), from its table of contents alone, without
-    opening a reader (which opens every segment: ~30 ms at 80k messages)."""
+    opening a reader (which opens every segment)."""
     return sum(seg.doc_count_all() for seg in ix._read_toc().segments)
 
 
@@ -371,8 +371,8 @@ def _clear_legacy(root: Path) -> None:
 PURGE_SHARE = 0.02
 """Share of deleted documents in the index past which a commit rewrites the segments holding
 them. Whoosh's BM25F counts a deleted document in document frequencies and average field
-lengths until its segment is merged, so replaced documents change scores (issue 16: after a
-crash the re-read documents made 2-4 of 10 top-20 lists differ from a clean build)."""
+lengths until its segment is merged, so replaced documents change scores (after a crash, the
+re-read documents made top-20 lists differ from a clean build's)."""
 
 
 def merge_policy(writer, segments):
@@ -417,8 +417,8 @@ class _Merging:
 
 def remove_unfinished(ix) -> None:
     """Remove what a writer killed or stopped by a full disk left behind: segment and
-    table-of-contents files the current table of contents does not name (21-25 MB after a full
-    disk, issue 16), Whoosh's posting pool directory ``MAIN.tmp`` (``SegmentWriter`` makes it and
+    table-of-contents files the current table of contents does not name (tens of MB after a
+    full disk), Whoosh's posting pool directory ``MAIN.tmp`` (``SegmentWriter`` makes it and
     removes it only when it finishes) and Whoosh's lock file ``MAIN_WRITELOCK`` (an ``flock``:
     freed when its process died, the file stays). The caller holds the write lock and has no
     Whoosh writer open, so no other writer is making any of them. Never raises."""

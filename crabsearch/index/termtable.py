@@ -20,7 +20,7 @@ STORED_MAGIC = b"CSF1"
 STORED_EXT = ".sfb"
 DOCS_PER_BLOCK = 32
 """Documents per compressed block of stored fields: 32 messages' fields (~6 kB) compress to about
-a fifth; reading one decompresses its block (~15 us)."""
+a fifth; reading one decompresses its block."""
 _FOOT = struct.Struct("<Q4s")
 
 

@@ -2,8 +2,8 @@
 
 Whoosh matches ``Or([a, b, c, d, e])`` with a binary tree of ``UnionMatcher`` objects, each leaf
 wrapped in a ``WrappingMatcher`` for its boost, and absent terms kept as ``NullMatcher`` leaves:
-every ``id()``, ``next()`` and ``score()`` walks the tree (about 5 us per matching document for
-a word looked up in the five message fields). :class:`FlatOr` matches the same documents with
+every ``id()``, ``next()`` and ``score()`` walks the tree, for each matching document of a word
+looked up in the five message fields. :class:`FlatOr` matches the same documents with
 the same scores from one flat list of (leaf, boost) pairs, about twice as fast
 (``bench/results``). It keeps every leaf current, so matched terms can still be read from the
 leaves (``term_matchers``), and it skips lazily (``skip_to``) inside an ``And``.

@@ -31,8 +31,8 @@ crabsearch with :class:`WhooshMismatch` naming the version, instead of fixes bou
    field's length by the field's average length, which Whoosh took over *every* document of
    the index. crabsearch's fields are sparse (a message has one role field; only the session
    documents, one per session, have a title or a summary), so a title of six words looked fifty
-   times longer than average and scored almost nothing (issue 11: a title holding the query's
-   words added next to nothing), and every message field looked several times longer than it
+   times longer than average and scored almost nothing (a title holding the query's words
+   added next to nothing), and every message field looked several times longer than it
    is. The average is now the field's total length over the documents with a non-zero length
    for it (counted once per searcher from the cached length columns), as BM25F defines it.
 8. **One idf per word, not per field.** Whoosh computed a word's idf per field: ``log(N / (df +
@@ -48,14 +48,14 @@ crabsearch with :class:`WhooshMismatch` naming the version, instead of fixes bou
    of its words' BM25F scores with each word's own frequency in the document, so a message that
    repeats the phrase's common words (and holds the phrase once, in a file name) outscored a
    title that is the phrase. Each word now counts with the phrase's frequency (its
-   spans in the document), as Lucene scores a phrase (issue 11: a title query such as ``Session
-   Start Error for Task 008`` found its session second).
+   spans in the document), as Lucene scores a phrase (a title query such as ``Session Start Error
+   for Task 008`` found its session second without it).
 10. **A block's document numbers decoded in C.** A posting block stores its document numbers as
    gaps; Whoosh added them up with a Python generator (``numlists.delta_decode``), one resumed
    frame per posting: a third of reading a common word's blocks. ``itertools.accumulate`` gives
    the same numbers.
 11. **A term's scorer made once per segment.** Every term matcher got a new BM25F scorer (its
-   idf, average length, highest weight and shortest length looked up, ~40 us), though a search
+   idf, average length, highest weight and shortest length looked up), though a search
    asks for the same word in the same field and segment at each rung and scan (a typed query at
    1 GB: 613 term matchers, 405 of them distinct). A segment's searcher now keeps its scorers
    (:data:`MEMO_SCORERS` at most; a scorer holds no matcher state: it is given the matcher).
@@ -65,8 +65,8 @@ crabsearch with :class:`WhooshMismatch` naming the version, instead of fixes bou
    answered from the schema's dict; any other name goes the original way (dynamic fields).
 13. **A term's matcher in a few steps.** ``Term.matcher`` on a segment went through the schema
    (three times), the reader's ``__contains__`` and ``postings``, each converting the text to
-   bytes again, then read and unpickled the list's first block header: 15-25 us a matcher, and
-   a typed two-word query at 1 GB makes ~650 of them (each word in five fields and 16
+   bytes again, then read and unpickled the list's first block header, and a typed two-word
+   query at 1 GB makes hundreds of them (each word in five fields and 16
    segments, again at each rung and scan). On a segment of the compact codec
    (``index.codec``) it now looks the word up once, takes the segment's scorer (fix 11) and
    copies a matcher kept untouched per word (``CompactTermsReader.fresh_matcher``); the same

@@ -43,10 +43,9 @@ from .store import (LOCK_WAIT, doc_total, drop_replaced, merge_policy, open_for_
 BATCH_DOCS = 40_000
 BATCH_BYTES = 512 * 1024 * 1024
 """A build commits a batch (a new segment) every this many messages or bytes of transcript read.
-Each search pays a share of its time per segment (``the`` at 1 GB: 33 ms over 16 segments, 27 ms
-over 6, 22 ms over 1), so the batches are as large as memory allows: the posting pool
-(``index.pool``) holds 40,000 messages' postings in about the memory Whoosh's held 10,000 in
-(peak RSS of a 1 GB build 134 MB; it was 146-163 MB with 64 MB batches of ~10,000 messages).
+Each search pays a share of its time per segment, so the batches are as large as memory allows:
+the posting pool (``index.pool``) holds 40,000 messages' postings in about the memory Whoosh's
+held 10,000 in (``bench/results/2026-12-03-batches-1gb.*``: peak RSS of a 1 GB build).
 The merge policy (``store.merge_policy``, Whoosh's Fibonacci rule) merges them only once there
 are many (26 of this size: a 6 GB build), through Whoosh's pool, which spills to disk."""
 BATCH_POSTINGS = 2_000_000
@@ -209,8 +208,8 @@ def _place(doc: dict, session: Session, ts) -> None:
 
 def acting_flags(messages: list[Message]) -> list[bool]:
     """For each message: True for assistant text directly followed (after any thinking) by a
-    tool call of the same turn, the 1.3 weight of issue 3 ("an assistant turn that called tools
-    next")."""
+    tool call of the same turn: the weight of an assistant turn that went on to call tools
+    (``docs/guide.md``, How results are ranked)."""
     flags = [False] * len(messages)
     for i, m in enumerate(messages):
         if m.role is Role.ASSISTANT and not m.is_thinking and not m.is_tool_payload:

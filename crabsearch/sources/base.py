@@ -436,7 +436,7 @@ def dump_text(value) -> str:
 def first_line(text: str, limit: int = 80) -> str:
     """First non-empty line of ``text``, whitespace-collapsed, secrets masked, then cut to
     ``limit`` characters with an ellipsis (used for titles from a first prompt). Masking comes
-    first: a key cut in half is no longer recognisable as one (issue 16)."""
+    first: a key cut in half is no longer recognisable as one."""
     for line in text.splitlines():
         line = " ".join(line.split())
         if line:
@@ -559,8 +559,8 @@ def noting_not_regular() -> Iterator[dict[str, str]]:
     given, ``{path: kind}`` (``files.kind_of``: ``FIFO``, ``directory``, ...). A discovery run
     inside then yields them through each source's own rules, so a FIFO or a directory named like
     a transcript (``projects/<slug>/<uuid>.jsonl``) can be counted and named instead of being
-    passed over without a word. Only a ``stat`` looks at them: a FIFO is never opened (issue 16,
-    defect 3). The dict also holds entries that a source then left out by name (Codex walks
+    passed over without a word. Only a ``stat`` looks at them: a FIFO is never opened
+    (``files.py``). The dict also holds entries that a source then left out by name (Codex walks
     ``**/*``): what discovery yields is what counts. Outside the block, discovery (and so the
     index) sees regular files only."""
     noted: dict[str, str] = {}
@@ -620,7 +620,7 @@ def env_dir(env: Mapping[str, str], name: str, default: Path) -> Path:
     return Path(os.path.expanduser(value)) if value else default
 
 
-# -- drift: record kinds a reader does not know (issue 14, "Drift shows itself") ---------------
+# -- drift: record kinds a reader does not know ------------------------------------------------
 
 UNKNOWN_KEY = "unknown_kinds"
 """Where a reader counts the record kinds it does not know, in the file's state (the manifest

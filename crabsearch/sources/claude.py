@@ -40,13 +40,13 @@ and 7.3 (role mapping). Decisions the spec leaves open:
   passed over. A ``timestamp`` that is not an ISO-8601 string (1.2) is no time: the line's
   messages have none, and the session's start and end ignore it (``12345`` is not 1970).
 
-Current formats (issue 14; Claude Code is closed, so these follow other tools' parsers and bug
+Current formats (Claude Code is closed, so these follow other tools' parsers and bug
 reports):
 
 * **Queued prompts** (rule 1): a prompt typed while the agent is busy is written as an
   ``attachment`` line ``{"attachment": {"type": "queued_command", "commandMode": "prompt",
-  "prompt": str | [blocks]}}``, often with no ``user`` line at all (agentsview issue 401 /
-  PR 406, commit 11292570d936; kenn-io/agentsview ``internal/parser/claude.go``
+  "prompt": str | [blocks]}}``, often with no ``user`` line at all (kenn-io/agentsview#401 /
+  #406, commit 11292570d936; kenn-io/agentsview ``internal/parser/claude.go``
   ``extractQueuedCommand`` at 538600744d1b). It is a ``user`` message and a real
   prompt; ``commandMode: "bash"`` is ``! cmd`` (user text, not a prompt); ``isMeta`` and injected
   text (``<task-notification>``...) are dropped as on user lines. A ``user`` line repeating a

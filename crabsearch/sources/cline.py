@@ -36,7 +36,7 @@ Decisions:
   parsed files keyed by ``(path, mtime_ns, size)``.
 * Resume: extension tasks reopen only in the IDE (None); CLI sessions ``cd <cwd> && cline --id <id>``.
 
-Current format (issue 14, rule 17), from cline/cline ``sdk/packages/core`` (at 21cb8d2525bc:
+Current format (rule 17), from cline/cline ``sdk/packages/core`` (at 21cb8d2525bc:
 ``src/session/models/session-manifest.ts``, ``fixtures/session/session.json`` and
 ``session.messages.json``, ``src/services/session-artifacts.ts``, ``src/session/models/
 session-graph.ts``, ``src/types/common.ts``):

@@ -16,7 +16,7 @@ Decisions the spec leaves open:
   paired by ``call_id``.
 * The 2025-05 whole-file ``.json`` format is not read.
 
-Current formats (issue 14), checked against openai/codex ``codex-rs``:
+Current formats, checked against openai/codex ``codex-rs``:
 
 * **Rollback** (rule 3): ``event_msg`` ``{"type": "thread_rolled_back", "num_turns": N}`` drops
   the last N user turns from the active history (``core/src/codex/rollout_reconstruction.rs``,

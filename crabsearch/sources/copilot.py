@@ -21,7 +21,7 @@ the docs say ``XDG_CONFIG_HOME`` moves the directory: both are looked at). Decis
   trigger a re-read); only the flat ``key: value`` lines it needs are parsed (no YAML dependency).
 * Session id: ``session.start`` ``sessionId``, else the directory name (legacy: the file stem).
 
-Current format (issue 14, rule 15), from github/copilot-sdk ``nodejs/src/generated/session-events.ts``
+Current format (rule 15), from github/copilot-sdk ``nodejs/src/generated/session-events.ts``
 (at cc0438d66e3e):
 
 * A ``user.message`` whose ``data.source`` is set (``skill-pdf``: a hidden skill injection,

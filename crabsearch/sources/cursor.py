@@ -18,8 +18,8 @@ Rules come from ``shared/reference/formats.md`` section 6 ("Cursor") and 7.1/7.2
   slug to the next parts, else the slug itself is shown (and resume has no ``cd``).
 * Resume: ``cd <project> && cursor-agent --resume <id>`` (formats.md 6).
 
-Current layout (issue 14, rule 18; Cursor is closed, so these follow other tools' parsers and
-reports: kenn-io/agentsview issue 1627 and PR 1628, tenequm/pond issue 207, momhq/mom issue 140):
+Current layout (rule 18; Cursor is closed, so these follow other tools' parsers and reports:
+kenn-io/agentsview#1627 and #1628, tenequm/pond#207, momhq/mom#140):
 
 * **Subagents**: Cursor writes a delegated (``Subagent`` tool) transcript to
   ``agent-transcripts/<parent>/subagents/<child>.jsonl``, one level deep. Each is a session of its

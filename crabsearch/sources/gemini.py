@@ -13,7 +13,7 @@ and 7.3 (role mapping). Decisions and limitations of this module:
   (``user`` -> user prompt, ``gemini``/``model`` -> assistant), then for each ``toolCalls`` entry
   the call (``tool-call:<name>``, args as JSON) and, when present, its result (``result``
   functionResponse output, else ``resultDisplay``). ``info`` / ``error`` / ``warning`` are skipped.
-* **The chat is a map, replayed** (rules 7-9 of issue 14, as Gemini CLI itself loads a chat:
+* **The chat is a map, replayed** (rules 7-9, as Gemini CLI itself loads a chat:
   google-gemini/gemini-cli ``packages/core/src/services/chatRecordingService.ts``
   ``loadConversationRecord``, at 5411f113cafa): messages live in an insertion-ordered map by
   ``id``. The same ``id`` appended again replaces the earlier version **in its original

@@ -22,7 +22,7 @@ then per agent ``agents/<agentId>/``:
   --session-sqlite import`` copies the JSONL into the store and OpenClaw writes only there
   afterwards, so the store is never older than the leftover file.
 
-* **Event blobs** (issue 14, rule 16): a large entry is stored zstd-compressed in
+* **Event blobs** (rule 16): a large entry is stored zstd-compressed in
   ``transcript_events.event_zstd`` with ``event_json`` NULL (OpenClaw's agent schema; a row whose
   frame is cut short is undecodable, counted). ``zstandard`` is a dependency, so a default install
   reads them.

@@ -34,7 +34,7 @@ Rules come from ``shared/reference/formats.md`` section 6 and opencode's ``sessi
   compaction summary. Project: ``session.directory`` (else the first ``path.cwd``). Child sessions:
   ``parentID`` / ``parent_id``.
 
-Current formats (issue 14), from opencode's own code (anomalyco/opencode, the former sst/opencode;
+Current formats, from opencode's own code (anomalyco/opencode, the former sst/opencode;
 ``packages/opencode/src/session/session.sql.ts`` and ``revert.ts``, ``packages/core/src/session/
 sql.ts``, ``message.ts`` at 08e3e1f96710, ``history.ts``):
 

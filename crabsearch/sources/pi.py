@@ -190,7 +190,7 @@ class V3Source(Source):
 class PiSource(V3Source):
     """pi-coding-agent (formats.md section 6; format 4.2-4.3). One session per file.
 
-    Title (issue 14, rule 18): as pi's own session picker shows it (badlogic/pi-mono
+    Title (rule 18): as pi's own session picker shows it (badlogic/pi-mono
     ``packages/coding-agent/src/core/session-manager.ts`` ``buildSessionInfo`` and
     ``modes/interactive/components/session-selector.ts``, at 83378aad7e74): the latest
     ``session_info`` name, else the first user message in file order, whichever branch it is on.

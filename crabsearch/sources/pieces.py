@@ -109,7 +109,7 @@ def note_compaction(session, index: int) -> None:
     """Record that ``session`` was compacted at message ``index`` (the first message the
     compaction record yields, or the next message when it yields none) in
     ``session.extra["compactions"]`` (ascending, the latest :data:`COMPACTIONS_KEPT`); a hit
-    before the last one is labelled "before compaction" (issue 5). A point already recorded at
+    before the last one is labelled "before compaction". A point already recorded at
     ``index`` or ``index - 1`` (Claude Code's boundary line, then its summary line) is not
     repeated."""
     marks = session.extra.setdefault("compactions", [])

@@ -1,14 +1,13 @@
 """Python's full garbage collections, run while the user is not waiting (the app only).
 
-A full collection (generation 2) walks every object the app holds: ~75,000 after a few queries
-at 1 GB (Textual's widgets and bindings, the modules, the index readers' term caches), 20-100 ms
-on this 2-core machine, during which no other thread runs. CPython starts one by itself once
-enough objects have outlived two young collections, and typing makes many (each key's rows,
-strips and segments): the typing bench at 1 GB saw 65 of them, and a typed query whose search or
-paint one landed in came 50-100 ms late (its p95 over the 100 ms of issue 13's target 2b).
+A full collection (generation 2) walks every object the app holds (Textual's widgets and
+bindings, the modules, the index readers' term caches), during which no other thread runs.
+CPython starts one by itself once enough objects have outlived two young collections, and typing
+makes many (each key's rows, strips and segments), so a typed query whose search or paint one
+lands in comes late (``bench/typing_latency.py``; ``bench/results/history.md``, 2026-12-03).
 
-:class:`IdleCollector` keeps CPython's young collections (generations 0 and 1, ~1 ms each) as
-they are. It raises the threshold of the full one (``gc.set_threshold``'s third value) so that
+:class:`IdleCollector` keeps CPython's young collections (generations 0 and 1, short) as they
+are. It raises the threshold of the full one (``gc.set_threshold``'s third value) so that
 CPython does not start it while the user types, and runs it itself when no key or mouse event
 has come for :data:`IDLE` seconds and nothing the user waits for is running (the moment a person
 reads the rows). Textual does the same for smooth scrolling (``App.PAUSE_GC_ON_SCROLL`` pauses
@@ -16,11 +15,11 @@ the collector during an animation). Under input with no pause at all, CPython's 
 collection still comes, after :data:`THRESHOLD` young generation-1 collections (~1 minute of
 steady typing), so the garbage in reference cycles stays bounded.
 
-It also freezes (``gc.freeze``) the objects there are when the app mounts (~45,000: modules,
-classes, Textual's bindings and styles), which nearly all live as long as the app: a full
-collection no longer walks them, and takes about half as long (15-75 ms instead of 26-120 in a
-typing bench). Of those, fewer than 100 had become garbage after a few queries (measured by
-unfreezing and collecting): left to the process's end, not leaked per query.
+It also freezes (``gc.freeze``) the objects there are when the app mounts (modules, classes,
+Textual's bindings and styles), which nearly all live as long as the app: a full collection no
+longer walks them, and takes about half as long. Very few of them become garbage (measured by
+unfreezing and collecting after a few queries): left to the process's end, not leaked per
+query.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Markdown for the session view: Rich's ``Markdown`` made safe for transcript text (see
 ``messageview``, whose ``markdown`` imports this module on first use: Rich's Markdown and
-markdown-it cost ~30 ms at import, which the app's start need not pay, issue 13), and the plain
+markdown-it are slow to import, which the app's start need not pay), and the plain
 text it shows (what find in the session view matches)."""
 
 from __future__ import annotations

@@ -45,7 +45,7 @@ ONE_LINER = 240
 MAIN_ARGUMENTS = ("command", "cmd", "file_path", "pattern", "path", "notebook_path", "query", "url", "prompt",
                   "description", "skill", "subject", "task", "content", "input")
 """The argument a tool call's one line shows, the first one it has (Glob and Grep: the pattern, not the
-directory searched in; a fresh-user trial)."""
+directory searched in)."""
 
 
 @dataclass(frozen=True)
@@ -117,8 +117,8 @@ def drawn_text(item: Item) -> str:
 def fold(text: str, cap: int, width: int) -> tuple[str, str]:
     """The first ``cap`` lines of ``text`` and what is left out, in words (:func:`left_out`). One
     huge line (minified JSON, base64) is cut after the screen lines it would wrap to, and what is
-    left of it is counted in characters: a fresh-user trial's 1 MB line said "1 more line", as if
-    a line were hidden, when most of one line was."""
+    left of it is counted in characters: a 1 MB line is not "1 more line", as if a line were
+    hidden, when most of one line is."""
     lines = text.splitlines() or [""]
     more, chars = max(0, len(lines) - cap), 0
     shown = "\n".join(lines[:cap])
@@ -146,7 +146,7 @@ def left_out(lines: int, chars: int) -> str:
 def markdown(text: str, look: Look, breaks: bool = False, style: str = "none") -> RenderableType:
     """``text`` as Markdown in ``style``, code highlighted with a theme for the app's light or
     dark look; ``breaks``: every line break kept."""
-    from .markdown import SafeMarkdown  # Rich's Markdown and markdown-it: ~30 ms, first opened session
+    from .markdown import SafeMarkdown  # Rich's Markdown and markdown-it: on the first session opened
 
     theme = "monokai" if look.dark else "friendly"
     return SafeMarkdown(text, breaks=breaks, style=style, code_theme=theme, inline_code_theme=theme)
@@ -217,7 +217,7 @@ def tool_call(name: str, text: str, look: Look) -> tuple[RenderableType, str]:
         return head, ""
     more = expansion(text)
     if isinstance(more, str):
-        from rich.syntax import Syntax  # with Pygments: ~25 ms, paid when a session first shows a tool call
+        from rich.syntax import Syntax  # with Pygments: imported when a session first shows a tool call
 
         more = Syntax(more, "json", theme="monokai" if look.dark else "friendly", word_wrap=True,
                       background_color="default")

@@ -71,7 +71,7 @@ terminal) narrows the key column, and keys too wide for it take a line of their 
 
 def key_entry(keys: str, what: str, room: int) -> Text:
     """One help entry in ``room`` cells: ``keys`` in a column, ``what`` after them, wrapped at
-    spaces under its own start (never under the keys, at 50 columns too). The
+    spaces under its own start (never under the keys). The
     column is :data:`KEY_COLUMN`, narrowed to leave :data:`WHAT_ROOM` cells; keys too wide for
     it are on a line of their own, ``what`` under the column on the next."""
     column = max(8, min(KEY_COLUMN, room - WHAT_ROOM))
@@ -203,7 +203,7 @@ class ExplainScreen(Panel):
             t.append("Anchored on ", style="dim")
             t.append(f"{ex['anchored_on']} (message #{self.hit.message_index + 1})\n")
             t.append("Score       ", style="dim")
-            # the parts as shown, and their sum (not the unrounded score: `8.478 = 8.479 + 0.000`)
+            # the parts as shown, and their sum, so they add up as printed (not `8.478 = 8.479 + 0.000`)
             shown = round(ex["message_score"], 3), round(ex["session_score"], 3)
             t.append(f"{shown[0] + shown[1]:.3f} = best message {shown[0]:.3f} + title/summary {shown[1]:.3f}\n")
             t.append("Fields      ", style="dim")

@@ -129,7 +129,7 @@ class ResultList(OptionList):
                 self.expanded[i] = (*sizes, self.fetch_window(h, *sizes))
         scroll = self.scroll_y
         # A new list starts at its top: render a screenful, paint, then the rest (each row is
-        # rendered to measure its height; 50 rows took ~30 ms before the first paint). A refresh
+        # rendered to measure its height, which delays the first paint). A refresh
         # renders them all, so the scroll position and cursor stay where they were.
         first = len(hits) if keep and old else self.screenful()
         self.set_options([Option(self._prompt(i), id=str(i)) for i in range(min(first, len(hits)))])
@@ -157,7 +157,7 @@ class ResultList(OptionList):
         same results), unless another :meth:`show` has replaced the rows since ``generation``.
         While a newer list is on its way (``newer_coming``: the user typed on), they wait: while
         typing, the next key's list replaced them before anyone saw them, and rendering them cost
-        the next search a layout and a frame (~25 ms of the app's thread per key at 1 GB). The
+        the next search a layout and a frame of the app's thread. The
         screen calls :meth:`add_waiting_rows` when the newer list does not replace them."""
         if generation != self._generation or self.option_count >= len(self.hits):
             return
@@ -388,9 +388,9 @@ class RowVisual(RichVisual):
         """The row's strips, as ``RichVisual.render_strips`` makes them (the widget's base style
         under every segment, its link style over clickable ones), from the row's lines
         (:func:`~crabsearch.tui.render.row_lines`) rendered one ``Text`` at a time: Rich's
-        renderer (a ``Group`` through ``Console.render``, then split into lines) took ~0.9 ms
-        a row at 1 GB, a screenful of rows ~14 ms of each new list's frame; this takes ~0.5 ms,
-        most of it the header line laid out on first paint."""
+        renderer (a ``Group`` through ``Console.render``, then split into lines) took about twice as
+        long a row (``bench/typing_latency.py``), most of this one being the header line laid out
+        on first paint."""
         app = self._widget.app
         console = app.console
         lines = row_lines(self._renderable, width, console, app.console_options)

@@ -2,19 +2,17 @@
 
 * Keyboard input that cannot stop the app: Textual's Linux drivers read the terminal as strict
   UTF-8, so one byte that is not UTF-8 (a Latin-1 paste, a terminal sending 8-bit Meta keys)
-  raised ``UnicodeDecodeError`` in the input thread and the app exited with a traceback (a
-  fresh-user trial; ``drivers/linux_driver.py:430``, ``linux_inline_driver.py:133``; upstream
+  raised ``UnicodeDecodeError`` in the input thread and the app exited with a traceback
+  (``drivers/linux_driver.py:430``, ``linux_inline_driver.py:133``; upstream
   Textualize/textual#6456, open). :func:`tolerate_bad_bytes` makes them decode a bad byte as
   U+FFFD, as the fix proposed upstream does.
 * No garbage cycle per painted line: ``Strip.divide`` with the one cut at its end kept
   ``[self]`` in the strip's own cache (``strip.py:596``), so every line the compositor painted
   was a reference cycle, freed only by Python's cyclic collections. :func:`no_divide_cycle`
-  answers that case without the cache. With ``analysis._split``'s own cycle gone too, typing
-  two queries at 1 GB leaves 50,976 objects in cycles instead of 76,506; the rest hangs off
-  Textual's workers (worker, task and context) and its LRU caches' rings, left as they are.
-  (Python's full collections, 25-90 ms each while typing, put a typed query's p95 over 100 ms;
-  these fixes make them a little shorter, not fewer: ``idle_gc`` moves them to when the user is
-  idle.)
+  answers that case without the cache. The cycles left while typing hang off Textual's workers
+  (worker, task and context) and its LRU caches' rings, left as they are. (These fixes make
+  Python's full collections a little shorter, not fewer: ``idle_gc`` moves them to when the
+  user is idle.)
 """
 
 from __future__ import annotations

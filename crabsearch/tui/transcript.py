@@ -117,8 +117,7 @@ class TranscriptView(ScrollView, can_focus=True):
         self.hit_index = hit_index
         self.match = hit_index
         """The current match, marked ``▶`` on a tinted background: the hit, then the message the
-        last ``]`` / ``[`` went to (a fresh-user trial: the hit stayed marked, the message jumped
-        to was not)."""
+        last ``]`` / ``[`` went to (only one message is marked)."""
         self.terms = terms
         self._blocks: list[_Block] = []
         self._tops: list[int] = [0]  # first line of each block, then the total height
@@ -429,7 +428,7 @@ class TranscriptView(ScrollView, can_focus=True):
         header.append(printable(item.label), style=ROLE_STYLES.get(item.role, ""))
         if item.timestamp:
             header.append("  " + item.timestamp.strftime("%Y-%m-%d %H:%M:%S UTC"), style="dim")
-        if item.abandoned:  # off the active branch (issue 5): still shown, marked
+        if item.abandoned:  # off the active branch: still shown, marked
             header.append("  abandoned branch", style="dim italic")
         if item.sidechain:
             header.append("  subagent turn", style="dim italic")
@@ -762,7 +761,7 @@ class TranscriptView(ScrollView, can_focus=True):
     def _shown_changed(self) -> None:
         """After a toggle that shows or hides messages: lay them out again and, during a find,
         count the matches again over the messages now shown, so that ``n`` never lands on a
-        hidden one (a user trial: ``t`` hid the tools, and ``n`` went to a tool's output)."""
+        hidden one (after ``t`` hid the tools, ``n`` never goes to a tool's output)."""
         self.rerender(keep_bodies=True)
         if not self.find_text:
             return
@@ -1022,7 +1021,7 @@ class TranscriptView(ScrollView, can_focus=True):
 
 
 def subagent_lines(item: Item) -> list[Text]:
-    """The links from a spawning tool call to its subagent sessions (issue 5):
+    """The links from a spawning tool call to its subagent sessions:
     ``→ subagent session agent-XXXX: <title>`` per subagent (``crabsearch show agent-XXXX``, or
     the subagent id as a search query, opens it)."""
     out = []
