@@ -197,6 +197,16 @@ class Compiler:
         anyof = [FlatOr([self.group_query(g, fields) for g in groups])] if groups else []
         return self.finish(self.required(fields) + anyof)
 
+    def group_scan(self, group: list[str], m_filters: list[Query], s_filters: list[Query] | None) -> Query:
+        """The message documents holding the word group ``group`` (:meth:`any_query` over
+        :data:`MESSAGE_FIELDS`) that pass ``m_filters``, and, unless ``s_filters`` is None, the
+        session documents whose title or summary hold it that pass ``s_filters``: one query
+        (a ``FlatOr`` of the two), each document scored by the group alone."""
+        parts = [And([self.any_query(MESSAGE_FIELDS, [group]), *m_filters])]
+        if s_filters is not None:
+            parts.append(And([self.any_query(SESSION_FIELDS, [group]), *s_filters]))
+        return FlatOr(parts) if len(parts) > 1 else parts[0]
+
     def finish(self, parts: list[Query]) -> Query:
         """AND the parts (exclusions apply per session: see :meth:`excluded_query`)."""
         return parts[0] if len(parts) == 1 else And(parts)

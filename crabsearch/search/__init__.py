@@ -1,7 +1,9 @@
 """The search engine: queries, best hit per session, context windows, session paging.
 
-This is the only layer above ``crabsearch.index`` that touches Whoosh; the TUI and the CLI call
-:class:`Engine` and get plain dataclasses back (``crabsearch.hits``). Where each rule lives:
+This is the only layer above ``crabsearch.index`` that holds an index searcher, and it imports
+nothing from Whoosh: the query objects are built in ``crabsearch.index`` (``querying``,
+``filtering``, ``lookups``). The TUI and the CLI call :class:`Engine` and get plain dataclasses
+back (``crabsearch.hits``). Where each rule lives:
 
 * ``engine``: :class:`Engine`, the facade (search, recent, window, page, find_session, locate,
   matching_messages, facets), its searcher and caches, and damaged-index handling (``_guarded``);

@@ -15,13 +15,12 @@ import threading
 import time
 from pathlib import Path
 
-from whoosh.query import And, Term
-
 from ..hits import AmbiguousSession, Hit, Item, Page, SearchResult, SessionRef, abandoned_ranges, branch_window
 from ..index.analysis import spans as _spans
 from ..index.analysis import term_spans as _term_spans
 from ..index.collect import SegmentKeys
 from ..index.filtering import filters, folder_of, time_window
+from ..index.lookups import transcript_messages
 from ..index.querying import MAX_PREFIX_TERMS, MESSAGE_FIELDS, Compiler
 from ..index.store import (Damage, IndexDamaged, current_dir, is_damage, mark_damaged, open_index, release,
                            seal_problem, variant_of)
@@ -300,7 +299,7 @@ class Engine:
             if comp.empty:
                 return []
             q = comp.any_query(MESSAGE_FIELDS) if comp.groups else comp.rungs(MESSAGE_FIELDS)[0][1]
-            docs = list(And([q, Term("fkey", ref.fkey), Term("kind", "m")]).docs(searcher))[:cap]
+            docs = transcript_messages(searcher, q, ref.fkey)[:cap]
             return sorted(searcher.stored_fields(d)["idx"] for d in docs)
 
     @_guarded

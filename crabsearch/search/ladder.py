@@ -35,13 +35,11 @@ from __future__ import annotations
 import heapq
 from dataclasses import dataclass, field
 
-from whoosh.query import And
-
 from ..hits import SearchResult
 from ..index.collect import OutOfTime, SegmentKeys, best_per_session, each_match
+from ..index.lookups import within
 from ..index.querying import MESSAGE_FIELDS, SESSION_FIELDS, Compiler
 from ..index.schema import WEIGHTS
-from ..index.union import FlatOr
 from .caps import DEDUP_DEPTH, GATHER_CAP, LADDER_DEPTH_CAP, RUNG_DEPTH_MIN
 from .scoring import best_span, best_window, session_lengths, topic_scores
 
@@ -352,7 +350,7 @@ def best_per(ctx: Context, q, clauses, limit: int, depth: int = DEDUP_DEPTH,
         got = ctx.kept.get(key)
         if got is not None:
             return got
-    top, partial = best_per_session(ctx.searcher, And([q, *clauses]), limit * depth, ctx.keys,
+    top, partial = best_per_session(ctx.searcher, within(q, clauses), limit * depth, ctx.keys,
                                     newest=ctx.sort == "newest", deadline=ctx.deadline, stop=ctx.stop,
                                     excluded=ctx.excluded, window=ctx.window, titles_of=titles_of,
                                     messages_of=messages_of, scans=ctx.scans)
@@ -399,10 +397,7 @@ def gather(ctx: Context, groups) -> dict[str, Gathered]:
     kinds: dict[tuple, tuple] = {}  # matched pairs -> (those in text fields, title or summary only)
     try:
         for gi, group in enumerate(groups):
-            parts = [And([comp.any_query(MESSAGE_FIELDS, [group]), *ctx.m_filters])]
-            if ctx.s_filters is not None:
-                parts.append(And([comp.any_query(SESSION_FIELDS, [group]), *ctx.s_filters]))
-            q = FlatOr(parts) if len(parts) > 1 else parts[0]
+            q = comp.group_scan(group, ctx.m_filters, ctx.s_filters)
             for key, score, docnum, terms, idx in each_match(ctx.searcher, q, ctx.keys, deadline=ctx.deadline,
                                                             excluded=ctx.excluded, window=ctx.window,
                                                             stop=ctx.stop):

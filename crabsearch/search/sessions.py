@@ -12,11 +12,10 @@ import heapq
 import re
 from collections import OrderedDict
 
-from whoosh.query import And, Or, Term
-
 from ..hits import Hit, Item, SessionRef, abandoned_ranges, branch_window, in_ranges, last_compaction
 from ..index.collect import SegmentKeys
 from ..index.filtering import filters, in_window, live_document, passing, term_docs, time_window
+from ..index.lookups import all_of, continued_from, session_documents
 from ..index.schema import WEIGHTS
 from ..model import Role, Session
 from ..redact import redact_kept as redact_secrets
@@ -128,8 +127,7 @@ class Sessions:
         if isinstance(target, str) and target:
             ref.links["continued_in"] = {"session_id": target,
                                          "title": self.title_of(searcher, target, mask, s.agent)}
-        q = And([Term("kind", "s"), Term("agent", s.agent), Term("continued_in", s.session_id)])
-        docs = [searcher.stored_fields(d) for d in q.docs(searcher)]
+        docs = [searcher.stored_fields(d) for d in continued_from(searcher, s.agent, s.session_id)]
         if docs:
             old = self.session_ref(max(docs, key=lambda d: (d.get("meta") or {}).get("updated") or 0), mask)
             ref.links["continued_from"] = {"session_id": old.session.session_id, "title": old.session.title}
@@ -153,9 +151,8 @@ class Sessions:
         if not links:
             return
         ids = sorted({sid for _, sid in links})
-        q = And([Term("kind", "s"), Term("agent", ref.session.agent), Or([Term("session_id", s) for s in ids])])
         titles: dict[str, tuple] = {}
-        for docnum in q.docs(searcher):
+        for docnum in session_documents(searcher, ref.session.agent, ids):
             f = searcher.stored_fields(docnum)
             sid, updated = f["meta"]["session_id"], f["meta"].get("updated") or 0
             if sid not in titles or updated > titles[sid][0]:
@@ -205,10 +202,8 @@ class Sessions:
         alone took 4.2 s at 1 GB)."""
         window = time_window(pq)
         clauses = filters(pq, sessions=True, time=False)
-        if clauses is None:  # role: filters: list the newest sessions with such messages
-            query = And(filters(pq, sessions=False, time=False))
-        else:
-            query = And(clauses) if len(clauses) > 1 else clauses[0]
+        # role: filters: list the newest sessions with such messages
+        query = all_of(filters(pq, sessions=False, time=False) if clauses is None else clauses)
         if window is not None or clauses is None:
             # With role: too: Whoosh's sorted search collapsed by session kept a session's first
             # message of the role, not its newest.
@@ -342,7 +337,7 @@ def passing_sessions(searcher, pq, keys: SegmentKeys) -> set[int]:
     words aside), as :meth:`Sessions.recent` lists them: by their session document, or with
     ``role:`` by their messages of that role; ``since:``/``until:`` by each document's time."""
     clauses = filters(pq, sessions=True, time=False)
-    query = And(filters(pq, sessions=False, time=False) if clauses is None else clauses)
+    query = all_of(filters(pq, sessions=False, time=False) if clauses is None else clauses)
     allowed = {keys.key_of(searcher, d) for d in _newest_per_session(searcher, query, keys, time_window(pq), None)}
     return {d for d in searcher.document_numbers(kind="s") if keys.key_of(searcher, d) in allowed}
 
