@@ -1,7 +1,7 @@
 """Compiling a parsed query (``crabsearch.query.ParsedQuery``) into Whoosh queries.
 
 The plain words go down a ladder and the search stops at the first rung that finds something
-(crabsearch issue 3, "Query language"):
+(the README's query language):
 
 1. ``phrase``: the words adjacent and in order (two or more words);
 2. ``all``: every word in one message (or in the title/summary);
@@ -12,7 +12,7 @@ The plain words go down a ladder and the search stops at the first rung that fin
 
 Quoted phrases, ``word*`` prefixes and filters are required on every rung; ``-word`` excludes.
 Filters are part of the query itself (constant score 0), so they narrow before the result
-limit. Field boosts come from :data:`~crabsearch.index.schema.WEIGHTS`.
+limit. Field boosts come from :data:`~crabsearch.ranking.WEIGHTS`.
 """
 
 from __future__ import annotations
@@ -21,9 +21,9 @@ from whoosh.query import And, Or, Phrase, Prefix, Query, Term
 from whoosh.support.levenshtein import distance
 
 from ..query import ParsedQuery
+from ..ranking import WEIGHTS
 from .analysis import folded_contexts, group_leaves, phrase_terms
 from .phrases import TextPhrase
-from .schema import WEIGHTS
 from .union import FlatOr
 
 MESSAGE_FIELDS = ("user", "assistant", "acting", "tool", "compaction")
@@ -127,8 +127,8 @@ class Compiler:
         return TOOL_FIELDS if self.pq.in_tools else fields
 
     def group_query(self, group: list[str], fields) -> Query:
-        """One word group: the whole form, or its parts adjacent and in order (issue 11,
-        problem 4: ``getUserById`` is ``getuserbyid`` or the phrase ``get user by id``, never
+        """One word group: the whole form, or its parts adjacent and in order (``getUserById``
+        is ``getuserbyid`` or the phrase ``get user by id``, never
         ``get``, ``user``, ``by`` and ``id`` anywhere in a message). A field without positions
         (tool names) has the whole form only."""
         whole = _any_field(group[0], fields)
@@ -174,7 +174,7 @@ class Compiler:
         out: list[tuple[str, Query]] = []
         if len(self.groups) == 1 and len(self.groups[0]) > 1 and self._known(self.groups[0][0]):
             # A lone identifier that the index knows whole (getUserById, src/auth/token-store.ts):
-            # its whole term is the exact match, and ~8x cheaper than the phrase of its parts.
+            # its whole term is the exact match, and cheaper than the phrase of its parts.
             out.append(("phrase", self.finish(required + [_any_field(self.groups[0][0], fields)])))
         elif len(self.phrase_words) > 1:
             # Words typed apart count as running text, not inside one path or identifier
@@ -273,21 +273,21 @@ class Compiler:
     def _closest(self, word: str) -> str | None:
         """The nearest indexed word occurring in >= 2 documents, when ``word`` (four letters or
         more; three while it is typed, for its completion only) has no postings;
-        when no such word is close, the nearest word found in one message (issue 11, problem
-        6: in a small history the word a user mistypes often occurs once; such a repair is
+        when no such word is close, the nearest word found in one message (in a small history
+        the word a user mistypes often occurs once; such a repair is
         listed in ``rare`` and the search says so). A word found only in a session's summary
         is known (a session with no messages left has only its summary); a word with a digit
-        is never repaired (a fresh-user trial: ``55444`` became ``554``, ``PR 4822`` ``482``:
-        a number, version or id one digit away is another thing, not a typo), only completed
+        is never repaired (``55444`` is not ``554``: a number, version or id one digit away is
+        another thing, not a typo), only completed
         while it is typed.
 
         Candidates are within Damerau-Levenshtein distance 2 and share the first letter (most
         misspellings keep it); nearest first, then most frequent. Words that also share the
         second letter are looked at first: a candidate among them at distance 1 is taken without
-        scanning every word of the first letter (2 to 10x fewer terms to read). A word typed
+        scanning every word of the first letter. A word typed
         with letters that folding changed (``über``, ``Straße``) is repaired only to a word that
         keeps each of them with its neighbours (``analysis.folded_contexts``): ``über`` is
-        never ``user`` (issue 11, problem 5: no repair is better than a wrong one)."""
+        never ``user`` (no repair is better than a wrong one)."""
         s = self.searcher
         keep = self._folded.get(word, ())
         # Message fields only: a title made from the first prompt would count that prompt twice.
@@ -388,9 +388,9 @@ VOCABULARY_MAX = 200_000
 
 def _known_words(searcher, fields, prefix: str, seen: set[str]):
     """:func:`_vocabulary` for spelling repair, kept per top-level searcher (its words never
-    change): each key typed in a misspelt or nonsense word (``zqxjvbnwk``) repaired it again,
-    reading every word of its first letter in each field of each segment (13,600 at 1 GB, ~30
-    ms). ``seen`` holds the words (``str``) given already; they are skipped and added to."""
+    change), so that each key typed in a misspelt or nonsense word (``zqxjvbnwk``) does not read
+    every word of its first letter in each field of each segment again. ``seen`` holds the words
+    (``str``) given already; they are skipped and added to."""
     kept = searcher.__dict__.setdefault("_crab_vocabulary", {})
     key = (tuple(fields), prefix)
     words = kept.get(key)

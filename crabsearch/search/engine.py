@@ -13,6 +13,7 @@ import dataclasses
 import functools
 import threading
 import time
+from datetime import datetime
 from pathlib import Path
 
 from ..hits import AmbiguousSession, Hit, Item, Page, SearchResult, SessionRef, abandoned_ranges, branch_window
@@ -25,6 +26,7 @@ from ..index.querying import MAX_PREFIX_TERMS, MESSAGE_FIELDS, Compiler
 from ..index.store import (Damage, IndexDamaged, current_dir, is_damage, mark_damaged, open_index, release,
                            seal_problem, variant_of)
 from ..query import parse
+from ..ranking import POLICY, Policy
 from ..sources import SOURCES
 from .caps import DEFAULT_AFTER, DEFAULT_BEFORE, DEFAULT_LIMIT, MAX_ITEM_BYTES, fetch_for
 from . import snapshot
@@ -61,11 +63,13 @@ class Engine:
 
     ``redact`` (default True) masks secret-shaped strings in every text it returns (windows,
     pages, titles); ``search``, ``window`` and ``page`` can override it per call (the app's
-    reveal key). ``resume_flags`` are config ``[resume]`` arguments per agent."""
+    reveal key). ``resume_flags`` are config ``[resume]`` arguments per agent. ``policy``: how a
+    session's score is composed and bounded (``crabsearch.ranking``; default its ``POLICY``)."""
 
     def __init__(self, index_dir: Path, *, redact: bool = True, resume_flags: dict[str, str] | None = None,
-                 keep_scans: bool = True):
+                 keep_scans: bool = True, policy: Policy | None = None):
         self.index_dir = Path(index_dir)
+        self.policy = POLICY if policy is None else policy
         self.redact = redact
         self.resume_flags = dict(resume_flags or {})
         """Config ``[resume]``: agent -> arguments added to its resume and fork commands."""
@@ -142,7 +146,8 @@ class Engine:
     def search(self, query: str, *, limit: int = DEFAULT_LIMIT, before: int = DEFAULT_BEFORE,
                after: int = DEFAULT_AFTER, agent: str | None = None, sort: str = "relevance",
                time_limit: float | None = None, explain: bool = False,
-               redact: bool | None = None, typing: bool = False, stop=None, repair: bool = True) -> SearchResult:
+               redact: bool | None = None, typing: bool = False, stop=None, repair: bool = True,
+               now: datetime | None = None) -> SearchResult:
         """Best hit per session for ``query`` (the query language of ``crabsearch.query``), with
         context windows; never raises for any text.
 
@@ -159,7 +164,9 @@ class Engine:
         ``partial`` (the app sets it when a newer key makes this search's answer useless).
         ``repair=False``: an unknown word is not spelling-repaired to its nearest indexed word (the
         app, while the index is built from scratch: a word not indexed yet became a common one,
-        ``token`` -> ``then``).
+        ``token`` -> ``then``). ``now`` (an aware datetime; default the current time) is the
+        search's clock: what ``since:7d`` and ``yesterday`` count from, and the time a ranking
+        policy that weighs recency measures ages to.
 
         Ranking (``search.ladder``): the rungs phrase, all, session, repair, any, each filling
         what the ones above left of the page; within a rung a session's score is its best
@@ -167,7 +174,8 @@ class Engine:
         score for every query word they hold; a session that matches only by title or summary is
         anchored on its first real user prompt.
         """
-        pq = parse(query, agents=tuple(SOURCES))
+        now = datetime.now().astimezone() if now is None else now
+        pq = parse(query, agents=tuple(SOURCES), now=now)
         if agent:
             if pq.agent and pq.agent != agent:  # a fresh-user trial: the query's agent: was dropped unsaid
                 pq.notes.append(f"agent:{pq.agent} in the query is overridden: searching {agent} only")
@@ -214,7 +222,8 @@ class Engine:
                           s_filters=None if pq.in_tools else filters(pq, sessions=True, kind=False, time=False),
                           deadline=None if not time_limit else time.monotonic() + time_limit,
                           excluded=excluded_sessions(searcher, comp, self._keys), window=time_window(pq),
-                          sort=sort, fetch=fetch_for(limit), result=result, stop=stop, kept=self._scans)
+                          sort=sort, fetch=fetch_for(limit), result=result, stop=stop, kept=self._scans,
+                          policy=self.policy, now=int(now.timestamp() * 1000))
             if self._scans is not None:
                 self._scans.begin(searcher)
             rows = climb(ctx)

@@ -40,7 +40,7 @@ from ..index.collect import OutOfTime, SegmentKeys, best_per_session, each_match
 from ..index.lookups import within
 from ..index.querying import MESSAGE_FIELDS, SESSION_FIELDS, Compiler
 from ..index.schema import WEIGHTS
-from .caps import DEDUP_DEPTH, GATHER_CAP, LADDER_DEPTH_CAP, RUNG_DEPTH_MIN
+from ..ranking import DEDUP_DEPTH, GATHER_CAP, LADDER_DEPTH_CAP, POLICY, RUNG_DEPTH_MIN, Policy
 from .scoring import best_span, best_window, session_lengths, topic_scores
 
 
@@ -69,6 +69,8 @@ class Context:
     stop: object = None
     scans: dict = field(default_factory=dict)
     kept: ScansKept | None = None
+    policy: Policy = POLICY
+    now: int = 0
 
 
 class ScansKept:
@@ -133,7 +135,7 @@ def climb(ctx: Context) -> list[Row]:
     """The rows of every rung used, in ladder order (see the module docs); sets
     ``ctx.result.route`` to the first rung that found something and ``partial`` when out of
     time. Stops once ``ctx.fetch`` sessions are listed."""
-    comp, result = ctx.comp, ctx.result
+    comp, result, policy = ctx.comp, ctx.result, ctx.policy
     rows: list[Row] = []
     listed: set[str] = set()
     titles: dict[tuple, tuple[dict, set]] = {}  # groups -> (title entries, sessions asked)
@@ -212,8 +214,8 @@ def climb(ctx: Context) -> list[Row]:
 
         def last_score(found: dict, sessions: dict) -> float:  # the page's last row of this rung
             f, t = merged(found, sessions, groups)
-            sums = [f[key][0] + t[key][0] if key in t else f[key][0] for key in f]
-            sums += [t[key][0] for key in t if key not in f]
+            sums = [row_score(ctx, f[key], t.get(key)) for key in f]
+            sums += [row_score(ctx, None, t[key]) for key in t if key not in f]
             return heapq.nlargest(need, sums)[-1] if len(sums) >= need else 0.0
 
         k = max(ctx.fetch * DEDUP_DEPTH, RUNG_DEPTH_MIN)
@@ -242,7 +244,8 @@ def climb(ctx: Context) -> list[Row]:
             # only rise as they are, and a session whose bound falls below it is left out.
             last = last_score(found, sessions)
             todo = sorted(known, key=lambda key: (-known[key], key))
-            while todo := [key for key in todo if round(known[key] + m_cut, 6) >= round(last, 6)]:
+            while todo := [key for key in todo if policy.key(policy.bound(m_cut, known[key], ctx.now))
+                           >= policy.key(last)]:
                 batch, todo = frozenset(todo[:max(need, 1)]), todo[max(need, 1):]
                 if m_full:
                     found.update(best_per(ctx, mq, ctx.m_filters, len(batch), depth=1, messages_of=batch))
@@ -250,7 +253,7 @@ def climb(ctx: Context) -> list[Row]:
                 if unsure and s_full:  # in T: does its title hold the rung's words?
                     sessions.update(best_per(ctx, sq, ctx.s_filters, len(unsure), depth=1, titles_of=unsure))
                 last = last_score(found, sessions)
-            if round(last, 6) > round(m_cut + max(a_cut, s_cut), 6) or k >= LADDER_DEPTH_CAP:
+            if policy.key(last) > policy.key(policy.bound(m_cut, max(a_cut, s_cut), ctx.now)) or k >= LADDER_DEPTH_CAP:
                 break
             k *= 4
         take(route, found, sessions, groups)
@@ -299,31 +302,53 @@ def groups_key(groups) -> tuple[tuple[str, ...], ...]:
 def rank(ctx: Context, found: dict, sessions: dict, route: str) -> list[Row]:
     """One rung's rows, best first, from per-session message entries (``found``) and
     title/summary entries (``sessions``), ``{skey: (score, document number, matched pairs)}``:
-    a session's score is the sum of both (rounded to 6 places for the order); recency breaks
-    ties (then the session key); ``sort="newest"`` ranks by the best document's time. A row's
-    ``newest`` is looked up where it decides the order (ties, and ``sort="newest"``), else 0."""
+    a session's score is the policy's of the two (:func:`row_score`), compared as
+    ``Policy.key`` gives it; recency breaks ties (then the session key); ``sort="newest"`` ranks
+    by the best document's time. A row's ``newest`` is looked up where it decides the order (ties,
+    and ``sort="newest"``) or the score (a policy that uses time), else 0."""
+    policy = ctx.policy
     rows = []
     for skey in found.keys() | sessions.keys():
         m_score, m_doc, m_terms = found.get(skey, (0.0, None, []))
         s_score, s_doc, s_terms = sessions.get(skey, (0.0, None, []))
-        rows.append(Row(m_score + s_score, 0, m_doc, s_doc, m_score, s_score,
-                        list(m_terms) + list(s_terms), route, skey))
-    if ctx.sort == "newest":
+        rows.append(Row(0.0, 0, m_doc, s_doc, m_score, s_score, list(m_terms) + list(s_terms), route, skey))
+    if policy.uses_time:
         _set_newest(ctx, rows)
+    for r in rows:
+        r.score = policy.score(r.m_score, r.s_score, r.newest if policy.uses_time else None, ctx.now)
+    if ctx.sort == "newest":
+        if not policy.uses_time:
+            _set_newest(ctx, rows)
         rows.sort(key=lambda r: (-r.newest, -r.score, r.skey))
         return rows
     # the session key last: the same order from any index of the same transcripts
-    rows.sort(key=lambda r: (-round(r.score, 6), r.skey))
+    key = policy.key
+    rows.sort(key=lambda r: (-key(r.score), r.skey))
     i = 0
     while i < len(rows):
-        j, tie = i + 1, round(rows[i].score, 6)
-        while j < len(rows) and round(rows[j].score, 6) == tie:
+        j, tie = i + 1, key(rows[i].score)
+        while j < len(rows) and key(rows[j].score) == tie:
             j += 1
         if j - i > 1:
-            _set_newest(ctx, rows[i:j])
+            if not policy.uses_time:
+                _set_newest(ctx, rows[i:j])
             rows[i:j] = sorted(rows[i:j], key=lambda r: (-r.newest, r.skey))
         i = j
     return rows
+
+
+def row_score(ctx: Context, m_entry: tuple | None, s_entry: tuple | None) -> float:
+    """The score of a session's row from its message entry and its title/summary entry
+    (``(score, document number, matched pairs)``, or None for none): ``ctx.policy.score``, with
+    the time of its best document (the message's, else the session document's) when the policy
+    uses time."""
+    message = m_entry[0] if m_entry is not None else 0.0
+    title = s_entry[0] if s_entry is not None else 0.0
+    when = None
+    if ctx.policy.uses_time:
+        doc = m_entry[1] if m_entry is not None and m_entry[1] is not None else s_entry[1]
+        when = ctx.keys.updated_of(ctx.searcher, doc)
+    return ctx.policy.score(message, title, when, ctx.now)
 
 
 def _set_newest(ctx: Context, rows: list[Row]) -> None:
