@@ -349,9 +349,8 @@ def _expand(searcher, field: str, prefix: str, cap: int) -> tuple[list[str], int
     """``(words, count)``: the indexed words of ``field`` starting with ``prefix`` (every
     segment's), sorted, and how many there are. More than ``cap`` of them: the ``cap`` found in
     the most documents (ties: the first in byte order), as Lucene rewrites a prefix query to its
-    top terms. Every word, through Whoosh's ``Prefix``, took 4 s for ``re*`` at 1 GB (920 words
-    a field, ~25,000 posting lists over the segments), and a message's score added up every one
-    of them it held."""
+    top terms (every word, as Whoosh's ``Prefix`` has it, reads every posting list of a short
+    prefix, and a message's score adds up every one of them it holds)."""
     words: set[str] = set()
     for word in _vocabulary(searcher, (field,), prefix, set()):
         words.add(word)
@@ -371,7 +370,7 @@ def _vocabulary(searcher, fields, prefix: str, seen: set[bytes]):
     """Each indexed word of ``fields`` starting with ``prefix`` that is not in ``seen`` (which
     it is added to), read segment by segment: Whoosh's multi-segment ``expand_prefix`` merges
     the segments' sorted lists through a heap, twice as slow, and its per-segment
-    ``terms_within`` automaton is slower still (measured on the 1 GB bench index)."""
+    ``terms_within`` automaton is slower still."""
     for leaf, _ in searcher.reader().leaf_readers():
         for f in fields:
             for raw in leaf.expand_prefix(f, prefix):

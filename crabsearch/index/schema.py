@@ -72,7 +72,7 @@ class SessionKeyColumn(columns.RefBytesColumn):
     """The session key per document, each distinct key stored once per segment and a 1-, 2- or
     4-byte reference per document (Whoosh's ``RefBytesColumn``, whose writer drops values past
     65,535 distinct ones: here the reference widens instead). A segment's messages share a few
-    sessions' keys, which ``VarBytesColumn`` stored in full for every document (~48 bytes)."""
+    sessions' keys, which ``VarBytesColumn`` stored in full for every document."""
 
     class Writer(columns.RefBytesColumn.Writer):
         """Buffers the references, then writes them as narrow as the number of keys allows."""

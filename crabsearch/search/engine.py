@@ -177,10 +177,10 @@ class Engine:
         now = datetime.now().astimezone() if now is None else now
         pq = parse(query, agents=tuple(SOURCES), now=now)
         if agent:
-            if pq.agent and pq.agent != agent:  # a fresh-user trial: the query's agent: was dropped unsaid
+            if pq.agent and pq.agent != agent:  # the query's agent: is not dropped unsaid
                 pq.notes.append(f"agent:{pq.agent} in the query is overridden: searching {agent} only")
             pq.agent = agent
-        if pq.unclosed and not typing:  # a fresh-user trial: `"database timeout` found nothing, no word why
+        if pq.unclosed and not typing:  # `"database timeout` says why it may find nothing
             pq.notes.append(pq.unclosed_note)
         result = SearchResult(query=query, hits=[], cut=pq.cut, notes=list(pq.notes), sort=sort)
         if limit <= 0:
@@ -211,7 +211,7 @@ class Engine:
                     elif not pq.has_filters:
                         result.notes.append("nothing to search for: listing recent sessions"
                                             + (" without the excluded words" if pq.excluded else ""))
-                else:  # a fresh-user trial: `--` or `🦀` answered nothing, with no word why
+                else:  # `--` or `🦀`: nothing to search for, and the note says so
                     result.notes.append("nothing to search for: punctuation and symbols alone are not indexed")
                 return result
             # The kind term is implied by the fields searched (never on both kinds of document).
@@ -237,7 +237,7 @@ class Engine:
                 result.notes.append(f"{prefix}* searched as its {MAX_PREFIX_TERMS} commonest words (of {count})")
             used = any(h.route in ("repair", "any") for h in result.hits)
             result.corrections = dict(comp.corrections) if used else {}
-            for word in sorted(comp.rare) if used else ():  # the route hint says so (issue 11, problem 6)
+            for word in sorted(comp.rare) if used else ():  # a repair to a word found once: said
                 result.notes.append(f"{word} → {comp.corrections[word]}: a word found in one message only")
             result.terms = comp.terms if used else [t for t in comp.terms if t not in comp.corrections.values()]
             if pq.in_tools and not self._has_tool_output():

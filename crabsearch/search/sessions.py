@@ -62,8 +62,7 @@ class Sessions:
 
     def dedupe(self, ctx, ref: SessionRef, idx: int, key: tuple, windows, mask: bool
                ) -> tuple[SessionRef, int, list[str]]:
-        """Where to show a hit message that several sessions hold (issue 5, "Duplicates"; rule
-        from formats.md 1.4 and peer-tools.md: resumed and forked sessions copy earlier history
+        """Where to show a hit message that several sessions hold (rule from formats.md 1.4 and peer-tools.md: resumed and forked sessions copy earlier history
         with the same message ids): every message document with the same ``uid``, agent and time
         that passes the query's filters (``ctx``: and is not in a ``-word`` excluded session) is
         a copy; the row goes to the most recently updated session among them that is not a
@@ -102,7 +101,7 @@ class Sessions:
         return best, best_idx, sorted(others.values())
 
     def decorate(self, searcher, hits: list[Hit], mask: bool) -> list[Hit]:
-        """Structure marks of result rows (issue 5): the parent's title for subagent sessions (one
+        """Structure marks of result rows: the parent's title for subagent sessions (one
         session-document lookup per parent, for the rows returned only), ``branch`` and
         ``before_compaction`` from the session's recorded ranges."""
         parents: dict[str, str | None] = {}
@@ -193,13 +192,12 @@ class Sessions:
     def recent(self, searcher, limit: int, pq, windows, mask: bool, keys: SegmentKeys) -> list[Hit]:
         """The most recently updated sessions that the filters of ``pq`` allow (session
         documents; with ``role:``, sessions with such messages), newest first, each anchored
-        on its first prompt (with ``role:``, on its newest message of that role: a fresh-user
-        trial's ``role:assistant`` listed rows showing what the user said).
+        on its first prompt (with ``role:``, on its newest message of that role, so that a row of
+        ``role:assistant`` shows what the assistant said).
 
         ``since:``/``until:`` are checked on each matching document's ``updated`` time from
-        ``keys``, the engine's column cache (``filtering.time_window``, the collectors' rule): as
-        a range of ``hour`` terms, Whoosh walked a union of every hour in it (``since:3000d``
-        alone took 4.2 s at 1 GB)."""
+        ``keys``, the engine's column cache (``filtering.time_window``, the collectors' rule), not
+        as a range of ``hour`` terms (Whoosh walks a union of every hour in it)."""
         window = time_window(pq)
         clauses = filters(pq, sessions=True, time=False)
         # role: filters: list the newest sessions with such messages
