@@ -169,10 +169,10 @@ class Engine:
         policy that weighs recency measures ages to.
 
         Ranking (``search.ladder``): the rungs phrase, all, session, repair, any, each filling
-        what the ones above left of the page; within a rung a session's score is its best
-        message's (fields boosted by role, ``index.schema.WEIGHTS``) plus its title and summary
-        score for every query word they hold; a session that matches only by title or summary is
-        anchored on its first real user prompt.
+        what the ones above left of the page; within a rung a session's score is the ranking
+        policy's (``crabsearch.ranking``) of its best message's (fields boosted by role) and its
+        title and summary score for every query word they hold; a session that matches only by
+        title or summary is anchored on its first real user prompt.
         """
         now = datetime.now().astimezone() if now is None else now
         pq = parse(query, agents=tuple(SOURCES), now=now)
