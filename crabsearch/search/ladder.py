@@ -52,7 +52,9 @@ class Context:
     ``excluded`` by ``-word``, the ``since:``/``until:`` ``window``, the ``sort``, the rows to
     ``fetch`` and the ``result`` being filled (its ``route`` and ``partial``); ``scans``, what
     one rung's scan leaves for another's (``collect.best_per_session``); ``kept``, the best
-    documents per session the previous search found (:class:`ScansKept`)."""
+    documents per session the previous search found (:class:`ScansKept`); ``policy``, how a
+    row's score is composed and bounded (``crabsearch.ranking.Policy``), and ``now``, the
+    search's clock (ms since the epoch) it measures ages to."""
 
     searcher: object
     comp: Compiler
