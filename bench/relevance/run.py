@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Search-quality measurement: build the relevance corpus, index it, run the labelled queries.
 
-    python bench/relevance/run.py [--json OUT] [--all] [--check] [--src CHECKOUT] [--keep]
+    python bench/relevance/run.py [--json OUT] [--all] [--check] [--src CHECKOUT] [--keep] [--now DATE]
 
 Prints MRR@10, top-1 and top-3 overall and per query type (next to the plain BM25 baseline of
 ``bench/relevance_real``), a table of every query whose expected session was not ranked first,
@@ -24,6 +24,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
+sys.path.append(str(HERE.parent))  # bench/clock.py
+from clock import HELP as NOW_HELP, clock_kwargs, parse_now  # noqa: E402
 TARGETS = {"top3": 0.90, "mrr10": 0.80, "type_top3": 0.70}
 
 
@@ -33,6 +35,7 @@ def parse_args(argv=None):
     p.add_argument("--all", action="store_true", help="print every query, not only the misses")
     p.add_argument("--check", action="store_true", help="also print label competitors (review aid)")
     p.add_argument("--src", metavar="CHECKOUT", help="import crabsearch from this checkout (default: this repo)")
+    p.add_argument("--now", metavar="DATE", type=parse_now, help=NOW_HELP)
     p.add_argument("--keep", action="store_true", help="keep the temporary HOME and index, print where")
     return p.parse_args(argv)
 
@@ -161,7 +164,7 @@ def main(argv=None) -> int:
     t0 = time.perf_counter()
     for q in queries:
         try:
-            res = engine.search(q["query"], limit=10)
+            res = engine.search(q["query"], limit=10, **clock_kwargs(args.now))
             ids = [h.session.session_id for h in res.hits]
             error = None
         except Exception as exc:  # a crash is a miss, and worth seeing
@@ -217,7 +220,7 @@ def main(argv=None) -> int:
           f"every type >= {TARGETS['type_top3']:.2f} top-3: {'MET' if met else 'NOT MET'}")
 
     if args.json:
-        out = {"crabsearch": str(Path(crabsearch.__file__).parent), "targets": TARGETS, "met": met,
+        out = {"now": args.now.isoformat() if args.now else None, "crabsearch": str(Path(crabsearch.__file__).parent), "targets": TARGETS, "met": met,
                "overall": overall, "by_type": by_type, "baseline": base, "label_problems": problems,
                "corpus": {"sessions": len(specs), "messages": messages, "indexed_messages": report.messages_added},
                "seconds": {"corpus": round(t_corpus, 2), "index": round(t_index, 2), "search": round(t_search, 2)},

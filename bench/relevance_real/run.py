@@ -2,6 +2,7 @@
 """Search quality on real transcripts: crabsearch against a plain BM25 baseline, per query type.
 
     python bench/relevance_real/run.py [--set typed|hard] [--corpus DIR] [--json OUT] [--all] [--labels] [--src CHECKOUT]
+        [--now DATE]
 
 Indexes the real sessions of the shared corpus (``../shared/corpus``; see corpus.py) into a
 temporary index, runs the labelled queries through ``Engine.search(query, limit=10)`` and through
@@ -25,6 +26,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
+sys.path.append(str(HERE.parent))  # bench/clock.py
+from clock import HELP as NOW_HELP, clock_kwargs, parse_now  # noqa: E402
 TARGETS = {"top3": 0.97, "mrr10": 0.95}
 """Issue 11: overall top-3 and MRR@10, and crabsearch >= the baseline on every type (both)."""
 HARD_TARGETS = {"top3": 0.95}
@@ -41,6 +44,7 @@ def parse_args(argv=None):
     p.add_argument("--all", action="store_true", help="print every query, not only the misses")
     p.add_argument("--labels", action="store_true", help="only check the labels (no search)")
     p.add_argument("--src", metavar="CHECKOUT", help="import crabsearch from this checkout (default: this repo)")
+    p.add_argument("--now", metavar="DATE", type=parse_now, help=NOW_HELP)
     return p.parse_args(argv)
 
 
@@ -176,7 +180,7 @@ def main(argv=None) -> int:
         t0 = time.perf_counter()
         for q in queries:
             try:
-                res = engine.search(q["query"], limit=10)
+                res = engine.search(q["query"], limit=10, **clock_kwargs(args.now))
                 ids, error = [cmod.label_id(h.session) for h in res.hits], None
             except Exception as exc:  # a crash is a miss, and worth seeing
                 ids, error, res = [], f"{type(exc).__name__}: {exc}", None
@@ -233,7 +237,7 @@ def main(argv=None) -> int:
     print(f"targets: {wanted}: {'MET' if met else 'NOT MET'}"
           + (f" (below the baseline: {', '.join(below)})" if below else ""))
     if args.json:
-        out = {"set": args.set, "crabsearch": str(Path(crabsearch.__file__).parent), "corpus": str(corpus_dir),
+        out = {"now": args.now.isoformat() if args.now else None, "set": args.set, "crabsearch": str(Path(crabsearch.__file__).parent), "corpus": str(corpus_dir),
                "targets": targets,
                "met": met, "below_baseline": below, "crabsearch_scores": ours, "baseline_scores": theirs,
                "label_problems": problems, "queries": rows}

@@ -12,7 +12,7 @@ The plain words go down a ladder and the search stops at the first rung that fin
 
 Quoted phrases, ``word*`` prefixes and filters are required on every rung; ``-word`` excludes.
 Filters are part of the query itself (constant score 0), so they narrow before the result
-limit. Field boosts come from :data:`~crabsearch.index.schema.WEIGHTS`.
+limit. Field boosts come from :data:`~crabsearch.ranking.WEIGHTS`.
 """
 
 from __future__ import annotations
@@ -21,9 +21,9 @@ from whoosh.query import And, Or, Phrase, Prefix, Query, Term
 from whoosh.support.levenshtein import distance
 
 from ..query import ParsedQuery
+from ..ranking import WEIGHTS
 from .analysis import folded_contexts, group_leaves, phrase_terms
 from .phrases import TextPhrase
-from .schema import WEIGHTS
 from .union import FlatOr
 
 MESSAGE_FIELDS = ("user", "assistant", "acting", "tool", "compaction")
@@ -127,8 +127,8 @@ class Compiler:
         return TOOL_FIELDS if self.pq.in_tools else fields
 
     def group_query(self, group: list[str], fields) -> Query:
-        """One word group: the whole form, or its parts adjacent and in order
-        (``getUserById`` is ``getuserbyid`` or the phrase ``get user by id``, never
+        """One word group: the whole form, or its parts adjacent and in order (``getUserById``
+        is ``getuserbyid`` or the phrase ``get user by id``, never
         ``get``, ``user``, ``by`` and ``id`` anywhere in a message). A field without positions
         (tool names) has the whole form only."""
         whole = _any_field(group[0], fields)
@@ -174,7 +174,7 @@ class Compiler:
         out: list[tuple[str, Query]] = []
         if len(self.groups) == 1 and len(self.groups[0]) > 1 and self._known(self.groups[0][0]):
             # A lone identifier that the index knows whole (getUserById, src/auth/token-store.ts):
-            # its whole term is the exact match, and ~8x cheaper than the phrase of its parts.
+            # its whole term is the exact match, and cheaper than the phrase of its parts.
             out.append(("phrase", self.finish(required + [_any_field(self.groups[0][0], fields)])))
         elif len(self.phrase_words) > 1:
             # Words typed apart count as running text, not inside one path or identifier
@@ -196,6 +196,16 @@ class Compiler:
         groups = self.groups if groups is None else groups
         anyof = [FlatOr([self.group_query(g, fields) for g in groups])] if groups else []
         return self.finish(self.required(fields) + anyof)
+
+    def group_scan(self, group: list[str], m_filters: list[Query], s_filters: list[Query] | None) -> Query:
+        """The message documents holding the word group ``group`` (:meth:`any_query` over
+        :data:`MESSAGE_FIELDS`) that pass ``m_filters``, and, unless ``s_filters`` is None, the
+        session documents whose title or summary hold it that pass ``s_filters``: one query
+        (a ``FlatOr`` of the two), each document scored by the group alone."""
+        parts = [And([self.any_query(MESSAGE_FIELDS, [group]), *m_filters])]
+        if s_filters is not None:
+            parts.append(And([self.any_query(SESSION_FIELDS, [group]), *s_filters]))
+        return FlatOr(parts) if len(parts) > 1 else parts[0]
 
     def finish(self, parts: list[Query]) -> Query:
         """AND the parts (exclusions apply per session: see :meth:`excluded_query`)."""
@@ -263,18 +273,18 @@ class Compiler:
     def _closest(self, word: str) -> str | None:
         """The nearest indexed word occurring in >= 2 documents, when ``word`` (four letters or
         more; three while it is typed, for its completion only) has no postings;
-        when no such word is close, the nearest word found in one message (in a small
-        history the word a user mistypes often occurs once; such a repair is
+        when no such word is close, the nearest word found in one message (in a small history
+        the word a user mistypes often occurs once; such a repair is
         listed in ``rare`` and the search says so). A word found only in a session's summary
         is known (a session with no messages left has only its summary); a word with a digit
-        is never repaired (``55444`` is not ``554``, nor ``PR 4822`` ``PR 482``:
-        a number, version or id one digit away is another thing, not a typo), only completed
+        is never repaired (``55444`` is not ``554``: a number, version or id one digit away is
+        another thing, not a typo), only completed
         while it is typed.
 
         Candidates are within Damerau-Levenshtein distance 2 and share the first letter (most
         misspellings keep it); nearest first, then most frequent. Words that also share the
         second letter are looked at first: a candidate among them at distance 1 is taken without
-        scanning every word of the first letter (2 to 10x fewer terms to read). A word typed
+        scanning every word of the first letter. A word typed
         with letters that folding changed (``über``, ``Straße``) is repaired only to a word that
         keeps each of them with its neighbours (``analysis.folded_contexts``): ``über`` is
         never ``user`` (no repair is better than a wrong one)."""
@@ -339,9 +349,8 @@ def _expand(searcher, field: str, prefix: str, cap: int) -> tuple[list[str], int
     """``(words, count)``: the indexed words of ``field`` starting with ``prefix`` (every
     segment's), sorted, and how many there are. More than ``cap`` of them: the ``cap`` found in
     the most documents (ties: the first in byte order), as Lucene rewrites a prefix query to its
-    top terms. Every word, through Whoosh's ``Prefix``, was slow for ``re*`` at 1 GB (920 words
-    a field, ~25,000 posting lists over the segments), and a message's score added up every one
-    of them it held."""
+    top terms (every word, as Whoosh's ``Prefix`` has it, reads every posting list of a short
+    prefix, and a message's score adds up every one of them it holds)."""
     words: set[str] = set()
     for word in _vocabulary(searcher, (field,), prefix, set()):
         words.add(word)
@@ -361,7 +370,7 @@ def _vocabulary(searcher, fields, prefix: str, seen: set[bytes]):
     """Each indexed word of ``fields`` starting with ``prefix`` that is not in ``seen`` (which
     it is added to), read segment by segment: Whoosh's multi-segment ``expand_prefix`` merges
     the segments' sorted lists through a heap, twice as slow, and its per-segment
-    ``terms_within`` automaton is slower still (measured on the 1 GB bench index)."""
+    ``terms_within`` automaton is slower still."""
     for leaf, _ in searcher.reader().leaf_readers():
         for f in fields:
             for raw in leaf.expand_prefix(f, prefix):
@@ -378,9 +387,9 @@ VOCABULARY_MAX = 200_000
 
 def _known_words(searcher, fields, prefix: str, seen: set[str]):
     """:func:`_vocabulary` for spelling repair, kept per top-level searcher (its words never
-    change): each key typed in a misspelt or nonsense word (``zqxjvbnwk``) repaired it again,
-    reading every word of its first letter in each field of each segment (13,600 at 1 GB, ~30
-    ms). ``seen`` holds the words (``str``) given already; they are skipped and added to."""
+    change), so that each key typed in a misspelt or nonsense word (``zqxjvbnwk``) does not read
+    every word of its first letter in each field of each segment again. ``seen`` holds the words
+    (``str``) given already; they are skipped and added to."""
     kept = searcher.__dict__.setdefault("_crab_vocabulary", {})
     key = (tuple(fields), prefix)
     words = kept.get(key)

@@ -4,15 +4,16 @@ Design (measurements in ``shared/reference/engineering.md`` sections 0, 4, 5):
 
 * Text is indexed **per role** in its own field (``user``, ``assistant``, ``tool`` for tool
   *names*, ``summary``), plus ``title`` and ``summary`` on the session document. Role weights are
-  query-time field boosts (:data:`WEIGHTS`), which keep BM25F's block-max skipping valid.
-* No message text is stored (windows are read from the transcript by offset, ~15% faster
-  indexing); no NUMERIC trie fields (they halve indexing speed): positions and times are
-  ``STORED``, the session's update time is a column used only for sorting.
+  query-time field boosts (``crabsearch.ranking.WEIGHTS``), which keep BM25F's block-max
+  skipping valid.
+* No message text is stored (windows are read from the transcript by offset, which indexes
+  faster); no NUMERIC trie fields (they slow indexing): positions and times are ``STORED``, the
+  session's update time is a column used only for sorting.
 * Keys: ``fkey`` identifies the transcript file, ``skey`` (``agent:session_id``) the session (the
   collapse key for best hit per session), ``mkey`` one document (``fkey:N`` for message N,
   ``fkey:s`` for the session document). ``uid`` is a message's own id in its format (Claude
   Code ``uuid``, pi entry ``id``, ...), the same in every session that copies it: search shows
-  such a shared message once (issue 5, "Duplicates").
+  such a shared message once.
 """
 
 from __future__ import annotations
@@ -25,62 +26,22 @@ from whoosh import columns, formats
 from whoosh.fields import COLUMN, ID, STORED, TEXT, Schema
 
 from ..filters import indexed_fields
+from ..ranking import WEIGHTS
 from .analysis import NAME_MARK, text_analyzer
 
 SCHEMA_VERSION = 14
 """Bump when the schema or the analyzer changes: an index with another stamp is rebuilt.
-10: the message index ``idx`` is also a column (proximity of a session's matches, issue 11).
+10: the message index ``idx`` is also a column (proximity of a session's matches).
 11: ``ß`` folds to ``ss`` (and ``æ``, ``œ``, ligatures to their letters); a word with an
 apostrophe inside is one term (``isn't`` -> ``isnt``, ``user's`` -> ``user``).
 12: text fields hold ``analysis.NAME_MARK`` at the first and last leaf of each path or identifier
 (a phrase found only inside one counts as the name, not as running text: ``querying.TextPhrase``).
-13: a smaller index (issue 13, target 4): segments written by ``codec.CompactCodec``, positions
+13: a smaller index: segments written by ``codec.CompactCodec``, positions
 in :class:`NamePositions`' encoding, the session key column a :class:`SessionKeyColumn`.
 14: ``continued_in`` on session documents (a session handed to another: "continued from")."""
 
-WEIGHTS: dict[str, float] = {
-    "user": 1.5,         # what the user said counts most
-    "acting": 1.3,       # assistant text of a turn that went on to call tools (it did the work)
-    "assistant": 1.0,    # other assistant text
-    "tool": 0.5,         # tool names only (never arguments or output)
-    "tool_output": 0.3,  # opt-in (index_tool_output): redacted head of tool output, `in:tools`
-    "title": 1.0,        # session document (often the first prompt itself: it counts on top)
-    "summary": 1.0,      # session document: the session's summary
-    "compaction": 1.0,   # compaction summary messages (a field of their own: message fields never
-}                        # occur on session documents, so message queries need no kind filter
-"""Query-time boosts per field: the one place ranking weights live (with :data:`PROXIMITY_SPAN`
-and :data:`TOPIC_WEIGHT`).
-
-Titles and summaries were 2.0 and 3.0 while Whoosh's BM25F gave them almost nothing (its average
-field length and idf counted every document: ``index.whoosh_fixes`` 7 and 8); scored as BM25F
-defines it, a title or summary word already scores above the same word in a longer message, and
-a title made from the first prompt repeats that prompt's words, so they count 1.0 (issue 11:
-measured on both relevance sets, ``bench/relevance`` and ``bench/relevance_real``)."""
-
-PROXIMITY_SPAN = 4
-"""Messages over which a session-wide match loses half its score (``search.scoring.proximity``): a
-window of a session's messages holding every query word keeps ``1 / (1 + (span - 1) /
-PROXIMITY_SPAN)`` of its words' scores, ``span`` counting the messages from the window's first
-to its last (2 for two adjacent messages: 0.8)."""
-
-TOPIC_WEIGHT = 1.0
-"""Weight of a session's topic score in the ``any`` rung (``search.scoring.topic_scores``): a
-session-level BM25 of the query's words (a word's frequency: the session's messages holding it;
-the length: its documents), added to its best window's score. A description in the searcher's
-own words (``bench/relevance_real``'s ``prose``) shares few words with any one message of the
-session it describes, which keeps coming back to them: weights from 0.75 to 1.5 all put the
-same two more of those in the top 3 (0.73 -> 0.82) and one more of the synthetic set's first."""
-
-TOPIC_MIN_WORDS = 2
-"""The topic score counts for a session whose messages hold at least this many of the query's
-word groups: one word in common says nothing of what a session is about (counted for one word,
-sessions that say ``nightly`` often outranked the one about nightly backups' compression)."""
-
-TOPIC_K1 = 1.2
-TOPIC_B = 0.75
-"""BM25's usual ``k1`` and ``b`` for the topic score (``b`` 0.5 to 1.0 measured the same)."""
-
 TEXT_FIELDS = tuple(WEIGHTS)
+"""The text fields, one per role (:data:`crabsearch.ranking.WEIGHTS` gives each its boost)."""
 
 SHARED_FIELDS: dict[str, frozenset[str]] = {
     "title": frozenset({"summary"}), "summary": frozenset({"title"}),
@@ -112,7 +73,7 @@ class SessionKeyColumn(columns.RefBytesColumn):
     """The session key per document, each distinct key stored once per segment and a 1-, 2- or
     4-byte reference per document (Whoosh's ``RefBytesColumn``, whose writer drops values past
     65,535 distinct ones: here the reference widens instead). A segment's messages share a few
-    sessions' keys, which ``VarBytesColumn`` stored in full for every document (~48 bytes)."""
+    sessions' keys, which ``VarBytesColumn`` stored in full for every document."""
 
     class Writer(columns.RefBytesColumn.Writer):
         """Buffers the references, then writes them as narrow as the number of keys allows."""

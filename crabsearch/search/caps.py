@@ -1,36 +1,19 @@
-"""The search's caps: how much it keeps, scans and returns. The one place they are set (ranking
-weights are in ``crabsearch.index.schema``: ``WEIGHTS``, ``PROXIMITY_SPAN``, ``TOPIC_WEIGHT``).
+"""The search's caps: how much it keeps, scans and returns; this module lists every one.
 
 The caps that are part of the CLI contract (``--limit``, ``--before``/``--after``, a window's
-messages and a text's bytes) are defined in ``crabsearch.hits`` with the dataclasses they bound
-and imported here, so that this module lists every cap.
+messages and a text's bytes) are defined in ``crabsearch.hits`` with the dataclasses they bound,
+and those that say how deep the ranking looks (a rung's lists, the session-wide rungs' matches) in
+``crabsearch.ranking`` with the rest of the ranking; both are imported here.
 """
 
 from __future__ import annotations
 
 from ..hits import DEFAULT_AFTER, DEFAULT_BEFORE, DEFAULT_LIMIT, MAX_ITEM_BYTES, MAX_WINDOW  # noqa: F401
+from ..ranking import DEDUP_DEPTH, GATHER_CAP, LADDER_DEPTH_CAP, RUNG_DEPTH_MIN  # noqa: F401
 
 DEDUP_SPARE = 5
 """Rows fetched beyond ``limit`` (at least; half the limit for larger ones) so that dropping
 duplicate rows (the same message in resumed or forked sessions) still fills the limit."""
-
-DEDUP_DEPTH = 4
-"""Sessions a rung's lists keep at first: ``DEDUP_DEPTH`` times the rows fetched (copies are
-folded after; ``ladder.climb`` deepens them when a left-out session could reach the page)."""
-
-RUNG_DEPTH_MIN = 100
-"""Sessions a rung's lists keep at first, at least (a page of 20's ``DEDUP_DEPTH`` times its
-rows). A small page (MCP's 5) began at 40 and deepened 4x up to three times: each time is a new
-scan, and a scan of 100 costs about what a scan of 20 does (6 GB, ``auth*`` at limit 5: 11 scans
-and 244 ms, now 6 scans and 122 ms; the rows are the same, by the threshold rule)."""
-
-LADDER_DEPTH_CAP = 200_000
-"""Sessions a rung's two lists (by message score, by title and summary score) grow to at most
-while making its first rows exact (``ladder.climb``, the threshold rule)."""
-
-GATHER_CAP = 100_000
-"""Matching documents the ``session`` and ``any`` rungs look at, at most (then the result is
-``partial``)."""
 
 MATCH_SCAN = 64 * 1024
 """Characters of a long hit message looked through for its first match (``windows.first_match``)."""

@@ -12,9 +12,8 @@ from __future__ import annotations
 import functools
 import threading
 import time
+from datetime import datetime
 from pathlib import Path
-
-from whoosh.query import And, Term
 
 from ..filters import FILTERS
 from ..hits import AmbiguousSession, Hit, Item, Page, SearchResult, SessionRef, abandoned_ranges, branch_window
@@ -22,10 +21,12 @@ from ..index.analysis import spans as _spans
 from ..index.analysis import term_spans as _term_spans
 from ..index.collect import SegmentKeys
 from ..index.filtering import filters, folder_of, time_window
+from ..index.lookups import transcript_messages
 from ..index.querying import MAX_PREFIX_TERMS, MESSAGE_FIELDS, Compiler
 from ..index.store import (Damage, IndexDamaged, current_dir, is_damage, mark_damaged, open_index, release,
                            seal_problem, variant_of)
 from ..query import parse
+from ..ranking import POLICY, Policy
 from ..sources import SOURCES
 from .caps import DEFAULT_AFTER, DEFAULT_BEFORE, DEFAULT_LIMIT, MAX_ITEM_BYTES, fetch_for
 from . import skipped, snapshot
@@ -63,11 +64,13 @@ class Engine:
 
     ``redact`` (default True) masks secret-shaped strings in every text it returns (windows,
     pages, titles); ``search``, ``window`` and ``page`` can override it per call (the app's
-    reveal key). ``resume_flags`` are config ``[resume]`` arguments per agent."""
+    reveal key). ``resume_flags`` are config ``[resume]`` arguments per agent. ``policy``: how a
+    session's score is composed and bounded (``crabsearch.ranking``; default its ``POLICY``)."""
 
     def __init__(self, index_dir: Path, *, redact: bool = True, resume_flags: dict[str, str] | None = None,
-                 keep_scans: bool = True):
+                 keep_scans: bool = True, policy: Policy | None = None):
         self.index_dir = Path(index_dir)
+        self.policy = POLICY if policy is None else policy
         self.redact = redact
         self.resume_flags = dict(resume_flags or {})
         """Config ``[resume]``: agent -> arguments added to its resume and fork commands."""
@@ -145,7 +148,7 @@ class Engine:
                after: int = DEFAULT_AFTER, agent: str | None = None, sort: str = "relevance",
                time_limit: float | None = None, explain: bool = False,
                redact: bool | None = None, typing: bool = False, stop=None, repair: bool = True,
-               given: dict[str, str] | None = None) -> SearchResult:
+               given: dict[str, str] | None = None, now: datetime | None = None) -> SearchResult:
         """Best hit per session for ``query`` (the query language of ``crabsearch.query``), with
         context windows; never raises for any text.
 
@@ -163,19 +166,22 @@ class Engine:
         ``partial`` (the app sets it when a newer key makes this search's answer useless).
         ``repair=False``: an unknown word is not spelling-repaired to its nearest indexed word (the
         app, while the index is built from scratch: a word not indexed yet became a common one,
-        ``token`` -> ``then``).
+        ``token`` -> ``then``). ``now`` (an aware datetime; default the current time) is the
+        search's clock: what ``since:7d`` and ``yesterday`` count from, and the time a ranking
+        policy that weighs recency measures ages to.
 
         Ranking (``search.ladder``): the rungs phrase, all, session, repair, any, each filling
-        what the ones above left of the page; within a rung a session's score is its best
-        message's (fields boosted by role, ``index.schema.WEIGHTS``) plus its title and summary
-        score for every query word they hold; a session that matches only by title or summary is
-        anchored on its first real user prompt.
+        what the ones above left of the page; within a rung a session's score is the ranking
+        policy's (``crabsearch.ranking``) of its best message's (fields boosted by role) and its
+        title and summary score for every query word they hold; a session that matches only by
+        title or summary is anchored on its first real user prompt.
         """
+        now = datetime.now().astimezone() if now is None else now
         given = dict(given or {})
         if agent:
             given["agent"] = agent
-        pq = parse(query, agents=tuple(SOURCES), given=given)
-        if pq.unclosed and not typing:  # `"database timeout` finds nothing without it: it says why
+        pq = parse(query, agents=tuple(SOURCES), given=given, now=now)
+        if pq.unclosed and not typing:  # `"database timeout` says why it may find nothing
             pq.notes.append(pq.unclosed_note)
         result = SearchResult(query=query, hits=[], cut=pq.cut, notes=list(pq.notes), sort=sort)
         if limit <= 0:
@@ -206,7 +212,7 @@ class Engine:
                     elif not pq.has_filters:
                         result.notes.append("nothing to search for: listing recent sessions"
                                             + (" without the excluded words" if pq.excluded else ""))
-                else:  # a fresh-user trial: `--` or `🦀` answered nothing, with no word why
+                else:  # `--` or `🦀`: nothing to search for, and the note says so
                     result.notes.append("nothing to search for: punctuation and symbols alone are not indexed")
                 return result
             # The kind term is implied by the fields searched (never on both kinds of document).
@@ -217,7 +223,8 @@ class Engine:
                           s_filters=None if pq.in_tools else filters(pq, sessions=True, kind=False, time=False),
                           deadline=None if not time_limit else time.monotonic() + time_limit,
                           excluded=excluded_sessions(searcher, comp, self._keys), window=time_window(pq),
-                          sort=sort, fetch=fetch_for(limit), result=result, stop=stop, kept=self._scans)
+                          sort=sort, fetch=fetch_for(limit), result=result, stop=stop, kept=self._scans,
+                          policy=self.policy, now=int(now.timestamp() * 1000))
             if self._scans is not None:
                 self._scans.begin(searcher)
             rows = climb(ctx)
@@ -231,7 +238,7 @@ class Engine:
                 result.notes.append(f"{prefix}* searched as its {MAX_PREFIX_TERMS} commonest words (of {count})")
             used = any(h.route in ("repair", "any") for h in result.hits)
             result.corrections = dict(comp.corrections) if used else {}
-            for word in sorted(comp.rare) if used else ():  # the route hint says so (issue 11, problem 6)
+            for word in sorted(comp.rare) if used else ():  # a repair to a word found once: said
                 result.notes.append(f"{word} → {comp.corrections[word]}: a word found in one message only")
             result.terms = comp.terms if used else [t for t in comp.terms if t not in comp.corrections.values()]
             if pq.in_tools and not self._has_tool_output():
@@ -302,7 +309,7 @@ class Engine:
             if comp.empty:
                 return []
             q = comp.any_query(MESSAGE_FIELDS) if comp.groups else comp.rungs(MESSAGE_FIELDS)[0][1]
-            docs = list(And([q, Term("fkey", ref.fkey), Term("kind", "m")]).docs(searcher))[:cap]
+            docs = transcript_messages(searcher, q, ref.fkey)[:cap]
             return sorted(searcher.stored_fields(d)["idx"] for d in docs)
 
     @_guarded

@@ -5,19 +5,19 @@ messages hold, not by one message:
 
 * :func:`best_window` (``session``): the shortest runs of consecutive messages holding every
   word, their words' best scores decayed by the run's span (:func:`proximity`), so a long
-  session mentioning the words far apart does not win by its length (issue 11, problem 2);
+  session mentioning the words far apart does not win by its length;
 * :func:`best_span` (``any``): the same for runs of at most ``2 * PROXIMITY_SPAN`` messages
   holding any of the words;
 * :func:`topic_scores` (``any``): a session-level BM25 of the query's words, each word's
   frequency being the number of the session's messages that hold it and the session's length
-  its number of documents, added with weight :data:`~crabsearch.index.schema.TOPIC_WEIGHT` when
+  its number of documents, added with weight :data:`~crabsearch.ranking.TOPIC_WEIGHT` when
   its messages hold at least two of the words. A
   description in other words than the session's (a many-word ``prose`` query) shares only a
   few, scattered words with any one message of it; the session it describes keeps coming back
   to them, which a best window alone does not see.
 
-Weights live in ``crabsearch.index.schema`` (``PROXIMITY_SPAN``, ``TOPIC_WEIGHT``,
-``TOPIC_MIN_WORDS``, ``TOPIC_K1``, ``TOPIC_B``).
+Weights live in ``crabsearch.ranking`` (``PROXIMITY_SPAN``, ``TOPIC_WEIGHT``,
+``TOPIC_MIN_WORDS``, ``TOPIC_K1``, ``TOPIC_B``), which also composes a row's score from these.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections import Counter, deque
 from math import log
 
-from ..index.schema import PROXIMITY_SPAN, TOPIC_B, TOPIC_K1, TOPIC_MIN_WORDS, TOPIC_WEIGHT
+from ..ranking import PROXIMITY_SPAN, TOPIC_B, TOPIC_K1, TOPIC_MIN_WORDS, TOPIC_WEIGHT
 
 
 def proximity(span: int) -> float:

@@ -12,11 +12,10 @@ import heapq
 import re
 from collections import OrderedDict
 
-from whoosh.query import And, Or, Term
-
 from ..hits import Hit, Item, SessionRef, abandoned_ranges, branch_window, in_ranges, last_compaction
 from ..index.collect import SegmentKeys
 from ..index.filtering import filters, in_window, live_document, passing, term_docs, time_window
+from ..index.lookups import all_of, continued_from, session_documents
 from ..index.schema import WEIGHTS
 from ..model import Role, Session
 from ..redact import redact_kept as redact_secrets
@@ -63,8 +62,7 @@ class Sessions:
 
     def dedupe(self, ctx, ref: SessionRef, idx: int, key: tuple, windows, mask: bool
                ) -> tuple[SessionRef, int, list[str]]:
-        """Where to show a hit message that several sessions hold (issue 5, "Duplicates"; rule
-        from formats.md 1.4 and peer-tools.md: resumed and forked sessions copy earlier history
+        """Where to show a hit message that several sessions hold (rule from formats.md 1.4 and peer-tools.md: resumed and forked sessions copy earlier history
         with the same message ids): every message document with the same ``uid``, agent and time
         that passes the query's filters (``ctx``: and is not in a ``-word`` excluded session) is
         a copy; the row goes to the most recently updated session among them that is not a
@@ -103,7 +101,7 @@ class Sessions:
         return best, best_idx, sorted(others.values())
 
     def decorate(self, searcher, hits: list[Hit], mask: bool) -> list[Hit]:
-        """Structure marks of result rows (issue 5): the parent's title for subagent sessions (one
+        """Structure marks of result rows: the parent's title for subagent sessions (one
         session-document lookup per parent, for the rows returned only), ``branch`` and
         ``before_compaction`` from the session's recorded ranges."""
         parents: dict[str, str | None] = {}
@@ -128,8 +126,7 @@ class Sessions:
         if isinstance(target, str) and target:
             ref.links["continued_in"] = {"session_id": target,
                                          "title": self.title_of(searcher, target, mask, s.agent)}
-        q = And([Term("kind", "s"), Term("agent", s.agent), Term("continued_in", s.session_id)])
-        docs = [searcher.stored_fields(d) for d in q.docs(searcher)]
+        docs = [searcher.stored_fields(d) for d in continued_from(searcher, s.agent, s.session_id)]
         if docs:
             old = self.session_ref(max(docs, key=lambda d: (d.get("meta") or {}).get("updated") or 0), mask)
             ref.links["continued_from"] = {"session_id": old.session.session_id, "title": old.session.title}
@@ -153,9 +150,8 @@ class Sessions:
         if not links:
             return
         ids = sorted({sid for _, sid in links})
-        q = And([Term("kind", "s"), Term("agent", ref.session.agent), Or([Term("session_id", s) for s in ids])])
         titles: dict[str, tuple] = {}
-        for docnum in q.docs(searcher):
+        for docnum in session_documents(searcher, ref.session.agent, ids):
             f = searcher.stored_fields(docnum)
             sid, updated = f["meta"]["session_id"], f["meta"].get("updated") or 0
             if sid not in titles or updated > titles[sid][0]:
@@ -196,19 +192,16 @@ class Sessions:
     def recent(self, searcher, limit: int, pq, windows, mask: bool, keys: SegmentKeys) -> list[Hit]:
         """The most recently updated sessions that the filters of ``pq`` allow (session
         documents; with ``role:``, sessions with such messages), newest first, each anchored
-        on its first prompt (with ``role:``, on its newest message of that role: a fresh-user
-        trial's ``role:assistant`` listed rows showing what the user said).
+        on its first prompt (with ``role:``, on its newest message of that role, so that a row of
+        ``role:assistant`` shows what the assistant said).
 
         ``since:``/``until:`` are checked on each matching document's ``updated`` time from
-        ``keys``, the engine's column cache (``filtering.time_window``, the collectors' rule): as
-        a range of ``hour`` terms, Whoosh walked a union of every hour in it (``since:3000d``
-        alone took 4.2 s at 1 GB)."""
+        ``keys``, the engine's column cache (``filtering.time_window``, the collectors' rule), not
+        as a range of ``hour`` terms (Whoosh walks a union of every hour in it)."""
         window = time_window(pq)
         clauses = filters(pq, sessions=True, time=False)
-        if clauses is None:  # role: filters: list the newest sessions with such messages
-            query = And(filters(pq, sessions=False, time=False))
-        else:
-            query = And(clauses) if len(clauses) > 1 else clauses[0]
+        # role: filters: list the newest sessions with such messages
+        query = all_of(filters(pq, sessions=False, time=False) if clauses is None else clauses)
         if window is not None or clauses is None:
             # With role: too: Whoosh's sorted search collapsed by session kept a session's first
             # message of the role, not its newest.
@@ -342,7 +335,7 @@ def passing_sessions(searcher, pq, keys: SegmentKeys) -> set[int]:
     words aside), as :meth:`Sessions.recent` lists them: by their session document, or with
     ``role:`` by their messages of that role; ``since:``/``until:`` by each document's time."""
     clauses = filters(pq, sessions=True, time=False)
-    query = And(filters(pq, sessions=False, time=False) if clauses is None else clauses)
+    query = all_of(filters(pq, sessions=False, time=False) if clauses is None else clauses)
     allowed = {keys.key_of(searcher, d) for d in _newest_per_session(searcher, query, keys, time_window(pq), None)}
     return {d for d in searcher.document_numbers(kind="s") if keys.key_of(searcher, d) in allowed}
 
