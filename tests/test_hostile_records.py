@@ -389,7 +389,7 @@ PER_RECORD = {
     "cursor": "crabsearch.sources.cursor.pieces_of", "cline": "crabsearch.sources.cline.pieces_of",
     "aider": "crabsearch.sources.aider._parse", "specstory": "crabsearch.sources.specstory._parse",
     "cowork": "crabsearch.sources.claude.pieces_of", "kilo": "crabsearch.sources.opencode.pieces_of",
-    "omp": "crabsearch.sources.omp.entry_pieces",
+    "omp": "crabsearch.sources.omp.entry_pieces", "qwen": "crabsearch.sources.qwen.pieces_of",
 }
 
 
