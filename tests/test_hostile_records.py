@@ -390,6 +390,7 @@ PER_RECORD = {
     "aider": "crabsearch.sources.aider._parse", "specstory": "crabsearch.sources.specstory._parse",
     "cowork": "crabsearch.sources.claude.pieces_of", "kilo": "crabsearch.sources.opencode.pieces_of",
     "omp": "crabsearch.sources.omp.entry_pieces", "qwen": "crabsearch.sources.qwen.pieces_of",
+    "kimi": "crabsearch.sources.kimi.pieces_of",
 }
 
 
