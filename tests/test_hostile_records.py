@@ -388,6 +388,9 @@ PER_RECORD = {
     "copilot": "crabsearch.sources.copilot.pieces_of", "pi": "crabsearch.sources.pi.entry_pieces",
     "cursor": "crabsearch.sources.cursor.pieces_of", "cline": "crabsearch.sources.cline.pieces_of",
     "aider": "crabsearch.sources.aider._parse", "specstory": "crabsearch.sources.specstory._parse",
+    "cowork": "crabsearch.sources.claude.pieces_of", "kilo": "crabsearch.sources.opencode.pieces_of",
+    "omp": "crabsearch.sources.omp.entry_pieces", "qwen": "crabsearch.sources.qwen.pieces_of",
+    "kimi": "crabsearch.sources.kimi.pieces_of",
 }
 
 

@@ -471,9 +471,11 @@ def cd_and(cwd: str | None, argv: Iterable[str]) -> str:
     return f"cd {shlex.quote(cwd)} && {cmd}" if cwd else cmd
 
 
-def walk_files(root: Path, pattern: str) -> Iterator[Path]:
+def walk_files(root: Path, pattern: str, prune: Callable[[str], bool] | None = None) -> Iterator[Path]:
     """Regular files under ``root`` whose relative path matches ``pattern`` (``*`` within one
-    path segment, ``**/`` any number of directories), sorted by path segments.
+    path segment, ``**/`` any number of directories), sorted by path segments. A directory whose
+    name ``prune`` is true for is not entered (a store whose session folders hold whole projects:
+    Claude Desktop's ``local_<uuid>/``).
 
     Directory symlinks are followed, each real directory once (a symlink loop is walked once);
     unreadable directories are skipped (and noted inside :func:`noting_unreadable_dirs`). Never
@@ -510,7 +512,8 @@ def walk_files(root: Path, pattern: str) -> Iterator[Path]:
             rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
             try:
                 if entry.is_dir():  # follows a symlink
-                    stack.append((entry.path, rel))
+                    if prune is None or not prune(entry.name):
+                        stack.append((entry.path, rel))
                     if noted is not None and rx.fullmatch(rel):
                         noted[entry.path] = "directory"
                         found.append(entry.path)
