@@ -6,9 +6,8 @@
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timezone
 from pathlib import Path
 
 from crabsearch.model import Role

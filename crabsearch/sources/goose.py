@@ -50,7 +50,7 @@ from ..model import (LABEL_ASSISTANT, LABEL_SUMMARY, LABEL_SYSTEM, LABEL_THINKIN
                      Role, Session, tool_call_label)
 from .base import bad_field, capped, cd_and, dump_text, note_unknown, parse_ts, string, walk_files
 from .pieces import Piece, emit, note_compaction, piece_text
-from .sqlstore import StoreSource, json_of, table_columns, unique_files
+from .sqlstore import StoreSource, epoch_ms, json_of, known, table_columns, unique_files
 
 BLOCK_TYPES = frozenset({"text", "image", "toolRequest", "toolResponse", "toolConfirmationRequest",
                          "actionRequired", "frontendToolRequest", "thinking", "redactedThinking",
@@ -114,7 +114,7 @@ class GooseSource(StoreSource):
         """Sessions with messages (not ``hidden``): their largest message rowid and ``updated_at``."""
         cols = table_columns(con, "sessions")
         hidden = "WHERE session_type != 'hidden'" if "session_type" in cols else ""
-        updated = {sid: _ms(when) for sid, when in con.execute(f"SELECT id, updated_at FROM sessions {hidden}")}
+        updated = {sid: epoch_ms(when) for sid, when in con.execute(f"SELECT id, updated_at FROM sessions {hidden}")}
         out = {}
         for sid, size in con.execute("SELECT session_id, max(rowid) FROM messages GROUP BY session_id"):
             if sid in updated and isinstance(size, int):
@@ -155,14 +155,14 @@ class GooseSource(StoreSource):
         if "role" not in obj and rec.offset == 0:  # a legacy file's metadata line
             self.apply_meta(obj, state, session)
             return
-        if not _known(obj.get("role"), ROLES):
+        if not known(obj.get("role"), ROLES):
             note_unknown(state, obj.get("role"))
             return
         if not isinstance(obj.get("content"), list):
             raise bad_field(obj, "content", "a list")
         for block in obj["content"]:
             kind = block.get("type") if isinstance(block, dict) else None
-            if not _known(kind, BLOCK_TYPES):
+            if not known(kind, BLOCK_TYPES):
                 note_unknown(state, kind)
         ts = parse_ts(obj.get("created"))
         session.touch(ts)
@@ -196,7 +196,7 @@ def pieces_of(obj: dict) -> list[Piece]:
     role, content = obj.get("role"), obj.get("content")
     meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
     user_visible, agent_visible = meta.get("userVisible") is not False, meta.get("agentVisible") is not False
-    if not _known(role, ROLES) or not isinstance(content, list) or not (user_visible or agent_visible):
+    if not known(role, ROLES) or not isinstance(content, list) or not (user_visible or agent_visible):
         return []
     out: list[Piece] = []
     for block in content:
@@ -258,15 +258,6 @@ def _result_text(result) -> str:
         elif isinstance(item.get("resource"), dict) and isinstance(item["resource"].get("text"), str):
             texts.append(item["resource"]["text"])
     return "\n".join(texts)
-
-
-def _known(kind, kinds: frozenset[str]) -> bool:
-    return isinstance(kind, str) and kind in kinds
-
-
-def _ms(value) -> int:
-    ts = parse_ts(value)
-    return int(ts.timestamp() * 1000) if ts else 0
 
 
 SOURCE = GooseSource()

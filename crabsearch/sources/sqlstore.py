@@ -40,7 +40,7 @@ from typing import Iterable, Iterator, Mapping
 from .. import agentdb
 from ..jsonl import LineStats, Record, loads
 from ..model import Session
-from .base import MEMBER_SEP, FileRead, Source, member_path
+from .base import MEMBER_SEP, FileRead, Source, member_path, parse_ts
 
 
 class StoreSource(Source):
@@ -277,6 +277,18 @@ def json_of(raw) -> object | None:
         return loads(bytes(raw))
     except ValueError:
         return None
+
+
+def epoch_ms(value) -> int:
+    """A store's timestamp (ISO text, ``YYYY-MM-DD HH:MM:SS``, epoch s or ms) in epoch ms; 0 when
+    it is none of them."""
+    ts = parse_ts(value)
+    return int(ts.timestamp() * 1000) if ts else 0
+
+
+def known(kind, kinds: frozenset[str]) -> bool:
+    """True when ``kind`` is a string among ``kinds`` (a record may hold a list or an object there)."""
+    return isinstance(kind, str) and kind in kinds
 
 
 def table_columns(con: sqlite3.Connection, table: str) -> set[str]:
