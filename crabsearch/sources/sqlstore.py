@@ -97,6 +97,10 @@ class StoreSource(Source):
         cannot be decoded."""
         return row
 
+    def place(self, offset: int) -> str:
+        """Where a record lies, as ``status`` names a skipped one (``row 12``)."""
+        return f"row {offset}"
+
     def settled(self, obj) -> bool:
         """False for a record that may still change (read again until it is settled)."""
         return True
@@ -247,7 +251,7 @@ class StoreSource(Source):
         committed = None
         end = start
         for offset, length, obj in records:
-            where = f"row {offset}"
+            where = self.place(offset)
             if obj is None:
                 stats.skip("broken JSON", where)
             else:
