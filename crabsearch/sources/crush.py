@@ -109,7 +109,7 @@ class CrushSource(StoreSource):
 
     # -- the store -------------------------------------------------------------------------------
 
-    def listing(self, con: sqlite3.Connection) -> dict[str, tuple[int, int]]:
+    def listing(self, con: sqlite3.Connection, db: str) -> dict[str, tuple[int, int]]:
         """Sessions with messages (not Crush's ``title-`` sessions): their largest message rowid and
         ``updated_at``; 0 for a session with an answer still streaming (module docstring)."""
         parents = {sid: (parent, epoch_ms(when)) for sid, parent, when in

@@ -110,7 +110,7 @@ class GooseSource(StoreSource):
 
     # -- the store -------------------------------------------------------------------------------
 
-    def listing(self, con: sqlite3.Connection) -> dict[str, tuple[int, int]]:
+    def listing(self, con: sqlite3.Connection, db: str) -> dict[str, tuple[int, int]]:
         """Sessions with messages (not ``hidden``): their largest message rowid and ``updated_at``."""
         cols = table_columns(con, "sessions")
         hidden = "WHERE session_type != 'hidden'" if "session_type" in cols else ""

@@ -34,8 +34,9 @@ import copy
 import hashlib
 import os
 import sqlite3
+from collections import OrderedDict
 from pathlib import Path
-from typing import Iterable, Iterator, Mapping
+from typing import Callable, Iterable, Iterator, Mapping
 
 from .. import agentdb
 from ..jsonl import LineStats, Record, loads
@@ -62,9 +63,9 @@ class StoreSource(Source):
         """The store files to read (existing regular files; each real file once)."""
         raise NotImplementedError
 
-    def listing(self, con: sqlite3.Connection) -> dict[str, tuple[int, int]]:
-        """``{session id: (size, newest change in epoch ms or 0)}`` of one store. Raises
-        ``sqlite3.Error``."""
+    def listing(self, con: sqlite3.Connection, db: str) -> dict[str, tuple[int, int]]:
+        """``{session id: (size, newest change in epoch ms or 0)}`` of the store ``db`` (``con`` is
+        connected to it, or to its private copy). Raises ``sqlite3.Error``."""
         raise NotImplementedError
 
     def meta(self, con: sqlite3.Connection, sid: str) -> dict:
@@ -140,7 +141,7 @@ class StoreSource(Source):
         if hit and hit[0] == key:
             return hit[1]
         with _connect(db) as con:
-            listed = {sid: v for sid, v in self.listing(con).items() if isinstance(sid, str)}
+            listed = {sid: v for sid, v in self.listing(con, db).items() if isinstance(sid, str)}
         _LISTINGS[(self.agent, db)] = (key, listed)
         return listed
 
@@ -313,6 +314,39 @@ def unique_files(paths: Iterable[Path]) -> list[Path]:
         seen.add(real)
         out.append(Path(p))
     return out
+
+
+class DocCache:
+    """Documents decoded from a store (a thread's JSON blob, a chat panel's value), kept for the
+    next call: windows and the session view read one message at a time. Keyed by the path and
+    stat of the file the connection reads (the store, or its private copy) and the caller's key."""
+
+    def __init__(self, size: int = 4):
+        self.size = size
+        self._docs: OrderedDict[tuple, object] = OrderedDict()
+
+    def get(self, con: sqlite3.Connection, key: tuple, make: Callable[[], object]) -> object:
+        """The document for ``key``, made by ``make()`` when it is not kept. Raises what ``make``
+        raises."""
+        full = (_file_key(con), *key)
+        if full in self._docs:
+            self._docs.move_to_end(full)
+            return self._docs[full]
+        doc = make()
+        self._docs[full] = doc
+        while len(self._docs) > self.size:
+            self._docs.popitem(last=False)
+        return doc
+
+
+def _file_key(con: sqlite3.Connection) -> tuple:
+    """The path and stat of the file ``con`` reads."""
+    path = next((r[2] for r in con.execute("PRAGMA database_list") if r[1] == "main"), "") or ""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return (path,)
+    return path, st.st_ino, st.st_size, st.st_mtime_ns
 
 
 _LISTINGS: dict[tuple[str, str], tuple[tuple, dict]] = {}

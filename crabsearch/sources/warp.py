@@ -91,7 +91,7 @@ class WarpSource(StoreSource):
 
     # -- the store -------------------------------------------------------------------------------
 
-    def listing(self, con: sqlite3.Connection) -> dict[str, tuple[int, int]]:
+    def listing(self, con: sqlite3.Connection, db: str) -> dict[str, tuple[int, int]]:
         """Each conversation with queries: its largest ``ai_queries`` rowid and newest change
         (``agent_conversations.last_modified_at``, else its newest ``start_ts``)."""
         out = {cid: (size, epoch_ms(when)) for cid, size, when in

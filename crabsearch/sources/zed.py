@@ -43,7 +43,6 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from collections import OrderedDict
 from pathlib import Path
 from typing import Iterable, Mapping
 
@@ -52,7 +51,7 @@ from ..model import (LABEL_ASSISTANT, LABEL_SYSTEM, LABEL_THINKING, LABEL_USER, 
                      tool_call_label)
 from .base import capped, dump_text, note_unknown, parse_ts, string, unzstd
 from .pieces import Piece, emit, piece_text
-from .sqlstore import StoreSource, epoch_ms, known, table_columns, unique_files
+from .sqlstore import DocCache, StoreSource, epoch_ms, known, table_columns, unique_files
 
 MESSAGE_KINDS = frozenset({"User", "Agent", "Resume"})
 USER_KINDS = frozenset({"Text", "Mention", "Image"})
@@ -104,7 +103,7 @@ class ZedSource(StoreSource):
 
     # -- the store -------------------------------------------------------------------------------
 
-    def listing(self, con: sqlite3.Connection) -> dict[str, tuple[int, int]]:
+    def listing(self, con: sqlite3.Connection, db: str) -> dict[str, tuple[int, int]]:
         """Every thread: ``length(data)`` and ``updated_at``."""
         return {tid: (size if isinstance(size, int) else 0, epoch_ms(when))
                 for tid, when, size in con.execute("SELECT id, updated_at, length(data) FROM threads")}
@@ -155,16 +154,8 @@ class ZedSource(StoreSource):
         head = con.execute("SELECT updated_at, length(data), data_type FROM threads WHERE id = ?", (sid,)).fetchone()
         if head is None:
             return None
-        key = (_file_key(con), sid, *head)
-        if key in _DOCS:
-            _DOCS.move_to_end(key)
-            return _DOCS[key]
-        (data,) = con.execute("SELECT data FROM threads WHERE id = ?", (sid,)).fetchone()
-        doc = decode(head[2], data)
-        _DOCS[key] = doc
-        while len(_DOCS) > 4:
-            _DOCS.popitem(last=False)
-        return doc
+        return _DOCS.get(con, (sid, *head), lambda: decode(
+            head[2], con.execute("SELECT data FROM threads WHERE id = ?", (sid,)).fetchone()[0]))
 
     def apply_meta(self, meta: dict, state: dict, session: Session) -> None:
         title = string(meta.get("summary")).strip() or string(meta.get("title")).strip()
@@ -333,17 +324,7 @@ def _tag(item) -> str | None:
     return None
 
 
-def _file_key(con: sqlite3.Connection) -> tuple:
-    """The path and stat of the file ``con`` reads (the store, or its private copy)."""
-    path = next((r[2] for r in con.execute("PRAGMA database_list") if r[1] == "main"), "") or ""
-    try:
-        st = os.stat(path)
-    except OSError:
-        return (path,)
-    return path, st.st_ino, st.st_size, st.st_mtime_ns
-
-
-_DOCS: OrderedDict[tuple, object] = OrderedDict()
+_DOCS = DocCache()
 
 
 SOURCE = ZedSource()
