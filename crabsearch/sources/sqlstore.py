@@ -140,7 +140,7 @@ class StoreSource(Source):
         hit = _LISTINGS.get((self.agent, db))
         if hit and hit[0] == key:
             return hit[1]
-        with _connect(db) as con:
+        with connect_store(db) as con:
             listed = {sid: v for sid, v in self.listing(con, db).items() if isinstance(sid, str)}
         _LISTINGS[(self.agent, db)] = (key, listed)
         return listed
@@ -186,7 +186,7 @@ class StoreSource(Source):
         db, sid = m
         os.stat(db)
         try:
-            with _connect(db) as con:
+            with connect_store(db) as con:
                 extra = self.identity(con, sid)
                 if self.incremental:
                     n, first = con.execute(f"SELECT count(*), min(rowid) FROM {self.rows_table} WHERE "
@@ -207,7 +207,7 @@ class StoreSource(Source):
         if m is None:
             return super().load(path, offset, length)
         try:
-            with _connect(m[0]) as con:
+            with connect_store(m[0]) as con:
                 return self.row(con, m[1], offset, length)
         except (sqlite3.Error, OSError):
             return None
@@ -242,7 +242,7 @@ class StoreSource(Source):
         meta: dict = {}
         records: list = []
         try:
-            with _connect(db) as con:
+            with connect_store(db) as con:
                 meta = self.meta(con, sid) or {}
                 records = list(self.rows(con, sid, start))
         except sqlite3.Error as exc:
@@ -365,8 +365,8 @@ def _store_key(db: str) -> tuple:
     return st.st_ino, st.st_mtime_ns, st.st_size, _wal_mtime(db)
 
 
-class _connect:
-    """``with _connect(db) as con``: an :func:`agentdb.connect` connection, closed at the end.
+class connect_store:
+    """``with connect_store(db) as con``: an :func:`agentdb.connect` connection, closed at the end.
     Raises ``OSError`` (cannot open, not a regular file) or ``sqlite3.Error``."""
 
     def __init__(self, db: str):
