@@ -95,7 +95,7 @@ class VSCodeSource(Source):
     env_var = "CRABSEARCH_VSCODE_DIR"
     display = "VS Code Copilot Chat"
     badge = "VS Code"
-    style = "bold white on blue"
+    style = "bold white on blue3"
     locations = ("`<VS Code User dir>/workspaceStorage/*/chatSessions/*.jsonl` (and `.json`), "
                  "`globalStorage/emptyWindowChatSessions/`; also Insiders, VSCodium, Cursor, Windsurf, Positron")
     reads = ("the 1.109+ append log replayed and the older whole-file sessions; thinking, tool calls and results; "
