@@ -9,6 +9,7 @@ import sys
 import pytest
 
 from crabsearch.cli import main
+from crabsearch.sources import AGENTS
 
 from builders import ClaudeSession, CodexSession, unwritable
 from source_checks import run_cli
@@ -453,4 +454,4 @@ def test_status_names_the_agents_that_found_nothing_on_one_line(home, capsys, mo
     code, out, _ = run(capsys, "status")
     assert "opencode" in next(line for line in out.splitlines() if line.startswith("no transcripts"))
     code, out, _ = run(capsys, "status", "--json")
-    assert len(json.loads(out)["agents"]) == 12
+    assert [a["agent"] for a in json.loads(out)["agents"]] == list(AGENTS)
