@@ -7,8 +7,9 @@ rules follow the peer parsers and their recordings of real sessions: Irrlicht
 2.5.1 and later) at 344d00e3, and agentsview ``internal/parser/kiro.go`` at 53860074:
 
 * **Where**: ``$KIRO_HOME/sessions/cli/`` (the variable Kiro reads), else ``~/.kiro/sessions/cli/``.
-  The SQLite store of the Amazon Q lineage (``~/.local/share/kiro-cli/data.sqlite3``, table
-  ``conversations_v2``) and the per-workspace layout of Kiro CLI 3 are not read.
+  Not read: the SQLite store some releases keep (``~/.local/share/kiro-cli/data.sqlite3``, table
+  ``conversations_v2``, which agentsview reads; Kiro's documentation names a database but not its
+  schema) and the per-workspace layout Irrlicht reports for Kiro CLI 3 (undocumented).
 * **Lines**: ``{"version": "v1", "kind": K, "data": {message_id, content: [blocks], meta:
   {timestamp (epoch s)}}}`` with ``K`` ``Prompt`` (blocks ``{"kind": "text", "data": str}``),
   ``AssistantMessage`` (``text`` and ``toolUse`` blocks: ``{toolUseId, name, input}``),
@@ -53,8 +54,9 @@ class KiroSource(Source):
     badge = "Kiro"
     style = "bold white on purple4"
     locations = "`~/.kiro/sessions/cli/<id>.jsonl` + `<id>.json`"
-    reads = ("the sidecar's title and folder; checkpoint rewinds listed as rewound; not the older SQLite store "
-             "(`~/.local/share/kiro-cli/data.sqlite3`) nor Kiro CLI 3's per-workspace layout: formats undocumented")
+    reads = ("the sidecar's title and folder; checkpoint rewinds listed as rewound; not the SQLite store some "
+             "releases keep (`~/.local/share/kiro-cli/data.sqlite3`) nor Kiro CLI 3's per-workspace layout: "
+             "formats undocumented")
     override = "`KIRO_HOME=DIR` (Kiro's own)"
     upstream = ("no public source (Kiro CLI is closed; its docs name no format); Irrlicht "
                 "`core/adapters/inbound/agents/kirocli/parser.go` and its Kiro 2.5 recordings @ 344d00e3, "
