@@ -454,4 +454,4 @@ def test_status_names_the_agents_that_found_nothing_on_one_line(home, capsys, mo
     code, out, _ = run(capsys, "status")
     assert "opencode" in next(line for line in out.splitlines() if line.startswith("no transcripts"))
     code, out, _ = run(capsys, "status", "--json")
-    assert len(json.loads(out)["agents"]) == len(AGENTS)
+    assert [a["agent"] for a in json.loads(out)["agents"]] == list(AGENTS)
