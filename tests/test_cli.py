@@ -9,6 +9,7 @@ import sys
 import pytest
 
 from crabsearch.cli import main
+from crabsearch.sources import AGENTS
 
 from builders import ClaudeSession, CodexSession, unwritable
 from source_checks import run_cli
@@ -444,7 +445,7 @@ def test_status_names_the_agents_that_found_nothing_on_one_line(home, capsys, mo
     assert code == 0 and "Claude Code: 1 transcript found" in out and "Codex CLI: 1 transcript found" in out
     assert "0 transcripts found" not in out and "(not found)" not in out
     [line] = [line for line in out.splitlines() if line.startswith("no transcripts found for ")]
-    assert "Gemini CLI, OpenClaw" in line and "SpecStory" in line and "Claude" not in line
+    assert "Gemini CLI, OpenClaw" in line and "SpecStory" in line and "Claude Code" not in line
     monkeypatch.setenv("GEMINI_CLI_HOME", str(tmp_path / "elsewhere"))
     code, out, _ = run(capsys, "status")
     assert "Gemini CLI: 0 transcripts found" in out and f"{tmp_path / 'elsewhere'}" in out
@@ -453,4 +454,4 @@ def test_status_names_the_agents_that_found_nothing_on_one_line(home, capsys, mo
     code, out, _ = run(capsys, "status")
     assert "opencode" in next(line for line in out.splitlines() if line.startswith("no transcripts"))
     code, out, _ = run(capsys, "status", "--json")
-    assert len(json.loads(out)["agents"]) == 12
+    assert len(json.loads(out)["agents"]) == len(AGENTS)
