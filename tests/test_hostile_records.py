@@ -388,6 +388,9 @@ PER_RECORD = {
     "copilot": "crabsearch.sources.copilot.pieces_of", "pi": "crabsearch.sources.pi.entry_pieces",
     "cursor": "crabsearch.sources.cursor.pieces_of", "cline": "crabsearch.sources.cline.pieces_of",
     "aider": "crabsearch.sources.aider._parse", "specstory": "crabsearch.sources.specstory._parse",
+    "hermes": "crabsearch.sources.hermes.pieces_of", "grok": "crabsearch.sources.grok.pieces_of",
+    "vibe": "crabsearch.sources.vibe.pieces_of", "chatgpt": "crabsearch.sources.chatgpt.pieces_of",
+    "claude-ai": "crabsearch.sources.claude_ai.pieces_of",
 }
 
 
