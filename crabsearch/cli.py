@@ -11,6 +11,9 @@ Commands (the CLI contract; names, flags and JSON shapes are relied on by script
 * ``crabsearch export SESSION_ID [-o FILE] [--no-redact] [--from N] [--to N]``: the session (or
   messages #N..#N, numbered from 1) as Markdown, secrets masked, to stdout or FILE.
 * ``crabsearch mcp``: an MCP server over stdio for AI agents (``crabsearch.mcp_server``).
+* ``crabsearch import PATH [--json]``: remember a ChatGPT or Claude.ai data export (its zip,
+  folder or ``conversations.json``) in crabsearch's own data (``sources.exports.imports_file``) and
+  index it.
 
 Exit codes: 0 ok (also for no hits), 2 usage errors, 1 other errors; an error is one line on
 stderr, never a traceback.
@@ -105,6 +108,16 @@ def build_parser() -> argparse.ArgumentParser:
     p_export.add_argument("--no-refresh", action="store_true", help="export the session as indexed")
     p_mcp = sub.add_parser("mcp", help="serve the search to AI agents: an MCP server over stdio")
     _common(p_mcp)
+    p_import = sub.add_parser(
+        "import", help="read a ChatGPT or Claude.ai data export and index it",
+        description="Read a ChatGPT or Claude.ai data export and index its conversations as sessions of "
+                    "agent chatgpt or claude-ai. PATH is the export's .zip (read in place, never "
+                    "extracted), the folder it was unpacked into, or its conversations.json. The path is "
+                    "remembered in crabsearch's own data (imports.json in its data directory), so later "
+                    "searches read it again when it changes; nothing is written beside the export.")
+    _common(p_import)
+    p_import.add_argument("path", metavar="PATH", help="the export's .zip, its folder, or its conversations.json")
+    p_import.add_argument("--json", action="store_true", help="print the result as JSON")
     return parser
 
 
@@ -232,6 +245,8 @@ def _run(args) -> int:
 
         return serve(Door(engine, make_indexer(), tool_output=tools))
 
+    if args.command == "import":
+        return _import(args, indexer, index_dir)
     if args.command == "index":
         from .index.store import IndexError_
 
@@ -318,6 +333,44 @@ def _run(args) -> int:
             _print_page(page)
         return EXIT_OK
     raise UsageError(f"unknown command {args.command!r}")
+
+
+def _import(args, indexer, index_dir: Path) -> int:
+    """``crabsearch import PATH``: detect the export's kind (``sources.exports.detect``), remember
+    its absolute path for that agent, and refresh the index. A path that is not an export, a broken
+    zip or a file over ``exports.EXPORT_CAP`` is one line on stderr and exit 1; with ``--demo``, a
+    usage error (the demo reads only its bundled sessions)."""
+    from .index.store import IndexError_
+    from .sources import SOURCES
+    from .sources.exports import ExportError, detect, imports_file, remember
+
+    if args.demo:
+        raise UsageError("import: not with --demo (the demo reads only its bundled sessions)")
+    path = Path(os.path.abspath(os.path.expanduser(args.path)))
+    try:
+        agent, count = detect(path)
+        added = remember(indexer.env, indexer.home, agent, path)
+        report = indexer.refresh()
+    except ExportError as exc:
+        print(f"crabsearch: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    except (OSError, IndexError_) as exc:
+        print(f"crabsearch: cannot import {args.path}: {getattr(exc, 'strerror', None) or exc}", file=sys.stderr)
+        return EXIT_ERROR
+    where = imports_file(indexer.env, indexer.home)
+    if args.json:
+        _dump({"path": str(path), "agent": agent, "conversations": count, "added": added,
+               "imports_file": str(where), "index_dir": str(index_dir), "files_read": report.files_read,
+               "messages_added": report.messages_added, "errors": report.errors, "busy": report.busy})
+    else:
+        _warn(report)
+        print(f"{SOURCES[agent].display}: {count} conversation{'s' if count != 1 else ''} in {path} "
+              f"({'remembered in' if added else 'already in'} {where}); search them with agent:{agent}")
+    if report.busy:
+        print("crabsearch: another crabsearch is updating the index; run this again when it is done",
+              file=sys.stderr)
+        return EXIT_ERROR
+    return EXIT_OK
 
 
 def _engine(index_dir: Path, redact: bool, resume: dict[str, str]):

@@ -394,6 +394,9 @@ PER_RECORD = {
     "vscode": "crabsearch.sources.vscode._pieces", "amp": "crabsearch.sources.amp.pieces_of",
     "droid": "crabsearch.sources.droid.pieces_of", "kiro": "crabsearch.sources.kiro.pieces_of",
     "openhands": "crabsearch.sources.openhands.pieces_of",
+    "hermes": "crabsearch.sources.hermes.pieces_of", "grok": "crabsearch.sources.grok.pieces_of",
+    "vibe": "crabsearch.sources.vibe.pieces_of", "chatgpt": "crabsearch.sources.chatgpt.pieces_of",
+    "claude-ai": "crabsearch.sources.claude_ai.pieces_of",
 }
 ONE_RECORD_A_TURN = {"vscode"}
 """Agents whose record is a whole turn (a VS Code chat request holds the prompt and its response):
