@@ -544,7 +544,7 @@ def _warn(report) -> None:
 
 def _print_report(report, index_dir: Path, sessions: int, as_json: bool) -> None:
     data = {"index_dir": str(index_dir), "files_seen": report.files_seen, "files_read": report.files_read,
-            "files_removed": report.files_removed, "sessions": sessions,
+            "files_removed": report.files_removed, "files_kept": report.files_kept, "sessions": sessions,
             "messages_added": report.messages_added, "skipped_lines": report.skipped_lines,
             "by_agent": report.by_agent, "errors": report.errors, "unreadable_dirs": report.unreadable_dirs,
             "busy": report.busy,
@@ -557,7 +557,11 @@ def _print_report(report, index_dir: Path, sessions: int, as_json: bool) -> None
         print(f"crabsearch: cannot read directory {d}; its transcripts are not indexed", file=sys.stderr)
     agents = ", ".join(f"{k} {v}" for k, v in sorted(report.by_agent.items())) or "none found"
     print(f"index: {index_dir}")
-    print(f"transcripts: {report.files_seen} ({agents}); read {report.files_read}, removed {report.files_removed}")
+    one = report.files_kept == 1
+    kept = (f"; {report.files_kept} indexed {'transcript' if one else 'transcripts'} not found in these folders "
+            f"{'is' if one else 'are'} kept (still on disk)" if report.files_kept else "")
+    print(f"transcripts: {report.files_seen} ({agents}); read {report.files_read}, removed {report.files_removed}"
+          + kept)
     print(f"sessions: {sessions}; messages added: {report.messages_added}; "
           f"skipped lines: {report.skipped_lines}; {report.seconds:.2f}s")
 

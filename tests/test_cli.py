@@ -372,14 +372,12 @@ def test_version():
     assert done.returncode == 0 and done.stdout.strip() == f"crabsearch {__version__}"
 
 
-def test_an_unreadable_project_directory_is_named_by_index_and_status():
-    """A project directory crabsearch cannot list (``chmod 000``, another user's) was skipped
-    without a word, while an unreadable file is named: ``index`` (stderr and ``--json``'s
-    ``unreadable_dirs``) and ``status`` (text and JSON) name it now, and the other sessions are
-    indexed. Run as an unprivileged user: root reads any directory (``setpriv`` drops to nobody)."""
+def _as_nobody(base, home):
+    """A function running ``crabsearch ARGS`` on ``home`` (index in ``base/index``) as an
+    unprivileged user, returning the ``CompletedProcess``: root reads any directory (``setpriv``
+    drops to nobody). Skips the test when that is not possible."""
     import os
     import shutil
-    import tempfile
     from pathlib import Path
 
     drop = []
@@ -387,34 +385,56 @@ def test_an_unreadable_project_directory_is_named_by_index_and_status():
         if shutil.which("setpriv") is None:
             pytest.skip("setpriv is needed to run as another user")
         drop = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+    env = {"PATH": os.environ.get("PATH", ""), "HOME": str(home), "CRABSEARCH_NO_SERVER": "1",
+           "CRABSEARCH_INDEX_DIR": str(base / "index"), "CRABSEARCH_CONFIG": str(base / "none.toml"),
+           "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+
+    def cli(*argv):
+        return subprocess.run([*drop, sys.executable, "-m", "crabsearch", *argv], env=env, capture_output=True,
+                              text=True, timeout=120)
+    return cli
+
+
+def _open_to_all(base):
+    """Everything under ``base`` readable and writable by anyone (for :func:`_as_nobody`)."""
+    for p in [base, *base.rglob("*")]:
+        p.chmod(0o777 if p.is_dir() else 0o666)
+
+
+def _remove(base):
+    """Delete ``base``, whatever modes a test left in it."""
+    import shutil
+
+    for p in [base, *base.rglob("*")]:
+        try:
+            p.chmod(0o700)
+        except OSError:
+            pass
+    shutil.rmtree(base, ignore_errors=True)
+
+
+def test_an_unreadable_project_directory_is_named_by_index_and_status():
+    """A project directory crabsearch cannot list (``chmod 000``, another user's) was skipped
+    without a word, while an unreadable file is named: ``index`` (stderr and ``--json``'s
+    ``unreadable_dirs``) and ``status`` (text and JSON) name it now, and the other sessions are
+    indexed. Run as an unprivileged user: root reads any directory."""
+    import tempfile
+    from pathlib import Path
+
     base = Path(tempfile.mkdtemp(prefix="crabsearch-unreadable-"))
     try:
-        base.chmod(0o777)
         home = base / "home"
         ClaudeSession(home, session_id="5c0375b4-57a5-4f26-b12d-d022ee4e51b7", cwd="/home/dev/open").user(
             "the cron job runs twice").write()
         hidden = ClaudeSession(home, session_id="6d000000-0000-4000-8000-000000000000", cwd="/home/dev/closed")
         hidden.user("the cron job in the closed project").write()
-        for p in [base, *base.rglob("*")]:
-            p.chmod(0o777 if p.is_dir() else 0o666)
+        _open_to_all(base)
         hidden.path.parent.chmod(0)
-        env = {"PATH": os.environ.get("PATH", ""), "HOME": str(home), "CRABSEARCH_NO_SERVER": "1",
-               "CRABSEARCH_INDEX_DIR": str(base / "index"), "CRABSEARCH_CONFIG": str(base / "none.toml"),
-               "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
-
-        def cli(*argv):
-            return subprocess.run([*drop, sys.executable, "-m", "crabsearch", *argv], env=env, capture_output=True,
-                                  text=True, timeout=120)
-
+        cli = _as_nobody(base, home)
         index, status = cli("index", "--json"), cli("status", "--json")
         text_index, text_status = cli("index"), cli("status")
     finally:
-        for p in [base, *base.rglob("*")]:
-            try:
-                p.chmod(0o700)
-            except OSError:
-                pass
-        shutil.rmtree(base, ignore_errors=True)
+        _remove(base)
     where = str(hidden.path.parent)
     assert index.returncode == 0, index.stderr
     data = json.loads(index.stdout)
@@ -423,6 +443,59 @@ def test_an_unreadable_project_directory_is_named_by_index_and_status():
     assert json.loads(status.stdout)["unreadable_dirs"] == [{"path": where, "error": "Permission denied"}]
     listed = f"unreadable directories (their transcripts are skipped):\n  {where}: Permission denied"
     assert listed in text_status.stdout
+
+
+def test_a_directory_made_unreadable_keeps_its_indexed_sessions():
+    """A transcript that cannot be listed right now is not a deleted one: after ``chmod 000`` of a
+    project directory, ``index`` removed its 16 indexed sessions (``search skills`` then answered
+    with a spelling suggestion) and read them all again once it was readable. Now they stay
+    searchable, ``index`` says it kept them, and nothing is read again afterwards."""
+    import tempfile
+    from pathlib import Path
+
+    base = Path(tempfile.mkdtemp(prefix="crabsearch-unreadable-"))
+    try:
+        home = base / "home"
+        ClaudeSession(home, cwd="/home/dev/open").user("the cron job runs twice").write()
+        hidden = ClaudeSession(home, cwd="/home/dev/closed")
+        hidden.user("the hobgoblin skills list").write()
+        _open_to_all(base)
+        cli = _as_nobody(base, home)
+        first = cli("index", "--json")
+        hidden.path.parent.chmod(0)
+        closed = cli("index", "--json")
+        found = cli("search", "hobgoblin", "--json", "--no-refresh")
+        hidden.path.parent.chmod(0o777)
+        reopened = cli("index", "--json")
+    finally:
+        _remove(base)
+    assert first.returncode == 0 and json.loads(first.stdout)["files_read"] == 2, first.stderr
+    data = json.loads(closed.stdout)
+    assert data["files_removed"] == 0 and data["files_kept"] == 1 and data["unreadable_dirs"]
+    assert [h["session_id"] for h in json.loads(found.stdout)["hits"]] == [hidden.session_id]
+    again = json.loads(reopened.stdout)
+    assert again["files_read"] == 0 and again["files_removed"] == 0 and again["files_kept"] == 0
+
+
+def test_a_broken_config_file_keeps_what_its_folders_found(home, capsys, monkeypatch, tmp_path):
+    """A config file that cannot be read means defaults for that run (no ``[sources]`` folders):
+    that run deleted the sessions those folders had found, until a later run read them again.
+    Now they stay, and the next run with the good config reads nothing again."""
+    backup = tmp_path / "backup"
+    CodexSession(backup).user("the backup session about herons").write()
+    good, bad = tmp_path / "good.toml", tmp_path / "bad.toml"
+    good.write_text(f'[sources]\ncodex = ["{backup / ".codex"}"]\n')
+    bad.write_text("this is [ not toml")
+    monkeypatch.setenv("CRABSEARCH_CONFIG", str(good))
+    assert run(capsys, "index")[0] == 0
+    monkeypatch.setenv("CRABSEARCH_CONFIG", str(bad))
+    code, out, err = run(capsys, "search", "cron", "--json")
+    assert code == 0 and "using defaults" in err
+    monkeypatch.setenv("CRABSEARCH_CONFIG", str(good))
+    code, out, _ = run(capsys, "search", "herons", "--json", "--no-refresh")
+    assert len(json.loads(out)["hits"]) == 1
+    code, out, _ = run(capsys, "index", "--json")
+    assert json.loads(out)["files_read"] == 0 and json.loads(out)["files_removed"] == 0
 
 
 def test_search_finds_a_session_by_the_start_of_its_id_as_show_does(home, capsys):

@@ -44,6 +44,10 @@ class AgentStatus:
     messages: int = 0
     skipped_lines: int = 0
     files_not_regular: int = 0
+    files_kept: int = 0
+    """Indexed units this discovery did not find (found through other folders before: another
+    ``CODEX_HOME``, a config since changed; or in a directory that cannot be listed now): the
+    index keeps them while their files exist (``writer.Indexer.gone``)."""
     pointed: bool = False
     """True when the user pointed it at its folders: the config's ``[sources]`` for it, or its
     own environment variable (``CODEX_HOME``...) set."""
@@ -108,7 +112,10 @@ class Status:
             lines.append(f"{a.display}: {found}, {_n(a.sessions, 'session')} "
                          f"and {_n(a.messages, 'message')} indexed, {_n(a.skipped_lines, 'line')} skipped"
                          + (f", {_n(a.files_not_regular, 'non-regular file')} skipped" if a.files_not_regular
-                            else ""))
+                            else "")
+                         + (f"; {_n(a.files_kept, 'indexed transcript')} not found in these folders now "
+                            f"(kept while {'its file exists' if a.files_kept == 1 else 'their files exist'})"
+                            if a.files_kept else ""))
             for root in a.roots:
                 lines.append(f"  looked in {root}" + ("" if Path(root).is_dir() else " (not found)"))
         missing = [a.display for a in self.agents if a.found_nothing]
@@ -167,11 +174,13 @@ def collect(indexer: Indexer, *, top: int = 20) -> Status:
         holding.setdefault(src.agent, set()).add(container_of(path))
     for agent, files in holding.items():
         by_agent[agent].files_holding = len(files)
+    found_paths = {path for _, path in found}
     for path, e in manifest.files.items():
         a = by_agent.get(e.get("agent"))
         if a is None:
             continue
         a.files_indexed += 1
+        a.files_kept += path not in found_paths
         a.messages += e.get("messages", 0)
         session = e.get("session", bool(e.get("messages")))  # a titled, emptied session counts
         a.sessions += 1 if session else 0
