@@ -503,10 +503,11 @@ def _not_a_file(output: str) -> str | None:
 
 def _export_done(missing: int) -> int:
     """Exit code of an export: 0, with a warning when messages could not be read back (the
-    transcript changed or is gone since it was indexed)."""
+    transcript changed, is gone or cannot be opened since it was indexed)."""
     if missing:
         print(f"crabsearch: warning: {missing} message{'s' if missing != 1 else ''} could not be read: the "
-              "transcript changed or is gone since it was indexed (run `crabsearch index`)", file=sys.stderr)
+              "transcript changed, is gone or cannot be opened since it was indexed (each such message says "
+              "which)", file=sys.stderr)
     return EXIT_OK
 
 

@@ -24,13 +24,39 @@ DEFAULT_LIMIT = 20
 UNAVAILABLE = "[message unavailable: the transcript changed since it was indexed; run `crabsearch index`]"
 GONE = "[message unavailable: the transcript is gone (deleted or moved since it was indexed); run `crabsearch index`]"
 """A message's text, in windows, pages and exports, when its transcript file no longer exists
-(:data:`UNAVAILABLE` when the file is there but no longer holds what was indexed)."""
+(:data:`UNAVAILABLE` when the file is there but no longer holds what was indexed,
+:func:`cannot_read` when it is there but cannot be opened)."""
+CANNOT_READ = "[message unavailable: the transcript cannot be read"
+
+
+def cannot_read(reason: str) -> str:
+    """A message's text when its transcript is there but cannot be opened now:
+    ``[message unavailable: the transcript cannot be read (Permission denied)]`` (``reason``: the
+    ``OSError``'s words). Nothing is remembered: the message is read again when asked again."""
+    return f"{CANNOT_READ} ({reason})]"
 
 
 def unreadable_count(text: str) -> int:
-    """How many messages in ``text`` (an export's Markdown) read as :data:`UNAVAILABLE` or
-    :data:`GONE`: what an export warns about."""
-    return text.count(UNAVAILABLE) + text.count(GONE)
+    """How many messages in ``text`` (an export's Markdown) read as :data:`UNAVAILABLE`,
+    :data:`GONE` or :func:`cannot_read`: what an export warns about."""
+    return text.count(UNAVAILABLE) + text.count(GONE) + text.count(CANNOT_READ)
+
+
+def why_unavailable(path: str | None) -> str:
+    """The text of a message that could not be read back from the transcript of a session
+    ``path``: :data:`GONE` when the file no longer exists, :func:`cannot_read` when it cannot be
+    opened (its permissions, not a regular file any more), else :data:`UNAVAILABLE` (it no
+    longer holds what was indexed). The file is opened without blocking and closed
+    (``files.check_regular``)."""
+    from .files import check_regular
+
+    if transcript_gone(path):
+        return GONE
+    try:
+        check_regular(container_of(path or ""))
+    except OSError as exc:
+        return cannot_read(exc.strerror or str(exc))
+    return UNAVAILABLE
 
 
 def transcript_gone(path: str | None) -> bool:

@@ -477,6 +477,30 @@ def test_a_directory_made_unreadable_keeps_its_indexed_sessions():
     assert again["files_read"] == 0 and again["files_removed"] == 0 and again["files_kept"] == 0
 
 
+def test_a_transcript_made_unreadable_after_indexing_is_named_by_status_and_show():
+    """A transcript made unreadable after it was indexed (``chmod 000`` changes no size or mtime,
+    so no refresh tries it): ``show`` said it "changed since it was indexed" and ``status`` did
+    not list it. Now ``show`` says it cannot be read, and ``status`` lists it as unreadable."""
+    import tempfile
+    from pathlib import Path
+
+    base = Path(tempfile.mkdtemp(prefix="crabsearch-unreadable-"))
+    try:
+        home = base / "home"
+        s = ClaudeSession(home, cwd="/home/dev/open").user("the cron job runs twice")
+        s.write()
+        _open_to_all(base)
+        cli = _as_nobody(base, home)
+        cli("index")
+        s.path.chmod(0)
+        show, status = cli("show", s.session_id[:8]), cli("status", "--json")
+    finally:
+        _remove(base)
+    assert show.returncode == 0 and "[message unavailable: the transcript cannot be read (Permission denied)]" in \
+        show.stdout, show.stderr
+    assert {"path": str(s.path), "error": "Permission denied"} in json.loads(status.stdout)["unreadable_files"]
+
+
 def test_a_broken_config_file_keeps_what_its_folders_found(home, capsys, monkeypatch, tmp_path):
     """A config file that cannot be read means defaults for that run (no ``[sources]`` folders):
     that run deleted the sessions those folders had found, until a later run read them again.

@@ -6,6 +6,7 @@ directories; nothing is indexed or written.
 
 from __future__ import annotations
 
+import errno
 import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -72,7 +73,9 @@ class Status:
     "error"}`` for files that could not be read at all, by path: those the last refresh failed to
     read (the manifest's errors), and what discovery finds named like a transcript that is not a
     regular file (``error``: ``not a regular file (FIFO)``, as ``files.NotRegularFile`` says; the
-    index never reads them). ``unknown_kinds``: record kinds a reader does not know (a new kind in
+    index never reads them), and the files found that this user cannot read now (``Permission
+    denied``: a ``chmod`` after they were read, which changes no size or mtime, so no refresh
+    tries them; their messages read as unavailable). ``unknown_kinds``: record kinds a reader does not know (a new kind in
     an agent's format), per agent and kind, ``{"agent", "kind",
     "records", "files", "example"}`` (``example``: the file holding the most of them), most records
     first. ``unreadable_dirs``: ``{"path", "error"}`` for the directories under an agent's root
@@ -162,16 +165,20 @@ def collect(indexer: Indexer, *, top: int = 20) -> Status:
         by_agent[src.agent] = AgentStatus(src.agent, src.display or src.agent,
                                           [str(r) for r in indexer.roots_of(src)], pointed=pointed)  # config dirs too
     holding: dict[str, set[str]] = {}
-    not_regular: dict[str, str] = {}  # path -> the error status shows
+    unreadable_now: dict[str, str] = {}  # path -> the error status shows
     with noting_not_regular() as kinds:  # discovery yields FIFOs and directories too (only stat-ed)
         found = indexer.discover()
     for src, path in found:
         if path in kinds:
             by_agent[src.agent].files_not_regular += 1
-            not_regular[path] = NotRegularFile(path, kinds[path]).strerror
+            unreadable_now[path] = NotRegularFile(path, kinds[path]).strerror
             continue
         by_agent[src.agent].files_found += 1
         holding.setdefault(src.agent, set()).add(container_of(path))
+    for files in holding.values():  # unreadable now, though unchanged since it was read (a chmod)
+        for path in files:
+            if os.path.isfile(path) and not os.access(path, os.R_OK):
+                unreadable_now[path] = os.strerror(errno.EACCES)
     for agent, files in holding.items():
         by_agent[agent].files_holding = len(files)
     found_paths = {path for _, path in found}
@@ -194,7 +201,7 @@ def collect(indexer: Indexer, *, top: int = 20) -> Status:
     for f in status.skipped_files:
         f["places"] = places(f["path"], f["places"])
     status.agents = list(by_agent.values())
-    errors = {p: e.get("error") for p, e in manifest.errors.items()} | not_regular  # what it is now
+    errors = {p: e.get("error") for p, e in manifest.errors.items()} | unreadable_now  # what it is now
     status.unreadable_files = [{"path": p, "error": e} for p, e in sorted(errors.items())]
     status.unreadable_dirs = [{"path": p, "error": e} for p, e in sorted(indexer.unreadable_dirs.items())]
     status.unknown_kinds = unknown_kinds(manifest)
