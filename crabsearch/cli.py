@@ -303,12 +303,15 @@ def _run(args) -> int:
             return EXIT_ERROR
         if args.command == "export":
             return _export(engine, ref, args)
+        from .search.skipped import shown_with
+
         total = ref.session.message_count
         if args.offset and args.offset >= total:
             print(f"crabsearch: --offset {args.offset} is past the last message (the session has {total})",
                   file=sys.stderr)
             return EXIT_USAGE
         page = engine.page(ref, args.offset, args.limit)
+        page.skipped = shown_with(engine.skipped_lines(ref), page.offset, page.offset + len(page.messages), total)
         if args.json:
             d = page.to_json()
             d["session"]["archived"] = ref.session.archived
@@ -617,6 +620,7 @@ def _around(text: str, terms: list[str], width: int = SNIPPET_CHARS) -> str:
 
 def _print_page(page) -> None:
     from .hits import continuation_notes
+    from .search.skipped import MARK, after_last, before
 
     s = page.ref.session
     shown = (f"messages {page.offset + 1}-{page.offset + len(page.messages)} of {page.total}"
@@ -628,12 +632,16 @@ def _print_page(page) -> None:
     if page.ref.resume_command:
         print(f"resume: {printable(page.ref.resume_command)}")
     for m in page.messages:
+        for s in before(page.skipped, m.message_index):
+            print(f"\n{MARK} {s.text()}")
         when = m.timestamp.strftime("%Y-%m-%d %H:%M:%S") if m.timestamp else ""
         mark = "  (abandoned branch)" if m.abandoned else ""
         print(f"\n#{m.message_index + 1} {m.label} {when}{mark}")
         print(printable(m.text))
         for sub in m.subagents:
             print(f"→ subagent session {printable(sub['session_id'])}: {printable(sub['title'] or '(not indexed)')}")
+    for s in after_last(page.skipped, page.total):
+        print(f"\n{MARK} {s.text()}")
     if page.next_offset is not None:
         print(f"\n(next page: --offset {page.next_offset})")
 

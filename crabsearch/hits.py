@@ -228,13 +228,15 @@ class SearchResult:
 @dataclass
 class Page:
     """A page of a session: ``messages[offset:offset+limit]``; ``next_offset`` is None on the last
-    page."""
+    page. ``skipped``: the lines its reader skipped that the page shows
+    (``search.skipped.SkippedLine``, set by the caller that asks for them: ``show``)."""
 
     ref: SessionRef
     offset: int
     limit: int
     total: int
     messages: list[Item]
+    skipped: list = field(default_factory=list)
 
     @property
     def next_offset(self) -> int | None:
@@ -246,7 +248,8 @@ class Page:
         """The ``show`` JSON object of the CLI contract."""
         d = {"session": self.ref.to_json(), "offset": self.offset, "limit": self.limit,
              "total_messages": self.total, "next_offset": self.next_offset,
-             "messages": [m.to_json(window=False) for m in self.messages]}
+             "messages": [m.to_json(window=False) for m in self.messages],
+             "skipped_lines": [s.to_json() for s in self.skipped]}
         d["session"]["resume_command"] = self.ref.resume_command
         return d
 

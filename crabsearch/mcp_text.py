@@ -4,6 +4,7 @@ the same data as the structured result, laid out to read. Every block is made
 
 from __future__ import annotations
 
+from .search.skipped import MARK
 from .text import printable
 
 
@@ -48,10 +49,13 @@ def page_text(data: dict) -> str:
              if msgs else f"no messages ({data['total']} in the session)")
     out = [" · ".join([data["title"] or "(untitled)", data["agent"], data["project"] or "?", shown]),
            f"session_id {data['session_id']}"]
+    skipped = data.get("skipped_lines") or []
     for m in msgs:
+        out += [f"\n{MARK} {s['text']}" for s in skipped if s["before"] == m["message_index"]]
         out.append("")
         out.append(f"[{m['role']} #{m['message_index']}] {m['label']} · {_when(m['timestamp'])}")
         out.append(m["text"] + (" …" if m["truncated"] else ""))
+    out += [f"\n{MARK} {s['text']}" for s in skipped if s["before"] >= data["total"]]
     out.append("")
     if data["trimmed"]:
         out.append("(page shortened to stay under 64 KB)")

@@ -10,7 +10,7 @@ import pytest
 
 from crabsearch.cli import main
 
-from builders import ClaudeSession, CodexSession, unwritable
+from builders import ClaudeSession, CodexSession, skipping_session, unwritable
 from source_checks import run_cli
 
 HIT_KEYS = {"agent", "session_id", "title", "summary", "project", "git_branch", "path", "started", "updated",
@@ -293,6 +293,26 @@ def test_show_and_export_say_a_deleted_transcript_is_gone(home, capsys):
     assert code == 0 and "the transcript is gone (deleted or moved" in out and "changed since" not in out
     code, out, err = run(capsys, "export", sid)
     assert "the transcript is gone (deleted or moved" in out and "could not be read" in err
+
+
+def test_show_and_export_mark_where_a_line_was_skipped(home, capsys):
+    """A line the reader skipped (a 17 MB paste) was marked only in the app's session view:
+    ``show``, ``show --json`` (a new key, ``skipped_lines``) and ``export`` list the messages
+    around it with no mark where it was."""
+    sid = skipping_session(home).session_id
+    code, out, err = run(capsys, "show", sid[:8])
+    assert code == 0, err
+    assert "grebe question\n\n⊘ line 2 skipped: broken JSON\n\n#2 assistant" in out
+    assert out.rstrip().endswith("the grebe answer\n\n⊘ line 4 skipped: broken JSON")
+    page = json.loads(run(capsys, "show", sid[:8], "--json")[1])
+    assert [(s["before"], s["line"], s["reason"]) for s in page["skipped_lines"]] == [
+        (1, 2, "broken JSON"), (2, 4, "broken JSON")]
+    first = json.loads(run(capsys, "show", sid[:8], "--json", "--limit", "1")[1])
+    assert [s["before"] for s in first["skipped_lines"]] == []  # before message #2: not on this page
+    code, out, _ = run(capsys, "export", sid[:8])
+    assert "the grebe question\n\n⊘ *line 2 skipped: broken JSON*\n\n### #2 Assistant" in out
+    assert out.endswith("⊘ *line 4 skipped: broken JSON*\n")
+    assert "line 4 skipped" not in run(capsys, "export", sid[:8], "--to", "1")[1]
 
 
 def test_show_and_export_read_messages_appended_since_the_last_refresh(home, capsys):

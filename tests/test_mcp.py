@@ -24,7 +24,7 @@ from crabsearch.mcp_tools import (ENVELOPE_BYTES, LIST_TEXT_CAP, MAX_HITS, MAX_P
 from crabsearch.search import Engine
 from crabsearch.sources import SOURCES
 
-from builders import ClaudeSession, CodexSession, unwritable
+from builders import ClaudeSession, CodexSession, skipping_session, unwritable
 from secret_samples import _SK_PROJ
 
 CRON = "5c0375b4-57a5-4f26-b12d-d022ee4e51b7"
@@ -280,6 +280,26 @@ def test_one_window_too_large_alone_is_narrowed_around_the_hit(tmp_path):
 
     kept = run(make_door(home, tmp_path / "index"), calls)
     assert kept == list(range(kept[0], kept[-1] + 1)) and abs((10 - kept[0]) - (kept[-1] - 10)) <= 1
+
+
+def test_list_messages_marks_where_a_line_was_skipped(tmp_path):
+    """A line the reader skipped (a 17 MB paste) left no mark in ``list_messages``: the messages
+    around it were listed as if nothing was there. ``skipped_lines`` (a new key) and the text
+    block say where each one was, among the messages of the page."""
+    home = tmp_path / "home"
+    sid = skipping_session(home).session_id
+    Indexer(tmp_path / "index", env={"HOME": str(home)}).refresh()
+
+    async def calls(client, schemas):
+        page, text = await call(client, schemas, "list_messages", session_id=sid[:8])
+        assert [(s["before"], s["line"], s["text"]) for s in page["skipped_lines"]] == [
+            (1, 2, "line 2 skipped: broken JSON"), (2, 4, "line 4 skipped: broken JSON")]
+        assert "the grebe question\n\n⊘ line 2 skipped: broken JSON\n\n[assistant #1]" in text
+        assert "the grebe answer\n\n⊘ line 4 skipped: broken JSON\n" in text
+        page, _ = await call(client, schemas, "list_messages", session_id=sid[:8], offset=0, limit=1)
+        assert page["skipped_lines"] == []
+
+    run(make_door(home, tmp_path / "index"), calls)
 
 
 def test_list_messages_pages_to_the_end_by_prefix(door):
