@@ -585,12 +585,13 @@ def _print_hits(result, notes: list[str] | None = None) -> None:
     for n, hit in enumerate(result.hits, 1):
         s = hit.session
         when = s.updated.strftime("%Y-%m-%d %H:%M") if s.updated else "?"
-        print(f"{n}. {printable(s.title or '(untitled)')}  [{s.agent}] {printable(s.project or '')}  {when}"
+        print(f"{n}. {printable(s.title or '(untitled)')}  [{s.agent}] {_project(s)}  {when}"
               + ("  (archived)" if s.archived else ""))
         item = hit.item
         if item is not None:
             print(f"   {item.label}: {printable(_around(' '.join(item.text.split()), result.terms))}")
-        print(f"   id {s.session_id}  message #{hit.message_index + 1} of {s.message_count}")
+        where = f"message #{hit.message_index + 1} of {s.message_count}" if s.message_count else NO_MESSAGES
+        print(f"   id {s.session_id}  {where}")
         notes = structure_notes(hit)
         if notes:
             print(f"   {printable('; '.join(notes))}")
@@ -601,6 +602,16 @@ def _print_hits(result, notes: list[str] | None = None) -> None:
             print(f"   explain: {ex['route']}; score {hit.score:.3f} = message {ex['message_score']:.3f} + "
                   f"title/summary {ex['session_score']:.3f}; anchored on {ex['anchored_on']}; "
                   f"matched {', '.join(ex['matched']) or '-'}")
+
+
+NO_MESSAGES = "no messages (only its title is indexed)"
+"""What a result row says instead of ``message #N of M`` for a session that holds no message."""
+
+
+def _project(session) -> str:
+    """A session's project in a text row, ``(no project)`` when it has none (the app's rows say
+    ``no project``; an empty one left two spaces)."""
+    return printable(session.project) if session.project else "(no project)"
 
 
 SNIPPET_CHARS = 200
@@ -625,7 +636,7 @@ def _print_page(page) -> None:
     s = page.ref.session
     shown = (f"messages {page.offset + 1}-{page.offset + len(page.messages)} of {page.total}"
              if page.messages else f"no messages shown ({page.total} in the session)")
-    print(f"{printable(s.title or '(untitled)')}  [{s.agent}] {printable(s.project or '')}  {shown}"
+    print(f"{printable(s.title or '(untitled)')}  [{s.agent}] {_project(s)}  {shown}"
           + ("  (archived)" if s.archived else ""))
     for note in continuation_notes(page.ref):
         print(printable(note))

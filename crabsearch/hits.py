@@ -191,9 +191,11 @@ class Hit:
         return next((i for i in self.window if i.hit), None)
 
     def to_json(self) -> dict:
-        """HIT in the CLI contract."""
+        """HIT in the CLI contract. A session without messages (a title only) has ``role`` null
+        and an empty ``window`` (its ``message_index`` is 0, the ``show --offset`` that opens it)."""
         d = self.ref.to_json()
-        d.update(score=round(self.score, 4), message_index=self.message_index, role=self.role,
+        role = self.role if self.session.message_count else None
+        d.update(score=round(self.score, 4), message_index=self.message_index, role=role,
                  window=[i.to_json() for i in self.window], resume_command=self.ref.resume_command,
                  parent_title=self.parent_title, also_in=self.also_in, also_in_sessions=list(self.also_in_sessions),
                  branch=self.branch, before_compaction=self.before_compaction, route=self.route)

@@ -28,7 +28,8 @@ def search_text(data: dict) -> str:
     for h in data["hits"]:
         out.append("")
         out.append(" · ".join([h["title"] or "(untitled)", h["agent"], h["project"] or "?", _when(h["updated"]),
-                               f"matched message #{h['message_index']}"]))
+                               f"matched message #{h['message_index']}" if h["message_count"] else
+                               "no messages (only its title is indexed)"]))
         out.append(f"session_id {h['session_id']} ({h['message_count']} messages)"
                    + (f"; {'; '.join(h['notes'])}" if h["notes"] else ""))
         for i in h["window"]:

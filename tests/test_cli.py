@@ -73,6 +73,20 @@ def test_search_flags(home, capsys):
     assert [i["message_index"] for i in hit["window"]] == [hit["message_index"], hit["message_index"] + 1]
 
 
+def test_a_session_without_messages_is_no_message_of_zero(home, capsys):
+    """A session that holds only a title was listed as ``message #1 of 0`` (JSON: role ``user``,
+    an empty window), and a session without a project left an empty gap in the row, where the app
+    says ``no project``."""
+    ClaudeSession(home, session_id="0e000000-0000-4000-8000-000000000000").title("Staging deploy").write()  # no cwd
+    code, out, err = run(capsys, "search", "staging")
+    assert code == 0, err
+    row = out.splitlines()
+    assert row[0].startswith("1. Staging deploy  [claude] (no project)  ")
+    assert row[1] == "   id 0e000000-0000-4000-8000-000000000000  no messages (only its title is indexed)"
+    [hit] = json.loads(run(capsys, "search", "staging", "--json")[1])["hits"]
+    assert (hit["message_count"], hit["message_index"], hit["role"], hit["window"]) == (0, 0, None, [])
+
+
 def test_no_hits_is_exit_zero(home, capsys):
     code, out, _ = run(capsys, "search", "xylophone", "--json")
     assert code == 0 and json.loads(out)["hits"] == []
