@@ -24,6 +24,7 @@ from datetime import datetime, timezone
 
 from .hits import Hit, Item, SessionRef
 from .search.skipped import MARK, SkippedLine, after_last, before, shown_with
+from .sources.base import heading_text
 from .model import LABEL_ASSISTANT, LABEL_SUMMARY, LABEL_SYSTEM, LABEL_THINKING, LABEL_USER
 from .text import printable
 
@@ -120,7 +121,8 @@ def full_title(engine, ref: SessionRef) -> str | None:
     except Exception:  # noqa: BLE001 - the stored title is still a title
         return None
     for item in page.messages:
-        line = next((" ".join(ln.split()) for ln in item.text.splitlines() if ln.strip()), "")
+        line = next((heading_text(" ".join(ln.split())) for ln in item.text.splitlines()
+                     if heading_text(" ".join(ln.split()))), "")
         if len(line) > len(title) - 1 and line.startswith(title[:-1].rstrip()):
             return line if len(line) <= TITLE_CHARS else line[:TITLE_CHARS - 1].rstrip() + "…"
     return None

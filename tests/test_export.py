@@ -96,6 +96,17 @@ def test_claude_session(home, capsys):
     assert "`````\n" + BREAKOUT + "\n`````\n" in out
 
 
+def test_a_title_from_a_markdown_heading_is_exported_without_its_marks(home, capsys):
+    """A first prompt opening with a heading exported as ``# # Deploy plan``; its title is the
+    heading's text, and a long one (cut at 80 in the index) is exported whole."""
+    heading = "Zephyrquokka deploy plan for " + "the health check and the express bump " * 3
+    ClaudeSession(home, session_id="a11ce000-1111-4222-8333-000000000001").user(
+        f"# {heading.strip()}\n\nPlease help").write()
+    code, out, err = run(capsys, "export", "a11ce000")
+    assert code == 0, err
+    assert out.startswith(f"# {heading.strip()}\n")
+
+
 def test_codex_session_and_no_redact(home, capsys):
     code, out, _ = run(capsys, "export", CODEX[:8])
     assert code == 0 and "**Agent:** codex" in out
