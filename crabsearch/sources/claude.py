@@ -17,7 +17,8 @@ and 7.3 (role mapping). Decisions the spec leaves open:
   (``/orchestrator @CLAUDE.md build the plan``), and ``<bash-input>`` a ``user`` message
   ``! cmd``; each is its own message, never merged with the line's prompt text. Neither is a real
   prompt (formats.md 1.5 skips commands); a command *with arguments* is the title and anchor only
-  of a session without any real prompt. Command output (``<local-command-stdout>``,
+  of a session without any real prompt, and a bare command (``/init``) of one without either (as
+  Claude Code's resume list: ``commandFallback`` in ``yLt``, ``chunk-fn7g10bh.js`` of 2.1.332). Command output (``<local-command-stdout>``,
   ``<bash-stdout>``) becomes a tool result of the pseudo tools ``local-command`` / ``bash-mode``
   (it may hold secrets, like any tool output). Other injected text is dropped.
 * Lines with ``isSidechain: true`` in a file that is not a subagent file (Claude Code <= 1.0.x
