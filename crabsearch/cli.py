@@ -290,6 +290,7 @@ def _run(args) -> int:
         result = answer.result
         if args.json:
             d = result.to_json()
+            d["notes"] = answer.notes  # the text output's notes: the cut query's, a repair's too
             for hit, hd in zip(result.hits, d["hits"]):
                 hd["archived"] = hit.session.archived
                 hd["app"] = _app(hit.session)
@@ -574,13 +575,13 @@ def _print_hits(result, notes: list[str] | None = None) -> None:
     """The hits of ``result`` as text, after ``notes`` (default: ``request.Answer``'s for the
     result), each in parentheses."""
     from .hits import structure_notes
-    from .query import MAX_QUERY_CHARS
+    from .query import used_part
     from .search.request import Answer
 
     for note in Answer(result).notes if notes is None else notes:
         print(f"({note})")
     if not result.hits:
-        print(f"no sessions match {result.query[:MAX_QUERY_CHARS] + ('…' if result.cut else '')!r}")
+        print(f"no sessions match {used_part(result.query) + ('…' if result.cut else '')!r}")
         return
     for n, hit in enumerate(result.hits, 1):
         s = hit.session

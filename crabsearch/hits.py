@@ -221,8 +221,11 @@ class SearchResult:
     sort: str = "relevance"
 
     def to_json(self) -> dict:
-        """``{"query", "hits": [HIT...]}`` plus ``route`` and ``terms``."""
-        return {"query": self.query, "route": self.route, "terms": self.terms, "partial": self.partial,
+        """``{"query", "hits": [HIT...]}`` plus ``route`` and ``terms``; ``query`` is the part
+        searched (``query.used_part``: 512 characters at most, as MCP echoes it)."""
+        from .query import used_part
+
+        return {"query": used_part(self.query), "route": self.route, "terms": self.terms, "partial": self.partial,
                 "cut": self.cut, "corrections": self.corrections, "notes": self.notes, "sort": self.sort,
                 "hits": [h.to_json() for h in self.hits]}
 

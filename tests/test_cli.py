@@ -87,6 +87,22 @@ def test_a_session_without_messages_is_no_message_of_zero(home, capsys):
     assert (hit["message_count"], hit["message_index"], hit["role"], hit["window"]) == (0, 0, None, [])
 
 
+def test_an_over_long_query_is_echoed_as_searched_with_its_note(home, capsys):
+    """``search --json`` echoed an 88,889-character query whole with ``"cut": true, "notes": []``,
+    while the text output said it was cut and MCP echoed only the part searched: one rule for
+    every door (``query.used_part``, the notes of ``request.Answer``)."""
+    from crabsearch.query import MAX_QUERY_CHARS
+
+    query = "cron " + "wombat " * 20_000
+    code, out, err = run(capsys, "search", query, "--json")
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["cut"] is True and len(data["query"]) <= MAX_QUERY_CHARS and query.startswith(data["query"])
+    assert data["notes"] == [f"the query was cut to its first {MAX_QUERY_CHARS} characters"]
+    code, out, _ = run(capsys, "search", query)
+    assert f"(the query was cut to its first {MAX_QUERY_CHARS} characters)" in out
+
+
 def test_no_hits_is_exit_zero(home, capsys):
     code, out, _ = run(capsys, "search", "xylophone", "--json")
     assert code == 0 and json.loads(out)["hits"] == []
