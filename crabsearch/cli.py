@@ -440,8 +440,8 @@ def _find_session(engine, indexer, session_id: str, *, refresh: bool = True):
 
 def _export(engine, ref, args) -> int:
     """``crabsearch export``: the session as Markdown to stdout or, atomically, to ``-o FILE`` (a
-    new FILE gets the mode the umask gives, as ``open(FILE, "w")`` would, or 0600 with
-    ``--no-redact``: it then holds secrets unmasked; an old one keeps its mode)."""
+    new FILE is 0600, as the app's exports are: it holds conversation text; an old one keeps its
+    mode)."""
     from .export import session_markdown
 
     total = ref.session.message_count
@@ -476,8 +476,7 @@ def _export(engine, ref, args) -> int:
             print(f"crabsearch: {args.output} is the session's own transcript; choose another file",
                   file=sys.stderr)
             return EXIT_ERROR
-        # The user's file: the umask's mode; unmasked secrets (--no-redact): 0600 for a new file.
-        paths.write_atomically(target, pieces, private=args.no_redact)
+        paths.write_atomically(target, pieces)  # a new file: 0600, whatever the umask
     except OSError as exc:
         print(f"crabsearch: cannot write {args.output}: {exc.strerror or exc}", file=sys.stderr)
         return EXIT_ERROR
