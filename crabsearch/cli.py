@@ -233,14 +233,16 @@ def _run(args) -> int:
         return serve(Door(engine, make_indexer(), tool_output=tools))
 
     if args.command == "index":
-        from .index.store import IndexError_
+        from .index.store import IndexError_, cannot_update
+        from .index.writer import RefreshReport
 
         try:
             report = indexer.refresh()
         except (OSError, IndexError_) as exc:
-            if not engine.exists:
-                raise
-            _cannot_update(indexer, exc, "search and the app use")
+            line = cannot_update(index_dir, exc, "search and the app use")
+            if args.json:  # a script still gets its JSON, the error in it
+                _print_report(RefreshReport(), index_dir, engine.doc_count(), True, error=line)
+            print(f"crabsearch: {line}", file=sys.stderr)
             return EXIT_ERROR
         _print_report(report, index_dir, engine.doc_count(), args.json)
         if report.busy:
@@ -269,9 +271,13 @@ def _run(args) -> int:
         except BadArgument as exc:
             raise UsageError(str(exc)) from None
 
+        failed = []
+
         def refresh() -> bool:
             report = _refresh(indexer, engine, "searching")
-            if report is not None and report.busy:
+            if report is None:
+                failed.append(True)
+            elif report.busy:
                 print("crabsearch: another crabsearch is updating the index; searching what is committed",
                       file=sys.stderr)
             return True
@@ -285,7 +291,8 @@ def _run(args) -> int:
                                  sort=args.sort, explain=args.explain),
                      refresh=None if args.no_refresh else refresh, rebuild=rebuild)
         if answer.missing:
-            print(f"crabsearch: no index in {index_dir} yet; run `crabsearch index`", file=sys.stderr)
+            if not failed:  # else the line above said it cannot be made
+                print(f"crabsearch: no index in {index_dir} yet; run `crabsearch index`", file=sys.stderr)
             return EXIT_ERROR
         result = answer.result
         if args.json:
@@ -393,12 +400,12 @@ def _try_refresh(indexer, doing: str):
 
 
 def _cannot_update(indexer, exc: Exception, doing: str) -> None:
-    """The one stderr line for an index directory that cannot be written: where, why (the
-    ``OSError``'s own words), and that the command goes on ``doing`` what is already indexed."""
-    from .index.store import why_unwritable
+    """The one stderr line for an index directory that cannot be written (``store.cannot_update``:
+    where, why, and that the command goes on ``doing`` what is already indexed, or that nothing
+    is, when the index could not be created)."""
+    from .index.store import cannot_update
 
-    print(f"crabsearch: cannot update the index in {indexer.index_dir} ({why_unwritable(exc)}); {doing} what is "
-          "already indexed", file=sys.stderr)
+    print(f"crabsearch: {cannot_update(indexer.index_dir, exc, doing)}", file=sys.stderr)
 
 
 def _find_session(engine, indexer, session_id: str, *, refresh: bool = True):
@@ -546,13 +553,15 @@ def _warn(report) -> None:
         print(f"crabsearch: skipped {err}", file=sys.stderr)
 
 
-def _print_report(report, index_dir: Path, sessions: int, as_json: bool) -> None:
+def _print_report(report, index_dir: Path, sessions: int, as_json: bool, error: str | None = None) -> None:
+    """``crabsearch index``'s summary of ``report`` (JSON with ``as_json``); ``error``: why the
+    index could not be updated (the JSON's ``error``, null when it was)."""
     data = {"index_dir": str(index_dir), "files_seen": report.files_seen, "files_read": report.files_read,
             "files_removed": report.files_removed, "files_kept": report.files_kept, "sessions": sessions,
             "messages_added": report.messages_added, "skipped_lines": report.skipped_lines,
             "by_agent": report.by_agent, "errors": report.errors, "unreadable_dirs": report.unreadable_dirs,
             "busy": report.busy,
-            "rebuilt": report.rebuilt, "seconds": round(report.seconds, 3)}
+            "rebuilt": report.rebuilt, "seconds": round(report.seconds, 3), "error": error}
     if as_json:
         _dump(data)
         return

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from .hits import structure_notes
 from .model import Role, iso
 from .query import used_part
-from .index.store import why_unwritable
+from .index.store import cannot_update, why_unwritable
 from .search import AmbiguousSession, Engine, Hit, Item, SessionRef
 from .search.request import Ask, BadArgument, given_filters, retrying, run
 from .search.skipped import shown_with
@@ -144,7 +144,7 @@ class Refresher:
             report = self.indexer.refresh(cancelled=self._stopping.is_set)
         except Exception as exc:  # e.g. a read-only index directory: search what is there
             self.problem = why_unwritable(exc)
-            log.warning("crabsearch: cannot update the index (%s); searching what is already indexed", exc)
+            log.warning("crabsearch: %s", cannot_update(self.indexer.index_dir, exc, "searching"))
             return
         self.problem, self.found = None, report.files_seen
         if report.rebuilt:

@@ -242,6 +242,28 @@ def test_a_read_only_index_is_searched_and_said_once(home, capsys, tmp_path):
         assert err.count("cannot update the index") == 1
         code, out, err = run(capsys, "index")
         assert code == 1 and err.count("cannot update the index") == 1 and "error" not in err
+        # a script gets its JSON (stdout was empty), the error in it
+        code, out, err = run(capsys, "index", "--json")
+        data = json.loads(out)
+        assert code == 1 and data["error"].startswith("cannot update the index") and data["sessions"] == 2
+    code, out, _ = run(capsys, "index", "--json")
+    assert code == 0 and json.loads(out)["error"] is None
+
+
+def test_an_index_directory_that_cannot_be_made_says_so_once(home, capsys, tmp_path, monkeypatch):
+    """An index directory that cannot be created at all (here under a file): ``search`` said it
+    was "searching what is already indexed", then "run `crabsearch index`", which fails the
+    same way; ``index --json`` printed nothing. Each says once that the index cannot be made,
+    and how to name a folder it can write."""
+    (tmp_path / "a-file").write_text("")
+    monkeypatch.setenv("CRABSEARCH_INDEX_DIR", str(tmp_path / "a-file" / "index"))
+    code, out, err = run(capsys, "search", "cron")
+    assert code == 1 and not out
+    assert err == (f"crabsearch: cannot create the index in {tmp_path / 'a-file' / 'index'} (Not a directory), so "
+                   "there is nothing to search: give --index-dir DIR (or CRABSEARCH_INDEX_DIR) naming a folder "
+                   "crabsearch can write\n")
+    code, out, err = run(capsys, "index", "--json")
+    assert code == 1 and json.loads(out)["error"].startswith("cannot create the index in") and "already" not in err
 
 
 def test_a_filter_name_with_no_value_is_noted_as_in_the_app(home, capsys):

@@ -548,7 +548,7 @@ def test_no_transcripts_at_all_is_said_not_answered_as_no_match(tmp_path):
         assert f"({note})" in shown
 
 
-def test_an_index_directory_that_cannot_be_made_is_an_error_not_no_match(indexed, tmp_path):
+def test_an_index_directory_that_cannot_be_made_is_an_error_not_no_match(indexed, tmp_path, caplog):
     """``--index-dir`` naming a folder that cannot be made (here under a file): every tool says
     so as an error (they answered "No sessions match" and an empty list)."""
     home, _ = indexed
@@ -561,6 +561,10 @@ def test_an_index_directory_that_cannot_be_made_is_an_error_not_no_match(indexed
     for text in run(make_door(home, tmp_path / "a-file" / "index"), calls):
         assert text.startswith(f"crabsearch cannot create its index in {tmp_path / 'a-file' / 'index'} "
                                "(Not a directory), so it has nothing to search")
+    # its log line said "searching what is already indexed", of an index that does not exist
+    logged = " ".join(r.getMessage() for r in caplog.records)
+    assert f"cannot create the index in {tmp_path / 'a-file' / 'index'} (Not a directory)" in logged
+    assert "already indexed" not in logged
 
 
 def test_an_index_that_cannot_be_updated_is_searched_with_a_note(tmp_path):
