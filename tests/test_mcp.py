@@ -282,6 +282,19 @@ def test_one_window_too_large_alone_is_narrowed_around_the_hit(tmp_path):
     assert kept == list(range(kept[0], kept[-1] + 1)) and abs((10 - kept[0]) - (kept[-1] - 10)) <= 1
 
 
+def test_a_filter_that_matches_no_session_is_named(door):
+    """``search_sessions`` with ``project: "nope"`` answered "No sessions match 'cron'." as if the
+    words had found nothing: the note says which filter matched no session at all."""
+    async def calls(client, schemas):
+        data, text = await call(client, schemas, "search_sessions", query="cron", project="nope")
+        assert data["hits"] == [] and "project:nope matches no session" in data["notes"]
+        assert text.startswith("(project:nope matches no session)")
+        data, _ = await call(client, schemas, "search_sessions", query="zzzzqqqq", project="webapp")
+        assert not any("matches no session" in n for n in data["notes"])  # webapp has sessions
+
+    run(door, calls)
+
+
 def test_list_messages_marks_where_a_line_was_skipped(tmp_path):
     """A line the reader skipped (a 17 MB paste) left no mark in ``list_messages``: the messages
     around it were listed as if nothing was there. ``skipped_lines`` (a new key) and the text
