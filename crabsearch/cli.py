@@ -390,10 +390,10 @@ def _try_refresh(indexer, doing: str):
     """``indexer.refresh()``, or None after one line on stderr when the index directory cannot be
     written (``OSError``, or ``store.IndexError_`` from one: a read-only or immutable directory, a
     sandbox): the command goes on ``doing`` what is already indexed."""
-    from .index.store import IndexError_
+    from .index.store import READ_LOCK_WAIT, IndexError_
 
     try:
-        return indexer.refresh()
+        return indexer.refresh(lock_wait=READ_LOCK_WAIT)  # a read needs no lock: what is committed
     except (OSError, IndexError_) as exc:
         _cannot_update(indexer, exc, doing)
         return None

@@ -250,6 +250,34 @@ def test_a_read_only_index_is_searched_and_said_once(home, capsys, tmp_path):
     assert code == 0 and json.loads(out)["error"] is None
 
 
+def test_a_search_while_another_process_writes_waits_briefly_and_searches_what_is_committed(
+        home, capsys, tmp_path, monkeypatch):
+    """A search during ``crabsearch index`` waited 10 s (the writers' lock's wait for
+    ``index``) before searching what was committed, which it can always search (readers need no
+    lock). The refresh before a read waits ``READ_LOCK_WAIT`` (long enough for another search's
+    refresh of an appended line), then answers from what is committed and says so; ``index``
+    still waits ``LOCK_WAIT``."""
+    from crabsearch.index import store, writer
+
+    assert run(capsys, "index")[0] == 0
+    ClaudeSession(home, session_id="6d000000-0000-4000-8000-000000000000").user("cron, a third time").write()
+    waits = []
+
+    def recorded(root, wait=store.LOCK_WAIT):
+        waits.append(wait)
+        return store.write_lock(root, wait)
+
+    monkeypatch.setattr(writer, "write_lock", recorded)
+    with store.write_lock(tmp_path / "index") as held:  # another process's build holds it
+        assert held
+        code, out, err = run(capsys, "search", "cron", "--json")
+        assert code == 0 and len(json.loads(out)["hits"]) == 2  # what is committed
+        assert "another crabsearch is updating the index; searching what is committed" in err
+        assert waits == [store.READ_LOCK_WAIT] and store.READ_LOCK_WAIT < store.LOCK_WAIT
+    code, out, _ = run(capsys, "index", "--json")
+    assert code == 0 and waits[-1] == store.LOCK_WAIT and json.loads(out)["files_read"] == 1
+
+
 def test_an_index_directory_that_cannot_be_made_says_so_once(home, capsys, tmp_path, monkeypatch):
     """An index directory that cannot be created at all (here under a file): ``search`` said it
     was "searching what is already indexed", then "run `crabsearch index`", which fails the

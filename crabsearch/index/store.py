@@ -49,6 +49,13 @@ without one cannot narrow by it): a change of any of them rebuilds."""
 whoosh_fixes.install()  # zero-copy segment reads, field lengths read once (see whoosh_fixes)
 
 LOCK_WAIT = 10.0  # seconds to wait for another process's write lock
+READ_LOCK_WAIT = 1.0
+"""Seconds the refresh before a read (``search``, ``show``, ``export``) waits for another
+process's write lock (:data:`LOCK_WAIT` for ``crabsearch index``). Searches never need the lock:
+they read what is committed, and a writer commits in batches. Waiting only lets the read see the
+other writer's last commit: a refresh of what an agent just appended (another search's, the
+resident server's) holds the lock for a fraction of a second, while a build holds it for minutes,
+and a search during ``crabsearch index`` waited the whole 10 s for nothing."""
 WRITE_LOCK = "crabsearch-write.lock"
 RETIRED = "crabsearch-retired"
 """Left in a generation when a swap replaced it; it is removed :data:`GRACE` seconds later, so a

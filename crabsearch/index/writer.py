@@ -310,7 +310,7 @@ class Indexer:
         return out
 
     def refresh(self, progress: Callable[[Progress], None] | None = None,
-                cancelled: Callable[[], bool] | None = None) -> RefreshReport:
+                cancelled: Callable[[], bool] | None = None, *, lock_wait: float = LOCK_WAIT) -> RefreshReport:
         """Bring the index up to date; returns a :class:`RefreshReport`.
 
         Never raises for a bad transcript: a record a reader cannot handle is skipped and counted,
@@ -321,7 +321,8 @@ class Indexer:
         A refresh with nothing to do finds so without any lock (a stat per transcript). Anything
         else happens under the writers' lock (``store.write_lock``), planning included, so the
         segments and the manifest that describes them move together; when another process holds
-        it for more than ``LOCK_WAIT`` seconds, returns with ``busy=True`` having written nothing.
+        it for more than ``lock_wait`` seconds (``store.READ_LOCK_WAIT`` for a refresh before a
+        read), returns with ``busy=True`` having written nothing.
         """
         t0 = time.perf_counter()
         report = RefreshReport()
@@ -338,7 +339,7 @@ class Indexer:
                 self._touch_last_refresh()
                 report.seconds = time.perf_counter() - t0
                 return report
-        with write_lock(self.index_dir, LOCK_WAIT) as held:
+        with write_lock(self.index_dir, lock_wait) as held:
             if not held:
                 report.busy = True
                 report.seconds = time.perf_counter() - t0
