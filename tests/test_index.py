@@ -183,6 +183,20 @@ def test_a_transcript_found_under_another_name_is_indexed_once(tmp_path):
     assert Engine(tmp_path / "index").doc_count() == 1
 
 
+def test_a_transcript_replaced_by_a_fifo_leaves_the_index(tmp_path):
+    """A FIFO or a directory where a transcript was is no transcript (discovery passes it over,
+    and it is never opened): its documents go, as a deleted file's do."""
+    home = tmp_path / "home"
+    path = ClaudeSession(home).user("ephemeral axolotl").write()
+    idx = make_indexer(home, tmp_path)
+    idx.refresh()
+    path.unlink()
+    os.mkfifo(path)
+    report = idx.refresh()
+    assert report.files_removed == 1 and report.files_kept == 0
+    assert hits_for(tmp_path, "axolotl") == []
+
+
 def test_schema_version_mismatch_rebuilds(tmp_path):
     home = tmp_path / "home"
     ClaudeSession(home).user("the ocelot").write()

@@ -22,6 +22,7 @@ session view can locate them) but no indexed text.
 from __future__ import annotations
 
 import os
+import stat
 import time
 from datetime import datetime, timezone
 from dataclasses import dataclass, field
@@ -269,6 +270,9 @@ class Indexer:
         self.home = Path(home) if home else Path(self.env.get("HOME") or Path.home())
         self.sources = list(SOURCES.values() if sources is None else sources)
         self.unreadable_dirs: dict[str, str] = {}
+        self._seen: set = set()
+        """What the last :meth:`discover` found: ``(device, inode)`` of each file, the path of
+        each member unit (:meth:`gone` tells a file found under another name by it)."""
 
     def roots(self) -> list[tuple[str, Path]]:
         """``(agent display name, directory)`` for every place the sources look."""
@@ -522,13 +526,16 @@ class Indexer:
         ``stat`` raises ``FileNotFoundError`` or ``NotADirectoryError`` (the file, or the member
         of a database, does not exist), the file is the one discovery found under another name
         (the same device and inode: a folder reached through a symlink one run and directly the
-        next), or no reader reads its agent. A unit that cannot be looked at now (``EACCES``: a
-        directory or a database made unreadable) or that exists outside the folders this run
-        looked in (another ``CODEX_HOME``, config ``[sources]`` folders lost to a broken config
-        file) is not known gone: False."""
+        next), a transcript file read before is no regular file any more (a FIFO or a directory
+        in its place: never read), or no reader reads its agent. A unit that cannot be looked at
+        now (``EACCES``: a directory or a database made unreadable) or that exists outside the
+        folders this run looked in (another ``CODEX_HOME``, config ``[sources]`` folders lost to
+        a broken config file) is not known gone: False."""
         try:
             st = os.stat(path)
-            if (st.st_dev, st.st_ino) in getattr(self, "_seen", ()):
+            if (st.st_dev, st.st_ino) in self._seen:
+                return True
+            if entry.get("bytes") and not stat.S_ISREG(st.st_mode):
                 return True
         except OSError:
             pass
