@@ -23,6 +23,8 @@ from collections.abc import Iterable, Iterator
 from datetime import datetime, timezone
 
 from .hits import Hit, Item, SessionRef
+from .search.skipped import MARK, SkippedLine, after_last, before, shown_with
+from .sources.base import heading_text
 from .model import LABEL_ASSISTANT, LABEL_SUMMARY, LABEL_SYSTEM, LABEL_THINKING, LABEL_USER
 from .text import printable
 
@@ -56,7 +58,8 @@ def session_markdown(engine, ref: SessionRef, *, redact: bool | None = True, sta
 
     ``start``/``stop`` are 0-based message indexes, ``stop`` exclusive (None: to the end; both
     clamped to the session). ``redact``: mask secrets (True), show them (False), or the engine's
-    setting (None). ``include_tools=False`` leaves tool calls and tool output out. Messages are
+    setting (None). ``include_tools=False`` leaves tool calls and tool output out. A line the
+    reader skipped is a :func:`placeholder` where it was. Messages are
     read ``page_size`` at a time with ``engine.page``; a message whose transcript line changed
     since indexing reads as ``hits.UNAVAILABLE``. Raises what ``engine.page`` raises (nothing
     for a missing transcript: its messages read as unavailable)."""
@@ -67,15 +70,24 @@ def session_markdown(engine, ref: SessionRef, *, redact: bool | None = True, sta
     engine.link(ref, redact=redact)
     yield header(ref, f"{total}" + (f" (exported: {part})" if (start, stop) != (0, total) else ""),
                  full_title(engine, ref))
+    skipped = shown_with(engine.skipped_lines(ref), start, stop, total)
     offset = start
     while offset < stop:
         page = engine.page(ref, offset, min(page_size, stop - offset), redact=redact)
         if not page.messages:
             break
         for item in page.messages:
+            yield from (placeholder(line) for line in before(skipped, item.message_index))
             if include_tools or not is_tool(item):
                 yield message(item)
         offset += len(page.messages)
+    yield from (placeholder(line) for line in after_last(skipped, total))
+
+
+def placeholder(line: SkippedLine) -> str:
+    """Where the reader skipped a line of the transcript: ``\n⊘ *line 3 skipped: 17 MB, over the
+    16 MB cap*\n`` (``search.skipped``)."""
+    return f"\n{MARK} *{clean(line.text())}*\n"
 
 
 def window_markdown(hit: Hit, items: Iterable[Item] | None = None, *, include_tools: bool = True,
@@ -109,7 +121,8 @@ def full_title(engine, ref: SessionRef) -> str | None:
     except Exception:  # noqa: BLE001 - the stored title is still a title
         return None
     for item in page.messages:
-        line = next((" ".join(ln.split()) for ln in item.text.splitlines() if ln.strip()), "")
+        line = next((heading_text(" ".join(ln.split())) for ln in item.text.splitlines()
+                     if heading_text(" ".join(ln.split()))), "")
         if len(line) > len(title) - 1 and line.startswith(title[:-1].rstrip()):
             return line if len(line) <= TITLE_CHARS else line[:TITLE_CHARS - 1].rstrip() + "…"
     return None

@@ -433,12 +433,26 @@ def dump_text(value) -> str:
         return UNPRINTABLE
 
 
+_HEADING = re.compile(r"^#{1,6}(?: (.*?))?(?: #+)?$")
+"""A Markdown ATX heading line, whitespace-collapsed (CommonMark 4.2: 1-6 ``#`` then a space or
+the end of the line, an optional closing run of ``#``); group 1 is its text."""
+
+
+def heading_text(line: str) -> str:
+    """``line`` (whitespace-collapsed) without Markdown heading marks: ``# Deploy plan`` ->
+    ``Deploy plan``, ``## Notes ##`` -> ``Notes``; ``#hashtag`` and other lines as they are."""
+    m = _HEADING.match(line)
+    return (m.group(1) or "").strip() if m else line
+
+
 def first_line(text: str, limit: int = 80) -> str:
-    """First non-empty line of ``text``, whitespace-collapsed, secrets masked, then cut to
-    ``limit`` characters with an ellipsis (used for titles from a first prompt). Masking comes
-    first: a key cut in half is no longer recognisable as one."""
+    """First non-empty line of ``text``, whitespace-collapsed, without Markdown heading marks
+    (:func:`heading_text`: a prompt that opens with ``# Deploy plan`` is titled ``Deploy
+    plan``; a row showed ``# Deploy plan`` and an export's heading ``# # Deploy plan``), secrets
+    masked, then cut to ``limit`` characters with an ellipsis (used for titles from a first
+    prompt). Masking comes first: a key cut in half is no longer recognisable as one."""
     for line in text.splitlines():
-        line = " ".join(line.split())
+        line = heading_text(" ".join(line.split()))
         if line:
             line = redact(line)
             return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
