@@ -1015,10 +1015,12 @@ class SessionScreen(Screen):
             self.app.pop_screen()
 
     def action_find(self) -> None:
-        """``/``: open the find bar (the last find text selected for replacing)."""
+        """``/``: open the find bar (the last find text selected for replacing). The focus moves
+        at once (``set_focus``, not ``focus()``, which waits a frame): keys typed in the same
+        burst as ``/`` are the find text, not the view's keys."""
         box = self.query_one("#find", Input)
         box.display = True
-        box.focus()
+        self.set_focus(box)
 
     @on(Input.Submitted, "#find")
     def _find_submitted(self, event: Input.Submitted) -> None:

@@ -25,6 +25,7 @@ from rich.padding import Padding
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
+from textual import events
 from textual.binding import Binding
 from textual.cache import LRUCache
 from textual.geometry import Size
@@ -163,6 +164,23 @@ class TranscriptView(ScrollView, can_focus=True):
         """The transcript's skipped lines by the message they come before (:meth:`_read_skipped`)."""
         self.gone = False
         """The transcript is no longer on disk: the messages read stay, no more are (:meth:`went_away`)."""
+
+    async def on_key(self, event: events.Key) -> None:
+        """Each key acts where the focus is when its turn comes, as the search box's keys do
+        (``SafeInput``): a key runs its bindings here (the view's, the screen's, the app's:
+        Textual's chain), not once it has bubbled up to the app, and a key that waited here while
+        a key before it moved the focus (``/`` to the find box, ``c`` to the copy menu: keys
+        typed in one burst) goes where the focus went. Textual checks a key's bindings with the
+        focus as it is when the key reaches the app: the keys typed right after ``/`` reached it
+        with the focus in the find box, which does not bind them, and were lost."""
+        focused = self.app.focused
+        if focused is not None and focused is not self:
+            event.stop()
+            event.prevent_default()
+            focused.post_message(events.Key(event.key, event.character))
+        elif await self.app._check_bindings(event.key):
+            event.stop()
+            event.prevent_default()
 
     @property
     def lo(self) -> int:
