@@ -576,8 +576,9 @@ class TranscriptView(ScrollView, can_focus=True):
     def _jump(self, step: int) -> None:
         """Go to the next (``step`` 1) or previous (-1) shown message whose text shows a query
         highlight: the index's matching messages, and between the cursor and the next of those,
-        any message the index does not hold words of (thinking, tool calls and output) that
-        highlights the query all the same. Read in a worker; one jump at a time."""
+        any message the index does not hold words of (thinking, tool calls and output) whose
+        drawn text (:meth:`_shows_terms`) holds a query word. Read in a worker; one jump at a
+        time."""
         if self._hits_of is None or self._jumping or not self.terms:
             return
         self._jumping = True
@@ -599,7 +600,10 @@ class TranscriptView(ScrollView, can_focus=True):
         self.run_worker(scan, thread=True, group="jump", exclusive=True)
 
     def _shows_terms(self, item: Item) -> bool:
-        return self.visible(item) and bool(Engine.spans(printable(item.text), self.terms))
+        """``item`` is shown and what it draws (:func:`~crabsearch.tui.messageview.drawn_text`,
+        what find matches) holds a query word: a word glued to an escape code or to a JSON
+        ``\\n`` escape in the transcript's text counts as drawn."""
+        return self.visible(item) and bool(Engine.spans(drawn_text(item), self.terms))
 
     def _jumped(self, target: int | None, step: int) -> None:
         self._jumping = False
@@ -622,7 +626,7 @@ class TranscriptView(ScrollView, can_focus=True):
             self._render_block(block)
         line = self._term_line(block)
         if line is None and index not in self._unfolded and not self.full \
-                and Engine.spans(printable(block.item.text), self.terms):
+                and Engine.spans(drawn_text(block.item), self.terms):
             self._unfolded.add(index)
             self._render_block(block)
             self._relayout()
