@@ -91,7 +91,7 @@ def session_header(session, resume: str | None, now: datetime, home: str | None,
     line: the title cut to leave room for ``· agent · N messages``. (At 80x24 the header took five
     lines, the title and the resume command wrapped: a quarter of the screen.)"""
     count = session.message_count if total is None else total
-    title = Text.assemble((printable(session.title or "(untitled)"), "bold"))
+    title = Text.assemble((drawn_title(session.title or "") or "(untitled)", "bold"))
     if height and height < HEADER_ONE_LINE_BELOW:
         more = f" · {agent_name(session.agent)} · {count} messages"
         title.truncate(max(8, width - cell_len(more)), overflow="ellipsis")
@@ -112,6 +112,21 @@ def session_header(session, resume: str | None, now: datetime, home: str | None,
     if resume and roomy:
         lines.append(_cut(Text.assemble(("resume: ", "dim"), (printable(resume), "cyan")), width))
     return Text("\n").join(lines)
+
+
+def drawn_title(title: str) -> str:
+    """A session's title as the session view draws its first prompt, on one line: Markdown's
+    text without its marks (``# Deploy plan`` -> ``Deploy plan``, ``fix **ibis**`` -> ``fix
+    ibis``; :func:`crabsearch.tui.markdown.plain`), a heading's ``#`` left out too; a masked
+    secret's ``***`` kept. The title as it is when Markdown leaves no text of it (``---``)."""
+    from .markdown import parse, plain  # markdown-it: imported when a session view first opens
+
+    text = printable(title)
+    drawn = plain(text)
+    tokens = parse(text)
+    if tokens and tokens[0].type == "heading_open":  # plain() keeps its marks, as the view draws them
+        drawn = drawn[int(tokens[0].tag[1:]) + 1:]
+    return " ".join(drawn.split()) or text
 
 
 def _cut(line: Text, width: int) -> Text:
