@@ -628,7 +628,7 @@ class SearchScreen(Screen):
             # the status line's width: the screen's but the status bar's padding (measured, not
             # the line's own size, which lags a resize by a frame).
             msg = count_line(result.hits, (self.size.width or self.app.size.width) - 4, more=n >= self.limit,
-                             fixed=", ".join(result.corrections.values()), one_word=_one_word(result.query))
+                             repair=_repaired(result.query, result.corrections), one_word=_one_word(result.query))
             if result.partial:
                 msg += " · stopped early (very common words): add a word to narrow it"
             if result.cut:
@@ -1125,6 +1125,16 @@ def _one_word(query: str) -> bool:
     """True when ``query`` searches one word (filters aside): no phrase, prefix or other word."""
     pq = parse(query, agents=tuple(SOURCES))
     return len(pq.words) == 1 and not (pq.phrases or pq.prefixes)
+
+
+def _repaired(query: str, corrections: dict[str, str]) -> tuple[str, str] | None:
+    """``(as typed, as searched)``: the words of ``query`` (filters aside), and the same with
+    the spelling repairs ``corrections`` (``SearchResult.corrections``: typed word in lower case
+    -> word used) put in; None when nothing was repaired."""
+    if not corrections:
+        return None
+    words = parse(query, agents=tuple(SOURCES)).words or list(corrections)
+    return " ".join(words), " ".join(corrections.get(w.lower(), w) for w in words)
 
 
 def _sessions(n: int) -> str:
