@@ -300,7 +300,10 @@ class ResultList(OptionList):
         hit = self.current_hit
         if hit is None:
             return
-        self.app.copy_menu(hit, hit.message_index, lambda: window_text(self._window(), hit.message_index))
+        reveal = getattr(self.screen, "reveal", False)
+        self.app.copy_menu(hit, hit.message_index, lambda: window_text(self._window(), hit.message_index),
+                           lambda: next(iter(self.app.guarded("Reading the message", lambda: self.app.engine.page(
+                               hit.ref, hit.message_index, 1, redact=not reveal).messages, [])), None))
 
     def action_export(self) -> None:
         """Export the highlighted session, or its context window, to Markdown."""

@@ -17,9 +17,9 @@ from textual.widgets import Footer, Input, ProgressBar, Static
 from textual.widgets._footer import FooterKey, FooterLabel, KeyGroup
 from textual.worker import get_current_worker
 
-from ..hits import continuation_notes, transcript_gone
+from ..hits import GONE, UNAVAILABLE, continuation_notes, transcript_gone
 from ..query import parse
-from ..search import Hit, IndexDamaged, SearchResult
+from ..search import Hit, IndexDamaged, Item, SearchResult
 from ..search.request import Ask, run
 from ..text import printable
 from ..sources import SOURCES
@@ -1050,15 +1050,31 @@ class SessionScreen(Screen):
         return self.app.guarded("Reading the context window", lambda: self.app.engine.page(
             self.hit.ref, max(0, index - context), 2 * context + 1, redact=not self.reveal).messages, [])
 
+    def _message(self, index: int) -> Item | None:
+        """Message ``index`` in full, masked unless revealed (as the view shows it); when the
+        transcript is gone, or the index no longer holds what the view read, the view's own copy
+        (:attr:`TranscriptView.held`, as far as it read it); None when the view has none."""
+        view = self.query_one(TranscriptView)
+        if not view.gone:
+            items = self.app.guarded("Reading the message", lambda: self.app.engine.page(
+                self.hit.ref, index, 1, redact=not self.reveal).messages, [])
+            if items and items[0].text not in (GONE, UNAVAILABLE):
+                return items[0]
+        return next((it for it in view.held if it.message_index == index), None)
+
     def action_copy(self) -> None:
         """Copy the session id, resume command, path, the message at the cursor, or its window."""
         index = self.current_message
-        self.app.copy_menu(self.hit, index, lambda: window_text(self._window(index), index))
+        self.app.copy_menu(self.hit, index, lambda: window_text(self._window(index), index),
+                           lambda: self._message(index))
 
     def action_export(self) -> None:
-        """Export the session, or the window around the cursor, to Markdown."""
+        """Export the session, or the window around the cursor, to Markdown (the messages the view
+        holds when the transcript is gone)."""
         index = self.current_message
-        self.app.export_menu(self.hit, lambda: self._window(index), redact=not self.reveal, around=index)
+        view = self.query_one(TranscriptView)
+        self.app.export_menu(self.hit, lambda: self._window(index), redact=not self.reveal, around=index,
+                             held=lambda: view.held)
 
     def action_edit(self) -> None:
         """Open the transcript in $EDITOR at the message at the cursor."""

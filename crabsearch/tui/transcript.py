@@ -198,6 +198,12 @@ class TranscriptView(ScrollView, can_focus=True):
         return [b.item.message_index for b in self._blocks]
 
     @property
+    def held(self) -> list[Item]:
+        """The messages loaded, in order, each as far as it was read (``message_bytes``): what
+        the view holds of a transcript that is gone (copied and exported in its place)."""
+        return [b.item for b in self._blocks]
+
+    @property
     def rendered(self) -> list[int]:
         """Indexes of the loaded messages rendered so far (for tests and the benchmark)."""
         return [b.item.message_index for b in self._blocks if b.strips is not None]
