@@ -239,3 +239,18 @@ async def test_keys_typed_with_slash_go_to_the_find_box(drawn):
         await pilot.pause()
         box = app.screen.query_one("#find")
         assert box.value == "appended" and not view.show_abandoned
+
+
+async def test_a_key_typed_with_c_picks_from_the_copy_menu(drawn, tmp_path):
+    """``c`` ``m`` typed in one burst: ``m`` reached the view while the copy menu was being
+    pushed, and was lost (the menu stayed open). It picks the message."""
+    app = app_of(drawn)
+    app.copy_file = tmp_path / "last-copy.txt"
+    copied: list[str] = []
+    app.copy_to_clipboard = copied.append
+    async with app.run_test(size=(110, 40)) as pilot:
+        await opened(app, pilot, "ibis")
+        for ch in "cm":
+            app.post_message(events.Key(ch, ch))
+        await settle(pilot)
+        assert isinstance(app.screen, SessionScreen) and copied[-1].startswith("# Ibis deploy plan")

@@ -174,10 +174,11 @@ class TranscriptView(ScrollView, can_focus=True):
         focus as it is when the key reaches the app: the keys typed right after ``/`` reached it
         with the focus in the find box, which does not bind them, and were lost."""
         focused = self.app.focused
-        if focused is not None and focused is not self:
+        target = focused if focused is not None else self.app.screen  # a menu just pushed: its screen
+        if target is not self and target is not self.screen:
             event.stop()
             event.prevent_default()
-            focused.post_message(events.Key(event.key, event.character))
+            target.post_message(events.Key(event.key, event.character))
         elif await self.app._check_bindings(event.key):
             event.stop()
             event.prevent_default()
