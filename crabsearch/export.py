@@ -104,6 +104,22 @@ def window_markdown(hit: Hit, items: Iterable[Item] | None = None, *, include_to
         message(i) for i in items if include_tools or i.hit or not is_tool(i))
 
 
+def held_markdown(ref: SessionRef, items: list[Item], *, title: str | None = None) -> str:
+    """A session whose transcript is gone (deleted or moved since it was indexed) as Markdown,
+    from the messages ``items`` a caller read before it went (the app's session view: each
+    message as far as it read it, a cut one followed by a note): the header and sections of
+    :func:`session_markdown`; when ``items`` are not the whole session, the Messages line says
+    which ones these are (``120 (exported: #1-#40, the messages read before its transcript was
+    deleted or moved)``)."""
+    total = ref.session.message_count
+    shown = f"{total}"
+    if items and [i.message_index for i in items] != list(range(total)):
+        first, last = items[0].message_index + 1, items[-1].message_index + 1
+        part = f"#{first}" + (f"-#{last}" if last > first else "")
+        shown += f" (exported: {part}, the messages read before its transcript was deleted or moved)"
+    return header(ref, shown, title) + "".join(message(i) for i in items)
+
+
 TITLE_CHARS = 300
 """The most of a first prompt's line an export's title shows."""
 
