@@ -397,9 +397,12 @@ PER_RECORD = {
     "hermes": "crabsearch.sources.hermes.pieces_of", "grok": "crabsearch.sources.grok.pieces_of",
     "vibe": "crabsearch.sources.vibe.pieces_of", "chatgpt": "crabsearch.sources.chatgpt.pieces_of",
     "claude-ai": "crabsearch.sources.claude_ai.pieces_of",
+    "goose": "crabsearch.sources.goose.pieces_of", "crush": "crabsearch.sources.crush.pieces_of",
+    "zed": "crabsearch.sources.zed.pieces_of", "warp": "crabsearch.sources.warp.pieces_of",
+    "windsurf": "crabsearch.sources.windsurf.pieces_of",
 }
-ONE_RECORD_A_TURN = {"vscode"}
-"""Agents whose record is a whole turn (a VS Code chat request holds the prompt and its response):
+ONE_RECORD_A_TURN = {"vscode", "windsurf"}
+"""Agents whose record is a whole turn (a VS Code or Windsurf chat request holds the prompt and its response):
 the failing record takes the reply with it."""
 
 
