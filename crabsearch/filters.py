@@ -18,6 +18,7 @@ entry lacks a piece. This module imports no Whoosh and no agent reader.
 
 from __future__ import annotations
 
+import difflib
 import re
 import sys
 from dataclasses import dataclass
@@ -102,15 +103,17 @@ class Filter:
     could_be: Callable[[str, Facts], bool] = lambda value, facts: False
     scope: str = "{value} only"
 
-    def problem(self, shown: str | None, value: str, facts: Facts, show: Callable[[str], str] = str) -> str | None:
+    def problem(self, shown: str | None, value: str, facts: Facts, show: Callable[[str], str] = str,
+                names: bool = True) -> str | None:
         """The one line that says a filter means nothing and what is valid, or None when
         ``value`` is valid: ``agent: needs a name: the agents are claude, codex`` for no value,
         ``agent:vim: no agent is called “vim”; the agents are …`` for one it does not take
         (``shown``: the filter as written; None for a value given apart from the query text, a
         command-line or MCP argument: the name, and the value unless the line quotes it already;
         ``show``: how the value is written into the line, the app's ``printable``). The parser's
-        notes add ``; filter ignored``, the app its picker and a full stop, MCP a full stop."""
-        known = "{agents}" not in self.valid or facts.agents  # else no list of names to give
+        notes add ``; filter ignored``, the app its picker and a full stop, MCP a full stop.
+        ``names=False`` leaves the list of agents out (the app, whose picker lists them)."""
+        known = "{agents}" not in self.valid or (facts.agents and names)  # else no list of names to give
         valid = self.valid.format(agents=", ".join(facts.agents)) if known else ""
         if not value.strip():
             return f"{self.name}: needs {self.needs}" + (f": {valid}" if valid else "")
@@ -134,7 +137,8 @@ class Filter:
 def _agent(value: str, facts: Facts) -> str:
     name = value.lower()
     if facts.agents and name not in facts.agents:
-        raise Bad("no agent is called “{value}”")
+        close = difflib.get_close_matches(name, facts.agents, n=2, cutoff=0.6)
+        raise Bad("no agent is called “{value}”" + (f" (did you mean {' or '.join(close)}?)" if close else ""))
     return name
 
 

@@ -250,7 +250,8 @@ import json, sys
 from crabsearch.cli import main
 ids = json.loads(sys.argv[1])
 for agent, sid in ids.items():
-    for label, argv in (("show", ["show", sid]), ("show-json", ["show", "--json", sid]), ("export", ["export", sid]),
+    for label, argv in (("show", ["show", "--no-refresh", sid]), ("show-json", ["show", "--no-refresh", "--json", sid]),
+                        ("export", ["export", "--no-refresh", sid]),
                         ("search", ["search", "--no-refresh", "--json", "--before", "4", "--after", "4",
                                     "quokka" + agent])):
         print("BEGIN", agent, label, flush=True)
@@ -264,7 +265,9 @@ for agent, sid in ids.items():
 def test_show_export_and_windows_finish_when_transcripts_become_special(tmp_path, kind):
     """Every agent's transcript (or store) replaced by a FIFO, or by a symlink to ``/dev/zero``,
     after it was indexed: ``show``, ``export`` and a search with windows read the messages back by
-    offset; each finishes and says the messages are unavailable. Then ``index`` and ``status``."""
+    offset, as indexed (``--no-refresh``: a refresh takes out a session whose transcript is no
+    regular file any more); each finishes and says the messages are unavailable. Then ``status``,
+    ``index`` and a search finish."""
     home = tmp_path / "home"
     expects = build_all_agents_home(home)
     env = cli_env(all_agents_env(home, expects), tmp_path / "tmp")

@@ -457,7 +457,7 @@ async def test_query_syntax_in_the_app(sample):
         assert [h.session.session_id[:4] for h in results.hits] == ["019a"]
         app.screen.query_one("#query").value = ""
         await type_query(app, pilot, "crontabb")
-        assert "showing results for crontab" in str(app.screen.query_one("#status").render())
+        assert "for “crontab” instead of “crontabb”" in str(app.screen.query_one("#status").render())
 
 
 async def test_status_screen(sample):

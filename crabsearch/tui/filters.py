@@ -132,9 +132,10 @@ _NOW = datetime(2000, 1, 1).astimezone()
 def filter_problem(tok: Token, agents: tuple[str, ...]) -> str:
     """What is wrong with the filter ``tok`` that means nothing (:func:`means_nothing`), and
     what is valid, in one line: its registry entry's problem line (``crabsearch.filters``: the
-    command line and MCP say the same), then the key of its picker."""
+    command line and MCP say the same, but for the list of agents, which its picker shows), then
+    the key of its picker."""
     f = FILTERS[tok.key]
-    line = f.problem(printable(tok.text), tok.value.strip(), Facts(agents, _NOW), show=printable)
+    line = f.problem(printable(tok.text), tok.value.strip(), Facts(agents, _NOW), show=printable, names=False)
     return (line or f"{printable(tok.text)}: ignored") + (f" ({f.picker} picks one)." if f.picker else ".")
 
 
