@@ -27,14 +27,14 @@ from whoosh.fields import COLUMN, ID, STORED, TEXT, Schema
 
 from ..filters import indexed_fields
 from ..ranking import WEIGHTS
-from .analysis import NAME_MARK, text_analyzer
+from .tokenizer import NAME_MARK, text_analyzer
 
 SCHEMA_VERSION = 14
 """Bump when the schema or the analyzer changes: an index with another stamp is rebuilt.
 10: the message index ``idx`` is also a column (proximity of a session's matches).
 11: ``ß`` folds to ``ss`` (and ``æ``, ``œ``, ligatures to their letters); a word with an
 apostrophe inside is one term (``isn't`` -> ``isnt``, ``user's`` -> ``user``).
-12: text fields hold ``analysis.NAME_MARK`` at the first and last leaf of each path or identifier
+12: text fields hold ``tokenizer.NAME_MARK`` at the first and last leaf of each path or identifier
 (a phrase found only inside one counts as the name, not as running text: ``querying.TextPhrase``).
 13: a smaller index: segments written by ``codec.CompactCodec``, positions
 in :class:`NamePositions`' encoding, the session key column a :class:`SessionKeyColumn`.
@@ -111,7 +111,7 @@ class SessionKeyColumn(columns.RefBytesColumn):
 class NamePositions(formats.Positions):
     """Whoosh's ``Positions`` format, with two changes:
 
-    * :data:`~crabsearch.index.analysis.NAME_MARK` (where a path or identifier starts and ends)
+    * :data:`~crabsearch.index.tokenizer.NAME_MARK` (where a path or identifier starts and ends)
       is kept out of the field's length: it is bookkeeping, not a word, and BM25F's length
       normalization stays what it was.
     * A posting's positions are stored as their gaps in one byte each (two or four when a gap

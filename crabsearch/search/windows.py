@@ -129,7 +129,7 @@ def first_match(text: str, terms: list[str], reach: int | None = None) -> int | 
     An identifier's parts as one run entry (``get user by id``, ``querying.Compiler.terms``)
     match where they stand in a row, joined by anything but letters and digits or by nothing
     (``get_user_by_id``, ``getUserById``); its parts alone are no match, as the highlighter has
-    it (``analysis.term_spans``): a fresh-user trial's ``refreshAccessToken`` was cut out of its
+    it (``highlight.term_spans``): a fresh-user trial's ``refreshAccessToken`` was cut out of its
     message's window, which kept a stretch holding ``token-store`` and ``refresh_buffer``."""
     low = text[:MATCH_SCAN].lower()
     parts = {p for term in terms if " " in term for p in term.split()}
