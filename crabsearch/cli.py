@@ -11,6 +11,9 @@ Commands (the CLI contract; names, flags and JSON shapes are relied on by script
 * ``crabsearch export SESSION_ID [-o FILE] [--no-redact] [--from N] [--to N]``: the session (or
   messages #N..#N, numbered from 1) as Markdown, secrets masked, to stdout or FILE.
 * ``crabsearch mcp``: an MCP server over stdio for AI agents (``crabsearch.mcp_server``).
+* ``crabsearch import PATH [--json]``: remember a ChatGPT or Claude.ai data export (its zip,
+  folder or ``conversations.json``) in crabsearch's own data (``sources.exports.imports_file``) and
+  index it.
 
 Exit codes: 0 ok (also for no hits), 2 usage errors, 1 other errors; an error is one line on
 stderr, never a traceback.
@@ -105,6 +108,16 @@ def build_parser() -> argparse.ArgumentParser:
     p_export.add_argument("--no-refresh", action="store_true", help="export the session as indexed")
     p_mcp = sub.add_parser("mcp", help="serve the search to AI agents: an MCP server over stdio")
     _common(p_mcp)
+    p_import = sub.add_parser(
+        "import", help="read a ChatGPT or Claude.ai data export and index it",
+        description="Read a ChatGPT or Claude.ai data export and index its conversations as sessions of "
+                    "agent chatgpt or claude-ai. PATH is the export's .zip (read in place, never "
+                    "extracted), the folder it was unpacked into, or its conversations.json. The path is "
+                    "remembered in crabsearch's own data (imports.json in its data directory), so later "
+                    "searches read it again when it changes; nothing is written beside the export.")
+    _common(p_import)
+    p_import.add_argument("path", metavar="PATH", help="the export's .zip, its folder, or its conversations.json")
+    p_import.add_argument("--json", action="store_true", help="print the result as JSON")
     return parser
 
 
@@ -232,15 +245,19 @@ def _run(args) -> int:
 
         return serve(Door(engine, make_indexer(), tool_output=tools))
 
+    if args.command == "import":
+        return _import(args, indexer, index_dir)
     if args.command == "index":
-        from .index.store import IndexError_
+        from .index.store import IndexError_, cannot_update
+        from .index.writer import RefreshReport
 
         try:
             report = indexer.refresh()
         except (OSError, IndexError_) as exc:
-            if not engine.exists:
-                raise
-            _cannot_update(indexer, exc, "search and the app use")
+            line = cannot_update(index_dir, exc, "search and the app use")
+            if args.json:  # a script still gets its JSON, the error in it
+                _print_report(RefreshReport(), index_dir, engine.doc_count(), True, error=line)
+            print(f"crabsearch: {line}", file=sys.stderr)
             return EXIT_ERROR
         _print_report(report, index_dir, engine.doc_count(), args.json)
         if report.busy:
@@ -269,9 +286,13 @@ def _run(args) -> int:
         except BadArgument as exc:
             raise UsageError(str(exc)) from None
 
+        failed = []
+
         def refresh() -> bool:
             report = _refresh(indexer, engine, "searching")
-            if report is not None and report.busy:
+            if report is None:
+                failed.append(True)
+            elif report.busy:
                 print("crabsearch: another crabsearch is updating the index; searching what is committed",
                       file=sys.stderr)
             return True
@@ -285,11 +306,13 @@ def _run(args) -> int:
                                  sort=args.sort, explain=args.explain),
                      refresh=None if args.no_refresh else refresh, rebuild=rebuild)
         if answer.missing:
-            print(f"crabsearch: no index in {index_dir} yet; run `crabsearch index`", file=sys.stderr)
+            if not failed:  # else the line above said it cannot be made
+                print(f"crabsearch: no index in {index_dir} yet; run `crabsearch index`", file=sys.stderr)
             return EXIT_ERROR
         result = answer.result
         if args.json:
             d = result.to_json()
+            d["notes"] = answer.notes  # the text output's notes: the cut query's, a repair's too
             for hit, hd in zip(result.hits, d["hits"]):
                 hd["archived"] = hit.session.archived
                 hd["app"] = _app(hit.session)
@@ -303,12 +326,15 @@ def _run(args) -> int:
             return EXIT_ERROR
         if args.command == "export":
             return _export(engine, ref, args)
+        from .search.skipped import shown_with
+
         total = ref.session.message_count
         if args.offset and args.offset >= total:
             print(f"crabsearch: --offset {args.offset} is past the last message (the session has {total})",
                   file=sys.stderr)
             return EXIT_USAGE
         page = engine.page(ref, args.offset, args.limit)
+        page.skipped = shown_with(engine.skipped_lines(ref), page.offset, page.offset + len(page.messages), total)
         if args.json:
             d = page.to_json()
             d["session"]["archived"] = ref.session.archived
@@ -318,6 +344,44 @@ def _run(args) -> int:
             _print_page(page)
         return EXIT_OK
     raise UsageError(f"unknown command {args.command!r}")
+
+
+def _import(args, indexer, index_dir: Path) -> int:
+    """``crabsearch import PATH``: detect the export's kind (``sources.exports.detect``), remember
+    its absolute path for that agent, and refresh the index. A path that is not an export, a broken
+    zip or a file over ``exports.EXPORT_CAP`` is one line on stderr and exit 1; with ``--demo``, a
+    usage error (the demo reads only its bundled sessions)."""
+    from .index.store import IndexError_
+    from .sources import SOURCES
+    from .sources.exports import ExportError, detect, imports_file, remember
+
+    if args.demo:
+        raise UsageError("import: not with --demo (the demo reads only its bundled sessions)")
+    path = Path(os.path.abspath(os.path.expanduser(args.path)))
+    try:
+        agent, count = detect(path)
+        added = remember(indexer.env, indexer.home, agent, path)
+        report = indexer.refresh()
+    except ExportError as exc:
+        print(f"crabsearch: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    except (OSError, IndexError_) as exc:
+        print(f"crabsearch: cannot import {args.path}: {getattr(exc, 'strerror', None) or exc}", file=sys.stderr)
+        return EXIT_ERROR
+    where = imports_file(indexer.env, indexer.home)
+    if args.json:
+        _dump({"path": str(path), "agent": agent, "conversations": count, "added": added,
+               "imports_file": str(where), "index_dir": str(index_dir), "files_read": report.files_read,
+               "messages_added": report.messages_added, "errors": report.errors, "busy": report.busy})
+    else:
+        _warn(report)
+        print(f"{SOURCES[agent].display}: {count} conversation{'s' if count != 1 else ''} in {path} "
+              f"({'remembered in' if added else 'already in'} {where}); search them with agent:{agent}")
+    if report.busy:
+        print("crabsearch: another crabsearch is updating the index; run this again when it is done",
+              file=sys.stderr)
+        return EXIT_ERROR
+    return EXIT_OK
 
 
 def _engine(index_dir: Path, redact: bool, resume: dict[str, str]):
@@ -379,22 +443,22 @@ def _try_refresh(indexer, doing: str):
     """``indexer.refresh()``, or None after one line on stderr when the index directory cannot be
     written (``OSError``, or ``store.IndexError_`` from one: a read-only or immutable directory, a
     sandbox): the command goes on ``doing`` what is already indexed."""
-    from .index.store import IndexError_
+    from .index.store import READ_LOCK_WAIT, IndexError_
 
     try:
-        return indexer.refresh()
+        return indexer.refresh(lock_wait=READ_LOCK_WAIT)  # a read needs no lock: what is committed
     except (OSError, IndexError_) as exc:
         _cannot_update(indexer, exc, doing)
         return None
 
 
 def _cannot_update(indexer, exc: Exception, doing: str) -> None:
-    """The one stderr line for an index directory that cannot be written: where, why (the
-    ``OSError``'s own words), and that the command goes on ``doing`` what is already indexed."""
-    from .index.store import why_unwritable
+    """The one stderr line for an index directory that cannot be written (``store.cannot_update``:
+    where, why, and that the command goes on ``doing`` what is already indexed, or that nothing
+    is, when the index could not be created)."""
+    from .index.store import cannot_update
 
-    print(f"crabsearch: cannot update the index in {indexer.index_dir} ({why_unwritable(exc)}); {doing} what is "
-          "already indexed", file=sys.stderr)
+    print(f"crabsearch: {cannot_update(indexer.index_dir, exc, doing)}", file=sys.stderr)
 
 
 def _find_session(engine, indexer, session_id: str, *, refresh: bool = True):
@@ -436,8 +500,8 @@ def _find_session(engine, indexer, session_id: str, *, refresh: bool = True):
 
 def _export(engine, ref, args) -> int:
     """``crabsearch export``: the session as Markdown to stdout or, atomically, to ``-o FILE`` (a
-    new FILE gets the mode the umask gives, as ``open(FILE, "w")`` would, or 0600 with
-    ``--no-redact``: it then holds secrets unmasked; an old one keeps its mode)."""
+    new FILE is 0600, as the app's exports are: it holds conversation text; an old one keeps its
+    mode)."""
     from .export import session_markdown
 
     total = ref.session.message_count
@@ -472,8 +536,7 @@ def _export(engine, ref, args) -> int:
             print(f"crabsearch: {args.output} is the session's own transcript; choose another file",
                   file=sys.stderr)
             return EXIT_ERROR
-        # The user's file: the umask's mode; unmasked secrets (--no-redact): 0600 for a new file.
-        paths.write_atomically(target, pieces, private=args.no_redact)
+        paths.write_atomically(target, pieces)  # a new file: 0600, whatever the umask
     except OSError as exc:
         print(f"crabsearch: cannot write {args.output}: {exc.strerror or exc}", file=sys.stderr)
         return EXIT_ERROR
@@ -503,10 +566,11 @@ def _not_a_file(output: str) -> str | None:
 
 def _export_done(missing: int) -> int:
     """Exit code of an export: 0, with a warning when messages could not be read back (the
-    transcript changed or is gone since it was indexed)."""
+    transcript changed, is gone or cannot be opened since it was indexed)."""
     if missing:
         print(f"crabsearch: warning: {missing} message{'s' if missing != 1 else ''} could not be read: the "
-              "transcript changed or is gone since it was indexed (run `crabsearch index`)", file=sys.stderr)
+              "transcript changed, is gone or cannot be opened since it was indexed (each such message says "
+              "which)", file=sys.stderr)
     return EXIT_OK
 
 
@@ -542,13 +606,15 @@ def _warn(report) -> None:
         print(f"crabsearch: skipped {err}", file=sys.stderr)
 
 
-def _print_report(report, index_dir: Path, sessions: int, as_json: bool) -> None:
+def _print_report(report, index_dir: Path, sessions: int, as_json: bool, error: str | None = None) -> None:
+    """``crabsearch index``'s summary of ``report`` (JSON with ``as_json``); ``error``: why the
+    index could not be updated (the JSON's ``error``, null when it was)."""
     data = {"index_dir": str(index_dir), "files_seen": report.files_seen, "files_read": report.files_read,
-            "files_removed": report.files_removed, "sessions": sessions,
+            "files_removed": report.files_removed, "files_kept": report.files_kept, "sessions": sessions,
             "messages_added": report.messages_added, "skipped_lines": report.skipped_lines,
             "by_agent": report.by_agent, "errors": report.errors, "unreadable_dirs": report.unreadable_dirs,
             "busy": report.busy,
-            "rebuilt": report.rebuilt, "seconds": round(report.seconds, 3)}
+            "rebuilt": report.rebuilt, "seconds": round(report.seconds, 3), "error": error}
     if as_json:
         _dump(data)
         return
@@ -557,7 +623,11 @@ def _print_report(report, index_dir: Path, sessions: int, as_json: bool) -> None
         print(f"crabsearch: cannot read directory {d}; its transcripts are not indexed", file=sys.stderr)
     agents = ", ".join(f"{k} {v}" for k, v in sorted(report.by_agent.items())) or "none found"
     print(f"index: {index_dir}")
-    print(f"transcripts: {report.files_seen} ({agents}); read {report.files_read}, removed {report.files_removed}")
+    one = report.files_kept == 1
+    kept = (f"; {report.files_kept} indexed {'transcript' if one else 'transcripts'} not found in these folders "
+            f"{'is' if one else 'are'} kept (still on disk)" if report.files_kept else "")
+    print(f"transcripts: {report.files_seen} ({agents}); read {report.files_read}, removed {report.files_removed}"
+          + kept)
     print(f"sessions: {sessions}; messages added: {report.messages_added}; "
           f"skipped lines: {report.skipped_lines}; {report.seconds:.2f}s")
 
@@ -566,23 +636,24 @@ def _print_hits(result, notes: list[str] | None = None) -> None:
     """The hits of ``result`` as text, after ``notes`` (default: ``request.Answer``'s for the
     result), each in parentheses."""
     from .hits import structure_notes
-    from .query import MAX_QUERY_CHARS
+    from .query import used_part
     from .search.request import Answer
 
     for note in Answer(result).notes if notes is None else notes:
         print(f"({note})")
     if not result.hits:
-        print(f"no sessions match {result.query[:MAX_QUERY_CHARS] + ('…' if result.cut else '')!r}")
+        print(f"no sessions match {used_part(result.query) + ('…' if result.cut else '')!r}")
         return
     for n, hit in enumerate(result.hits, 1):
         s = hit.session
         when = s.updated.strftime("%Y-%m-%d %H:%M") if s.updated else "?"
-        print(f"{n}. {printable(s.title or '(untitled)')}  [{s.agent}] {printable(s.project or '')}  {when}"
+        print(f"{n}. {printable(s.title or '(untitled)')}  [{s.agent}] {_project(s)}  {when}"
               + ("  (archived)" if s.archived else ""))
         item = hit.item
         if item is not None:
             print(f"   {item.label}: {printable(_around(' '.join(item.text.split()), result.terms))}")
-        print(f"   id {s.session_id}  message #{hit.message_index + 1} of {s.message_count}")
+        where = f"message #{hit.message_index + 1} of {s.message_count}" if s.message_count else NO_MESSAGES
+        print(f"   id {s.session_id}  {where}")
         notes = structure_notes(hit)
         if notes:
             print(f"   {printable('; '.join(notes))}")
@@ -593,6 +664,16 @@ def _print_hits(result, notes: list[str] | None = None) -> None:
             print(f"   explain: {ex['route']}; score {hit.score:.3f} = message {ex['message_score']:.3f} + "
                   f"title/summary {ex['session_score']:.3f}; anchored on {ex['anchored_on']}; "
                   f"matched {', '.join(ex['matched']) or '-'}")
+
+
+NO_MESSAGES = "no messages (only its title is indexed)"
+"""What a result row says instead of ``message #N of M`` for a session that holds no message."""
+
+
+def _project(session) -> str:
+    """A session's project in a text row, ``(no project)`` when it has none (the app's rows say
+    ``no project``; an empty one left two spaces)."""
+    return printable(session.project) if session.project else "(no project)"
 
 
 SNIPPET_CHARS = 200
@@ -612,23 +693,28 @@ def _around(text: str, terms: list[str], width: int = SNIPPET_CHARS) -> str:
 
 def _print_page(page) -> None:
     from .hits import continuation_notes
+    from .search.skipped import MARK, after_last, before
 
     s = page.ref.session
     shown = (f"messages {page.offset + 1}-{page.offset + len(page.messages)} of {page.total}"
              if page.messages else f"no messages shown ({page.total} in the session)")
-    print(f"{printable(s.title or '(untitled)')}  [{s.agent}] {printable(s.project or '')}  {shown}"
+    print(f"{printable(s.title or '(untitled)')}  [{s.agent}] {_project(s)}  {shown}"
           + ("  (archived)" if s.archived else ""))
     for note in continuation_notes(page.ref):
         print(printable(note))
     if page.ref.resume_command:
         print(f"resume: {printable(page.ref.resume_command)}")
     for m in page.messages:
+        for s in before(page.skipped, m.message_index):
+            print(f"\n{MARK} {s.text()}")
         when = m.timestamp.strftime("%Y-%m-%d %H:%M:%S") if m.timestamp else ""
         mark = "  (abandoned branch)" if m.abandoned else ""
         print(f"\n#{m.message_index + 1} {m.label} {when}{mark}")
         print(printable(m.text))
         for sub in m.subagents:
             print(f"→ subagent session {printable(sub['session_id'])}: {printable(sub['title'] or '(not indexed)')}")
+    for s in after_last(page.skipped, page.total):
+        print(f"\n{MARK} {s.text()}")
     if page.next_offset is not None:
         print(f"\n(next page: --offset {page.next_offset})")
 

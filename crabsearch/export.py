@@ -23,6 +23,8 @@ from collections.abc import Iterable, Iterator
 from datetime import datetime, timezone
 
 from .hits import Hit, Item, SessionRef
+from .search.skipped import MARK, SkippedLine, after_last, before, shown_with
+from .sources.base import heading_text
 from .model import LABEL_ASSISTANT, LABEL_SUMMARY, LABEL_SYSTEM, LABEL_THINKING, LABEL_USER
 from .text import printable
 
@@ -56,7 +58,8 @@ def session_markdown(engine, ref: SessionRef, *, redact: bool | None = True, sta
 
     ``start``/``stop`` are 0-based message indexes, ``stop`` exclusive (None: to the end; both
     clamped to the session). ``redact``: mask secrets (True), show them (False), or the engine's
-    setting (None). ``include_tools=False`` leaves tool calls and tool output out. Messages are
+    setting (None). ``include_tools=False`` leaves tool calls and tool output out. A line the
+    reader skipped is a :func:`placeholder` where it was. Messages are
     read ``page_size`` at a time with ``engine.page``; a message whose transcript line changed
     since indexing reads as ``hits.UNAVAILABLE``. Raises what ``engine.page`` raises (nothing
     for a missing transcript: its messages read as unavailable)."""
@@ -67,15 +70,24 @@ def session_markdown(engine, ref: SessionRef, *, redact: bool | None = True, sta
     engine.link(ref, redact=redact)
     yield header(ref, f"{total}" + (f" (exported: {part})" if (start, stop) != (0, total) else ""),
                  full_title(engine, ref))
+    skipped = shown_with(engine.skipped_lines(ref), start, stop, total)
     offset = start
     while offset < stop:
         page = engine.page(ref, offset, min(page_size, stop - offset), redact=redact)
         if not page.messages:
             break
         for item in page.messages:
+            yield from (placeholder(line) for line in before(skipped, item.message_index))
             if include_tools or not is_tool(item):
                 yield message(item)
         offset += len(page.messages)
+    yield from (placeholder(line) for line in after_last(skipped, total))
+
+
+def placeholder(line: SkippedLine) -> str:
+    """Where the reader skipped a line of the transcript: ``\n⊘ *line 3 skipped: 17 MB, over the
+    16 MB cap*\n`` (``search.skipped``)."""
+    return f"\n{MARK} *{clean(line.text())}*\n"
 
 
 def window_markdown(hit: Hit, items: Iterable[Item] | None = None, *, include_tools: bool = True,
@@ -90,6 +102,22 @@ def window_markdown(hit: Hit, items: Iterable[Item] | None = None, *, include_to
              f" around #{hit.message_index + 1})" if items else f"{hit.session.message_count}")
     return header(hit.ref, shown, title) + "".join(
         message(i) for i in items if include_tools or i.hit or not is_tool(i))
+
+
+def held_markdown(ref: SessionRef, items: list[Item], *, title: str | None = None) -> str:
+    """A session whose transcript is gone (deleted or moved since it was indexed) as Markdown,
+    from the messages ``items`` a caller read before it went (the app's session view: each
+    message as far as it read it, a cut one followed by a note): the header and sections of
+    :func:`session_markdown`; when ``items`` are not the whole session, the Messages line says
+    which ones these are (``120 (exported: #1-#40, the messages read before its transcript was
+    deleted or moved)``)."""
+    total = ref.session.message_count
+    shown = f"{total}"
+    if items and [i.message_index for i in items] != list(range(total)):
+        first, last = items[0].message_index + 1, items[-1].message_index + 1
+        part = f"#{first}" + (f"-#{last}" if last > first else "")
+        shown += f" (exported: {part}, the messages read before its transcript was deleted or moved)"
+    return header(ref, shown, title) + "".join(message(i) for i in items)
 
 
 TITLE_CHARS = 300
@@ -109,7 +137,8 @@ def full_title(engine, ref: SessionRef) -> str | None:
     except Exception:  # noqa: BLE001 - the stored title is still a title
         return None
     for item in page.messages:
-        line = next((" ".join(ln.split()) for ln in item.text.splitlines() if ln.strip()), "")
+        line = next((heading_text(" ".join(ln.split())) for ln in item.text.splitlines()
+                     if heading_text(" ".join(ln.split()))), "")
         if len(line) > len(title) - 1 and line.startswith(title[:-1].rstrip()):
             return line if len(line) <= TITLE_CHARS else line[:TITLE_CHARS - 1].rstrip() + "…"
     return None

@@ -24,13 +24,39 @@ DEFAULT_LIMIT = 20
 UNAVAILABLE = "[message unavailable: the transcript changed since it was indexed; run `crabsearch index`]"
 GONE = "[message unavailable: the transcript is gone (deleted or moved since it was indexed); run `crabsearch index`]"
 """A message's text, in windows, pages and exports, when its transcript file no longer exists
-(:data:`UNAVAILABLE` when the file is there but no longer holds what was indexed)."""
+(:data:`UNAVAILABLE` when the file is there but no longer holds what was indexed,
+:func:`cannot_read` when it is there but cannot be opened)."""
+CANNOT_READ = "[message unavailable: the transcript cannot be read"
+
+
+def cannot_read(reason: str) -> str:
+    """A message's text when its transcript is there but cannot be opened now:
+    ``[message unavailable: the transcript cannot be read (Permission denied)]`` (``reason``: the
+    ``OSError``'s words). Nothing is remembered: the message is read again when asked again."""
+    return f"{CANNOT_READ} ({reason})]"
 
 
 def unreadable_count(text: str) -> int:
-    """How many messages in ``text`` (an export's Markdown) read as :data:`UNAVAILABLE` or
-    :data:`GONE`: what an export warns about."""
-    return text.count(UNAVAILABLE) + text.count(GONE)
+    """How many messages in ``text`` (an export's Markdown) read as :data:`UNAVAILABLE`,
+    :data:`GONE` or :func:`cannot_read`: what an export warns about."""
+    return text.count(UNAVAILABLE) + text.count(GONE) + text.count(CANNOT_READ)
+
+
+def why_unavailable(path: str | None) -> str:
+    """The text of a message that could not be read back from the transcript of a session
+    ``path``: :data:`GONE` when the file no longer exists, :func:`cannot_read` when it cannot be
+    opened (its permissions, not a regular file any more), else :data:`UNAVAILABLE` (it no
+    longer holds what was indexed). The file is opened without blocking and closed
+    (``files.check_regular``)."""
+    from .files import check_regular
+
+    if transcript_gone(path):
+        return GONE
+    try:
+        check_regular(container_of(path or ""))
+    except OSError as exc:
+        return cannot_read(exc.strerror or str(exc))
+    return UNAVAILABLE
 
 
 def transcript_gone(path: str | None) -> bool:
@@ -165,9 +191,11 @@ class Hit:
         return next((i for i in self.window if i.hit), None)
 
     def to_json(self) -> dict:
-        """HIT in the CLI contract."""
+        """HIT in the CLI contract. A session without messages (a title only) has ``role`` null
+        and an empty ``window`` (its ``message_index`` is 0, the ``show --offset`` that opens it)."""
         d = self.ref.to_json()
-        d.update(score=round(self.score, 4), message_index=self.message_index, role=self.role,
+        role = self.role if self.session.message_count else None
+        d.update(score=round(self.score, 4), message_index=self.message_index, role=role,
                  window=[i.to_json() for i in self.window], resume_command=self.ref.resume_command,
                  parent_title=self.parent_title, also_in=self.also_in, also_in_sessions=list(self.also_in_sessions),
                  branch=self.branch, before_compaction=self.before_compaction, route=self.route)
@@ -193,8 +221,11 @@ class SearchResult:
     sort: str = "relevance"
 
     def to_json(self) -> dict:
-        """``{"query", "hits": [HIT...]}`` plus ``route`` and ``terms``."""
-        return {"query": self.query, "route": self.route, "terms": self.terms, "partial": self.partial,
+        """``{"query", "hits": [HIT...]}`` plus ``route`` and ``terms``; ``query`` is the part
+        searched (``query.used_part``: 512 characters at most, as MCP echoes it)."""
+        from .query import used_part
+
+        return {"query": used_part(self.query), "route": self.route, "terms": self.terms, "partial": self.partial,
                 "cut": self.cut, "corrections": self.corrections, "notes": self.notes, "sort": self.sort,
                 "hits": [h.to_json() for h in self.hits]}
 
@@ -202,13 +233,15 @@ class SearchResult:
 @dataclass
 class Page:
     """A page of a session: ``messages[offset:offset+limit]``; ``next_offset`` is None on the last
-    page."""
+    page. ``skipped``: the lines its reader skipped that the page shows
+    (``search.skipped.SkippedLine``, set by the caller that asks for them: ``show``)."""
 
     ref: SessionRef
     offset: int
     limit: int
     total: int
     messages: list[Item]
+    skipped: list = field(default_factory=list)
 
     @property
     def next_offset(self) -> int | None:
@@ -220,7 +253,8 @@ class Page:
         """The ``show`` JSON object of the CLI contract."""
         d = {"session": self.ref.to_json(), "offset": self.offset, "limit": self.limit,
              "total_messages": self.total, "next_offset": self.next_offset,
-             "messages": [m.to_json(window=False) for m in self.messages]}
+             "messages": [m.to_json(window=False) for m in self.messages],
+             "skipped_lines": [s.to_json() for s in self.skipped]}
         d["session"]["resume_command"] = self.ref.resume_command
         return d
 

@@ -193,6 +193,14 @@ class PageMessage(BaseModel):
     truncated: bool
 
 
+class SkippedLineOut(BaseModel):
+    before: int = Field(description="the message_index it comes before (total: after the last message)")
+    line: int | None = Field(description="its line number in the transcript, from 1")
+    size: int | None = Field(description="its length in bytes")
+    reason: str = Field(description="why it was skipped: oversized line, broken JSON, ...")
+    text: str = Field(description="line 3 skipped: 17 MB, over the 16 MB cap")
+
+
 class PageOutput(BaseModel):
     session_id: str
     agent: str
@@ -204,6 +212,8 @@ class PageOutput(BaseModel):
     next_offset: int | None = Field(description="offset of the next page; null at the end")
     trimmed: bool = Field(description="true when the page was shortened to stay under 64 KB")
     messages: list[PageMessage]
+    skipped_lines: list[SkippedLineOut] = Field(
+        default_factory=list, description="lines of the transcript its reader skipped among these messages")
 
 
 class RecentSession(BaseModel):

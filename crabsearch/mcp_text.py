@@ -4,6 +4,7 @@ the same data as the structured result, laid out to read. Every block is made
 
 from __future__ import annotations
 
+from .search.skipped import MARK
 from .text import printable
 
 
@@ -27,7 +28,8 @@ def search_text(data: dict) -> str:
     for h in data["hits"]:
         out.append("")
         out.append(" · ".join([h["title"] or "(untitled)", h["agent"], h["project"] or "?", _when(h["updated"]),
-                               f"matched message #{h['message_index']}"]))
+                               f"matched message #{h['message_index']}" if h["message_count"] else
+                               "no messages (only its title is indexed)"]))
         out.append(f"session_id {h['session_id']} ({h['message_count']} messages)"
                    + (f"; {'; '.join(h['notes'])}" if h["notes"] else ""))
         for i in h["window"]:
@@ -48,10 +50,13 @@ def page_text(data: dict) -> str:
              if msgs else f"no messages ({data['total']} in the session)")
     out = [" · ".join([data["title"] or "(untitled)", data["agent"], data["project"] or "?", shown]),
            f"session_id {data['session_id']}"]
+    skipped = data.get("skipped_lines") or []
     for m in msgs:
+        out += [f"\n{MARK} {s['text']}" for s in skipped if s["before"] == m["message_index"]]
         out.append("")
         out.append(f"[{m['role']} #{m['message_index']}] {m['label']} · {_when(m['timestamp'])}")
         out.append(m["text"] + (" …" if m["truncated"] else ""))
+    out += [f"\n{MARK} {s['text']}" for s in skipped if s["before"] >= data["total"]]
     out.append("")
     if data["trimmed"]:
         out.append("(page shortened to stay under 64 KB)")

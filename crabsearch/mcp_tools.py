@@ -21,9 +21,10 @@ from dataclasses import dataclass
 from .hits import structure_notes
 from .model import Role, iso
 from .query import used_part
-from .index.store import why_unwritable
+from .index.store import cannot_update, why_unwritable
 from .search import AmbiguousSession, Engine, Hit, Item, SessionRef
 from .search.request import Ask, BadArgument, given_filters, retrying, run
+from .search.skipped import shown_with
 from .mcp_text import page_text, recent_text, search_text
 from .text import terminal_json
 
@@ -143,7 +144,7 @@ class Refresher:
             report = self.indexer.refresh(cancelled=self._stopping.is_set)
         except Exception as exc:  # e.g. a read-only index directory: search what is there
             self.problem = why_unwritable(exc)
-            log.warning("crabsearch: cannot update the index (%s); searching what is already indexed", exc)
+            log.warning("crabsearch: %s", cannot_update(self.indexer.index_dir, exc, "searching"))
             return
         self.problem, self.found = None, report.files_seen
         if report.rebuilt:
@@ -212,7 +213,10 @@ class Door:
 
         Shape: ``{"session_id", "agent", "title", "project", "resume_command", "offset", "total",
         "next_offset", "trimmed", "messages": [{"message_index", "role", "label", "timestamp",
-        "text", "truncated"}]}``; ``next_offset`` is null on the last page. Caps: ``limit``
+        "text", "truncated"}], "skipped_lines": [{"before", "line", "size", "reason", "text"}]}``;
+        ``next_offset`` is null on the last page; ``skipped_lines``, the transcript's lines its
+        reader skipped among the messages listed (``before``: the ``message_index`` each comes
+        before, ``total`` after the last; ``search.skipped``). Caps: ``limit``
         1..50, 4,096 characters a message, 64 KB in all (``trimmed``: a shorter page, and
         ``next_offset`` where it stopped). Raises :class:`BadCall` for an unknown or ambiguous
         id and an offset past the last message."""
@@ -232,7 +236,9 @@ class Door:
         end = offset + len(answer.data["messages"])
         if end < total:
             answer.data["next_offset"] = end
-            answer.text = page_text(answer.data)
+        lines = self._read(lambda: self.engine.skipped_lines(ref))
+        answer.data["skipped_lines"] = [line.to_json() for line in shown_with(lines, offset, end, total)]
+        answer.text = page_text(answer.data)
         return answer
 
     def recent_sessions(self, limit: int = 10, **filters: str | None) -> Answer:

@@ -59,12 +59,11 @@ def write_private(path: Path, text: str) -> None:
 
 
 def write_atomically(target: Path, pieces, *, mode: int | None = None, sync: bool = True,
-                     hidden: bool = True, private: bool = True) -> None:
+                     hidden: bool = True) -> None:
     """Write ``pieces`` (``str``, UTF-8, or ``bytes``) to a temporary file beside ``target``, then
     rename it over ``target`` (``os.replace``): ``target`` is the old file or the complete new
     one, never half of one. ``mode``: the new file's permissions (None: the old file's, or for a
-    new file 0600: what crabsearch writes holds transcript text; with ``private`` False, what the
-    umask gives, as ``open(target, "w")`` would: a file the user named, ``export -o FILE``).
+    new file 0600: what crabsearch writes holds transcript text, exports included).
     ``sync``: fsync before the rename. The temporary file is ``[.]<name>.<random>.tmp``
     (``hidden``: with the dot). Raises OSError (the temporary file is removed)."""
     import tempfile
@@ -73,12 +72,9 @@ def write_atomically(target: Path, pieces, *, mode: int | None = None, sync: boo
         try:
             mode = target.stat().st_mode & 0o7777
         except FileNotFoundError:
-            mode = PRIVATE_FILE if private else None
+            mode = PRIVATE_FILE
     prefix = f"{'.' if hidden else ''}{target.name}."
-    if mode is None:
-        fd, tmp = _create_beside(target, prefix)
-    else:
-        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=prefix, suffix=".tmp")
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=prefix, suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as f:
             for piece in pieces:
@@ -86,8 +82,7 @@ def write_atomically(target: Path, pieces, *, mode: int | None = None, sync: boo
             if sync:
                 f.flush()
                 os.fsync(f.fileno())
-        if mode is not None:
-            os.chmod(tmp, mode)
+        os.chmod(tmp, mode)
         os.replace(tmp, target)
     except BaseException:
         try:
@@ -95,24 +90,6 @@ def write_atomically(target: Path, pieces, *, mode: int | None = None, sync: boo
         except OSError:
             pass
         raise
-
-
-def _create_beside(target: Path, prefix: str) -> tuple[int, str]:
-    """A new temporary file ``<prefix><random>.tmp`` beside ``target``, opened for writing with
-    mode 0666 less the umask (and a directory's default ACL), as ``open(path, "w")`` creates a
-    file: ``mkstemp`` makes 0600 whatever the umask, and reading the umask means setting it
-    (``os.umask``), for every thread at once."""
-    import errno
-    import secrets
-
-    flags = os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
-    for _ in range(100):
-        tmp = os.path.join(target.parent, f"{prefix}{secrets.token_hex(4)}.tmp")
-        try:
-            return os.open(tmp, flags, 0o666), tmp
-        except FileExistsError:
-            continue
-    raise FileExistsError(errno.EEXIST, "No usable temporary file name found", str(target.parent))
 
 
 def make_private(directory: Path, owned_names) -> None:

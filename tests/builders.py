@@ -314,6 +314,17 @@ NOW = datetime(2026, 3, 20, 12, 0, 0, tzinfo=timezone.utc)
 """The fixed clock for TUI tests and snapshots."""
 
 
+def skipping_session(home):
+    """A Claude Code session whose reader skips a broken line between its two messages and one
+    after the last (an oversized line is skipped the same way: ``search.skipped``)."""
+    s = ClaudeSession(home, session_id="cccccccc-0000-4000-8000-000000000002").user("the grebe question")
+    s.assistant("the grebe answer")
+    lines = [json.dumps(d) for d in s.lines]
+    s.path.parent.mkdir(parents=True, exist_ok=True)
+    s.path.write_text("\n".join([lines[0], '{"type": "user", "message": ', lines[1], '{"broken']) + "\n")
+    return s
+
+
 def build_sample_home(home: Path) -> Path:
     """A small, fixed set of sessions for TUI tests and snapshots (both agents, a long session,
     markup-like and escape-sequence text)."""

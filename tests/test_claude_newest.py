@@ -176,6 +176,9 @@ def test_side_question_copy_is_the_parents_subagent(home, capsys):
     side = show(capsys, "agent-aside_question-4f2a9c0d1e")
     assert side["session"]["parent_session_id"] == SID
     assert _texts(side, "btw what does") == [("user", "user")]
+    # titled by its question, not by the parent's first prompt it copies
+    assert side["session"]["title"] == rows["agent-aside_question-4f2a9c0d1e"]["title"] == \
+        "btw what does backfill mean?"
 
 
 def test_3_continued_in_links_the_two_sessions_and_resumes_the_new_one(home, capsys):

@@ -9,8 +9,9 @@ import sys
 import pytest
 
 from crabsearch.cli import main
+from crabsearch.sources import AGENTS
 
-from builders import ClaudeSession, CodexSession, unwritable
+from builders import ClaudeSession, CodexSession, skipping_session, unwritable
 from source_checks import run_cli
 
 HIT_KEYS = {"agent", "session_id", "title", "summary", "project", "git_branch", "path", "started", "updated",
@@ -71,6 +72,36 @@ def test_search_flags(home, capsys):
     assert code == 0
     [hit] = json.loads(out)["hits"]
     assert [i["message_index"] for i in hit["window"]] == [hit["message_index"], hit["message_index"] + 1]
+
+
+def test_a_session_without_messages_is_no_message_of_zero(home, capsys):
+    """A session that holds only a title was listed as ``message #1 of 0`` (JSON: role ``user``,
+    an empty window), and a session without a project left an empty gap in the row, where the app
+    says ``no project``."""
+    ClaudeSession(home, session_id="0e000000-0000-4000-8000-000000000000").title("Staging deploy").write()  # no cwd
+    code, out, err = run(capsys, "search", "staging")
+    assert code == 0, err
+    row = out.splitlines()
+    assert row[0].startswith("1. Staging deploy  [claude] (no project)  ")
+    assert row[1] == "   id 0e000000-0000-4000-8000-000000000000  no messages (only its title is indexed)"
+    [hit] = json.loads(run(capsys, "search", "staging", "--json")[1])["hits"]
+    assert (hit["message_count"], hit["message_index"], hit["role"], hit["window"]) == (0, 0, None, [])
+
+
+def test_an_over_long_query_is_echoed_as_searched_with_its_note(home, capsys):
+    """``search --json`` echoed an 88,889-character query whole with ``"cut": true, "notes": []``,
+    while the text output said it was cut and MCP echoed only the part searched: one rule for
+    every door (``query.used_part``, the notes of ``request.Answer``)."""
+    from crabsearch.query import MAX_QUERY_CHARS
+
+    query = "cron " + "wombat " * 20_000
+    code, out, err = run(capsys, "search", query, "--json")
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["cut"] is True and len(data["query"]) <= MAX_QUERY_CHARS and query.startswith(data["query"])
+    assert data["notes"] == [f"the query was cut to its first {MAX_QUERY_CHARS} characters"]
+    code, out, _ = run(capsys, "search", query)
+    assert f"(the query was cut to its first {MAX_QUERY_CHARS} characters)" in out
 
 
 def test_no_hits_is_exit_zero(home, capsys):
@@ -212,6 +243,56 @@ def test_a_read_only_index_is_searched_and_said_once(home, capsys, tmp_path):
         assert err.count("cannot update the index") == 1
         code, out, err = run(capsys, "index")
         assert code == 1 and err.count("cannot update the index") == 1 and "error" not in err
+        # a script gets its JSON (stdout was empty), the error in it
+        code, out, err = run(capsys, "index", "--json")
+        data = json.loads(out)
+        assert code == 1 and data["error"].startswith("cannot update the index") and data["sessions"] == 2
+    code, out, _ = run(capsys, "index", "--json")
+    assert code == 0 and json.loads(out)["error"] is None
+
+
+def test_a_search_while_another_process_writes_waits_briefly_and_searches_what_is_committed(
+        home, capsys, tmp_path, monkeypatch):
+    """A search during ``crabsearch index`` waited 10 s (the writers' lock's wait for
+    ``index``) before searching what was committed, which it can always search (readers need no
+    lock). The refresh before a read waits ``READ_LOCK_WAIT`` (long enough for another search's
+    refresh of an appended line), then answers from what is committed and says so; ``index``
+    still waits ``LOCK_WAIT``."""
+    from crabsearch.index import store, writer
+
+    assert run(capsys, "index")[0] == 0
+    ClaudeSession(home, session_id="6d000000-0000-4000-8000-000000000000").user("cron, a third time").write()
+    waits = []
+
+    def recorded(root, wait=store.LOCK_WAIT):
+        waits.append(wait)
+        return store.write_lock(root, wait)
+
+    monkeypatch.setattr(writer, "write_lock", recorded)
+    with store.write_lock(tmp_path / "index") as held:  # another process's build holds it
+        assert held
+        code, out, err = run(capsys, "search", "cron", "--json")
+        assert code == 0 and len(json.loads(out)["hits"]) == 2  # what is committed
+        assert "another crabsearch is updating the index; searching what is committed" in err
+        assert waits == [store.READ_LOCK_WAIT] and store.READ_LOCK_WAIT < store.LOCK_WAIT
+    code, out, _ = run(capsys, "index", "--json")
+    assert code == 0 and waits[-1] == store.LOCK_WAIT and json.loads(out)["files_read"] == 1
+
+
+def test_an_index_directory_that_cannot_be_made_says_so_once(home, capsys, tmp_path, monkeypatch):
+    """An index directory that cannot be created at all (here under a file): ``search`` said it
+    was "searching what is already indexed", then "run `crabsearch index`", which fails the
+    same way; ``index --json`` printed nothing. Each says once that the index cannot be made,
+    and how to name a folder it can write."""
+    (tmp_path / "a-file").write_text("")
+    monkeypatch.setenv("CRABSEARCH_INDEX_DIR", str(tmp_path / "a-file" / "index"))
+    code, out, err = run(capsys, "search", "cron")
+    assert code == 1 and not out
+    assert err == (f"crabsearch: cannot create the index in {tmp_path / 'a-file' / 'index'} (Not a directory), so "
+                   "there is nothing to search: give --index-dir DIR (or CRABSEARCH_INDEX_DIR) naming a folder "
+                   "crabsearch can write\n")
+    code, out, err = run(capsys, "index", "--json")
+    assert code == 1 and json.loads(out)["error"].startswith("cannot create the index in") and "already" not in err
 
 
 def test_a_filter_name_with_no_value_is_noted_as_in_the_app(home, capsys):
@@ -295,6 +376,26 @@ def test_show_and_export_say_a_deleted_transcript_is_gone(home, capsys):
     assert "the transcript is gone (deleted or moved" in out and "could not be read" in err
 
 
+def test_show_and_export_mark_where_a_line_was_skipped(home, capsys):
+    """A line the reader skipped (a 17 MB paste) was marked only in the app's session view:
+    ``show``, ``show --json`` (a new key, ``skipped_lines``) and ``export`` list the messages
+    around it with no mark where it was."""
+    sid = skipping_session(home).session_id
+    code, out, err = run(capsys, "show", sid[:8])
+    assert code == 0, err
+    assert "grebe question\n\n⊘ line 2 skipped: broken JSON\n\n#2 assistant" in out
+    assert out.rstrip().endswith("the grebe answer\n\n⊘ line 4 skipped: broken JSON")
+    page = json.loads(run(capsys, "show", sid[:8], "--json")[1])
+    assert [(s["before"], s["line"], s["reason"]) for s in page["skipped_lines"]] == [
+        (1, 2, "broken JSON"), (2, 4, "broken JSON")]
+    first = json.loads(run(capsys, "show", sid[:8], "--json", "--limit", "1")[1])
+    assert [s["before"] for s in first["skipped_lines"]] == []  # before message #2: not on this page
+    code, out, _ = run(capsys, "export", sid[:8])
+    assert "the grebe question\n\n⊘ *line 2 skipped: broken JSON*\n\n### #2 Assistant" in out
+    assert out.endswith("⊘ *line 4 skipped: broken JSON*\n")
+    assert "line 4 skipped" not in run(capsys, "export", sid[:8], "--to", "1")[1]
+
+
 def test_show_and_export_read_messages_appended_since_the_last_refresh(home, capsys):
     """``show`` and ``export`` refresh first, as ``search`` does: a message appended to the
     transcript after the last search is listed (it was missing until the next search); with
@@ -372,14 +473,12 @@ def test_version():
     assert done.returncode == 0 and done.stdout.strip() == f"crabsearch {__version__}"
 
 
-def test_an_unreadable_project_directory_is_named_by_index_and_status():
-    """A project directory crabsearch cannot list (``chmod 000``, another user's) was skipped
-    without a word, while an unreadable file is named: ``index`` (stderr and ``--json``'s
-    ``unreadable_dirs``) and ``status`` (text and JSON) name it now, and the other sessions are
-    indexed. Run as an unprivileged user: root reads any directory (``setpriv`` drops to nobody)."""
+def _as_nobody(base, home):
+    """A function running ``crabsearch ARGS`` on ``home`` (index in ``base/index``) as an
+    unprivileged user, returning the ``CompletedProcess``: root reads any directory (``setpriv``
+    drops to nobody). Skips the test when that is not possible."""
     import os
     import shutil
-    import tempfile
     from pathlib import Path
 
     drop = []
@@ -387,34 +486,56 @@ def test_an_unreadable_project_directory_is_named_by_index_and_status():
         if shutil.which("setpriv") is None:
             pytest.skip("setpriv is needed to run as another user")
         drop = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+    env = {"PATH": os.environ.get("PATH", ""), "HOME": str(home), "CRABSEARCH_NO_SERVER": "1",
+           "CRABSEARCH_INDEX_DIR": str(base / "index"), "CRABSEARCH_CONFIG": str(base / "none.toml"),
+           "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+
+    def cli(*argv):
+        return subprocess.run([*drop, sys.executable, "-m", "crabsearch", *argv], env=env, capture_output=True,
+                              text=True, timeout=120)
+    return cli
+
+
+def _open_to_all(base):
+    """Everything under ``base`` readable and writable by anyone (for :func:`_as_nobody`)."""
+    for p in [base, *base.rglob("*")]:
+        p.chmod(0o777 if p.is_dir() else 0o666)
+
+
+def _remove(base):
+    """Delete ``base``, whatever modes a test left in it."""
+    import shutil
+
+    for p in [base, *base.rglob("*")]:
+        try:
+            p.chmod(0o700)
+        except OSError:
+            pass
+    shutil.rmtree(base, ignore_errors=True)
+
+
+def test_an_unreadable_project_directory_is_named_by_index_and_status():
+    """A project directory crabsearch cannot list (``chmod 000``, another user's) was skipped
+    without a word, while an unreadable file is named: ``index`` (stderr and ``--json``'s
+    ``unreadable_dirs``) and ``status`` (text and JSON) name it now, and the other sessions are
+    indexed. Run as an unprivileged user: root reads any directory."""
+    import tempfile
+    from pathlib import Path
+
     base = Path(tempfile.mkdtemp(prefix="crabsearch-unreadable-"))
     try:
-        base.chmod(0o777)
         home = base / "home"
         ClaudeSession(home, session_id="5c0375b4-57a5-4f26-b12d-d022ee4e51b7", cwd="/home/dev/open").user(
             "the cron job runs twice").write()
         hidden = ClaudeSession(home, session_id="6d000000-0000-4000-8000-000000000000", cwd="/home/dev/closed")
         hidden.user("the cron job in the closed project").write()
-        for p in [base, *base.rglob("*")]:
-            p.chmod(0o777 if p.is_dir() else 0o666)
+        _open_to_all(base)
         hidden.path.parent.chmod(0)
-        env = {"PATH": os.environ.get("PATH", ""), "HOME": str(home), "CRABSEARCH_NO_SERVER": "1",
-               "CRABSEARCH_INDEX_DIR": str(base / "index"), "CRABSEARCH_CONFIG": str(base / "none.toml"),
-               "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
-
-        def cli(*argv):
-            return subprocess.run([*drop, sys.executable, "-m", "crabsearch", *argv], env=env, capture_output=True,
-                                  text=True, timeout=120)
-
+        cli = _as_nobody(base, home)
         index, status = cli("index", "--json"), cli("status", "--json")
         text_index, text_status = cli("index"), cli("status")
     finally:
-        for p in [base, *base.rglob("*")]:
-            try:
-                p.chmod(0o700)
-            except OSError:
-                pass
-        shutil.rmtree(base, ignore_errors=True)
+        _remove(base)
     where = str(hidden.path.parent)
     assert index.returncode == 0, index.stderr
     data = json.loads(index.stdout)
@@ -423,6 +544,83 @@ def test_an_unreadable_project_directory_is_named_by_index_and_status():
     assert json.loads(status.stdout)["unreadable_dirs"] == [{"path": where, "error": "Permission denied"}]
     listed = f"unreadable directories (their transcripts are skipped):\n  {where}: Permission denied"
     assert listed in text_status.stdout
+
+
+def test_a_directory_made_unreadable_keeps_its_indexed_sessions():
+    """A transcript that cannot be listed right now is not a deleted one: after ``chmod 000`` of a
+    project directory, ``index`` removed its 16 indexed sessions (``search skills`` then answered
+    with a spelling suggestion) and read them all again once it was readable. Now they stay
+    searchable, ``index`` says it kept them, and nothing is read again afterwards."""
+    import tempfile
+    from pathlib import Path
+
+    base = Path(tempfile.mkdtemp(prefix="crabsearch-unreadable-"))
+    try:
+        home = base / "home"
+        ClaudeSession(home, cwd="/home/dev/open").user("the cron job runs twice").write()
+        hidden = ClaudeSession(home, cwd="/home/dev/closed")
+        hidden.user("the hobgoblin skills list").write()
+        _open_to_all(base)
+        cli = _as_nobody(base, home)
+        first = cli("index", "--json")
+        hidden.path.parent.chmod(0)
+        closed = cli("index", "--json")
+        found = cli("search", "hobgoblin", "--json", "--no-refresh")
+        hidden.path.parent.chmod(0o777)
+        reopened = cli("index", "--json")
+    finally:
+        _remove(base)
+    assert first.returncode == 0 and json.loads(first.stdout)["files_read"] == 2, first.stderr
+    data = json.loads(closed.stdout)
+    assert data["files_removed"] == 0 and data["files_kept"] == 1 and data["unreadable_dirs"]
+    assert [h["session_id"] for h in json.loads(found.stdout)["hits"]] == [hidden.session_id]
+    again = json.loads(reopened.stdout)
+    assert again["files_read"] == 0 and again["files_removed"] == 0 and again["files_kept"] == 0
+
+
+def test_a_transcript_made_unreadable_after_indexing_is_named_by_status_and_show():
+    """A transcript made unreadable after it was indexed (``chmod 000`` changes no size or mtime,
+    so no refresh tries it): ``show`` said it "changed since it was indexed" and ``status`` did
+    not list it. Now ``show`` says it cannot be read, and ``status`` lists it as unreadable."""
+    import tempfile
+    from pathlib import Path
+
+    base = Path(tempfile.mkdtemp(prefix="crabsearch-unreadable-"))
+    try:
+        home = base / "home"
+        s = ClaudeSession(home, cwd="/home/dev/open").user("the cron job runs twice")
+        s.write()
+        _open_to_all(base)
+        cli = _as_nobody(base, home)
+        cli("index")
+        s.path.chmod(0)
+        show, status = cli("show", s.session_id[:8]), cli("status", "--json")
+    finally:
+        _remove(base)
+    assert show.returncode == 0 and "[message unavailable: the transcript cannot be read (Permission denied)]" in \
+        show.stdout, show.stderr
+    assert {"path": str(s.path), "error": "Permission denied"} in json.loads(status.stdout)["unreadable_files"]
+
+
+def test_a_broken_config_file_keeps_what_its_folders_found(home, capsys, monkeypatch, tmp_path):
+    """A config file that cannot be read means defaults for that run (no ``[sources]`` folders):
+    that run deleted the sessions those folders had found, until a later run read them again.
+    Now they stay, and the next run with the good config reads nothing again."""
+    backup = tmp_path / "backup"
+    CodexSession(backup).user("the backup session about herons").write()
+    good, bad = tmp_path / "good.toml", tmp_path / "bad.toml"
+    good.write_text(f'[sources]\ncodex = ["{backup / ".codex"}"]\n')
+    bad.write_text("this is [ not toml")
+    monkeypatch.setenv("CRABSEARCH_CONFIG", str(good))
+    assert run(capsys, "index")[0] == 0
+    monkeypatch.setenv("CRABSEARCH_CONFIG", str(bad))
+    code, out, err = run(capsys, "search", "cron", "--json")
+    assert code == 0 and "using defaults" in err
+    monkeypatch.setenv("CRABSEARCH_CONFIG", str(good))
+    code, out, _ = run(capsys, "search", "herons", "--json", "--no-refresh")
+    assert len(json.loads(out)["hits"]) == 1
+    code, out, _ = run(capsys, "index", "--json")
+    assert json.loads(out)["files_read"] == 0 and json.loads(out)["files_removed"] == 0
 
 
 def test_search_finds_a_session_by_the_start_of_its_id_as_show_does(home, capsys):
@@ -444,7 +642,7 @@ def test_status_names_the_agents_that_found_nothing_on_one_line(home, capsys, mo
     assert code == 0 and "Claude Code: 1 transcript found" in out and "Codex CLI: 1 transcript found" in out
     assert "0 transcripts found" not in out and "(not found)" not in out
     [line] = [line for line in out.splitlines() if line.startswith("no transcripts found for ")]
-    assert "Gemini CLI, OpenClaw" in line and "SpecStory" in line and "Claude" not in line
+    assert "Gemini CLI, OpenClaw" in line and "SpecStory" in line and "Claude Code" not in line
     monkeypatch.setenv("GEMINI_CLI_HOME", str(tmp_path / "elsewhere"))
     code, out, _ = run(capsys, "status")
     assert "Gemini CLI: 0 transcripts found" in out and f"{tmp_path / 'elsewhere'}" in out
@@ -453,4 +651,4 @@ def test_status_names_the_agents_that_found_nothing_on_one_line(home, capsys, mo
     code, out, _ = run(capsys, "status")
     assert "opencode" in next(line for line in out.splitlines() if line.startswith("no transcripts"))
     code, out, _ = run(capsys, "status", "--json")
-    assert len(json.loads(out)["agents"]) == 12
+    assert [a["agent"] for a in json.loads(out)["agents"]] == list(AGENTS)

@@ -96,6 +96,17 @@ def test_claude_session(home, capsys):
     assert "`````\n" + BREAKOUT + "\n`````\n" in out
 
 
+def test_a_title_from_a_markdown_heading_is_exported_without_its_marks(home, capsys):
+    """A first prompt opening with a heading exported as ``# # Deploy plan``; its title is the
+    heading's text, and a long one (cut at 80 in the index) is exported whole."""
+    heading = "Zephyrquokka deploy plan for " + "the health check and the express bump " * 3
+    ClaudeSession(home, session_id="a11ce000-1111-4222-8333-000000000001").user(
+        f"# {heading.strip()}\n\nPlease help").write()
+    code, out, err = run(capsys, "export", "a11ce000")
+    assert code == 0, err
+    assert out.startswith(f"# {heading.strip()}\n")
+
+
 def test_codex_session_and_no_redact(home, capsys):
     code, out, _ = run(capsys, "export", CODEX[:8])
     assert code == 0 and "**Agent:** codex" in out
@@ -143,27 +154,24 @@ def test_output_that_is_not_a_file_name_is_said_plainly_and_nothing_is_written(h
     assert (work / "notes.txt").read_text() == "mine"
 
 
-def test_output_file_gets_the_mode_the_umask_gives(home, tmp_path, capsys):
-    """A fresh-user trial: ``export -o FILE`` made FILE 0600 whatever the umask; a file the user
-    asks for is made as ``open(FILE, "w")`` makes it (0644 with umask 022), and keeps its mode
-    when it is there already."""
+def test_output_file_is_private_as_the_apps_exports_are(home, tmp_path, capsys):
+    """``export -o FILE`` made FILE with the umask's mode (0644 with umask 022) while the app's
+    exports were 0600: one rule now, a new export is 0600 whatever the umask (it holds
+    conversation text), and an existing FILE keeps the mode its owner gave it."""
     out = tmp_path / "out"
     out.mkdir()
     old = os.umask(0o022)
     try:
         assert run(capsys, "export", CLAUDE, "-o", str(out / "s.md"))[0] == 0
-        assert stat.S_IMODE((out / "s.md").stat().st_mode) == 0o644
+        assert stat.S_IMODE((out / "s.md").stat().st_mode) == 0o600
         os.chmod(out / "s.md", 0o640)
         assert run(capsys, "export", CLAUDE, "-o", str(out / "s.md"))[0] == 0
         assert stat.S_IMODE((out / "s.md").stat().st_mode) == 0o640
         assert run(capsys, "export", CLAUDE, "--no-redact", "-o", str(out / "unmasked.md"))[0] == 0
-        assert stat.S_IMODE((out / "unmasked.md").stat().st_mode) == 0o600  # its secrets are not masked
-        os.umask(0o077)
-        assert run(capsys, "export", CLAUDE, "-o", str(out / "private.md"))[0] == 0
-        assert stat.S_IMODE((out / "private.md").stat().st_mode) == 0o600
+        assert stat.S_IMODE((out / "unmasked.md").stat().st_mode) == 0o600
     finally:
         os.umask(old)
-    assert sorted(p.name for p in out.iterdir()) == ["private.md", "s.md", "unmasked.md"]  # no temporary file left
+    assert sorted(p.name for p in out.iterdir()) == ["s.md", "unmasked.md"]  # no temporary file left
 
 
 def test_never_overwrites_the_transcript(home, capsys):

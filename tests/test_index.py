@@ -135,6 +135,68 @@ def test_vanished_file_documents_are_deleted(tmp_path):
     assert hits_for(tmp_path, "axolotl") == []
 
 
+def test_a_run_pointed_elsewhere_keeps_what_other_folders_found(tmp_path):
+    """One index, several views of what exists: ``CODEX_HOME=/mnt/backup/.codex crabsearch``
+    (the README's example) found only the backup's rollout and deleted the home's sessions,
+    which the next plain run read again from the start. Neither run deletes what the other
+    found while its files are there: the plain run after reads nothing again and keeps the
+    backup's session."""
+    home, backup = tmp_path / "home", tmp_path / "backup"
+    CodexSession(home).user("the home session about pelicans").write()
+    CodexSession(home).user("another home session about pelicans").write()
+    CodexSession(backup).user("the backup session about herons").write()
+    plain = make_indexer(home, tmp_path)
+    plain.refresh()
+    pointed = Indexer(tmp_path / "index", env={"HOME": str(home), "CODEX_HOME": str(backup / ".codex")})
+    report = pointed.refresh()
+    assert report.files_removed == 0 and report.files_kept == 2 and report.files_read == 1
+    assert len(hits_for(tmp_path, "pelicans")) == 2 and len(hits_for(tmp_path, "herons")) == 1
+    again = plain.refresh()
+    assert again.files_read == 0 and again.files_removed == 0 and again.files_kept == 1
+    assert len(hits_for(tmp_path, "pelicans")) == 2 and len(hits_for(tmp_path, "herons")) == 1
+
+
+def test_a_deleted_transcript_goes_even_when_its_folder_was_not_looked_in(tmp_path):
+    """What keeps an indexed transcript that a run did not find is its file: once deleted, the
+    run pointed elsewhere deletes its documents too (its ``stat`` says it does not exist)."""
+    home, backup = tmp_path / "home", tmp_path / "backup"
+    gone = CodexSession(home).user("a deleted session about pelicans").write()
+    CodexSession(backup).user("the backup session about herons").write()
+    make_indexer(home, tmp_path).refresh()
+    gone.unlink()
+    report = Indexer(tmp_path / "index", env={"HOME": str(home), "CODEX_HOME": str(backup / ".codex")}).refresh()
+    assert report.files_removed == 1 and report.files_kept == 0
+    assert hits_for(tmp_path, "pelicans") == []
+
+
+def test_a_transcript_found_under_another_name_is_indexed_once(tmp_path):
+    """A folder reached through a symlink one run and directly the next is one set of files: the
+    documents of the old names go (the same device and inode), the session is not listed twice."""
+    home, real = tmp_path / "home", tmp_path / "real"
+    CodexSession(real).user("a session about pelicans").write()
+    home.mkdir()
+    (home / ".codex").symlink_to(real / ".codex")
+    make_indexer(home, tmp_path).refresh()
+    report = Indexer(tmp_path / "index", env={"HOME": str(home), "CODEX_HOME": str(real / ".codex")}).refresh()
+    assert report.files_removed == 1 and report.files_kept == 0
+    assert len(hits_for(tmp_path, "pelicans")) == 1
+    assert Engine(tmp_path / "index").doc_count() == 1
+
+
+def test_a_transcript_replaced_by_a_fifo_leaves_the_index(tmp_path):
+    """A FIFO or a directory where a transcript was is no transcript (discovery passes it over,
+    and it is never opened): its documents go, as a deleted file's do."""
+    home = tmp_path / "home"
+    path = ClaudeSession(home).user("ephemeral axolotl").write()
+    idx = make_indexer(home, tmp_path)
+    idx.refresh()
+    path.unlink()
+    os.mkfifo(path)
+    report = idx.refresh()
+    assert report.files_removed == 1 and report.files_kept == 0
+    assert hits_for(tmp_path, "axolotl") == []
+
+
 def test_schema_version_mismatch_rebuilds(tmp_path):
     home = tmp_path / "home"
     ClaudeSession(home).user("the ocelot").write()

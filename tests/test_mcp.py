@@ -24,7 +24,7 @@ from crabsearch.mcp_tools import (ENVELOPE_BYTES, LIST_TEXT_CAP, MAX_HITS, MAX_P
 from crabsearch.search import Engine
 from crabsearch.sources import SOURCES
 
-from builders import ClaudeSession, CodexSession, unwritable
+from builders import ClaudeSession, CodexSession, skipping_session, unwritable
 from secret_samples import _SK_PROJ
 
 CRON = "5c0375b4-57a5-4f26-b12d-d022ee4e51b7"
@@ -282,6 +282,39 @@ def test_one_window_too_large_alone_is_narrowed_around_the_hit(tmp_path):
     assert kept == list(range(kept[0], kept[-1] + 1)) and abs((10 - kept[0]) - (kept[-1] - 10)) <= 1
 
 
+def test_a_filter_that_matches_no_session_is_named(door):
+    """``search_sessions`` with ``project: "nope"`` answered "No sessions match 'cron'." as if the
+    words had found nothing: the note says which filter matched no session at all."""
+    async def calls(client, schemas):
+        data, text = await call(client, schemas, "search_sessions", query="cron", project="nope")
+        assert data["hits"] == [] and "project:nope matches no session" in data["notes"]
+        assert text.startswith("(project:nope matches no session)")
+        data, _ = await call(client, schemas, "search_sessions", query="zzzzqqqq", project="webapp")
+        assert not any("matches no session" in n for n in data["notes"])  # webapp has sessions
+
+    run(door, calls)
+
+
+def test_list_messages_marks_where_a_line_was_skipped(tmp_path):
+    """A line the reader skipped (a 17 MB paste) left no mark in ``list_messages``: the messages
+    around it were listed as if nothing was there. ``skipped_lines`` (a new key) and the text
+    block say where each one was, among the messages of the page."""
+    home = tmp_path / "home"
+    sid = skipping_session(home).session_id
+    Indexer(tmp_path / "index", env={"HOME": str(home)}).refresh()
+
+    async def calls(client, schemas):
+        page, text = await call(client, schemas, "list_messages", session_id=sid[:8])
+        assert [(s["before"], s["line"], s["text"]) for s in page["skipped_lines"]] == [
+            (1, 2, "line 2 skipped: broken JSON"), (2, 4, "line 4 skipped: broken JSON")]
+        assert "the grebe question\n\n⊘ line 2 skipped: broken JSON\n\n[assistant #1]" in text
+        assert "the grebe answer\n\n⊘ line 4 skipped: broken JSON\n" in text
+        page, _ = await call(client, schemas, "list_messages", session_id=sid[:8], offset=0, limit=1)
+        assert page["skipped_lines"] == []
+
+    run(make_door(home, tmp_path / "index"), calls)
+
+
 def test_list_messages_pages_to_the_end_by_prefix(door):
     async def calls(client, schemas):
         seen, offset = [], 0
@@ -528,7 +561,7 @@ def test_no_transcripts_at_all_is_said_not_answered_as_no_match(tmp_path):
         assert f"({note})" in shown
 
 
-def test_an_index_directory_that_cannot_be_made_is_an_error_not_no_match(indexed, tmp_path):
+def test_an_index_directory_that_cannot_be_made_is_an_error_not_no_match(indexed, tmp_path, caplog):
     """``--index-dir`` naming a folder that cannot be made (here under a file): every tool says
     so as an error (they answered "No sessions match" and an empty list)."""
     home, _ = indexed
@@ -541,6 +574,10 @@ def test_an_index_directory_that_cannot_be_made_is_an_error_not_no_match(indexed
     for text in run(make_door(home, tmp_path / "a-file" / "index"), calls):
         assert text.startswith(f"crabsearch cannot create its index in {tmp_path / 'a-file' / 'index'} "
                                "(Not a directory), so it has nothing to search")
+    # its log line said "searching what is already indexed", of an index that does not exist
+    logged = " ".join(r.getMessage() for r in caplog.records)
+    assert f"cannot create the index in {tmp_path / 'a-file' / 'index'} (Not a directory)" in logged
+    assert "already indexed" not in logged
 
 
 def test_an_index_that_cannot_be_updated_is_searched_with_a_note(tmp_path):

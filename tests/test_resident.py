@@ -127,6 +127,41 @@ def test_package_stamp_changes_when_a_file_changes(tmp_path):
     assert resident.package_stamp(str(tmp_path))[1] == 3
 
 
+def test_a_kept_engine_reads_a_transcript_again_once_it_can_be_opened(tmp_path, monkeypatch, capsys):
+    """The resident server keeps its engines between requests (``cli.KEPT``): a message that
+    could not be read back (the transcript made unreadable, ``chmod 000``) stayed unavailable
+    once the file could be read again (its size and mtime unchanged: no refresh reopens the
+    engine, ``crabsearch index`` did not help), and the message blamed a change. It now says the
+    file cannot be read, and the next request reads it again. The ``open`` fails as the kernel
+    fails it for another user's file (``EACCES``): root reads any file."""
+    import errno
+
+    from crabsearch import cli
+    from source_checks import run_cli
+
+    home, sid = tmp_path / "home", "155715ec-0000-4000-8000-000000000000"
+    path = ClaudeSession(home, session_id=sid).user("the cron job runs twice").assistant("Two entries.").write()
+    for name, value in (("HOME", home), ("CRABSEARCH_INDEX_DIR", tmp_path / "index"),
+                        ("CRABSEARCH_CONFIG", tmp_path / "none.toml")):
+        monkeypatch.setenv(name, str(value))
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    monkeypatch.setattr(cli, "KEPT", {})
+    assert run_cli(capsys, "index")[0] == 0
+    real_open = os.open
+
+    def denied(name, *args, **kwargs):
+        if os.fspath(name) == str(path):
+            raise PermissionError(errno.EACCES, "Permission denied", os.fspath(name))
+        return real_open(name, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", denied)
+    code, out, _ = run_cli(capsys, "show", sid[:8], "--limit", "1")
+    assert code == 0 and "[message unavailable: the transcript cannot be read (Permission denied)]" in out
+    monkeypatch.setattr(os, "open", real_open)
+    code, out, _ = run_cli(capsys, "show", sid[:8], "--limit", "1")
+    assert code == 0 and "the cron job runs twice" in out and "unavailable" not in out
+
+
 # -- a real server, in its own process ----------------------------------------------------------
 
 

@@ -267,11 +267,32 @@ def test_command_with_arguments_titles_a_session_without_prompts(tmp_path):
     assert SRC.read(p2).session.title == "Fix issue 1423"
 
 
-def test_no_prompt_means_no_title(tmp_path):
+def test_a_session_of_bare_commands_is_titled_by_its_first_command(tmp_path):
+    """A session whose only input is ``/init`` was ``(untitled)``; Claude Code's resume list shows
+    the first command there (2.1.332, ``yLt`` in ``chunk-fn7g10bh.js``: a ``<command-name>`` is
+    remembered as ``commandFallback`` and used when no prompt follows), so the title is it.
+    A command with arguments still comes first (the arguments say what it was about)."""
     p = write_jsonl(tmp_path / "c.jsonl", user("<command-name>/mcp</command-name>"),
-                    user("<local-command-stdout>No MCP servers configured.</local-command-stdout>", "u2"))
+                    user("<local-command-stdout>No MCP servers configured.</local-command-stdout>", "u2"),
+                    user("<command-name>/init</command-name><command-args></command-args>", "u3"))
     s = SRC.read(p).session
-    assert s.title is None and s.anchor_index == 0 and s.message_count == 2
+    assert s.title == "/mcp" and s.anchor_index == 0 and s.message_count == 3
+    p2 = write_jsonl(tmp_path / "c2.jsonl", *[json.loads(x) for x in p.read_text().splitlines()],
+                     user("<command-name>/review</command-name><command-args>PR 12</command-args>", "u4"))
+    s = SRC.read(p2).session
+    assert s.title == "/review PR 12" and s.anchor_index == 3
+
+
+def test_a_prompt_that_opens_with_a_markdown_heading_is_titled_by_its_text(tmp_path):
+    """``# Zephyrquokka deploy plan`` as a first prompt's first line titled the row ``#
+    Zephyrquokka deploy plan`` and the export's heading ``# # Zephyrquokka deploy plan``: the
+    heading marks are markup, not the title (``base.heading_text``, every agent's first-prompt
+    title)."""
+    p = write_jsonl(tmp_path / "c.jsonl", user("## Zephyrquokka deploy plan ##\n\nPlease fix the health check"),
+                    user("#hashtags stay", "u2"))
+    assert SRC.read(p).session.title == "Zephyrquokka deploy plan"
+    p2 = write_jsonl(tmp_path / "c2.jsonl", user("#\n#hashtags stay"))
+    assert SRC.read(p2).session.title == "#hashtags stay"
 
 
 def test_classify():
@@ -285,7 +306,8 @@ def test_classify():
     assert (cmd.role, cmd.label, cmd.text, cmd.prompt, cmd.fallback) == (
         Role.USER, "user", "/orchestrator @CLAUDE.md build the plan", False, True)
     bare = classify("<command-name>/exit</command-name>\n<command-message>exit</command-message>\n<command-args></command-args>")
-    assert (bare.role, bare.text, bare.prompt, bare.fallback) == (Role.USER, "/exit", False, False)
+    assert (bare.role, bare.text, bare.prompt, bare.fallback, bare.last_resort) == (Role.USER, "/exit", False, False,
+                                                                                  True)
     bang = classify("<bash-input>npm run e2e</bash-input>")
     assert (bang.role, bang.label, bang.text, bang.prompt, bang.fallback) == (Role.USER, "user", "! npm run e2e", False, False)
     assert classify("<bash-input>  </bash-input>") is None

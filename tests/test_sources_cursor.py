@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import sqlite3
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -16,6 +17,7 @@ from crabsearch.sources.cursor import SOURCE, unslug
 
 from source_checks import CORPUS, assert_incremental, assert_read_back, cli_ok
 from all_agents import Expect, prompt_of, reply_of, write_jsonl
+from secret_samples import _STRIPE_LIVE
 
 LINES = [
     {"role": "user", "message": {"content": [{"type": "text", "text":
@@ -108,8 +110,9 @@ def test_discovery(tmp_path):
     write(tmp_path / "h2", tmp_path / "c", "env")
     other = tmp_path / "h2" / ".cursor"
     assert [p.name for p in SOURCE.discover({"CURSOR_CONFIG_DIR": str(other)}, home)] == ["env.jsonl"]
-    assert SOURCE.roots({"CURSOR_CONFIG_DIR": str(other)}, home) == [other]
-    assert SOURCE.roots({}, home) == [home / ".cursor"]
+    assert SOURCE.roots({"CURSOR_CONFIG_DIR": str(other)}, home)[0] == other
+    assert SOURCE.roots({}, home) == [home / ".cursor", home / ".config" / "Cursor" / "User",
+                                      home / "Library" / "Application Support" / "Cursor" / "User"]
 
 
 @pytest.mark.skipif(not (CORPUS / "others" / "cursor").is_dir(), reason="corpus not present")
@@ -143,6 +146,150 @@ def test_cli_end_to_end(tmp_path, monkeypatch, capsys):
     assert texts[0] == "why does the cron job run twice?" and "0 0 * * * backup.sh" in texts
     cursor = next(a for a in json.loads(run("status", "--json"))["agents"] if a["agent"] == "cursor")
     assert cursor["files_found"] == 1 and cursor["sessions"] == 1
+
+
+# -- the editor's chats (composer): cursorDiskKV of globalStorage/state.vscdb ------------------------
+
+COMPOSER_ID = "c0ffee00-1111-4222-8333-444455556666"
+_STRIPE = _STRIPE_LIVE
+
+
+def kv_store(path: Path, values: dict, items: dict | None = None) -> Path:
+    """A ``state.vscdb`` as VS Code's storage service lays it out (``ItemTable``, Cursor's
+    ``cursorDiskKV``), values JSON text."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with sqlite3.connect(path) as con:
+        con.execute("CREATE TABLE IF NOT EXISTS ItemTable (key TEXT UNIQUE ON CONFLICT REPLACE, value BLOB)")
+        con.execute("CREATE TABLE IF NOT EXISTS cursorDiskKV (key TEXT UNIQUE ON CONFLICT REPLACE, value BLOB)")
+        for key, value in values.items():
+            con.execute("INSERT INTO cursorDiskKV VALUES (?, ?)", (key, value if isinstance(value, str) else json.dumps(value)))
+        for key, value in (items or {}).items():
+            con.execute("INSERT INTO ItemTable VALUES (?, ?)", (key, json.dumps(value)))
+    return path
+
+
+def composer_values(cid=COMPOSER_ID, name="Speed up the tamarin build", secret=_STRIPE):
+    bubbles = [
+        {"_v": 3, "type": 1, "bubbleId": "b1", "text": f"why is the tamarin build slow? {secret}",
+         "createdAt": "2026-03-14T10:00:00.000Z", "workspaceProjectDir": "/home/dev/tamarin"},
+        {"_v": 3, "type": 2, "bubbleId": "b2", "thinking": {"text": "cache misses"}, "text": "Let me profile it.",
+         "createdAt": "2026-03-14T10:00:05.000Z",
+         "toolFormerData": {"name": "run_terminal_cmd", "toolCallId": "tc1", "rawArgs": '{"command": "make -j"}',
+                            "result": "real 9m12s ocelotoutput", "status": "completed"}},
+        {"_v": 3, "type": 2, "bubbleId": "b3", "text": "Enable ccache.", "createdAt": "2026-03-14T10:01:00.000Z"},
+        {"_v": 3, "type": 7, "bubbleId": "b4", "text": "a kind Cursor may add"},
+        {"_v": 3, "type": 1, "bubbleId": "b5", "rawText": "thanks", "createdAt": "2026-03-14T10:02:00.000Z"},
+    ]
+    headers = [{"bubbleId": b["bubbleId"], "type": b["type"]} for b in bubbles] + [
+        {"bubbleId": "gone", "type": 2}, {"bubbleId": "empty", "type": 2}, {"bubbleId": "broken", "type": 2}]
+    values = {f"composerData:{cid}": {"_v": 3, "composerId": cid, "name": name, "createdAt": 1773482400000,
+                                       "lastUpdatedAt": 1773482520000, "fullConversationHeadersOnly": headers},
+              f"bubbleId:{cid}:empty": "null", f"bubbleId:{cid}:broken": "{not json"}
+    values.update({f"bubbleId:{cid}:{b['bubbleId']}": b for b in bubbles})
+    return values
+
+
+def editor_store(home: Path) -> Path:
+    return home / ".config" / "Cursor" / "User" / "globalStorage" / "state.vscdb"
+
+
+def test_composer_chats_are_read_from_the_editor_store(tmp_path):
+    db = kv_store(editor_store(tmp_path), {**composer_values(), "composerData:draft-1": {"composerId": "draft-1",
+                                                                                        "fullConversationHeadersOnly": []}})
+    [unit] = [u for u in SOURCE.discover({}, tmp_path) if "#" in str(u)]
+    assert unit == Path(f"{db}#{COMPOSER_ID}")  # a draft without messages is not listed
+    r = SOURCE.read(unit)
+    assert [(m.role, m.label, m.text, m.tool_name) for m in r.messages] == [
+        (Role.USER, "user", f"why is the tamarin build slow? {_STRIPE}", None),
+        (Role.ASSISTANT, "thinking", "cache misses", None),
+        (Role.ASSISTANT, "assistant", "Let me profile it.", None),
+        (Role.ASSISTANT, "tool-call:run_terminal_cmd", '{"command": "make -j"}', "run_terminal_cmd"),
+        (Role.TOOL, "tool:run_terminal_cmd", "real 9m12s ocelotoutput", "run_terminal_cmd"),
+        (Role.ASSISTANT, "assistant", "Enable ccache.", None),
+        (Role.USER, "user", "thanks", None)]
+    assert r.stats.reasons == {"broken JSON": 1} and r.state["unknown_kinds"] == {"7": 1}
+    s = r.session
+    assert (s.agent, s.session_id, s.title, s.project, s.extra) == (
+        "cursor", COMPOSER_ID, "Speed up the tamarin build", "/home/dev/tamarin", {"app": "Cursor IDE"})
+    assert (s.started, s.updated) == (datetime(2026, 3, 14, 10, 0, tzinfo=timezone.utc),
+                                      datetime(2026, 3, 14, 10, 2, tzinfo=timezone.utc))
+    assert SOURCE.resume_command(s) is None and r.end_offset == 0
+    assert SOURCE.stat(str(unit))[1] == 1773482520000 * 10**6 and SOURCE.locate(str(unit), 0) is None
+    for m in r.messages:
+        assert SOURCE.message_text(SOURCE.load(str(unit), m.offset, m.length), m.part, m.label) == m.text
+
+
+def test_composer_workspace_inline_chats_and_transcript_twins(tmp_path):
+    home = tmp_path / "home"
+    inline = {"composerId": "old-1", "name": "", "createdAt": 1773400000000,
+              "conversation": [{"type": 1, "bubbleId": "x", "text": "an inline tamarin chat"},
+                               {"type": 2, "bubbleId": "y", "text": "inline answer"}]}
+    twin = "0b1c2d3e-aaaa-bbbb-cccc-111122223333"
+    db = kv_store(editor_store(home), {"composerData:old-1": inline, **composer_values(twin, name="twin")})
+    ws = home / ".config" / "Cursor" / "User" / "workspaceStorage" / "ab12"
+    kv_store(ws / "state.vscdb", {}, {"composer.composerData": {"allComposers": [{"composerId": "old-1"}]}})
+    (ws / "workspace.json").write_text(json.dumps({"folder": "file:///home/dev/old%20tamarin"}))
+    project = tmp_path / "proj"
+    project.mkdir()
+    transcript = write(home, project, twin)  # the same chat, also written as an agent transcript
+    units = list(SOURCE.discover({}, home))
+    assert units == [transcript, Path(f"{db}#old-1")]  # the twin is read once, from its transcript
+    r = SOURCE.read(units[1])
+    assert [m.text for m in r.messages] == ["an inline tamarin chat", "inline answer"]
+    assert (r.session.title, r.session.project) == ("an inline tamarin chat", "/home/dev/old tamarin")
+
+
+def test_an_editor_store_that_cannot_be_listed_is_counted(tmp_path):
+    store = editor_store(tmp_path)
+    store.parent.mkdir(parents=True)
+    store.write_bytes(b"garbage" * 500)
+    [unit] = list(SOURCE.discover({}, tmp_path))
+    assert unit == store
+    r = SOURCE.read(unit)
+    assert r.messages == [] and r.stats.reasons == {"unreadable database": 1}
+    older = kv_store(tmp_path / "old" / ".config" / "Cursor" / "User" / "globalStorage" / "state.vscdb", {})
+    with sqlite3.connect(older) as con:
+        con.execute("DROP TABLE cursorDiskKV")
+    assert list(SOURCE.discover({}, tmp_path / "old")) == []  # an older editor's store: nothing to read
+
+
+def test_composer_end_to_end(tmp_path, monkeypatch, capsys):
+    from store_checks import Seen, end_to_end
+
+    home = tmp_path / "home"
+    kv_store(editor_store(home), composer_values())
+    status = end_to_end(capsys, monkeypatch, tmp_path, home, Seen(
+        "cursor", COMPOSER_ID, "Speed up the tamarin build", "/home/dev/tamarin", None, "tamarin",
+        [f"why is the tamarin build slow? {_STRIPE}", "Let me profile it.", "Enable ccache.", "thanks"],
+        hidden=[_STRIPE], unindexed=["ocelotoutput"]))
+    assert (status["files_found"], status["sessions"], status["skipped_lines"]) == (1, 1, 1)
+    assert status["unknown_kinds"] == {"7": 1}
+
+
+def fuzz_units(home: Path) -> list:
+    """The all-agents transcript (JSONL) and an editor chat fuzzed field by field
+    (``tests/test_reader_fuzz.py``): the chat's records are its bubbles."""
+    from test_reader_fuzz import Unit, _touch, jsonl_unit
+
+    exp = all_agents_session(home / "cursor-fuzz-home", datetime(2026, 3, 8, tzinfo=timezone.utc))
+    units = [jsonl_unit("all-agents cursor", SOURCES["cursor"], exp.files[0])]
+    values = composer_values("fz")
+    bubbles = [v for k, v in values.items() if k.startswith("bubbleId:fz:") and isinstance(v, dict)]
+    path = home / "cursor-fuzz" / "globalStorage" / "state.vscdb"
+
+    def write(texts: list[str]) -> str:
+        if path.exists():
+            path.unlink()
+        kv = {"composerData:fz": values["composerData:fz"]}
+        kv.update({f"bubbleId:fz:{b['bubbleId']}": t for b, t in zip(bubbles, texts)})
+        kv_store(path, kv)
+        _touch(path)
+        return f"{path}#fz"
+
+    def parts(obj) -> list:
+        return [obj.get("bubble")] if isinstance(obj, dict) else [obj]
+
+    return units + [Unit("cursor composer", SOURCES["cursor"], bubbles, write, parts)]
 
 
 def all_agents_session(home: Path, t: datetime) -> Expect:

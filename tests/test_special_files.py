@@ -273,12 +273,13 @@ def test_show_export_and_windows_finish_when_transcripts_become_special(tmp_path
 
     Indexer(index_dir, env=all_agents_env(home, expects)).refresh()
     for exp in expects.values():
-        target = exp.files[0]
-        if kind == "fifo":
-            _fifo(target)
-        else:
-            target.unlink()
-            target.symlink_to("/dev/zero")
+        # the transcript; an agent keeping one file per event (OpenHands' events/): every one
+        for target in [f for f in exp.files if f.parent.name == "events" and f.is_file()] or exp.files[:1]:
+            if kind == "fifo":
+                _fifo(target)
+            else:
+                target.unlink()
+                target.symlink_to("/dev/zero")
     ids = {a: e.session_id for a, e in expects.items()}
     p = run_python(env, "-c", SCRIPT, json.dumps(ids), str(index_dir))
     assert p.returncode == 0, p.stderr

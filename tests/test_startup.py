@@ -18,7 +18,7 @@ from crabsearch.index.collect import SegmentKeys
 from crabsearch.index.layout import where
 from crabsearch.index.store import open_index
 from crabsearch.index.writer import Indexer
-from crabsearch.sources import AGENTS, SOURCES, Source
+from crabsearch.sources import AGENTS, SOURCES, Source, agent_of
 
 from builders import ClaudeSession, CodexSession
 
@@ -67,7 +67,7 @@ def _python_ok(code: str) -> None:
 
 
 def _readers(modules: set[str]) -> set[str]:
-    return {m.rpartition(".")[2] for m in modules if m.startswith("crabsearch.sources.")} & set(AGENTS)
+    return {agent_of(m.rpartition(".")[2]) for m in modules if m.startswith("crabsearch.sources.")} & set(AGENTS)
 
 
 def test_read_only_search_imports_no_writer_and_no_reader(built):
@@ -94,7 +94,7 @@ def test_agents_list_every_source_module_in_order():
         module = __import__(f"crabsearch.sources.{info.name}", fromlist=["SOURCE"])
         src = getattr(module, "SOURCE", None)
         if isinstance(src, Source):
-            assert src.agent == info.name, "a reader module is named after its agent"
+            assert src.agent == agent_of(info.name), "a reader module is named after its agent"
             found[src.agent] = src
     assert set(found) == set(AGENTS)
     assert list(AGENTS) == [s.agent for s in sorted(found.values(), key=lambda s: (s.order, s.agent))]

@@ -149,8 +149,44 @@ def test_the_count_line_marks_more_rows_and_names_the_repair():
     from crabsearch.tui.results import count_line
 
     hits = [H(route="all"), H(route="repair"), H(route="repair")]
-    assert count_line(hits, 100, more=True, fixed="config") == (
-        "1 session with every word in one message · 2+ showing results for config")
+    assert count_line(hits, 100, more=True, repair=("confg", "config")) == (
+        "1 session with every word in one message · 2+ for “config” instead of “confg”")
     assert count_line([H(route=None)], 100) == "1 session"
     assert count_line([H(route="all")] * 3, 100, one_word=True) == "3 sessions"  # nothing more to say
-    assert count_line([H(route="repair")], 100, fixed="cron", one_word=True) == "1 session showing results for cron"
+    assert count_line([H(route="repair")], 100, repair=("crno", "cron"), one_word=True) == (
+        "1 session for “cron” instead of “crno”")
+
+
+def test_the_count_line_says_the_repaired_query_at_every_width():
+    """At 45 columns or less a repair said ``1 as zephyrquokka``, and from 80 to 120 columns
+    ``7 sessions showing results for widget · 1 with some of the words``: the rows are for
+    "weekly widget", not "widget", and the CLI says "instead of widgt". Every form names the
+    whole query as searched, the widest the query as typed too."""
+    from types import SimpleNamespace as H
+
+    from crabsearch.tui.results import count_line
+
+    hits = [H(route="repair")] * 7 + [H(route="any")]
+    repair = ("weekly widgt", "weekly widget")
+    assert count_line(hits, 116, repair=repair) == (
+        "7 sessions for “weekly widget” instead of “weekly widgt” · 1 with some of the words")
+    assert count_line(hits, 76, repair=repair) == "7 sessions for “weekly widget” · 1 with some of the words"
+    assert count_line(hits, 56, repair=repair) == "7 for “weekly widget” · 1 some words"
+    assert count_line(hits, 34, repair=repair) == "7 spelling repaired · 1 some words"
+    one = ("zephyrquokkao", "zephyrquokka")
+    assert count_line([H(route="repair")], 41, repair=one, one_word=True) == "1 session for “zephyrquokka”"
+    assert count_line([H(route="repair")], 19, repair=one, one_word=True) == "1 spelling repaired"
+
+
+async def test_the_status_line_names_the_query_as_repaired(sample):
+    """The screen gives the count line the query's words as typed and as repaired, filters left
+    out."""
+    app = make_app(sample)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press(*"nightly crno agent:claude")
+        await settle(pilot)
+        assert status_line(app).startswith("1 session for “nightly cron” instead of “nightly crno” · ")
+        await pilot.resize_terminal(45, 30)
+        await settle(pilot)
+        assert status_line(app).startswith("1 for “nightly cron” · ")

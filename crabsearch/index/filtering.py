@@ -216,6 +216,23 @@ def filters(pq: ParsedQuery, *, sessions: bool, kind: bool = True, time: bool = 
     return [_zero(q) for q in out]
 
 
+def matching_nothing(searcher, pq: ParsedQuery) -> list[str]:
+    """The filters of ``pq`` that no document of the index matches on its own, as the query
+    language writes them (``project:nope``), in :data:`~crabsearch.filters.FILTERS` order:
+    which filter emptied a result (``since:``/``until:`` are not looked at: a time window
+    matching nothing says so plainly). A term filter costs a term lookup; ``project:/path``
+    walks the paths below it."""
+    out = []
+    for f in FILTERS.values():
+        value = pq.values.get(f.name)
+        if value is None or value is False or f.narrow.kind == "time":
+            continue
+        clause = _project(value) if f.narrow.kind == "project" else Term(f.narrow.field, value)
+        if not clause.matcher(searcher).is_active():
+            out.append(f"{f.name}:{value}")
+    return out
+
+
 def _project(project: str) -> Query:
     """``project:NAME`` (the working directory's last folder, any case) or ``project:/path``
     (the folder itself or anything below it, not ``/home/me/webapp-old`` for ``/home/me/webapp``)."""

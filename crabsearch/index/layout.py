@@ -47,6 +47,12 @@ def where(directory: Path) -> Path:
     return current_dir(directory) or Path(directory)
 
 
+def has_index(root: Path) -> bool:
+    """True when ``root`` holds an index (a current generation, or a legacy one), whether or not
+    it can be searched or written now."""
+    return current_dir(root) is not None or is_legacy(root)
+
+
 def is_legacy(root: Path) -> bool:
     """True when Whoosh files lie directly in ``root`` (an index made before generations)."""
     try:

@@ -6,6 +6,7 @@ directories; nothing is indexed or written.
 
 from __future__ import annotations
 
+import errno
 import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -44,6 +45,10 @@ class AgentStatus:
     messages: int = 0
     skipped_lines: int = 0
     files_not_regular: int = 0
+    files_kept: int = 0
+    """Indexed units this discovery did not find (found through other folders before: another
+    ``CODEX_HOME``, a config since changed; or in a directory that cannot be listed now): the
+    index keeps them while their files exist (``writer.Indexer.gone``)."""
     pointed: bool = False
     """True when the user pointed it at its folders: the config's ``[sources]`` for it, or its
     own environment variable (``CODEX_HOME``...) set."""
@@ -68,7 +73,9 @@ class Status:
     "error"}`` for files that could not be read at all, by path: those the last refresh failed to
     read (the manifest's errors), and what discovery finds named like a transcript that is not a
     regular file (``error``: ``not a regular file (FIFO)``, as ``files.NotRegularFile`` says; the
-    index never reads them). ``unknown_kinds``: record kinds a reader does not know (a new kind in
+    index never reads them), and the files found that this user cannot read now (``Permission
+    denied``: a ``chmod`` after they were read, which changes no size or mtime, so no refresh
+    tries them; their messages read as unavailable). ``unknown_kinds``: record kinds a reader does not know (a new kind in
     an agent's format), per agent and kind, ``{"agent", "kind",
     "records", "files", "example"}`` (``example``: the file holding the most of them), most records
     first. ``unreadable_dirs``: ``{"path", "error"}`` for the directories under an agent's root
@@ -108,7 +115,10 @@ class Status:
             lines.append(f"{a.display}: {found}, {_n(a.sessions, 'session')} "
                          f"and {_n(a.messages, 'message')} indexed, {_n(a.skipped_lines, 'line')} skipped"
                          + (f", {_n(a.files_not_regular, 'non-regular file')} skipped" if a.files_not_regular
-                            else ""))
+                            else "")
+                         + (f"; {_n(a.files_kept, 'indexed transcript')} not found in these folders now "
+                            f"(kept while {'its file exists' if a.files_kept == 1 else 'their files exist'})"
+                            if a.files_kept else ""))
             for root in a.roots:
                 lines.append(f"  looked in {root}" + ("" if Path(root).is_dir() else " (not found)"))
         missing = [a.display for a in self.agents if a.found_nothing]
@@ -155,23 +165,29 @@ def collect(indexer: Indexer, *, top: int = 20) -> Status:
         by_agent[src.agent] = AgentStatus(src.agent, src.display or src.agent,
                                           [str(r) for r in indexer.roots_of(src)], pointed=pointed)  # config dirs too
     holding: dict[str, set[str]] = {}
-    not_regular: dict[str, str] = {}  # path -> the error status shows
+    unreadable_now: dict[str, str] = {}  # path -> the error status shows
     with noting_not_regular() as kinds:  # discovery yields FIFOs and directories too (only stat-ed)
         found = indexer.discover()
     for src, path in found:
         if path in kinds:
             by_agent[src.agent].files_not_regular += 1
-            not_regular[path] = NotRegularFile(path, kinds[path]).strerror
+            unreadable_now[path] = NotRegularFile(path, kinds[path]).strerror
             continue
         by_agent[src.agent].files_found += 1
         holding.setdefault(src.agent, set()).add(container_of(path))
+    for files in holding.values():  # unreadable now, though unchanged since it was read (a chmod)
+        for path in files:
+            if os.path.isfile(path) and not os.access(path, os.R_OK):
+                unreadable_now[path] = os.strerror(errno.EACCES)
     for agent, files in holding.items():
         by_agent[agent].files_holding = len(files)
+    found_paths = {path for _, path in found}
     for path, e in manifest.files.items():
         a = by_agent.get(e.get("agent"))
         if a is None:
             continue
         a.files_indexed += 1
+        a.files_kept += path not in found_paths
         a.messages += e.get("messages", 0)
         session = e.get("session", bool(e.get("messages")))  # a titled, emptied session counts
         a.sessions += 1 if session else 0
@@ -185,7 +201,7 @@ def collect(indexer: Indexer, *, top: int = 20) -> Status:
     for f in status.skipped_files:
         f["places"] = places(f["path"], f["places"])
     status.agents = list(by_agent.values())
-    errors = {p: e.get("error") for p, e in manifest.errors.items()} | not_regular  # what it is now
+    errors = {p: e.get("error") for p, e in manifest.errors.items()} | unreadable_now  # what it is now
     status.unreadable_files = [{"path": p, "error": e} for p, e in sorted(errors.items())]
     status.unreadable_dirs = [{"path": p, "error": e} for p, e in sorted(indexer.unreadable_dirs.items())]
     status.unknown_kinds = unknown_kinds(manifest)

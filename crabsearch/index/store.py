@@ -34,8 +34,8 @@ from ..redact import RULES_VERSION
 from . import whoosh_fixes
 from .integrity import (  # noqa: F401 - re-exported: the engine's names for damage live here too
     DAMAGED, SEAL, IndexDamaged, checksum_problem, is_damage, mark_damaged, seal, seal_problem)
-from .layout import (CURRENT, GEN_PREFIX, INDEX_NAME, LAST_REFRESH, STAMP, current_dir, is_legacy,  # noqa: F401
-                     misplaced_current, misplaced_note, owned, where)
+from .layout import (CURRENT, GEN_PREFIX, INDEX_NAME, LAST_REFRESH, STAMP, current_dir, has_index,  # noqa: F401
+                     is_legacy, misplaced_current, misplaced_note, owned, where)
 from ..sources.base import READERS_VERSION
 from ..filters import indexed_fields
 from .schema import SCHEMA_VERSION, make_schema
@@ -49,6 +49,13 @@ without one cannot narrow by it): a change of any of them rebuilds."""
 whoosh_fixes.install()  # zero-copy segment reads, field lengths read once (see whoosh_fixes)
 
 LOCK_WAIT = 10.0  # seconds to wait for another process's write lock
+READ_LOCK_WAIT = 1.0
+"""Seconds the refresh before a read (``search``, ``show``, ``export``) waits for another
+process's write lock (:data:`LOCK_WAIT` for ``crabsearch index``). Searches never need the lock:
+they read what is committed, and a writer commits in batches. Waiting only lets the read see the
+other writer's last commit: a refresh of what an agent just appended (another search's, the
+resident server's) holds the lock for a fraction of a second, while a build holds it for minutes,
+and a search during ``crabsearch index`` waited the whole 10 s for nothing."""
 WRITE_LOCK = "crabsearch-write.lock"
 RETIRED = "crabsearch-retired"
 """Left in a generation when a swap replaced it; it is removed :data:`GRACE` seconds later, so a
@@ -65,6 +72,18 @@ def why_unwritable(exc: BaseException) -> str:
     permitted``, also through an :class:`IndexError_` made from one), else ``exc``'s message."""
     cause = exc if isinstance(exc, OSError) else exc.__cause__
     return (cause.strerror if isinstance(cause, OSError) else None) or str(exc) or type(exc).__name__
+
+
+def cannot_update(root: Path, exc: BaseException, doing: str) -> str:
+    """The line for a refresh of the index in ``root`` that failed with ``exc`` (a read-only or
+    immutable directory, a sandbox): the command goes on ``doing`` (``searching``) what is
+    already indexed, or, when there is no index at all (it could not be created), says that
+    there is nothing to search and how to name a folder it can write."""
+    why = why_unwritable(exc)
+    if has_index(Path(root)):
+        return f"cannot update the index in {root} ({why}); {doing} what is already indexed"
+    return (f"cannot create the index in {root} ({why}), so there is nothing to search: give --index-dir DIR "
+            "(or CRABSEARCH_INDEX_DIR) naming a folder crabsearch can write")
 
 
 @contextmanager

@@ -5,7 +5,14 @@ Per file, against the manifest (``manifest.py``):
 * same size and mtime: skipped (a refresh with nothing changed opens no writer at all);
 * grown, with the same first bytes: read from the stored offset with the stored source state;
 * shrunk, rewritten, or new: its documents are deleted and it is read from the start;
-* gone: its documents are deleted.
+* not found by this discovery: its documents are deleted only when the unit is known gone
+  (:meth:`Indexer.gone`: its ``stat`` says it does not exist, or it was found under another
+  name); otherwise they are kept.
+
+One index serves every run on the machine, and runs see different sets of folders: a run with
+``CODEX_HOME`` pointed at a backup, one whose config file could not be read (no ``[sources]``
+folders), one that cannot list a directory right now. What one run did not find is not deleted:
+a transcript's documents go when its file does.
 
 What is indexed (``doc_for``): user and assistant text, summaries, titles and tool **names**.
 Tool arguments, tool output, thinking and system notices get a document (so windows and the
@@ -15,6 +22,7 @@ session view can locate them) but no indexed text.
 from __future__ import annotations
 
 import os
+import stat
 import time
 from datetime import datetime, timezone
 from dataclasses import dataclass, field
@@ -30,7 +38,8 @@ from ..paths import make_private, write_private
 from ..sources import SOURCES, Source
 from ..redact import redact, redact_value
 from ..jsonl import PLACES_KEPT
-from ..sources.base import REASON_CAP, TEXT_CAP, TOOL_TEXT_CAP, full_tool_output, noting_unreadable_dirs
+from ..sources.base import (REASON_CAP, TEXT_CAP, TOOL_TEXT_CAP, container_of, full_tool_output,
+                            noting_unreadable_dirs)
 from . import colfile
 from .codec import CompactCodec
 from .manifest import Manifest, dumps, file_key
@@ -103,6 +112,9 @@ class RefreshReport:
     files_seen: int = 0
     files_read: int = 0
     files_removed: int = 0
+    files_kept: int = 0
+    """Indexed units this discovery did not find that are still there (found through other
+    folders before, or in a directory that cannot be listed now): their documents are kept."""
     sessions_changed: int = 0
     messages_added: int = 0
     skipped_lines: int = 0
@@ -258,6 +270,9 @@ class Indexer:
         self.home = Path(home) if home else Path(self.env.get("HOME") or Path.home())
         self.sources = list(SOURCES.values() if sources is None else sources)
         self.unreadable_dirs: dict[str, str] = {}
+        self._seen: set = set()
+        """What the last :meth:`discover` found: ``(device, inode)`` of each file, the path of
+        each member unit (:meth:`gone` tells a file found under another name by it)."""
 
     def roots(self) -> list[tuple[str, Path]]:
         """``(agent display name, directory)`` for every place the sources look."""
@@ -283,6 +298,7 @@ class Indexer:
         are left in ``self.unreadable_dirs`` (``{path: reason}``)."""
         seen: set = set()
         out = []
+        self._seen = seen
         with noting_unreadable_dirs() as unreadable:
             for src in self.sources:
                 for p in (p for env in self._envs(src) for p in src.discover(env, self.home)):
@@ -298,7 +314,7 @@ class Indexer:
         return out
 
     def refresh(self, progress: Callable[[Progress], None] | None = None,
-                cancelled: Callable[[], bool] | None = None) -> RefreshReport:
+                cancelled: Callable[[], bool] | None = None, *, lock_wait: float = LOCK_WAIT) -> RefreshReport:
         """Bring the index up to date; returns a :class:`RefreshReport`.
 
         Never raises for a bad transcript: a record a reader cannot handle is skipped and counted,
@@ -309,7 +325,8 @@ class Indexer:
         A refresh with nothing to do finds so without any lock (a stat per transcript). Anything
         else happens under the writers' lock (``store.write_lock``), planning included, so the
         segments and the manifest that describes them move together; when another process holds
-        it for more than ``LOCK_WAIT`` seconds, returns with ``busy=True`` having written nothing.
+        it for more than ``lock_wait`` seconds (``store.READ_LOCK_WAIT`` for a refresh before a
+        read), returns with ``busy=True`` having written nothing.
         """
         t0 = time.perf_counter()
         report = RefreshReport()
@@ -326,7 +343,7 @@ class Indexer:
                 self._touch_last_refresh()
                 report.seconds = time.perf_counter() - t0
                 return report
-        with write_lock(self.index_dir, LOCK_WAIT) as held:
+        with write_lock(self.index_dir, lock_wait) as held:
             if not held:
                 report.busy = True
                 report.seconds = time.perf_counter() - t0
@@ -497,10 +514,44 @@ class Indexer:
                 if same_head and old.get("agent") == src.agent:
                     job.start, job.state = old["offset"], manifest.state(path)
             jobs.append(job)
-        removed = [p for p in manifest.files if p not in found]
+        removed = [p for p in manifest.files if p not in found and self.gone(p, manifest.files[p])]
+        report.files_kept = len(manifest.files) - len(found.intersection(manifest.files)) - len(removed)
         for p in [p for p in self._manifest_errors if p not in found]:
             del self._manifest_errors[p]
         return jobs, removed, manifest
+
+    def gone(self, path: str, entry: Mapping) -> bool:
+        """True when indexed unit ``path`` (its manifest ``entry``), which the last
+        :meth:`discover` did not find, is gone, so its documents must be deleted: its reader's
+        ``stat`` raises ``FileNotFoundError`` or ``NotADirectoryError`` (the file, or the member
+        of a database, does not exist), the file is the one discovery found under another name
+        (the same device and inode: a folder reached through a symlink one run and directly the
+        next), a transcript file read before is no regular file any more (a FIFO or a directory
+        in its place: never read), or no reader reads its agent. A unit that cannot be looked at
+        now (``EACCES``: a directory or a database made unreadable) or that exists outside the
+        folders this run looked in (another ``CODEX_HOME``, config ``[sources]`` folders lost to
+        a broken config file) is not known gone: False."""
+        try:
+            st = os.stat(path)
+            if (st.st_dev, st.st_ino) in self._seen:
+                return True
+            if entry.get("bytes") and not stat.S_ISREG(st.st_mode):
+                return True
+        except OSError:
+            pass
+        src = SOURCES.get(entry.get("agent"))
+        if src is None:
+            return True
+        container = container_of(path)
+        if container != path and os.path.exists(container) and not os.access(container, os.R_OK):
+            return False  # a member's reader finds no member in a file it cannot open
+        try:
+            src.stat(path)
+        except (FileNotFoundError, NotADirectoryError):
+            return True
+        except Exception:  # noqa: BLE001 - cannot be looked at now: not known gone
+            return False
+        return False
 
     def _index_file(self, writer, job: _Job, report: RefreshReport,
                     progress: Callable[[float], None]) -> dict | None:

@@ -20,7 +20,7 @@ from ..hits import AmbiguousSession, Hit, Item, Page, SearchResult, SessionRef, 
 from ..index.highlight import spans as _spans
 from ..index.highlight import term_spans as _term_spans
 from ..index.collect import SegmentKeys
-from ..index.filtering import filters, folder_of, time_window
+from ..index.filtering import filters, folder_of, matching_nothing, time_window
 from ..index.lookups import transcript_messages
 from ..index.querying import MAX_PREFIX_TERMS, MESSAGE_FIELDS, Compiler
 from ..index.store import (Damage, IndexDamaged, current_dir, is_damage, mark_damaged, open_index, release,
@@ -214,6 +214,7 @@ class Engine:
                                             + (" without the excluded words" if pq.excluded else ""))
                 else:  # `--` or `🦀`: nothing to search for, and the note says so
                     result.notes.append("nothing to search for: punctuation and symbols alone are not indexed")
+                _note_empty_filters(searcher, pq, result)
                 return result
             # The kind term is implied by the fields searched (never on both kinds of document).
             # since:/until: are checked by the collectors (time_window), not as Whoosh ranges.
@@ -244,6 +245,7 @@ class Engine:
             if pq.in_tools and not self._has_tool_output():
                 result.notes.append("tool output is not indexed: set index_tool_output = true in config.toml "
                                     "(or --index-tool-output) to search it with in:tools")
+            _note_empty_filters(searcher, pq, result)
         return result
 
     @_guarded
@@ -472,3 +474,11 @@ class Engine:
     def term_spans(text: str, terms: list[str]) -> list[tuple[int, int, str]]:
         """:meth:`spans` with the term each span matched: ``(start, end, term)``."""
         return _term_spans(text, set(terms))
+
+
+def _note_empty_filters(searcher, pq, result: SearchResult) -> None:
+    """When ``result`` has no hits, a note for each filter of ``pq`` that no session matches at
+    all (``project:nope matches no session``): which filter emptied it, not only that nothing
+    matched the words (``index.filtering.matching_nothing``)."""
+    if not result.hits and pq.has_filters:
+        result.notes += [f"{f} matches no session" for f in matching_nothing(searcher, pq)]

@@ -1,5 +1,6 @@
-"""Where a session's transcript has lines its reader skipped, for the session view to show a
-placeholder there ("line 12 skipped: 40 MB, over the 16 MB cap") instead of nothing.
+"""Where a session's transcript has lines its reader skipped, for the session view, ``show``,
+``export`` and MCP ``list_messages`` to show a placeholder there ("line 12 skipped: 40 MB, over
+the 16 MB cap") instead of nothing.
 
 The indexer keeps the first :data:`~crabsearch.jsonl.PLACES_KEPT` skipped lines of each file
 in its manifest entry as ``[byte offset, reason]`` (``crabsearch status`` lists them); nothing
@@ -41,6 +42,34 @@ class SkippedLine:
             size = f"{round(self.size / (1 << 20))} MB, " if self.size else ""  # MB as the cap's
             return f"{where} skipped: {size}over the {MAX_LINE >> 20} MB cap"
         return f"{where} skipped: {self.reason}"
+
+    def to_json(self) -> dict:
+        """``{"before", "line", "size", "reason", "text"}``: ``before`` the ``message_index`` of the
+        message it comes before (the session's message count: after the last one), ``text``
+        as :meth:`text` says it."""
+        return {"before": self.before, "line": self.line, "size": self.size, "reason": self.reason,
+                "text": self.text()}
+
+
+MARK = "⊘"
+"""What a placeholder starts with where a skipped line was (``⊘ line 3 skipped: ...``)."""
+
+
+def shown_with(lines: list[SkippedLine], start: int, stop: int, total: int) -> list[SkippedLine]:
+    """The ``lines`` a page of messages ``start .. stop`` (exclusive) of a session of ``total``
+    messages shows: those right before one of its messages, and, when it reaches the last
+    message, those after it."""
+    return [s for s in lines if start <= s.before < stop or (stop >= total and s.before >= total)]
+
+
+def before(lines: list[SkippedLine], index: int) -> list[SkippedLine]:
+    """The ``lines`` shown right before message ``index``."""
+    return [s for s in lines if s.before == index]
+
+
+def after_last(lines: list[SkippedLine], total: int) -> list[SkippedLine]:
+    """The ``lines`` after the last of ``total`` messages."""
+    return [s for s in lines if s.before >= total]
 
 
 def places(index_dir, ref: SessionRef) -> list[tuple[int, str]]:

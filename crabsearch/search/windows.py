@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 from collections import OrderedDict
 
-from ..hits import (GONE, UNAVAILABLE, Item, SessionRef, abandoned_ranges, cut_around, cut_bytes, densest,
-                    in_ranges, transcript_gone)
+from ..hits import (Item, SessionRef, abandoned_ranges, cut_around, cut_bytes, densest, in_ranges,
+                    why_unavailable)
 from ..model import Session, from_ms
 from ..redact import redact_kept as redact_secrets
 from ..sources import SOURCES
@@ -43,8 +43,10 @@ class Windows:
             return self._records[key]
         try:
             obj = src.load(path, off, length)
-        except (OSError, ValueError):  # gone, or no longer what was indexed
+        except ValueError:  # no longer what was indexed: kept until the index changes (forget)
             obj = None
+        except OSError:  # gone or unreadable now: not kept, read again when asked again
+            return None
         self._records[key] = obj
         if len(self._records) > RECORDS_KEPT:
             self._records.popitem(last=False)
@@ -59,15 +61,15 @@ class Windows:
         off = abandoned_ranges(ref.session)
         items = []
         guess = anchor
-        gone = None  # checked once, at the first message that cannot be read
+        why = None  # checked once, at the first message that cannot be read
         for i in indexes:
             f, guess = message_doc(searcher, ref.fkey, i, guess)
             if not f:
                 continue
             text = self.doc_text(ref.session, f)
             if text is None:
-                gone = transcript_gone(ref.session.path) if gone is None else gone
-                text = GONE if gone else UNAVAILABLE
+                why = why_unavailable(ref.session.path) if why is None else why
+                text = why
             if mask:
                 text = redact_secrets(text)
             truncated = False

@@ -38,7 +38,7 @@ from ..model import Message, Session
 from ..redact import redact
 
 
-READERS_VERSION = 4
+READERS_VERSION = 5
 """Bumped when a reader turns the same bytes into other messages or sessions. It is part of the
 index stamp, so an index read by older readers is read again from the transcripts."""
 
@@ -433,12 +433,26 @@ def dump_text(value) -> str:
         return UNPRINTABLE
 
 
+_HEADING = re.compile(r"^#{1,6}(?: (.*?))?(?: #+)?$")
+"""A Markdown ATX heading line, whitespace-collapsed (CommonMark 4.2: 1-6 ``#`` then a space or
+the end of the line, an optional closing run of ``#``); group 1 is its text."""
+
+
+def heading_text(line: str) -> str:
+    """``line`` (whitespace-collapsed) without Markdown heading marks: ``# Deploy plan`` ->
+    ``Deploy plan``, ``## Notes ##`` -> ``Notes``; ``#hashtag`` and other lines as they are."""
+    m = _HEADING.match(line)
+    return (m.group(1) or "").strip() if m else line
+
+
 def first_line(text: str, limit: int = 80) -> str:
-    """First non-empty line of ``text``, whitespace-collapsed, secrets masked, then cut to
-    ``limit`` characters with an ellipsis (used for titles from a first prompt). Masking comes
-    first: a key cut in half is no longer recognisable as one."""
+    """First non-empty line of ``text``, whitespace-collapsed, without Markdown heading marks
+    (:func:`heading_text`: a prompt that opens with ``# Deploy plan`` is titled ``Deploy
+    plan``; a row showed ``# Deploy plan`` and an export's heading ``# # Deploy plan``), secrets
+    masked, then cut to ``limit`` characters with an ellipsis (used for titles from a first
+    prompt). Masking comes first: a key cut in half is no longer recognisable as one."""
     for line in text.splitlines():
-        line = " ".join(line.split())
+        line = heading_text(" ".join(line.split()))
         if line:
             line = redact(line)
             return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
@@ -471,9 +485,11 @@ def cd_and(cwd: str | None, argv: Iterable[str]) -> str:
     return f"cd {shlex.quote(cwd)} && {cmd}" if cwd else cmd
 
 
-def walk_files(root: Path, pattern: str) -> Iterator[Path]:
+def walk_files(root: Path, pattern: str, prune: Callable[[str], bool] | None = None) -> Iterator[Path]:
     """Regular files under ``root`` whose relative path matches ``pattern`` (``*`` within one
-    path segment, ``**/`` any number of directories), sorted by path segments.
+    path segment, ``**/`` any number of directories), sorted by path segments. A directory whose
+    name ``prune`` is true for is not entered (a store whose session folders hold whole projects:
+    Claude Desktop's ``local_<uuid>/``).
 
     Directory symlinks are followed, each real directory once (a symlink loop is walked once);
     unreadable directories are skipped (and noted inside :func:`noting_unreadable_dirs`). Never
@@ -510,7 +526,8 @@ def walk_files(root: Path, pattern: str) -> Iterator[Path]:
             rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
             try:
                 if entry.is_dir():  # follows a symlink
-                    stack.append((entry.path, rel))
+                    if prune is None or not prune(entry.name):
+                        stack.append((entry.path, rel))
                     if noted is not None and rx.fullmatch(rel):
                         noted[entry.path] = "directory"
                         found.append(entry.path)

@@ -17,7 +17,8 @@ and 7.3 (role mapping). Decisions the spec leaves open:
   (``/orchestrator @CLAUDE.md build the plan``), and ``<bash-input>`` a ``user`` message
   ``! cmd``; each is its own message, never merged with the line's prompt text. Neither is a real
   prompt (formats.md 1.5 skips commands); a command *with arguments* is the title and anchor only
-  of a session without any real prompt. Command output (``<local-command-stdout>``,
+  of a session without any real prompt, and a bare command (``/init``) of one without either (as
+  Claude Code's resume list: ``commandFallback`` in ``yLt``, ``chunk-fn7g10bh.js`` of 2.1.332). Command output (``<local-command-stdout>``,
   ``<bash-stdout>``) becomes a tool result of the pseudo tools ``local-command`` / ``bash-mode``
   (it may hold secrets, like any tool output). Other injected text is dropped.
 * Lines with ``isSidechain: true`` in a file that is not a subagent file (Claude Code <= 1.0.x
@@ -101,8 +102,8 @@ from ..files import read_file
 from ..jsonl import Record, loads
 from ..model import (LABEL_ASSISTANT, LABEL_SUMMARY, LABEL_SYSTEM, LABEL_THINKING, LABEL_USER,
                      Message, Role, Session, tool_call_label)
-from .base import (KIND_CHARS, bad_field, capped, Source, cd_and, dump_text, iso_ts, note_unknown,
-                   pick_title, reads_tool_output_files, string, walk_files)
+from .base import (KIND_CHARS, bad_field, capped, Source, cd_and, dump_text, first_line, iso_ts, names_something,
+                   note_unknown, pick_title, reads_tool_output_files, string, walk_files)
 from .pieces import Piece, abandon, emit, note_compaction, piece_text
 
 UUID_WINDOW = 64
@@ -148,6 +149,8 @@ _SUBAGENT = re.compile(r"agent-[A-Za-z0-9-]+")
 _NESTED_SUBAGENT = re.compile(r"agent-[A-Za-z0-9_-]+")
 """Names of subagent files; under ``subagents/`` the id may also hold ``_``
 (``agent-aside_question-<hash>``)."""
+ASIDE = "agent-aside_question-"
+"""The name a side question's copy of its session starts with (``/btw``, releases before 2.1.332)."""
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 """A session id as Claude Code checks one (``Yj``, ``chunk-fn7g10bh.js`` of 2.1.332)."""
 SIDECARS = ("custom-title.json", "archived.json")
@@ -240,6 +243,8 @@ class ClaudeSource(Source):
             state["tools"] = _tools_folder(path)
         if _is_subagent(path):
             state["sub"] = True
+            if path.stem.startswith(ASIDE):
+                state["aside"] = True
             parts = path.parts[:-1]
             if "subagents" in parts:  # <session>/subagents/[workflows/<wf>/]agent-*.jsonl
                 last = len(parts) - 1 - parts[::-1].index("subagents")
@@ -308,13 +313,19 @@ class ClaudeSource(Source):
         if side:
             for m in out[base:]:
                 m.sidechain = True
+        if state.get("aside"):
+            for m in out[base:]:
+                if pieces[m.part].prompt and names_something(title := first_line(m.text, 80)):
+                    state["aside_anchor"], state["aside_prompt"] = m.message_index, title
         _link_subagents(obj, pieces, out[base:], state, session, side)
 
     def finish(self, state: dict, session: Session) -> None:
         """Session id, parent, title (custom-title > ai-title > summary line > first prompt >
-        first command with arguments), summary (compaction summary, else the valid summary line),
-        anchor (first prompt, else that command). Inline sidechain lines count only in a file
-        without other conversation lines."""
+        first command with arguments > first command), summary (compaction summary, else the
+        valid summary line), anchor (first prompt, else that command). Inline sidechain lines
+        count only in a file without other conversation lines. A side question's copy
+        (``agent-aside_question-<hash>``: the parent's lines, then the question) is titled and
+        anchored by its last prompt, the question, not by the parent's first."""
         stem, sid = state["stem"], state.get("sid")
         if state.get("sub"):
             session.session_id = "agent-" + (state.get("agent_id") or stem[len("agent-"):])
@@ -327,6 +338,9 @@ class ClaudeSource(Source):
         spaces = ("",) if state.get("main_seen") else ("", "side_")
         firsts = [(ns + a, ns + t) for ns in spaces
                   for a, t in (("anchor", "first_prompt"), ("fallback_anchor", "fallback_title"))]
+        firsts += [(ns + "last_anchor", ns + "last_title") for ns in spaces]
+        if state.get("aside_anchor") is not None:  # a side question's copy: the question
+            firsts.insert(0, ("aside_anchor", "aside_prompt"))
         anchor, first = next(((state[a], state.get(t)) for a, t in firsts if a in state), (0, None))
         sidecar = _sidecar(state, "custom-title.json", TITLE_SIDECAR_BYTES)
         renamed = string(sidecar.get("customTitle")).strip()
@@ -407,7 +421,7 @@ def classify(text) -> Piece | None:
         if not name:
             return None
         args = _tag(s, "command-args")
-        return Piece(Role.USER, LABEL_USER, f"{name} {args}".strip(), fallback=bool(args))
+        return Piece(Role.USER, LABEL_USER, f"{name} {args}".strip(), fallback=bool(args), last_resort=not args)
     for tag, tool in _OUTPUT.items():
         if s.startswith(tag):
             body = _OUTPUT_TAGS.sub("", s).strip()

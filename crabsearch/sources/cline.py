@@ -116,12 +116,7 @@ class ClineSource(Source):
         candidate, ``~/.config/Code/.../saoudrizwan.claude-dev``, is listed even when missing)."""
         cli = env.get("CLINE_DATA_DIR") or (str(Path(env["CLINE_DIR"]) / "data") if env.get("CLINE_DIR") else "")
         out = [Path(cli).expanduser() if cli else home / ".cline" / "data"]
-        users = [Path(env.get("XDG_CONFIG_HOME") or home / ".config") / e / "User" for e in EDITORS]
-        users += [home / "Library" / "Application Support" / e / "User" for e in EDITORS]
-        users += [Path(env["APPDATA"]) / e / "User" for e in EDITORS if env.get("APPDATA")]
-        users += [Path(env["VSCODE_PORTABLE"]) / "user-data" / "User"] if env.get("VSCODE_PORTABLE") else []
-        users += [home / ".vscode-server" / "data" / "User"]
-        stores = [u / "globalStorage" / ext for u in users for ext in EXTENSIONS]
+        stores = [u / "globalStorage" / ext for u in vscode_user_dirs(env, home) for ext in EXTENSIONS]
         return out + [s for i, s in enumerate(stores) if i == 0 or s.is_dir()]
 
     def discover(self, env: Mapping[str, str], home: Path) -> Iterator[Path]:
@@ -193,6 +188,20 @@ class ClineSource(Source):
         if session.extra.get("app") != "Cline CLI":
             return None
         return cd_and(session.project, ["cline", "--id", session.parent_session_id or session.session_id])
+
+
+def vscode_user_dirs(env: Mapping[str, str], home: Path, editors: tuple[str, ...] = EDITORS) -> list[Path]:
+    """The ``User`` directories of VS Code and its forks named in ``editors`` (the names of their
+    user-data folders), in this order: under ``$XDG_CONFIG_HOME`` (else ``~/.config``), under
+    ``~/Library/Application Support`` and under ``$APPDATA`` for each editor, then
+    ``$VSCODE_PORTABLE/user-data/User`` and ``~/.vscode-server/data/User`` (remote hosts). Whether
+    they exist is not checked."""
+    users = [Path(env.get("XDG_CONFIG_HOME") or home / ".config") / e / "User" for e in editors]
+    users += [home / "Library" / "Application Support" / e / "User" for e in editors]
+    users += [Path(env["APPDATA"]) / e / "User" for e in editors if env.get("APPDATA")]
+    users += [Path(env["VSCODE_PORTABLE"]) / "user-data" / "User"] if env.get("VSCODE_PORTABLE") else []
+    users += [home / ".vscode-server" / "data" / "User"]
+    return users
 
 
 def _fields(rec: Record, state: dict, session: Session, out: list[Message]) -> None:

@@ -50,6 +50,7 @@ from ..jsonl import Record
 from ..model import (LABEL_ASSISTANT, LABEL_THINKING, LABEL_USER, Message, Role, Session,
                      tool_call_label)
 from .base import FileRead, Source, capped, cd_and, dump_text, env_dir, string, walk_files
+from .cursor_composer import COMPOSERS, composer_of
 from .pieces import Piece, emit, piece_text
 
 _QUERY = re.compile(r"<user_query>\s*(.*?)\s*</user_query>", re.S)
@@ -62,28 +63,54 @@ class CursorSource(Source):
     agent = "cursor"
     order = 90
     env_var = "CURSOR_CONFIG_DIR"
-    locations = "`~/.cursor/projects/*/agent-transcripts/*.jsonl`, subagents `<id>/subagents/*.jsonl`"
+    locations = ("`~/.cursor/projects/*/agent-transcripts/*.jsonl`, subagents `<id>/subagents/*.jsonl`; the editor's "
+                 "chats in `~/.config/Cursor/User/globalStorage/state.vscdb` (macOS / Windows app data)")
     reads = ("subagents linked to their parent; titles from the CLI's `chats/*/<id>/store.db`; the IDE's "
-             "transcripts labelled `Cursor IDE`")
-    override = "`CURSOR_CONFIG_DIR=DIR`"
-    upstream = "formats.md section 6 and a public sample transcript (`jazzyalex/agent-sessions`)"
+             "transcripts and the editor's composer chats (`cursorDiskKV` bubbles: thinking, tool calls) labelled "
+             "`Cursor IDE`")
+    override = "`CURSOR_CONFIG_DIR=DIR` (the CLI's), `XDG_CONFIG_HOME` (the editor's)"
+    upstream = ("formats.md section 6 and a public sample transcript (`jazzyalex/agent-sessions`); the composer: "
+                "cass `src/connectors/cursor.rs` (franken_agent_detection @6ae73d5f78d2)")
     display = "Cursor CLI"
     badge = "Cursor"
 
     def roots(self, env: Mapping[str, str], home: Path) -> list[Path]:
-        """``$CURSOR_CONFIG_DIR``, else ``~/.cursor``."""
-        return [env_dir(env, "CURSOR_CONFIG_DIR", home / ".cursor")]
+        """``$CURSOR_CONFIG_DIR``, else ``~/.cursor``; then the editor's ``User`` directories."""
+        return [env_dir(env, "CURSOR_CONFIG_DIR", home / ".cursor")] + COMPOSERS.roots(env, home)
 
     def discover(self, env: Mapping[str, str], home: Path) -> Iterator[Path]:
         """``projects/*/agent-transcripts/<id>.jsonl``, ``.../<id>/<id>.jsonl`` and subagents
-        ``.../<parent>/subagents/<id>.jsonl``."""
-        for root in self.roots(env, home):
+        ``.../<parent>/subagents/<id>.jsonl``; then the editor's chats whose id no transcript has."""
+        ids = set()
+        for root in self.roots(env, home)[:1]:
             for path in walk_files(root / "projects", "*/agent-transcripts/*.jsonl"):
+                ids.add(path.stem)
                 yield path
             for path in walk_files(root / "projects", "*/agent-transcripts/*/*.jsonl"):
                 if path.parent.name == path.stem:
+                    ids.add(path.stem)
                     yield path
             yield from walk_files(root / "projects", "*/agent-transcripts/*/subagents/*.jsonl")
+        for unit in COMPOSERS.store_units(env, home):
+            if str(unit).rpartition("#")[2] not in ids:
+                yield unit
+
+    # -- the editor's chats: delegated to cursor_composer ---------------------------------------
+
+    def stat(self, path: str) -> tuple[int, int, int]:
+        return COMPOSERS.stat(path) if composer_of(path) else super().stat(path)
+
+    def fingerprint(self, path: str, size: int) -> str:
+        return COMPOSERS.fingerprint(path, size) if composer_of(path) else super().fingerprint(path, size)
+
+    def in_bytes(self, path: str) -> bool:
+        return not composer_of(path) and super().in_bytes(path)
+
+    def load(self, path: str, offset: int, length: int) -> object | None:
+        return COMPOSERS.load(path, offset, length) if composer_of(path) else super().load(path, offset, length)
+
+    def locate(self, path: str, offset: int) -> tuple[str, int] | None:
+        return None if composer_of(path) else super().locate(path, offset)
 
     def new_state(self, path: Path) -> dict:
         """The project comes from the ``projects/<slug>`` directory; a subagent's parent from
@@ -101,7 +128,10 @@ class CursorSource(Source):
         return state
 
     def read(self, path: Path, start: int = 0, state: dict | None = None) -> FileRead:
-        """The shared JSONL loop, then ``updated`` = the file's mtime. Raises ``OSError``."""
+        """An editor chat: :class:`~crabsearch.sources.cursor_composer.ComposerStore`; a
+        transcript: the shared JSONL loop, then ``updated`` = the file's mtime. Raises ``OSError``."""
+        if composer_of(str(path)):
+            return COMPOSERS.read(path, start, state)
         read = super().read(path, start, state)
         mtime = self.mtime(path)
         for st in (read.state, None):
@@ -134,6 +164,8 @@ class CursorSource(Source):
             session.extra["app"] = state["app"]
 
     def message_text(self, obj: dict, part: int, label: str) -> str:
+        if "bubble" in obj:  # an editor chat's message
+            return COMPOSERS.message_text(obj, part, label)
         return piece_text(pieces_of(obj), part, label)
 
     def resume_command(self, session: Session) -> str | None:

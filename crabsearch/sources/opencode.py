@@ -91,7 +91,7 @@ from ..jsonl import LineStats, Record, loads
 from ..model import (LABEL_ASSISTANT, LABEL_SUMMARY, LABEL_SYSTEM, LABEL_THINKING, LABEL_USER, Message,
                      Role, Session, tool_call_label, tool_result_label)
 from .base import (capped, FileRead, Source, cd_and, dump_text, head_fingerprint,
-                   member_path, note_unknown, parse_ts, split_member, string, walk_files)
+                   matching, member_path, note_unknown, parse_ts, split_member, string, walk_files)
 from .pieces import Piece, abandon, emit, piece_text
 
 PLACEHOLDER_TITLE = re.compile(r"^(New|Child) session - \d{4}-\d{2}-\d{2}T")
@@ -141,7 +141,7 @@ class OpencodeSource(Source):
         counted when it is read), then every legacy session file whose id no store holds."""
         for root in self.roots(env, home):
             newest: dict[str, tuple[int, int, str]] = {}
-            for n, db in enumerate(stores(root, env)):
+            for n, db in enumerate(self.stores(root, env)):
                 try:
                     listed = _db_stats(db, *_db_key(db))
                 except (sqlite3.Error, OSError):
@@ -155,6 +155,11 @@ class OpencodeSource(Source):
             for path in walk_files(root / "storage" / "session", "*/*.json"):
                 if path.stem not in newest:
                     yield path
+
+    def stores(self, root: Path, env: Mapping[str, str]) -> list[str]:
+        """The session stores of data directory ``root`` (:func:`stores`: rule 10); a fork that
+        names its stores otherwise (Kilo) gives its own names."""
+        return stores(root, env)
 
     # -- units ---------------------------------------------------------------------------------
 
@@ -512,16 +517,19 @@ def _json(raw) -> dict | None:
 # -- SQLite ------------------------------------------------------------------------------------
 
 
-def stores(root: Path, env: Mapping[str, str]) -> list[str]:
-    """The session stores of data directory ``root`` (rule 10): ``$OPENCODE_DB`` (absolute, or
-    relative to ``root``; not ``:memory:``), ``opencode.db``, then ``opencode-<channel>.db`` by
-    name; each real file once."""
+def stores(root: Path, env: Mapping[str, str], db_env: str = "OPENCODE_DB",
+           names: tuple[str, ...] = ("opencode.db", "opencode-*.db")) -> list[str]:
+    """The session stores of data directory ``root`` (rule 10): ``$OPENCODE_DB`` (``db_env``:
+    absolute, or relative to ``root``; not ``:memory:``), ``opencode.db`` (``names[0]``), then
+    ``opencode-<channel>.db`` (``names[1:]``, patterns) by name; each real file once."""
     found: list[str] = []
-    named = env.get("OPENCODE_DB") or ""
+    named = env.get(db_env) or ""
     if named and named != ":memory:":
         found.append(str(Path(os.path.expanduser(named)) if os.path.isabs(os.path.expanduser(named)) else root / named))
-    found.append(str(root / "opencode.db"))
-    found += [str(p) for p in walk_files(root, "opencode-*.db")]
+    found.append(str(root / names[0]))
+    top = list(walk_files(root, "*", prune=lambda _name: True))  # the stores lie in root itself
+    for pattern in names[1:]:
+        found += [str(p) for p in matching(top, root, pattern)]
     out, seen = [], set()
     for db in found:
         real = os.path.realpath(db)

@@ -104,7 +104,7 @@ class V3Source(Source):
         msg = obj.get("message")
         if kind is None and isinstance(msg, dict):
             kind = "message"  # v1 lines
-        if not isinstance(kind, str) or kind not in KNOWN_KINDS:
+        if not isinstance(kind, str) or kind not in self.known_kinds["line"]:
             note_unknown(state, kind)
         if not isinstance(kind, str):
             return
@@ -120,7 +120,7 @@ class V3Source(Source):
             parent = state["calls"][parent]  # a toolResult's parentId may name its call
         if kind == "session_info" and string(obj.get("name")).strip():
             state["name"] = obj["name"].strip()
-        pieces = entry_pieces(obj)
+        pieces = self.pieces(obj)
         base, first = len(out), state["next_index"]
         if kind == "compaction":
             note_compaction(session, first)  # formats.md 4.2: its summary replaces older entries
@@ -176,7 +176,12 @@ class V3Source(Source):
 
     def message_text(self, obj: dict, part: int, label: str) -> str:
         """Text of piece ``part`` of entry ``obj`` (same extraction as :meth:`process`)."""
-        return piece_text(entry_pieces(obj), part, label)
+        return piece_text(self.pieces(obj), part, label)
+
+    def pieces(self, obj: dict) -> list[Piece]:
+        """The pieces of one entry (:func:`entry_pieces`; a fork with more message roles adds
+        its own)."""
+        return entry_pieces(obj)
 
     def id_from_path(self, path: Path) -> str:
         """The session id when the header has none: the file stem."""

@@ -28,7 +28,8 @@ class Piece(NamedTuple):
     then the id of the call it answers). For a tool call ``call_id`` is the call's own id.
     ``prompt`` marks real human text (title and anchor candidate); ``fallback`` marks human input
     that is a title and anchor candidate only when the session has no real prompt (a slash command
-    with arguments); ``key`` is an optional de-duplication key the source may use.
+    with arguments); ``last_resort`` one that is a candidate only when it has neither (a slash
+    command alone, ``/init``); ``key`` is an optional de-duplication key the source may use.
     """
 
     role: Role
@@ -39,6 +40,7 @@ class Piece(NamedTuple):
     prompt: bool = False
     key: str | None = None
     fallback: bool = False
+    last_resort: bool = False
 
 
 def remember_call(state: dict, call_id: str | None, name: str | None) -> None:
@@ -61,9 +63,10 @@ def emit(pieces: list[Piece], rec: Record, state: dict, out: list[Message], ts: 
     punctuation only: ``base.names_something``) sets ``state["anchor"]`` (its message index:
     the read loop numbers messages from ``state["next_index"]`` in append order) and
     ``state["first_prompt"]`` (that line, 80 characters); the first such piece with ``fallback``
-    likewise sets ``state["fallback_anchor"]`` and ``state["fallback_title"]``. ``ns`` prefixes
-    these four keys, so a source can keep candidates of another kind apart (Claude Code sidechain
-    lines inline in a parent file use ``side_``).
+    likewise sets ``state["fallback_anchor"]`` and ``state["fallback_title"]``, and with
+    ``last_resort`` ``state["last_anchor"]`` and ``state["last_title"]``. ``ns`` prefixes these
+    keys, so a source can keep candidates of another kind apart (Claude Code sidechain lines
+    inline in a parent file use ``side_``).
     """
     base = len(out)
     pending = state.setdefault("pending", {})
@@ -85,6 +88,9 @@ def emit(pieces: list[Piece], rec: Record, state: dict, out: list[Message], ts: 
         elif p.fallback and ns + "fallback_anchor" not in state and names_something(title := first_line(p.text, 80)):
             state[ns + "fallback_anchor"] = index
             state[ns + "fallback_title"] = title
+        elif p.last_resort and ns + "last_anchor" not in state and names_something(title := first_line(p.text, 80)):
+            state[ns + "last_anchor"] = index
+            state[ns + "last_title"] = title
         out.append(Message(index, p.role, label, p.text, rec.offset, rec.length, part, name, ts))
 
 

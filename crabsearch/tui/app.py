@@ -21,7 +21,7 @@ from textual.binding import Binding
 
 from .. import paths
 from ..config import Config
-from ..hits import transcript_gone, unreadable_count
+from ..hits import GONE, UNAVAILABLE, transcript_gone, unreadable_count
 from ..search import Engine
 from ..sources import SOURCES
 from ..text import UNRUNNABLE, printable, runnable
@@ -313,9 +313,10 @@ class CrabsearchApp(App[str | None]):
 
         self.push_screen(ResumeScreen(hit, command, fork), done)
 
-    def copy_menu(self, hit, message_index: int, window) -> None:
+    def copy_menu(self, hit, message_index: int, window, message) -> None:
         """Ask what to copy of ``hit``'s session: its id, resume command, transcript path, message
-        ``message_index`` (full text), or the context window (``window()`` returns its text)."""
+        ``message_index`` (``message()`` returns it, an ``Item`` in full as the screen shows it,
+        or None when it cannot be read), or the context window (``window()`` returns its text)."""
         choices = [("i", "session id"), ("r", "resume command"), ("p", "transcript path"),
                    ("m", f"message #{message_index + 1} (full text)"),
                    ("w", f"context window around message #{message_index + 1}")]
@@ -334,20 +335,25 @@ class CrabsearchApp(App[str | None]):
             elif key == "p":
                 self.copy_text(s.path, "transcript path")
             elif key == "m":
-                messages = self.guarded("Reading the message", lambda: self.engine.page(
-                    hit.ref, message_index, 1).messages, [])
-                if messages:
-                    self.copy_text(messages[0].text, f"message #{message_index + 1}")
+                item = message()
+                if item is None or item.text in (GONE, UNAVAILABLE):
+                    why = (item.text.strip("[]").partition(": ")[2] if item is not None else
+                           "the transcript is gone (deleted or moved since it was indexed)")
+                    self.notify(f"Message #{message_index + 1} cannot be read: {why}.", severity="warning")
+                else:
+                    cut = ", as far as it was read before its transcript went away" if item.truncated else ""
+                    self.copy_text(item.text, f"message #{message_index + 1}{cut}")
             elif key == "w":
                 self.copy_text(window(), "context window")
 
         self.push_screen(ChoiceScreen("Copy to the clipboard", choices,
                                       "Secrets stay masked unless revealed with Ctrl+R."), done)
 
-    def export_menu(self, hit, window, *, redact: bool = True, around: int | None = None) -> None:
+    def export_menu(self, hit, window, *, redact: bool = True, around: int | None = None, held=None) -> None:
         """Ask whether to export ``hit``'s whole session or the context window around message
         ``around`` (default the hit; ``window()`` returns its items) to Markdown, then write it to
-        :meth:`export_dir` in a worker."""
+        :meth:`export_dir` in a worker. ``held()``: the messages the screen holds (the session
+        view's), exported in place of the whole session when its transcript is gone."""
         from ..export import file_stem
 
         stem = file_stem(hit.session)
@@ -357,7 +363,7 @@ class CrabsearchApp(App[str | None]):
 
         def done(key: str | None) -> None:
             if key == "s":
-                self._export(hit, self.export_dir() / f"{stem}.md", None, redact)
+                self._export(hit, self.export_dir() / f"{stem}.md", None, redact, held() if held else [])
             elif key == "w":
                 self._export(centre, self.export_dir() / f"{stem}-at-{at + 1}.md", window(), redact)
 
@@ -370,16 +376,38 @@ class CrabsearchApp(App[str | None]):
         """Where the app writes exports: the directory crabsearch was started in."""
         return Path(self.env.get("PWD") or os.getcwd())
 
-    def _export(self, hit, path: Path, items, redact: bool) -> None:
-        from ..export import full_title, session_markdown, window_markdown
+    def _export(self, hit, path: Path, items, redact: bool, held=()) -> None:
+        """Write ``hit``'s context window ``items``, or with ``items`` None its whole session, to
+        ``path`` in a worker. The whole session is read as the index holds it now
+        (``Engine.session_now``: with the messages a refresh added); when its transcript is gone
+        (or the index no longer holds it), the messages ``held`` (the session view's) are written
+        (``export.held_markdown``), or, with none, nothing: a file of the header alone claimed the
+        session's messages and held none."""
+        from ..export import full_title, held_markdown, session_markdown, window_markdown
 
         def write() -> None:
-            missing = 0
+            missing = kept = 0
+            pieces = None
+            if items is not None:
+                pieces = [window_markdown(hit, items, title=full_title(self.engine, hit.ref))]
+            else:
+                try:
+                    ref = None if transcript_gone(hit.session.path) else self.engine.session_now(hit.ref,
+                                                                                                  redact=redact)
+                except Exception as exc:  # an index swapped or damaged meanwhile: said, not a crash
+                    self.call_from_thread(self.notify, self.failure("The export", exc), severity="error")
+                    return
+                if ref is not None:
+                    pieces = session_markdown(self.engine, ref, redact=redact)
+                elif held:
+                    pieces, kept = [held_markdown(hit.ref, list(held))], len(held)
+            if pieces is None:
+                self.call_from_thread(self.notify, "Nothing exported: this session's transcript is gone (deleted or "
+                                      "moved since it was indexed).", severity="warning", timeout=10)
+                return
 
             def counted():
                 nonlocal missing
-                pieces = (session_markdown(self.engine, hit.ref, redact=redact) if items is None
-                          else [window_markdown(hit, items, title=full_title(self.engine, hit.ref))])
                 for piece in pieces:
                     missing += unreadable_count(piece)
                     yield piece
@@ -394,6 +422,10 @@ class CrabsearchApp(App[str | None]):
                                       f"message{'s' if missing != 1 else ''} could not be read: the "
                                       "transcript changed or is gone "
                                       "(run crabsearch index)", severity="warning", timeout=10)
+            elif kept:
+                self.call_from_thread(self.notify, f"Exported to {short_path(str(path), self.home)}: the {kept} "
+                                      f"message{'s' if kept != 1 else ''} read before its transcript was deleted "
+                                      "or moved", severity="warning", timeout=10)
             else:
                 self.call_from_thread(self.notify, f"Exported to {short_path(str(path), self.home)}", timeout=6)
 

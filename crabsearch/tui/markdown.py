@@ -10,6 +10,8 @@ from markdown_it.token import Token
 from rich.markdown import Heading, Markdown
 from rich.text import Text
 
+from ..redact import MASK
+
 
 class _LeftHeading(Heading):
     """A heading on the left, bold (Rich centres level 1); the ``#`` marks kept, dim."""
@@ -26,14 +28,32 @@ class _LeftHeading(Heading):
 def parse(markup: str, breaks: bool = False) -> list[Token]:
     """``markup``'s tokens as the session view reads Markdown: CommonMark with tables and
     strikethrough, HTML off (a tag in a transcript is text), an image as text in its line
-    (``[image: alt] (address)``); with ``breaks``, every line break kept (a user's pasted log
-    keeps its lines, as GitHub shows a comment)."""
-    tokens = MarkdownIt("commonmark", {"html": False}).enable("strikethrough").enable("table").parse(markup)
+    (``[image: alt] (address)``), a masked secret's ``***`` as text (:func:`_mask`); with
+    ``breaks``, every line break kept (a user's pasted log keeps its lines, as GitHub shows a
+    comment)."""
+    md = MarkdownIt("commonmark", {"html": False}).enable("strikethrough").enable("table")
+    md.inline.ruler.before("emphasis", "secret_mask", _mask)
+    tokens = md.parse(markup)
     for token in tokens:
         if token.children:
             token.children = [_image_text(c) if c.type == "image" else
                               _hard(c) if breaks and c.type == "softbreak" else c for c in token.children]
     return tokens
+
+
+def _mask(state, silent: bool) -> bool:
+    """Inline rule, before emphasis: a run of exactly three ``*`` is text. It is the mask
+    :func:`crabsearch.redact.mask` puts in place of a secret (``AKIAIO***MPLE``), which
+    emphasis would take as its marks and draw as ``AKIAIOMPLE``, a value that looks real. Runs of
+    one, two or four ``*`` stay emphasis; a line of ``***`` alone is still a rule (a block,
+    read before this)."""
+    src, pos = state.src, state.pos
+    if src[pos:pos + 3] != MASK or src[pos + 3:pos + 4] == "*" or (pos and src[pos - 1] == "*"):
+        return False
+    if not silent:
+        state.pending += MASK
+    state.pos = pos + 3
+    return True
 
 
 class SafeMarkdown(Markdown):

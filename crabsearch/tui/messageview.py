@@ -114,6 +114,23 @@ def drawn_text(item: Item) -> str:
     return text
 
 
+def preview(item: Item) -> Text:
+    """``item`` as the results list previews it (a row's snippet, an expanded row's window): a
+    tool call as its one line (``Bash(npm test)``), tool output as the view draws it
+    (:func:`~crabsearch.tui.tooloutput.tool_output`: a command's colours and bold kept, dim
+    under them; a JSON answer indented, its strings' line breaks as lines); other text as
+    written, made printable. Markdown is not rendered in a preview (its marks show as typed): the
+    list is drawn again at each key typed, and parsing a message's Markdown costs more than the
+    rest of its row."""
+    if item.label.startswith("tool-call:"):
+        return one_line(printable(item.label.partition(":")[2]), printable(item.text))
+    if item.role == "tool":
+        output = tool_output(item.text)
+        output.style = "dim"
+        return output
+    return Text(printable(item.text))
+
+
 def fold(text: str, cap: int, width: int) -> tuple[str, str]:
     """The first ``cap`` lines of ``text`` and what is left out, in words (:func:`left_out`). One
     huge line (minified JSON, base64) is cut after the screen lines it would wrap to, and what is

@@ -18,6 +18,7 @@ from ..hits import GONE, densest, structure_notes, transcript_gone
 from ..search import Engine, Hit, Item
 from ..sources import CARDS
 from ..text import printable
+from .messageview import preview
 
 ROLE_STYLES = {
     "user": "bold cyan",
@@ -91,7 +92,7 @@ def session_header(session, resume: str | None, now: datetime, home: str | None,
     line: the title cut to leave room for ``· agent · N messages``. (At 80x24 the header took five
     lines, the title and the resume command wrapped: a quarter of the screen.)"""
     count = session.message_count if total is None else total
-    title = Text.assemble((printable(session.title or "(untitled)"), "bold"))
+    title = Text.assemble((drawn_title(session.title or "") or "(untitled)", "bold"))
     if height and height < HEADER_ONE_LINE_BELOW:
         more = f" · {agent_name(session.agent)} · {count} messages"
         title.truncate(max(8, width - cell_len(more)), overflow="ellipsis")
@@ -114,6 +115,21 @@ def session_header(session, resume: str | None, now: datetime, home: str | None,
     return Text("\n").join(lines)
 
 
+def drawn_title(title: str) -> str:
+    """A session's title as the session view draws its first prompt, on one line: Markdown's
+    text without its marks (``# Deploy plan`` -> ``Deploy plan``, ``fix **ibis**`` -> ``fix
+    ibis``; :func:`crabsearch.tui.markdown.plain`), a heading's ``#`` left out too; a masked
+    secret's ``***`` kept. The title as it is when Markdown leaves no text of it (``---``)."""
+    from .markdown import parse, plain  # markdown-it: imported when a session view first opens
+
+    text = printable(title)
+    drawn = plain(text)
+    tokens = parse(text)
+    if tokens and tokens[0].type == "heading_open":  # plain() keeps its marks, as the view draws them
+        drawn = drawn[int(tokens[0].tag[1:]) + 1:]
+    return " ".join(drawn.split()) or text
+
+
 def _cut(line: Text, width: int) -> Text:
     """``line`` cut to ``width`` cells with ``…`` (0: as it is)."""
     if width and line.cell_len > width:
@@ -122,13 +138,17 @@ def _cut(line: Text, width: int) -> Text:
     return line
 
 
-def highlighted(text: str, terms: list[str], style: str = "") -> Text:
-    """``Text`` of ``text`` (made printable) with every query-term match in :data:`HIGHLIGHT`."""
-    text = printable(text)
-    out = Text(text, style=style)
-    for start, end in Engine.spans(text, terms):
+def highlighted(text: str | Text, terms: list[str], style: str = "") -> Text:
+    """``Text`` of ``text`` (made printable; a ``Text``, printable already, keeps its styles)
+    with every query-term match in :data:`HIGHLIGHT`."""
+    out = text.copy() if isinstance(text, Text) else Text(printable(text), style=style)
+    for start, end in Engine.spans(out.plain, terms):
         out.stylize(HIGHLIGHT, start, end)
     return out
+
+
+BRACKETS = " \t{}[],"
+"""What a line of a JSON answer holds when it only opens or closes an object or a list."""
 
 
 WORD_SNAP = 12
@@ -342,22 +362,25 @@ ITEM_LEAD = 13
 
 
 def item_lines(item: Item, terms: list[str], *, width: int = 160, lines: int = 1) -> list[Text]:
-    """A window item as up to ``lines`` rows: ``label`` then its text (the first row a snippet
-    around the first match when ``lines == 1``); the hit is marked with ``▶``."""
+    """A window item as up to ``lines`` rows: ``label`` then its text as the list previews it
+    (:func:`~crabsearch.tui.messageview.preview`: a tool call's one line, tool output as the
+    session view draws it), the first row a snippet around the first match when ``lines == 1``;
+    lines of a JSON answer that are only brackets are left out; the hit is marked with ``▶``."""
     first = Text(no_wrap=True, overflow="ellipsis")
     first.append("▶ " if item.hit else "  ", style="bold cyan")
     first.append(f"{printable(item.label):<10}", style=ROLE_STYLES.get(item.role, ""))
     first.append(" ")
+    drawn = preview(item)
     if lines == 1:
-        first.append_text(snippet(item.text, terms, width))
+        first.append_text(snippet(drawn.plain, terms, width))
         return [first]
-    body = [ln for ln in printable(item.text).splitlines() if ln.strip()] or [""]
+    body = [ln for ln in drawn.split("\n") if ln.plain.strip(BRACKETS)] or [Text("")]
     start = 0
     if item.hit:  # start at the first line with a match, so the matched words are visible
-        start = next((i for i, ln in enumerate(body) if Engine.spans(ln, terms)), 0)
+        start = next((i for i, ln in enumerate(body) if Engine.spans(ln.plain, terms)), 0)
     more = len(body) > start + lines or item.truncated
     shown = body[start:start + lines]
-    text = snippet(shown[0], terms, width) if item.hit else highlighted(shown[0][: width + 1], terms)
+    text = snippet(shown[0].plain, terms, width) if item.hit else highlighted(shown[0][: width + 1], terms)
     first.append_text(text)
     if start and not text.plain.startswith("…"):  # one mark of text left out, not two
         first = Text.assemble(first[:ITEM_LEAD], Text("… ", style=MUTED), first[ITEM_LEAD:], no_wrap=True,

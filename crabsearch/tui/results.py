@@ -16,6 +16,7 @@ from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
 from ..search import Hit, Item
+from ..text import printable
 from .render import result_prompt, row_height, row_lines, rung_note, window_text
 
 FIRST_ROWS = 20
@@ -299,7 +300,10 @@ class ResultList(OptionList):
         hit = self.current_hit
         if hit is None:
             return
-        self.app.copy_menu(hit, hit.message_index, lambda: window_text(self._window(), hit.message_index))
+        reveal = getattr(self.screen, "reveal", False)
+        self.app.copy_menu(hit, hit.message_index, lambda: window_text(self._window(), hit.message_index),
+                           lambda: next(iter(self.app.guarded("Reading the message", lambda: self.app.engine.page(
+                               hit.ref, hit.message_index, 1, redact=not reveal).messages, [])), None))
 
     def action_export(self) -> None:
         """Export the highlighted session, or its context window, to Markdown."""
@@ -441,37 +445,49 @@ RUNG_COUNTS = {
     "phrase": ("with the exact phrase", "exact phrase"),
     "all": ("with every word in one message", "all words in a message"),
     "session": ("with every word, spread over the session", "all words, spread"),
-    "repair": ("showing results for {fixed}", "as {fixed}"),
     "any": ("with some of the words", "some words"),
 }
 """What the rows of a rung of the ladder (``Hit.route``) matched, said after their count in the
-status line (:func:`count_line`): long, and short for a narrow screen; ``{fixed}``, the words a
-repair used."""
+status line (:func:`count_line`): long, and short for a narrow screen."""
+REPAIR_COUNTS = ("for “{used}” instead of “{typed}”", "for “{used}”", "for “{used}”", "spelling repaired")
+"""What the rows of the ``repair`` rung matched, from the widest form of the count line to the
+narrowest: the query's words as searched (``used``), then as typed (``typed``), as the CLI's
+``showing results for widget instead of widgt`` says."""
+COUNT_FORMS = 4
+"""Forms of the count line tried, widest first: every rung's long words (the repair's
+``instead of``), then the repair without it, then the short words, then the repair's shortest."""
 
 
-def count_line(hits: list[Hit], width: int, *, more: bool = False, fixed: str = "", one_word: bool = False) -> str:
+def count_line(hits: list[Hit], width: int, *, more: bool = False, repair: tuple[str, str] | None = None,
+               one_word: bool = False) -> str:
     """The status line's count of ``hits`` by the rung that found them, in ladder order, in the
-    longest form that fits ``width`` cells: ``1 session with every word in one message · 18 with
-    some of the words``, then ``1 all words in a message · 18 some words``, then ``19
-    sessions``. ``more``: the next rows load as the cursor gets there (the last count gets a
-    ``+``); ``fixed``: the words a spelling repair used (``config``); ``one_word``: the query is
-    one word, which a message holds or not (``3 sessions``, not ``with every word``)."""
+    longest form that fits ``width`` cells (:data:`COUNT_FORMS`): ``1 session with every word
+    in one message · 18 with some of the words``, then ``1 all words in a message · 18 some
+    words``, then ``19 sessions``. ``more``: the next rows load as the cursor gets there (the
+    last count gets a ``+``); ``repair``: the query's words ``(as typed, as searched)`` when a
+    spelling repair found rows (``7 sessions for “weekly widget” instead of “weekly widgt”``);
+    ``one_word``: the query is one word, which a message holds or not (``3 sessions``, not
+    ``with every word``)."""
     counts: dict[str | None, int] = {}
     for h in hits:
-        route = h.route if h.route in RUNG_COUNTS else None
+        route = h.route if h.route in RUNG_COUNTS or h.route == "repair" else None
         counts[route] = counts.get(route, 0) + 1
     plus = "+" if more else ""
     total = f"{len(hits)}{plus} session{'s' if len(hits) != 1 else ''}"
     if None in counts or not counts or (one_word and set(counts) == {"all"}):  # the count says it all
         return total
+    typed, used = repair or ("", "")
     parts = list(counts.items())
     forms = []
-    for style in (0, 1):
+    for style in range(COUNT_FORMS):
         said = []
         for n, (route, count) in enumerate(parts):
-            label = RUNG_COUNTS[route][style].format(fixed=fixed)
+            if route == "repair":
+                label = REPAIR_COUNTS[style if used else -1].format(typed=printable(typed), used=printable(used))
+            else:
+                label = RUNG_COUNTS[route][style // 2]
             mark = plus if n == len(parts) - 1 else ""
-            noun = f" session{'s' if count != 1 else ''}" if n == 0 and style == 0 else ""
+            noun = f" session{'s' if count != 1 else ''}" if n == 0 and style < 2 else ""
             said.append(f"{count}{mark}{noun} {label}")
         forms.append(" · ".join(said))
     return next((f for f in forms if cell_len(f) <= width), total)

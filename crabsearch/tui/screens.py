@@ -17,9 +17,9 @@ from textual.widgets import Footer, Input, ProgressBar, Static
 from textual.widgets._footer import FooterKey, FooterLabel, KeyGroup
 from textual.worker import get_current_worker
 
-from ..hits import continuation_notes, transcript_gone
+from ..hits import GONE, UNAVAILABLE, continuation_notes, transcript_gone
 from ..query import parse
-from ..search import Hit, IndexDamaged, SearchResult
+from ..search import Hit, IndexDamaged, Item, SearchResult
 from ..search.request import Ask, run
 from ..text import printable
 from ..sources import SOURCES
@@ -628,7 +628,7 @@ class SearchScreen(Screen):
             # the status line's width: the screen's but the status bar's padding (measured, not
             # the line's own size, which lags a resize by a frame).
             msg = count_line(result.hits, (self.size.width or self.app.size.width) - 4, more=n >= self.limit,
-                             fixed=", ".join(result.corrections.values()), one_word=_one_word(result.query))
+                             repair=_repaired(result.query, result.corrections), one_word=_one_word(result.query))
             if result.partial:
                 msg += " · stopped early (very common words): add a word to narrow it"
             if result.cut:
@@ -1015,10 +1015,12 @@ class SessionScreen(Screen):
             self.app.pop_screen()
 
     def action_find(self) -> None:
-        """``/``: open the find bar (the last find text selected for replacing)."""
+        """``/``: open the find bar (the last find text selected for replacing). The focus moves
+        at once (``set_focus``, not ``focus()``, which waits a frame): keys typed in the same
+        burst as ``/`` are the find text, not the view's keys."""
         box = self.query_one("#find", Input)
         box.display = True
-        box.focus()
+        self.set_focus(box)
 
     @on(Input.Submitted, "#find")
     def _find_submitted(self, event: Input.Submitted) -> None:
@@ -1048,15 +1050,31 @@ class SessionScreen(Screen):
         return self.app.guarded("Reading the context window", lambda: self.app.engine.page(
             self.hit.ref, max(0, index - context), 2 * context + 1, redact=not self.reveal).messages, [])
 
+    def _message(self, index: int) -> Item | None:
+        """Message ``index`` in full, masked unless revealed (as the view shows it); when the
+        transcript is gone, or the index no longer holds what the view read, the view's own copy
+        (:attr:`TranscriptView.held`, as far as it read it); None when the view has none."""
+        view = self.query_one(TranscriptView)
+        if not view.gone:
+            items = self.app.guarded("Reading the message", lambda: self.app.engine.page(
+                self.hit.ref, index, 1, redact=not self.reveal).messages, [])
+            if items and items[0].text not in (GONE, UNAVAILABLE):
+                return items[0]
+        return next((it for it in view.held if it.message_index == index), None)
+
     def action_copy(self) -> None:
         """Copy the session id, resume command, path, the message at the cursor, or its window."""
         index = self.current_message
-        self.app.copy_menu(self.hit, index, lambda: window_text(self._window(index), index))
+        self.app.copy_menu(self.hit, index, lambda: window_text(self._window(index), index),
+                           lambda: self._message(index))
 
     def action_export(self) -> None:
-        """Export the session, or the window around the cursor, to Markdown."""
+        """Export the session, or the window around the cursor, to Markdown (the messages the view
+        holds when the transcript is gone)."""
         index = self.current_message
-        self.app.export_menu(self.hit, lambda: self._window(index), redact=not self.reveal, around=index)
+        view = self.query_one(TranscriptView)
+        self.app.export_menu(self.hit, lambda: self._window(index), redact=not self.reveal, around=index,
+                             held=lambda: view.held)
 
     def action_edit(self) -> None:
         """Open the transcript in $EDITOR at the message at the cursor."""
@@ -1123,6 +1141,16 @@ def _one_word(query: str) -> bool:
     """True when ``query`` searches one word (filters aside): no phrase, prefix or other word."""
     pq = parse(query, agents=tuple(SOURCES))
     return len(pq.words) == 1 and not (pq.phrases or pq.prefixes)
+
+
+def _repaired(query: str, corrections: dict[str, str]) -> tuple[str, str] | None:
+    """``(as typed, as searched)``: the words of ``query`` (filters aside), and the same with
+    the spelling repairs ``corrections`` (``SearchResult.corrections``: typed word in lower case
+    -> word used) put in; None when nothing was repaired."""
+    if not corrections:
+        return None
+    words = parse(query, agents=tuple(SOURCES)).words or list(corrections)
+    return " ".join(words), " ".join(corrections.get(w.lower(), w) for w in words)
 
 
 def _sessions(n: int) -> str:

@@ -25,6 +25,7 @@ from rich.padding import Padding
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
+from textual import events
 from textual.binding import Binding
 from textual.cache import LRUCache
 from textual.geometry import Size
@@ -164,6 +165,24 @@ class TranscriptView(ScrollView, can_focus=True):
         self.gone = False
         """The transcript is no longer on disk: the messages read stay, no more are (:meth:`went_away`)."""
 
+    async def on_key(self, event: events.Key) -> None:
+        """Each key acts where the focus is when its turn comes, as the search box's keys do
+        (``SafeInput``): a key runs its bindings here (the view's, the screen's, the app's:
+        Textual's chain), not once it has bubbled up to the app, and a key that waited here while
+        a key before it moved the focus (``/`` to the find box, ``c`` to the copy menu: keys
+        typed in one burst) goes where the focus went. Textual checks a key's bindings with the
+        focus as it is when the key reaches the app: the keys typed right after ``/`` reached it
+        with the focus in the find box, which does not bind them, and were lost."""
+        focused = self.app.focused
+        target = focused if focused is not None else self.app.screen  # a menu just pushed: its screen
+        if target is not self and target is not self.screen:
+            event.stop()
+            event.prevent_default()
+            target.post_message(events.Key(event.key, event.character))
+        elif await self.app._check_bindings(event.key):
+            event.stop()
+            event.prevent_default()
+
     @property
     def lo(self) -> int:
         """First loaded message index."""
@@ -178,6 +197,12 @@ class TranscriptView(ScrollView, can_focus=True):
     def loaded(self) -> list[int]:
         """Indexes of the messages currently loaded (for tests and the header)."""
         return [b.item.message_index for b in self._blocks]
+
+    @property
+    def held(self) -> list[Item]:
+        """The messages loaded, in order, each as far as it was read (``message_bytes``): what
+        the view holds of a transcript that is gone (copied and exported in its place)."""
+        return [b.item for b in self._blocks]
 
     @property
     def rendered(self) -> list[int]:
@@ -558,8 +583,9 @@ class TranscriptView(ScrollView, can_focus=True):
     def _jump(self, step: int) -> None:
         """Go to the next (``step`` 1) or previous (-1) shown message whose text shows a query
         highlight: the index's matching messages, and between the cursor and the next of those,
-        any message the index does not hold words of (thinking, tool calls and output) that
-        highlights the query all the same. Read in a worker; one jump at a time."""
+        any message the index does not hold words of (thinking, tool calls and output) whose
+        drawn text (:meth:`_shows_terms`) holds a query word. Read in a worker; one jump at a
+        time."""
         if self._hits_of is None or self._jumping or not self.terms:
             return
         self._jumping = True
@@ -581,7 +607,10 @@ class TranscriptView(ScrollView, can_focus=True):
         self.run_worker(scan, thread=True, group="jump", exclusive=True)
 
     def _shows_terms(self, item: Item) -> bool:
-        return self.visible(item) and bool(Engine.spans(printable(item.text), self.terms))
+        """``item`` is shown and what it draws (:func:`~crabsearch.tui.messageview.drawn_text`,
+        what find matches) holds a query word: a word glued to an escape code or to a JSON
+        ``\\n`` escape in the transcript's text counts as drawn."""
+        return self.visible(item) and bool(Engine.spans(drawn_text(item), self.terms))
 
     def _jumped(self, target: int | None, step: int) -> None:
         self._jumping = False
@@ -604,7 +633,7 @@ class TranscriptView(ScrollView, can_focus=True):
             self._render_block(block)
         line = self._term_line(block)
         if line is None and index not in self._unfolded and not self.full \
-                and Engine.spans(printable(block.item.text), self.terms):
+                and Engine.spans(drawn_text(block.item), self.terms):
             self._unfolded.add(index)
             self._render_block(block)
             self._relayout()
