@@ -546,8 +546,8 @@ def _export(engine, ref, args) -> int:
 def _not_a_file(output: str) -> str | None:
     """Why ``export -o OUTPUT`` cannot name a file to write, said plainly (None: write it; the
     write's own OSError still says the rest). Checked before the temporary file is made beside
-    it: ``-o .`` was "Device or resource busy" (the rename over a directory), and ``-o new/``
-    wrote a file named ``new``."""
+    it, so that a directory (``-o .``) or a name ending in a separator (``-o new/``) is refused
+    with its reason, never renamed over or written as a file named without the separator."""
     if not output:
         return "no file name given"
     if os.path.isdir(output):
@@ -672,7 +672,7 @@ NO_MESSAGES = "no messages (only its title is indexed)"
 
 def _project(session) -> str:
     """A session's project in a text row, ``(no project)`` when it has none (the app's rows say
-    ``no project``; an empty one left two spaces)."""
+    ``no project``), so a row's columns never hold an empty field."""
     return printable(session.project) if session.project else "(no project)"
 
 
@@ -682,8 +682,8 @@ SNIPPET_CHARS = 200
 
 def _around(text: str, terms: list[str], width: int = SNIPPET_CHARS) -> str:
     """``width`` bytes of ``text`` that show its first match of the query's ``terms``
-    (``hits.cut_around``, a quarter of the line before the match; the text output showed the
-    first 200 characters: a word at character 300 was not in the line)."""
+    (``hits.cut_around``, a quarter of the line before the match), wherever in the message the
+    match is; the text's start when no term matches."""
     from .hits import cut_around
     from .search import Engine
 

@@ -113,11 +113,11 @@ class NamePositions(formats.Positions):
 
     * :data:`~crabsearch.index.tokenizer.NAME_MARK` (where a path or identifier starts and ends)
       is kept out of the field's length: it is bookkeeping, not a word, and BM25F's length
-      normalization stays what it was.
+      normalization counts the words alone.
     * A posting's positions are stored as their gaps in one byte each (two or four when a gap
       needs them, :data:`POSITION_TAGS`), not as Whoosh's 4-byte count plus a protocol-2 pickle
       of the gaps: 2 bytes instead of 14 for a word seen once in a message, and decoded in C
-      (``itertools.accumulate``). Values Whoosh's way (segments written before) still decode.
+      (``itertools.accumulate``). Values in Whoosh's own encoding still decode.
     """
 
     def word_values(self, value, analyzer, **kwargs):
