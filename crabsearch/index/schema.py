@@ -47,7 +47,7 @@ SHARED_FIELDS: dict[str, frozenset[str]] = {
     "title": frozenset({"summary"}), "summary": frozenset({"title"}),
     "tool": frozenset({"tool_output"}), "tool_output": frozenset({"tool"}),
 }
-"""The other text fields one document can hold words in besides a field (``writer.
+"""The other text fields one document can hold words in besides a field (``documents.
 index_text_fields``: a message puts its text in one field, a tool result its name and output;
 the session document its title and summary). A bound on one field's score of a document is then
 a bound on its whole score, plus these fields' (``union.scores``' block skipping)."""
