@@ -26,8 +26,9 @@ import os
 import sys
 from pathlib import Path
 
+from . import cli_text as out
 from . import paths
-from .text import printable, terminal_json
+from .text import printable
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE = 0, 1, 2
 ENGINES_KEPT = 4
@@ -256,10 +257,10 @@ def _run(args) -> int:
         except (OSError, IndexError_) as exc:
             line = cannot_update(index_dir, exc, "search and the app use")
             if args.json:  # a script still gets its JSON, the error in it
-                _print_report(RefreshReport(), index_dir, engine.doc_count(), True, error=line)
+                out.print_report(RefreshReport(), index_dir, engine.doc_count(), True, error=line)
             print(f"crabsearch: {line}", file=sys.stderr)
             return EXIT_ERROR
-        _print_report(report, index_dir, engine.doc_count(), args.json)
+        out.print_report(report, index_dir, engine.doc_count(), args.json)
         if report.busy:
             print("crabsearch: another crabsearch is updating the index; run this again when it is done",
                   file=sys.stderr)
@@ -271,10 +272,10 @@ def _run(args) -> int:
 
         st, srv = collect(indexer), server(os.environ)
         if args.json:
-            _dump({**st.to_json(), "server": srv})
+            out.dump({**st.to_json(), "server": srv})
         else:
             print(st.format())
-            print(_server_line(srv))
+            print(out.server_line(srv))
         return EXIT_OK
     if args.command == "search":
         if not args.query:
@@ -311,14 +312,9 @@ def _run(args) -> int:
             return EXIT_ERROR
         result = answer.result
         if args.json:
-            d = result.to_json()
-            d["notes"] = answer.notes  # the text output's notes: the cut query's, a repair's too
-            for hit, hd in zip(result.hits, d["hits"]):
-                hd["archived"] = hit.session.archived
-                hd["app"] = _app(hit.session)
-            _dump(d)
+            out.dump(out.search_json(result, answer.notes))
         else:
-            _print_hits(result, answer.notes)
+            out.print_hits(result, answer.notes)
         return EXIT_OK
     if args.command in ("show", "export"):
         ref = _find_session(engine, indexer, args.session_id, refresh=not args.no_refresh)
@@ -336,12 +332,9 @@ def _run(args) -> int:
         page = engine.page(ref, args.offset, args.limit)
         page.skipped = shown_with(engine.skipped_lines(ref), page.offset, page.offset + len(page.messages), total)
         if args.json:
-            d = page.to_json()
-            d["session"]["archived"] = ref.session.archived
-            d["session"]["app"] = _app(ref.session)
-            _dump(d)
+            out.dump(out.page_json(page))
         else:
-            _print_page(page)
+            out.print_page(page)
         return EXIT_OK
     raise UsageError(f"unknown command {args.command!r}")
 
@@ -370,11 +363,11 @@ def _import(args, indexer, index_dir: Path) -> int:
         return EXIT_ERROR
     where = imports_file(indexer.env, indexer.home)
     if args.json:
-        _dump({"path": str(path), "agent": agent, "conversations": count, "added": added,
+        out.dump({"path": str(path), "agent": agent, "conversations": count, "added": added,
                "imports_file": str(where), "index_dir": str(index_dir), "files_read": report.files_read,
                "messages_added": report.messages_added, "errors": report.errors, "busy": report.busy})
     else:
-        _warn(report)
+        out.warn(report)
         print(f"{SOURCES[agent].display}: {count} conversation{'s' if count != 1 else ''} in {path} "
               f"({'remembered in' if added else 'already in'} {where}); search them with agent:{agent}")
     if report.busy:
@@ -413,18 +406,6 @@ class _Lazy:
         return getattr(self._obj, name)
 
 
-def _server_line(srv: dict) -> str:
-    """``crabsearch status``'s line on the resident server (``launch.server``)."""
-    if not srv["enabled"]:
-        return "resident server: off (CRABSEARCH_NO_SERVER)"
-    if srv["socket"] is None:
-        return "resident server: not used (no private directory for its socket)"
-    if not srv["running"]:
-        return "resident server: not running (the next search or show starts it)"
-    pid = f"pid {srv['pid']}, " if srv["pid"] else ""
-    return f"resident server: running ({pid}socket {srv['socket']}; it stops when idle)"
-
-
 def _refresh(indexer, engine, doing: str):
     """Refresh the index before reading it (``search``, ``show``, ``export``): warnings on
     stderr, and the engine reopened when the index changed (a kept engine's records may be of
@@ -433,7 +414,7 @@ def _refresh(indexer, engine, doing: str):
     report = _try_refresh(indexer, doing)
     if report is None:
         return None
-    _warn(report)
+    out.warn(report)
     if report.changed:
         engine.reload()
     return report
@@ -546,8 +527,8 @@ def _export(engine, ref, args) -> int:
 def _not_a_file(output: str) -> str | None:
     """Why ``export -o OUTPUT`` cannot name a file to write, said plainly (None: write it; the
     write's own OSError still says the rest). Checked before the temporary file is made beside
-    it: ``-o .`` was "Device or resource busy" (the rename over a directory), and ``-o new/``
-    wrote a file named ``new``."""
+    it, so that a directory (``-o .``) or a name ending in a separator (``-o new/``) is refused
+    with its reason, never renamed over or written as a file named without the separator."""
     if not output:
         return "no file name given"
     if os.path.isdir(output):
@@ -586,137 +567,6 @@ def run_resume(command: str) -> int:
         return EXIT_ERROR
     print(command, flush=True)
     return subprocess.call(["/bin/sh", "-c", command])
-
-
-def _app(session) -> str | None:
-    """Which app created a session when its agent has several (``Cline CLI``, ``Cline (VS Code)``,
-    ``Roo Code``, ``Cursor IDE``, ``Cursor CLI``), else None: the JSON ``app`` of a hit or page."""
-    app = session.extra.get("app")
-    return app if isinstance(app, str) and app else None
-
-
-def _dump(obj) -> None:
-    sys.stdout.write(terminal_json(obj) + "\n")
-
-
-def _warn(report) -> None:
-    if report.rebuilt:
-        print(f"crabsearch: {report.rebuilt}", file=sys.stderr)
-    for err in report.errors[:5]:
-        print(f"crabsearch: skipped {err}", file=sys.stderr)
-
-
-def _print_report(report, index_dir: Path, sessions: int, as_json: bool, error: str | None = None) -> None:
-    """``crabsearch index``'s summary of ``report`` (JSON with ``as_json``); ``error``: why the
-    index could not be updated (the JSON's ``error``, null when it was)."""
-    data = {"index_dir": str(index_dir), "files_seen": report.files_seen, "files_read": report.files_read,
-            "files_removed": report.files_removed, "files_kept": report.files_kept, "sessions": sessions,
-            "messages_added": report.messages_added, "skipped_lines": report.skipped_lines,
-            "by_agent": report.by_agent, "errors": report.errors, "unreadable_dirs": report.unreadable_dirs,
-            "busy": report.busy,
-            "rebuilt": report.rebuilt, "seconds": round(report.seconds, 3), "error": error}
-    if as_json:
-        _dump(data)
-        return
-    _warn(report)
-    for d in report.unreadable_dirs:
-        print(f"crabsearch: cannot read directory {d}; its transcripts are not indexed", file=sys.stderr)
-    agents = ", ".join(f"{k} {v}" for k, v in sorted(report.by_agent.items())) or "none found"
-    print(f"index: {index_dir}")
-    one = report.files_kept == 1
-    kept = (f"; {report.files_kept} indexed {'transcript' if one else 'transcripts'} not found in these folders "
-            f"{'is' if one else 'are'} kept (still on disk)" if report.files_kept else "")
-    print(f"transcripts: {report.files_seen} ({agents}); read {report.files_read}, removed {report.files_removed}"
-          + kept)
-    print(f"sessions: {sessions}; messages added: {report.messages_added}; "
-          f"skipped lines: {report.skipped_lines}; {report.seconds:.2f}s")
-
-
-def _print_hits(result, notes: list[str] | None = None) -> None:
-    """The hits of ``result`` as text, after ``notes`` (default: ``request.Answer``'s for the
-    result), each in parentheses."""
-    from .hits import structure_notes
-    from .query import used_part
-    from .search.request import Answer
-
-    for note in Answer(result).notes if notes is None else notes:
-        print(f"({note})")
-    if not result.hits:
-        print(f"no sessions match {used_part(result.query) + ('…' if result.cut else '')!r}")
-        return
-    for n, hit in enumerate(result.hits, 1):
-        s = hit.session
-        when = s.updated.strftime("%Y-%m-%d %H:%M") if s.updated else "?"
-        print(f"{n}. {printable(s.title or '(untitled)')}  [{s.agent}] {_project(s)}  {when}"
-              + ("  (archived)" if s.archived else ""))
-        item = hit.item
-        if item is not None:
-            print(f"   {item.label}: {printable(_around(' '.join(item.text.split()), result.terms))}")
-        where = f"message #{hit.message_index + 1} of {s.message_count}" if s.message_count else NO_MESSAGES
-        print(f"   id {s.session_id}  {where}")
-        notes = structure_notes(hit)
-        if notes:
-            print(f"   {printable('; '.join(notes))}")
-        if hit.ref.resume_command:
-            print(f"   resume: {printable(hit.ref.resume_command)}")
-        if hit.explain:
-            ex = hit.explain
-            print(f"   explain: {ex['route']}; score {hit.score:.3f} = message {ex['message_score']:.3f} + "
-                  f"title/summary {ex['session_score']:.3f}; anchored on {ex['anchored_on']}; "
-                  f"matched {', '.join(ex['matched']) or '-'}")
-
-
-NO_MESSAGES = "no messages (only its title is indexed)"
-"""What a result row says instead of ``message #N of M`` for a session that holds no message."""
-
-
-def _project(session) -> str:
-    """A session's project in a text row, ``(no project)`` when it has none (the app's rows say
-    ``no project``; an empty one left two spaces)."""
-    return printable(session.project) if session.project else "(no project)"
-
-
-SNIPPET_CHARS = 200
-"""Characters (UTF-8 bytes) of the hit message a plain-text result shows."""
-
-
-def _around(text: str, terms: list[str], width: int = SNIPPET_CHARS) -> str:
-    """``width`` bytes of ``text`` that show its first match of the query's ``terms``
-    (``hits.cut_around``, a quarter of the line before the match; the text output showed the
-    first 200 characters: a word at character 300 was not in the line)."""
-    from .hits import cut_around
-    from .search import Engine
-
-    spans = Engine.term_spans(text, terms) if terms else []
-    return cut_around(text, width, spans[0][0] if spans else None, lead=width // 4)[0]
-
-
-def _print_page(page) -> None:
-    from .hits import continuation_notes
-    from .search.skipped import MARK, after_last, before
-
-    s = page.ref.session
-    shown = (f"messages {page.offset + 1}-{page.offset + len(page.messages)} of {page.total}"
-             if page.messages else f"no messages shown ({page.total} in the session)")
-    print(f"{printable(s.title or '(untitled)')}  [{s.agent}] {_project(s)}  {shown}"
-          + ("  (archived)" if s.archived else ""))
-    for note in continuation_notes(page.ref):
-        print(printable(note))
-    if page.ref.resume_command:
-        print(f"resume: {printable(page.ref.resume_command)}")
-    for m in page.messages:
-        for s in before(page.skipped, m.message_index):
-            print(f"\n{MARK} {s.text()}")
-        when = m.timestamp.strftime("%Y-%m-%d %H:%M:%S") if m.timestamp else ""
-        mark = "  (abandoned branch)" if m.abandoned else ""
-        print(f"\n#{m.message_index + 1} {m.label} {when}{mark}")
-        print(printable(m.text))
-        for sub in m.subagents:
-            print(f"→ subagent session {printable(sub['session_id'])}: {printable(sub['title'] or '(not indexed)')}")
-    for s in after_last(page.skipped, page.total):
-        print(f"\n{MARK} {s.text()}")
-    if page.next_offset is not None:
-        print(f"\n(next page: --offset {page.next_offset})")
 
 
 if __name__ == "__main__":  # pragma: no cover

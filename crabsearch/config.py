@@ -17,7 +17,7 @@ Known keys (anything else is ignored)::
     resume = "ctrl+o"
 
 * ``[sources]``: a relative path is named as a problem and left out: it would be looked up from
-  whatever directory crabsearch was started in (``claude = "notalist"`` was "looked in notalist").
+  whatever directory crabsearch was started in (``claude = "notalist"`` is such a path).
 * ``index_tool_output``: the first 3,072 characters of each tool output go into a separate
   low-weight field. Off by default: tool output carries credentials.
 

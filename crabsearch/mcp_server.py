@@ -123,7 +123,7 @@ def with_filters(tool):
 
 
 def _not_a_bool(value):
-    """A whole-number argument: ``true``/``false`` are never numbers (pydantic's lax mode read
+    """A whole-number argument: ``true``/``false`` are never numbers (pydantic's lax mode reads
     ``limit: true`` as 1). Anything else is pydantic's lax integer: a whole number, also written
     as a string (``"5"``, what some clients send) or as ``5.0``."""
     if isinstance(value, bool):
@@ -237,7 +237,7 @@ class RecentOutput(BaseModel):
 class CrabsearchServer(MCPServer):
     """An :class:`MCPServer` whose argument errors are one sentence (the SDK's are pydantic's
     multi-line report), and whose unknown tool is quoted at most :data:`~crabsearch.mcp_tools.QUOTED_CHARS`
-    characters (the SDK's ``Unknown tool: NAME`` sent back a name of any length)."""
+    characters (the SDK's ``Unknown tool: NAME`` sends back a name of any length)."""
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context=None):
         if self._tool_manager.get_tool(name) is None:
@@ -350,7 +350,7 @@ class _ParseErrors:
 
     An array (a JSON-RPC batch) gets one Invalid Request, as the SDK's streamable HTTP transport
     answers it: MCP dropped batches in its 2025-06-18 revision and the SDK's stdio transport
-    validates a line as one message, so a batch was never served (only logged). Everything else is
+    validates a line as one message, so it never serves a batch (only logs it). Everything else is
     the SDK's read stream unchanged, the sender's context included (``last_context``, which the
     dispatcher reads)."""
 
@@ -427,8 +427,8 @@ def _with_surrogates_replaced(exc: ValidationError) -> SessionMessage | None:
     """The message of a stdin line that is JSON but holds a lone surrogate escape, which
     pydantic's parser rejects as ``json_invalid``: each lone surrogate read as U+FFFD
     (:func:`_surrogates_replaced`); None for any other line (answered by :func:`_error_reply`).
-    The request is then served and answered with its own id (the parse error's null id left the
-    client waiting for its answer); an id holding a lone surrogate is answered with U+FFFD in
+    The request is then served and answered with its own id (a parse error's null id would leave
+    the client waiting for its answer); an id holding a lone surrogate is answered with U+FFFD in
     its place."""
     errors = exc.errors(include_url=False)
     line = errors[0].get("input") if errors and errors[0].get("type") == "json_invalid" else None
@@ -498,7 +498,7 @@ def serve(door: Door) -> int:
     index at the first tool call or :data:`START_DELAY` seconds after the start, whichever comes
     first. SIGINT (Ctrl-C in a terminal, or a client) stops the refresh (:meth:`Refresher.stop`)
     and exits 130 at once: the thread that reads stdin cannot be interrupted, and Python's own
-    KeyboardInterrupt left the server waiting for it, alive and no longer answering. Returns the
+    KeyboardInterrupt would leave the server waiting for it, alive and no longer answering. Returns the
     exit code."""
     import anyio
 

@@ -11,10 +11,10 @@ from whoosh.fields import ID, TEXT, Schema
 from whoosh.filedb.filestore import RamStorage
 from whoosh.query import Phrase, Term
 
-from crabsearch.index import Indexer, analysis
-from crabsearch.index.analysis import (
-    CJKBigramTokenizer, CompoundTokenizer, folded_contexts, group_leaves, groups, phrase_terms, spans, term_spans,
-    terms, text_analyzer)
+from crabsearch.index import Indexer, highlight
+from crabsearch.index.analysis import CJKBigramTokenizer, folded_contexts, group_leaves, groups, phrase_terms, terms
+from crabsearch.index.highlight import spans, term_spans
+from crabsearch.index.tokenizer import CompoundTokenizer, text_analyzer
 from crabsearch.search import Engine
 
 from builders import ClaudeSession
@@ -95,6 +95,16 @@ def test_picklable():
     assert [t.text for t in ana("今天 Café")] == ["今天", "cafe"]
     assert CompoundTokenizer() == CompoundTokenizer()
     assert CJKBigramTokenizer is CompoundTokenizer  # the former name still resolves
+
+
+def test_an_analyzer_pickled_when_the_tokenizer_lived_in_analysis_still_loads():
+    """An index's table of contents pickles its schema, whose analyzer names the tokenizer's class
+    by module: an index built before ``index.tokenizer`` existed names ``index.analysis``."""
+    former = pickle.dumps(text_analyzer(), 2).replace(b"crabsearch.index.tokenizer\n", b"crabsearch.index.analysis\n")
+    assert b"crabsearch.index.analysis\nCompoundTokenizer" in former
+    ana = pickle.loads(former)
+    assert ana == text_analyzer()
+    assert [t.text for t in ana("getUserById")] == ["getuserbyid", "get", "user", "by", "id"]
 
 
 def test_end_to_end_search_and_highlight(tmp_path):
@@ -450,9 +460,9 @@ def test_ascii_spans_found_near_matches_are_those_of_the_whole_text(monkeypatch)
         text = "".join(w + s for w, s in zip(words, seps))
         cases.append((text, set(rng.sample(NEAR_WANTED, rng.randint(1, 4)))))
     cases.append(("prose " * 200 + "isn't it " + "prose " * 200 + "the token", {"isnt", "token"}))
-    fast = [analysis.term_spans(text, wanted) for text, wanted in cases]
-    monkeypatch.setattr(analysis, "_near_matches",
-                        lambda text, wanted, prefixes: analysis.text_analyzer()(text, chars=True))
-    whole = [analysis.term_spans(text, wanted) for text, wanted in cases]
+    fast = [highlight.term_spans(text, wanted) for text, wanted in cases]
+    monkeypatch.setattr(highlight, "_near_matches",
+                        lambda text, wanted, prefixes: text_analyzer()(text, chars=True))
+    whole = [highlight.term_spans(text, wanted) for text, wanted in cases]
     assert fast == whole
     assert sum(map(bool, whole)) > 2000  # most cases highlight something

@@ -445,7 +445,7 @@ def test_only_paired_fields_share_a_document():
     """``schema.SHARED_FIELDS`` holds the rule block skipping relies on: a message's text goes
     into one field, a tool result's into its name and output fields."""
     from crabsearch.index.schema import SHARED_FIELDS
-    from crabsearch.index.writer import index_text_fields
+    from crabsearch.index.documents import index_text_fields
     from crabsearch.model import Message, Role
 
     from crabsearch.model import LABEL_THINKING

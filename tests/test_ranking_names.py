@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
 
-from crabsearch.index.analysis import NAME_MARK, text_analyzer
+from crabsearch.index.tokenizer import NAME_MARK, text_analyzer
 from crabsearch.index.phrases import inside_name
 
 from builders import ClaudeSession, indexed_engine, short_ids

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from crabsearch.index.writer import index_text_fields
+from crabsearch.index.documents import index_text_fields
 from crabsearch.model import Role, to_ms
 from crabsearch.sources import SOURCES
 from crabsearch.sources.aider import SOURCE, config_file, listed_dirs

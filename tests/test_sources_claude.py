@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from crabsearch.index.writer import index_text_fields
+from crabsearch.index.documents import index_text_fields
 from crabsearch.jsonl import iter_records
 from crabsearch.model import Role
 from crabsearch.sources import base, get_source
@@ -248,7 +248,7 @@ def test_typed_commands_are_user_text_but_not_prompts(tmp_path):
         ("user", "user", "/review the flaky checkout spec", 0), ("user", "user", "/agents", 0),
         ("tool", "tool:local-command", "Agents dialog dismissed", 0), ("user", "user", "! git stash list", 0),
         ("user", "user", "/model opus", 0), ("user", "user", "Why does the checkout spec time out?", 1)]
-    # searchable as user text (writer.index_text_fields), yet the real prompt is the title and anchor
+    # searchable as user text (documents.index_text_fields), yet the real prompt is the title and anchor
     assert [index_text_fields(m) for m in read.messages[:2]] == [
         {"user": "/review the flaky checkout spec"}, {"user": "/agents"}]
     assert read.session.title == "Why does the checkout spec time out?" and read.session.anchor_index == 5

@@ -84,7 +84,7 @@ def test_parsing(tmp_path):
 
 
 def test_tool_payloads_not_indexed_names_are(tmp_path):
-    from crabsearch.index.writer import index_text_fields
+    from crabsearch.index.documents import index_text_fields
 
     r = SRC.read(sample().write(tmp_path / "x.jsonl"))
     fields = [index_text_fields(m) for m in r.messages]

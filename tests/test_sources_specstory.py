@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from crabsearch.index.writer import index_text_fields
+from crabsearch.index.documents import index_text_fields
 from crabsearch.model import Role
 from crabsearch.sources import SOURCES
 from crabsearch.sources.specstory import SOURCE

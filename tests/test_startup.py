@@ -187,9 +187,9 @@ def test_ascii_text_is_tokenized_as_by_the_full_pattern():
     import re
     import string
 
-    from crabsearch.index import analysis
+    from crabsearch.index import token_pattern
 
-    full, ascii_only = re.compile(analysis.TOKEN_PATTERN), analysis._token_re(True)
+    full, ascii_only = re.compile(token_pattern.TOKEN_PATTERN), token_pattern.token_re(True)
     rnd = random.Random(13)
     alphabet = string.printable + "'#+-_./:@" * 3
     texts = ["".join(rnd.choice(alphabet) for _ in range(rnd.randint(0, 80))) for _ in range(5000)]
@@ -197,7 +197,7 @@ def test_ascii_text_is_tokenized_as_by_the_full_pattern():
     for text in texts:
         assert [(m.lastindex, m.span()) for m in full.finditer(text)] == \
                [(m.lastindex, m.span()) for m in ascii_only.finditer(text)], text
-    assert analysis._token_re(False).pattern == analysis.TOKEN_PATTERN
+    assert token_pattern.token_re(False).pattern == token_pattern.TOKEN_PATTERN
 
 
 def test_the_agent_column_fits_every_agent_badge():

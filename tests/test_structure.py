@@ -49,7 +49,7 @@ def test_subagent_hit_names_its_parent(tmp_path, sub_home):
 
 
 def test_subagent_row_and_cli_text_say_subagent_of(tmp_path, sub_home, capsys):
-    from crabsearch.cli import _print_hits
+    from crabsearch.cli_text import print_hits as _print_hits
     from crabsearch.tui.render import result_prompt
 
     engine = _index(tmp_path, sub_home)
@@ -283,7 +283,7 @@ def test_parent_page_links_the_spawning_call_to_its_subagent(tmp_path, sub_home,
     # the id named by the link finds the subagent session
     [hit] = engine.search(f"agent-{AGENT}").hits
     assert hit.session.session_id == f"agent-{AGENT}" and hit.parent_title == "Crontab audit"
-    from crabsearch.cli import _print_page
+    from crabsearch.cli_text import print_page as _print_page
     _print_page(page)
     assert f"→ subagent session agent-{AGENT}: Find every crontab file in the repo" in capsys.readouterr().out
 

@@ -336,13 +336,13 @@ def test_keyboard_bytes_that_are_not_utf8_do_not_stop_the_app(tmp_path):
 def test_painting_a_line_and_analyzing_a_name_leave_no_reference_cycle():
     """Garbage that only Python's cyclic collections free: ``Strip.divide`` kept ``[self]`` in the
     strip's own cache (every painted line a cycle), and a compound's recursive splitter referred
-    to itself. Neither leaves a cycle now (``tui.textual_fixes``, ``analysis._split``)."""
+    to itself. Neither leaves a cycle now (``tui.textual_fixes``, ``compounds.split``)."""
     import gc
 
     from rich.segment import Segment
     from textual.strip import Strip
 
-    from crabsearch.index.analysis import _split
+    from crabsearch.index.compounds import split
     from crabsearch.tui import textual_fixes
 
     textual_fixes.apply()
@@ -352,7 +352,7 @@ def test_painting_a_line_and_analyzing_a_name_leave_no_reference_cycle():
         strip = Strip([Segment("hello "), Segment("world")])
         assert strip.divide([strip.cell_length]) == [strip] and len(strip.divide([5, 11])) == 2
         del strip
-        assert _split("src/auth/getUserById_token-store.ts")[1] > 3
+        assert split("src/auth/getUserById_token-store.ts")[1] > 3
         gc.collect()
         left = [type(o).__qualname__ for o in gc.garbage]
     finally:

@@ -99,8 +99,9 @@ def label_id(session) -> str:
 
 def read_sessions(corpus: Path, work: Path) -> list[SessionText]:
     """Every session of the corpus, read with crabsearch's own sources (the same messages its
-    index gets: ``index.writer.index_text_fields``), empty sessions left out."""
-    from crabsearch.index.writer import Indexer, acting_flags, index_text_fields  # noqa: PLC0415
+    index gets: ``index.documents.index_text_fields``), empty sessions left out."""
+    from crabsearch.index.documents import acting_flags, index_text_fields  # noqa: PLC0415
+    from crabsearch.index.writer import Indexer  # noqa: PLC0415
 
     home = work / "home"
     home.mkdir(parents=True, exist_ok=True)

@@ -1,11 +1,10 @@
 """Best hit per session in one pass over a query's matches (crabsearch's own collector).
 
-Whoosh's ``CollapseCollector`` over a ``TopCollector`` did the same job at about twice the cost
-(``bench/results``, 1 GB corpus): it scored every match twice (once for the collapse order, once
-for the top list), ran each match through three generator layers, and, above all, rebuilt each
-segment's ``skey`` column reader on every search (a 1M-entry offset array at 1 GB: ~20 ms per
-query rung even when nothing matched). Here the session key of every document is read once per
-segment (:class:`SegmentKeys`, kept across searches) and each match is scored once.
+It does what Whoosh's ``CollapseCollector`` over a ``TopCollector`` does, with each match scored
+once (not once for the collapse order and once for the top list) and without generator layers
+per match, and with the session key of every document read once per segment
+(:class:`SegmentKeys`, kept across searches) instead of a ``skey`` column reader built again at
+every search (the measurements: ``bench/results/history.md``, section "Speed").
 
 Scores are Whoosh's (BM25F with the query's field boosts); which document is a session's best,
 and which sessions make the cut, follow the collapse collector's rules: the higher score wins,
@@ -53,8 +52,8 @@ class SegmentKeys:
     gone (a segment's columns never change; deletions do not touch them). Memory: one list entry
     per document (the key strings themselves are shared per session), plus 8 bytes per document
     once ``updated`` has been asked for. A segment's three columns are read together from its
-    column file (``colfile.py``: one read instead of Whoosh's per-document decoding, which cost
-    ~50 ms at every process start at 26k documents) when it has a usable one, else from Whoosh.
+    column file (``colfile.py``: one read instead of Whoosh's per-document decoding) when it has
+    a usable one, else from Whoosh.
     """
 
     def __init__(self) -> None:
@@ -149,7 +148,7 @@ class SegmentKeys:
         """Where each session's documents are in the leaf searcher ``sub``: ``{skey: [(start,
         stop)]}``, runs of consecutive document numbers (the writer adds a transcript's documents
         together, and a merge keeps each segment's order: usually one run a session). Read once
-        per segment (~14 ms at 1 GB, 170k documents)."""
+        per segment."""
         sid = self._segment_id(sub)
         out = self._runs.get(sid)
         if out is None:
@@ -412,13 +411,12 @@ def _segment_best(acc: dict[int, float], skeys: list[str], updated, window, excl
     session ahead of it in the segment is ahead of it overall), so the other documents need no
     look. The order is two sorts in C (by document number, then, stable, by score), and the walk
     stops at the ``limit``-th session: a segment's documents are walked in Python only as far as
-    its best sessions go (a Python pass over every document, or ``heapq.nlargest``'s, cost
-    ~25 ms a query for ``the`` at 1 GB).
+    its best sessions go, never all of them (as ``heapq.nlargest`` would).
 
     ``at_least``: a score that ``limit`` sessions are known to reach (in this segment or the
     ones before: the scan's floor, ``_best_by_term``); the documents below it are not sorted
-    (a session whose best is below it cannot be among the ``limit`` best overall). For ``the``
-    at 6 GB the sorts took ~30 ms a query; most of its documents are below the floor."""
+    (a session whose best is below it cannot be among the ``limit`` best overall): for a common
+    word, most of its documents."""
     if limit <= 0 or not acc:
         return []
     docs = acc if at_least is None else [d for d, sc in acc.items() if sc >= at_least]

@@ -39,8 +39,8 @@ class ZeroScore(WrappingQuery):
     """The documents of ``child``, each with score 0: a filter. Its matcher is the child's,
     wrapped with boost 0, so it stays lazy (``skip_to``). Whoosh's ``ConstantScoreQuery(q, 0)``
     is not a filter here: when the search keeps matchers current (as crabsearch's collectors
-    do, for matched terms) it returns the child's matcher unchanged, and a ``since:`` range or a
-    ``project:/path`` prefix added about 1.0 to every score it let through."""
+    do, for matched terms) it returns the child's matcher unchanged, so a ``since:`` range or a
+    ``project:/path`` prefix would add about 1.0 to every score it lets through."""
 
     def matcher(self, searcher, context=None):
         m = self.child.matcher(searcher, context)
@@ -57,8 +57,7 @@ class ZeroScore(WrappingQuery):
 def _zero(q: Query) -> Query:
     """``q`` as a filter that adds nothing to the score: a term with boost 0, anything else in a
     :class:`ZeroScore`. Both stay lazy (skip_to), where Whoosh's ``ConstantScoreQuery`` first
-    reads every id of its posting list (all message documents, for ``kind:m``: tens of ms per
-    rung on a large index)."""
+    reads every id of its posting list (all message documents, for ``kind:m``)."""
     if isinstance(q, Term):
         return Term(q.fieldname, q.text, boost=0.0)
     return ZeroScore(q)
@@ -191,7 +190,7 @@ def filters(pq: ParsedQuery, *, sessions: bool, kind: bool = True, time: bool = 
     column cache: cheaper than Whoosh's range, which reads every posting of every hour in it).
     ``kind=False`` leaves out the ``kind`` term: for a query on MESSAGE_FIELDS or SESSION_FIELDS,
     whose fields only ever occur on that kind of document, it is implied, and intersecting with
-    it costs a skip per matching document (a third of a common word's search time). Returns None
+    it would cost a skip per matching document. Returns None
     when the filters exclude every document of that kind (``role:`` excludes session documents:
     only messages have a role).
     """

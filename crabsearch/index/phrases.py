@@ -2,7 +2,7 @@
 
 A phrase of several typed words (``Minsky CLI with Bun``) also occurs inside paths and
 identifiers, whose parts are indexed as adjacent words so that ``resolve dirs`` finds
-``resolve_dirs`` (``index.analysis``). A file name that spells the phrase
+``resolve_dirs`` (``index.tokenizer``). A file name that spells the phrase
 (``.specstory/history/2025-04-26_20-30-setting-up-minsky-cli-with-bun.md``) is one token of its
 message: a reference to something of that name, not a message about it. Counted as the phrase,
 every message that quoted the file (SpecStory histories link each other's files, a changelog
@@ -11,7 +11,7 @@ lists them) outranked the session whose title the words are (``bench/relevance_r
 
 :class:`TextPhrase` (the ``phrase`` rung of words typed apart, ``querying.Compiler.rungs``)
 counts only the spans with a word of running text: the index marks each name's first and last
-leaf with ``analysis.NAME_MARK`` (a plain hyphenated word, ``real-time``, is running text and
+leaf with ``tokenizer.NAME_MARK`` (a plain hyphenated word, ``real-time``, is running text and
 has no mark). A span whose every word is a name's part does not count, in one name or across
 names side by side (``set_token refreshAccessToken`` holds ``token refresh`` in names' parts
 only: not the exact phrase); ``access_token refresh`` does. A message holding the words only
@@ -36,7 +36,8 @@ from whoosh import matching
 from whoosh.query import Phrase, Term
 from whoosh.query.spans import SpanNear2
 
-from .analysis import NAME_MARK, in_no_name
+from .token_pattern import in_no_name
+from .tokenizer import NAME_MARK
 from .filtering import split_filters
 from .schema import POSITION_TAGS, SHARED_FIELDS
 from .union import FlatOr, posting_blocks, without_deleted
@@ -52,7 +53,7 @@ BYTE_GAPS_TAG = BYTE_GAPS[0]
 def inside_name(marks: list[int], start: int, end: int) -> bool:
     """True when each of the positions ``start`` to ``end`` lies within a name (one name, or
     names side by side): ``marks`` are the sorted positions of a document's
-    :data:`~crabsearch.index.analysis.NAME_MARK`, each name's first and last leaf in turn (names
+    :data:`~crabsearch.index.tokenizer.NAME_MARK`, each name's first and last leaf in turn (names
     never overlap, and a name has two leaves or more, so they pair up: ``[first0, last0,
     first1, last1, ...]``)."""
     n = len(marks)

@@ -108,13 +108,13 @@ class Compiler:
     def terms(self) -> list[str]:
         """Every positive term (words, phrase words, ``prefix*`` entries, corrections), for
         highlighting; an identifier's parts also as one run entry (``get user by id``), which
-        the highlighter shows only where the parts stand in a row (``analysis.term_spans``),
+        the highlighter shows only where the parts stand in a row (``highlight.term_spans``),
         unless one of them is also a word of the query on its own."""
         alone = {g[0] for g in self.groups if len(g) == 1}
         out = [t for g in self.groups for t in g]
         out += [" ".join(g[1:]) for g in self.groups if len(g) > 2 and not alone.intersection(g[1:])]
         out += [t for p in self.phrases for t in p]
-        out += [p + "*" for p in self.prefixes]  # highlighted by prefix (analysis.spans)
+        out += [p + "*" for p in self.prefixes]  # highlighted by prefix (highlight.spans)
         return _dedupe(out + list(self.corrections.values()))
 
     @property

@@ -27,14 +27,14 @@ from whoosh.fields import COLUMN, ID, STORED, TEXT, Schema
 
 from ..filters import indexed_fields
 from ..ranking import WEIGHTS
-from .analysis import NAME_MARK, text_analyzer
+from .tokenizer import NAME_MARK, text_analyzer
 
 SCHEMA_VERSION = 14
 """Bump when the schema or the analyzer changes: an index with another stamp is rebuilt.
 10: the message index ``idx`` is also a column (proximity of a session's matches).
 11: ``ß`` folds to ``ss`` (and ``æ``, ``œ``, ligatures to their letters); a word with an
 apostrophe inside is one term (``isn't`` -> ``isnt``, ``user's`` -> ``user``).
-12: text fields hold ``analysis.NAME_MARK`` at the first and last leaf of each path or identifier
+12: text fields hold ``tokenizer.NAME_MARK`` at the first and last leaf of each path or identifier
 (a phrase found only inside one counts as the name, not as running text: ``querying.TextPhrase``).
 13: a smaller index: segments written by ``codec.CompactCodec``, positions
 in :class:`NamePositions`' encoding, the session key column a :class:`SessionKeyColumn`.
@@ -47,7 +47,7 @@ SHARED_FIELDS: dict[str, frozenset[str]] = {
     "title": frozenset({"summary"}), "summary": frozenset({"title"}),
     "tool": frozenset({"tool_output"}), "tool_output": frozenset({"tool"}),
 }
-"""The other text fields one document can hold words in besides a field (``writer.
+"""The other text fields one document can hold words in besides a field (``documents.
 index_text_fields``: a message puts its text in one field, a tool result its name and output;
 the session document its title and summary). A bound on one field's score of a document is then
 a bound on its whole score, plus these fields' (``union.scores``' block skipping)."""
@@ -111,13 +111,13 @@ class SessionKeyColumn(columns.RefBytesColumn):
 class NamePositions(formats.Positions):
     """Whoosh's ``Positions`` format, with two changes:
 
-    * :data:`~crabsearch.index.analysis.NAME_MARK` (where a path or identifier starts and ends)
+    * :data:`~crabsearch.index.tokenizer.NAME_MARK` (where a path or identifier starts and ends)
       is kept out of the field's length: it is bookkeeping, not a word, and BM25F's length
-      normalization stays what it was.
+      normalization counts the words alone.
     * A posting's positions are stored as their gaps in one byte each (two or four when a gap
       needs them, :data:`POSITION_TAGS`), not as Whoosh's 4-byte count plus a protocol-2 pickle
       of the gaps: 2 bytes instead of 14 for a word seen once in a message, and decoded in C
-      (``itertools.accumulate``). Values Whoosh's way (segments written before) still decode.
+      (``itertools.accumulate``). Values in Whoosh's own encoding still decode.
     """
 
     def word_values(self, value, analyzer, **kwargs):

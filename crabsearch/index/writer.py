@@ -14,9 +14,9 @@ One index serves every run on the machine, and runs see different sets of folder
 folders), one that cannot list a directory right now. What one run did not find is not deleted:
 a transcript's documents go when its file does.
 
-What is indexed (``doc_for``): user and assistant text, summaries, titles and tool **names**.
-Tool arguments, tool output, thinking and system notices get a document (so windows and the
-session view can locate them) but no indexed text.
+What is indexed is ``index.documents``: a document per message (with indexed text only for
+user and assistant text, compaction summaries and tool **names**) and one per session (title
+and summary).
 """
 
 from __future__ import annotations
@@ -32,18 +32,15 @@ from typing import Callable, Iterable, Mapping
 from whoosh.index import LockError
 from whoosh.writing import CLEAR
 
-from ..filters import FILTERS
-from ..model import Message, Role, Session, to_ms
 from ..paths import make_private, write_private
 from ..sources import SOURCES, Source
-from ..redact import redact, redact_value
+from ..redact import redact_value
 from ..jsonl import PLACES_KEPT
-from ..sources.base import (REASON_CAP, TEXT_CAP, TOOL_TEXT_CAP, container_of, full_tool_output,
-                            noting_unreadable_dirs)
+from ..sources.base import REASON_CAP, container_of, full_tool_output, noting_unreadable_dirs
 from . import colfile
 from .codec import CompactCodec
+from .documents import acting_flags, message_doc, session_doc
 from .manifest import Manifest, dumps, file_key
-from .filtering import hour_key, project_name
 from .layout import LAST_REFRESH, owned, where
 from .pool import use_compact_pool
 from .store import (LOCK_WAIT, doc_total, drop_replaced, merge_policy, open_for_writing, open_index,
@@ -75,9 +72,6 @@ BATCH_GROWTH = 4
 """4, not 2: a 300 MB build (49k messages) makes 4 segments, where doubling made 7 (Whoosh's
 merge policy leaves them, and a search pays for each); a stop loses at most the batch being
 read, up to 3/4 of what that refresh read."""
-
-SESSION_FIELD_FILTERS = tuple(f for f in FILTERS.values() if f.narrow.of_session is not None)
-"""The filters whose field the writer fills from each session (``Narrow.of_session``)."""
 
 
 def batch_limits(n: int) -> tuple[int, int]:
@@ -151,102 +145,6 @@ class _Job:
     def todo_bytes(self) -> int:
         """Bytes this job reads (0 for units not measured in bytes: database rows, steps)."""
         return self.size - self.start if self.in_bytes else 0
-
-
-def index_text_fields(m: Message, *, acting: bool = False, tool_output: bool = False) -> dict[str, str]:
-    """The text fields a message contributes to the index.
-
-    Secret-shaped strings are masked before anything is indexed (a key pasted into a prompt is not
-    findable, and not stored in the index's term list).
-
-    Rules: user text -> ``user``; assistant text -> ``assistant``, or ``acting`` when the turn
-    went on to call tools (``acting``); tool calls and results -> only the tool name in ``tool``,
-    plus, for results when ``tool_output`` is on, the first 3,072 characters with secrets masked
-    in ``tool_output``; compaction summaries -> ``compaction``; thinking and system -> nothing.
-    """
-    if m.role is Role.USER:
-        return {"user": redact(m.text)[:TEXT_CAP]}
-    if m.role is Role.SUMMARY:
-        return {"compaction": redact(m.text)[:TEXT_CAP]}
-    if m.is_tool_payload:
-        out = {"tool": m.tool_name} if m.tool_name else {}
-        if tool_output and m.role is Role.TOOL and m.text:
-            out["tool_output"] = redact(m.text)[:TOOL_TEXT_CAP]
-        return out
-    if m.role is Role.ASSISTANT and not m.is_thinking:
-        return {"acting" if acting else "assistant": redact(m.text)[:TEXT_CAP]}
-    return {}
-
-
-def message_doc(fkey: str, skey: str, session: Session, m: Message, *, acting: bool = False,
-                tool_output: bool = False) -> dict:
-    """The Whoosh document for one message (see ``schema.py`` for the fields)."""
-    # A message without a time of its own (Cline, Crabtalk, Aider) is dated by its session, so
-    # since:/until: do not drop it and newest-first does not put it last.
-    when = m.timestamp or session.updated or session.started
-    doc = {
-        "mkey": f"{fkey}:{m.message_index}", "fkey": fkey, "skey": skey, "agent": session.agent,
-        "kind": "m", "role": m.role.value, "label": m.label, "idx": m.message_index,
-        "off": m.offset, "len": m.length, "part": m.part, "ts": to_ms(m.timestamp),
-        "updated": to_ms(when) or 0,
-    }
-    if m.uid:
-        doc["uid"] = m.uid
-    if m.sidechain:
-        doc["side"] = True
-    _place(doc, session, when)
-    for name, text in index_text_fields(m, acting=acting, tool_output=tool_output).items():
-        if text:
-            doc[name] = text
-    return doc
-
-
-def _place(doc: dict, session: Session, ts) -> None:
-    """The filter fields: project (path and last segment), the UTC hour, and each field a filter
-    indexes from its session (``crabsearch.filters``: ``Narrow.of_session``)."""
-    if session.project:
-        doc["project"] = session.project.rstrip("/")
-        name = project_name(session.project)
-        if name:
-            doc["projname"] = name
-    hour = hour_key(ts)
-    if hour:
-        doc["hour"] = hour
-    for f in SESSION_FIELD_FILTERS:
-        value = f.narrow.of_session(session)
-        if value:
-            doc[f.narrow.field] = value
-
-
-def acting_flags(messages: list[Message]) -> list[bool]:
-    """For each message: True for assistant text directly followed (after any thinking) by a
-    tool call of the same turn: the weight of an assistant turn that went on to call tools
-    (``docs/guide.md``, How results are ranked)."""
-    flags = [False] * len(messages)
-    for i, m in enumerate(messages):
-        if m.role is Role.ASSISTANT and not m.is_thinking and not m.is_tool_payload:
-            for nxt in messages[i + 1:]:
-                if nxt.is_thinking:
-                    continue
-                flags[i] = nxt.label.startswith("tool-call:")
-                break
-    return flags
-
-
-def session_doc(fkey: str, session: Session) -> dict:
-    """The Whoosh document for a session: title and summary text, the Session as ``meta``, and
-    the id of the session it was handed to (``continued_in``), by which that one finds it."""
-    doc = {
-        "mkey": f"{fkey}:s", "fkey": fkey, "skey": f"{session.agent}:{session.session_id}",
-        "agent": session.agent, "kind": "s", "session_id": session.session_id,
-        "title": redact(session.title or ""), "summary": redact(session.summary or ""),
-        "idx": session.anchor_index, "meta": session.to_state(),
-        "updated": to_ms(session.updated) or 0,
-    }
-    if isinstance(session.extra.get("continued_in"), str) and session.extra["continued_in"]:
-        doc["continued_in"] = session.extra["continued_in"]
-    _place(doc, session, session.updated)
-    return doc
 
 
 class Indexer:

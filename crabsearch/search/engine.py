@@ -17,8 +17,8 @@ from pathlib import Path
 
 from ..filters import FILTERS
 from ..hits import AmbiguousSession, Hit, Item, Page, SearchResult, SessionRef, abandoned_ranges, branch_window
-from ..index.analysis import spans as _spans
-from ..index.analysis import term_spans as _term_spans
+from ..index.highlight import spans as _spans
+from ..index.highlight import term_spans as _term_spans
 from ..index.collect import SegmentKeys
 from ..index.filtering import filters, folder_of, matching_nothing, time_window
 from ..index.lookups import transcript_messages

@@ -1,8 +1,8 @@
-"""The recent sessions as last listed, kept beside the index for the app's first frame (issue 13).
+"""The recent sessions as last listed, kept beside the index for the app's first frame.
 
 The app opens on the recent sessions. Reading them takes the index opened (its segments, the
-session documents) and their first prompts read from the transcripts: 60-80 ms of a warm
-start, before the first frame. :meth:`Engine.recent <crabsearch.search.engine.Engine.recent>`
+session documents) and their first prompts read from the transcripts, before the first frame
+(measured in ``bench/results/2026-12-02-app-start-snapshot-ab.txt``). :meth:`Engine.recent <crabsearch.search.engine.Engine.recent>`
 keeps its answer here (``crabsearch-recent.pickle`` in the index root), with the state of the
 index it was read from (:func:`state`: the current generation and its newest Whoosh table of
 contents, by name, time and size; every commit writes a new one). The app's next start shows

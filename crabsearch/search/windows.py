@@ -125,14 +125,14 @@ def first_match(text: str, terms: list[str], reach: int | None = None) -> int | 
 
     With ``reach`` (characters) and several terms: the first match of the first stretch of
     ``reach`` characters that holds the most different terms, so that a cut around it keeps
-    the place where the query's words meet, not only the first of them (a user trial: the
-    window of ``webhook flarnish`` held ``webhook`` and not ``flarnish``).
+    the place where the query's words meet, not only the first of them (the window of
+    ``webhook flarnish`` holds both words when a stretch holds both).
 
     An identifier's parts as one run entry (``get user by id``, ``querying.Compiler.terms``)
     match where they stand in a row, joined by anything but letters and digits or by nothing
     (``get_user_by_id``, ``getUserById``); its parts alone are no match, as the highlighter has
-    it (``analysis.term_spans``): a fresh-user trial's ``refreshAccessToken`` was cut out of its
-    message's window, which kept a stretch holding ``token-store`` and ``refresh_buffer``."""
+    it (``highlight.term_spans``): for ``refreshAccessToken``, a stretch holding ``token-store``
+    and ``refresh_buffer`` is no match."""
     low = text[:MATCH_SCAN].lower()
     parts = {p for term in terms if " " in term for p in term.split()}
     terms = [t for t in terms if t not in parts]
