@@ -907,6 +907,26 @@ class SearchScreen(Screen):
     def _explain(self, message: ResultList.Explain) -> None:
         self.app.push_screen(ExplainScreen(message.hit, self.result))
 
+    @on(ResultList.Resume)
+    def _resume(self, message: ResultList.Resume) -> None:
+        self.app.actions.resume(message.hit, fork=message.fork)
+
+    @on(ResultList.Copy)
+    def _copy(self, message: ResultList.Copy) -> None:
+        hit, reveal = message.hit, self.reveal
+        self.app.actions.copy_menu(
+            hit, hit.message_index, lambda: window_text(message.window(), hit.message_index),
+            lambda: next(iter(self.app.guarded("Reading the message", lambda: self.app.engine.page(
+                hit.ref, hit.message_index, 1, redact=not reveal).messages, [])), None))
+
+    @on(ResultList.Export)
+    def _export(self, message: ResultList.Export) -> None:
+        self.app.actions.export_menu(message.hit, message.window, redact=not self.reveal)
+
+    @on(ResultList.Edit)
+    def _edit(self, message: ResultList.Edit) -> None:
+        self.app.actions.edit_message(message.hit, message.hit.message_index)
+
 
 class SessionScreen(Screen):
     """The whole session, opened at the hit, paged from the transcript as you scroll."""
@@ -1035,11 +1055,11 @@ class SessionScreen(Screen):
 
     def action_resume(self) -> None:
         """Resume this session in its agent (after a confirmation)."""
-        self.app.resume(self.hit)
+        self.app.actions.resume(self.hit)
 
     def action_fork(self) -> None:
         """Fork this session (a new session from a copy of its history), after a confirmation."""
-        self.app.resume(self.hit, fork=True)
+        self.app.actions.resume(self.hit, fork=True)
 
     def _window(self, index: int):
         """The messages around ``index`` (``context`` on each side), as the view masks them."""
@@ -1065,7 +1085,7 @@ class SessionScreen(Screen):
     def action_copy(self) -> None:
         """Copy the session id, resume command, path, the message at the cursor, or its window."""
         index = self.current_message
-        self.app.copy_menu(self.hit, index, lambda: window_text(self._window(index), index),
+        self.app.actions.copy_menu(self.hit, index, lambda: window_text(self._window(index), index),
                            lambda: self._message(index))
 
     def action_export(self) -> None:
@@ -1073,12 +1093,12 @@ class SessionScreen(Screen):
         holds when the transcript is gone)."""
         index = self.current_message
         view = self.query_one(TranscriptView)
-        self.app.export_menu(self.hit, lambda: self._window(index), redact=not self.reveal, around=index,
+        self.app.actions.export_menu(self.hit, lambda: self._window(index), redact=not self.reveal, around=index,
                              held=lambda: view.held)
 
     def action_edit(self) -> None:
         """Open the transcript in $EDITOR at the message at the cursor."""
-        self.app.edit_message(self.hit, self.current_message)
+        self.app.actions.edit_message(self.hit, self.current_message)
 
     def action_toggle_reveal(self) -> None:
         """Show secret-shaped strings unmasked in this session view (or mask them again)."""
