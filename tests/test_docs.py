@@ -28,10 +28,8 @@ NOT_YET_CLEANED = frozenset({
     "crabsearch/mcp_tools.py",
     "crabsearch/query.py",
     "crabsearch/sources/__init__.py",
-    "crabsearch/tui/app.py",
     "crabsearch/tui/filters.py",
     "crabsearch/tui/render.py",
-    "crabsearch/tui/screens.py",
     "crabsearch/watch.py",
 })
 NOT_YET_CLEANED_DIRS = ("crabsearch/search/",)

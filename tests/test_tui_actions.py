@@ -10,7 +10,8 @@ from pathlib import Path
 from crabsearch import editor
 from crabsearch.tui.app import CrabsearchApp
 from crabsearch.tui.panels import ChoiceScreen, ResumeScreen
-from crabsearch.tui.screens import SearchScreen, SessionScreen
+from crabsearch.tui.screens import SearchScreen
+from crabsearch.tui.session import SessionScreen
 from crabsearch.tui.transcript import TranscriptView
 
 from builders import NOW
@@ -440,11 +441,11 @@ async def test_a_message_cut_for_the_view_says_so_and_find_says_where_it_looked(
     saying it was cut (and that ``crabsearch show`` prints it all), and a find that met it says
     it looked in the text as shown (a user trial: a 2 MB message ended mid-word, with no note,
     and find said its last word was not in the session)."""
-    from crabsearch.tui import screens
+    from crabsearch.tui import session
 
     from builders import ClaudeSession
 
-    monkeypatch.setattr(screens, "MESSAGE_BYTES", 4096)
+    monkeypatch.setattr(session, "MESSAGE_BYTES", 4096)
     home = tmp_path / "home"
     s = ClaudeSession(home).user("the numbat question").assistant("longlinestart " + "lorem ipsum " * 2000 + "longlineend")
     s.write()

@@ -9,8 +9,9 @@ import pytest
 
 from builders import NOW, ClaudeSession, settle
 from crabsearch.tui.app import CrabsearchApp
+from crabsearch.tui.indexing import IndexingProgress
 from crabsearch.tui.results import ResultList
-from crabsearch.tui.screens import SessionScreen
+from crabsearch.tui.session import SessionScreen
 
 
 @pytest.fixture(scope="module")
@@ -289,13 +290,14 @@ async def test_deleting_the_index_while_running_rebuilds_it_and_keeps_answering(
         screen = app.screen
         assert len(screen.result.hits) == 4
         shutil.rmtree(mine)  # rm -rf ~/.cache/crabsearch/index
-        original = screen._show_index_line
+        progress = screen.query_one(IndexingProgress)
+        original = progress._show
 
         def spy(text):
             original(text)
             lines.append(str(text))
 
-        screen._show_index_line = spy
+        progress._show = spy
         await pilot.press(*"cron")
         await settle(pilot)
         assert app.screen is screen and len(screen.result.hits) == 3  # answered, after a rebuild
@@ -453,15 +455,13 @@ async def test_first_run_shows_recent_sessions_after_the_first_batch_and_names_t
 
     app.indexer._index_file = slow
     lines = []
-    from crabsearch.tui.screens import SearchScreen
-
-    original = SearchScreen._show_index_line
+    original = IndexingProgress._show
 
     def spy(self, text):
         original(self, text)
         lines.append(str(text))
 
-    monkeypatch.setattr(SearchScreen, "_show_index_line", spy)
+    monkeypatch.setattr(IndexingProgress, "_show", spy)
     async with app.run_test(size=(80, 24)) as pilot:
         screen = app.screen
         results = screen.query_one(ResultList)
@@ -748,7 +748,7 @@ async def test_one_toast_per_kind_over_the_footer_not_the_text(sample):
     the footer's line, over no line of the transcript; a warning stays beside a newer info."""
     from textual.widgets._toast import Toast, ToastHolder
 
-    from crabsearch.tui.screens import KeyFooter
+    from crabsearch.tui.footer import KeyFooter
     from crabsearch.tui.transcript import TranscriptView
 
     app = app_of(sample)
@@ -890,12 +890,12 @@ async def test_the_time_left_falls_and_never_rises_during_a_first_build(sample, 
     import re
     from types import SimpleNamespace
 
-    from crabsearch.tui import screens
+    from crabsearch.tui import indexing
     from crabsearch.tui.messages import IndexProgress
     from crabsearch.tui.screens import SearchScreen
 
     clock = SimpleNamespace(now=1000.0)
-    monkeypatch.setattr(screens, "time", SimpleNamespace(monotonic=lambda: clock.now))
+    monkeypatch.setattr(indexing, "time", SimpleNamespace(monotonic=lambda: clock.now))
     monkeypatch.setattr(SearchScreen, "_index", lambda self: None)  # the reports come from the test
     app = app_of(sample)
     async with app.run_test(size=(120, 30)) as pilot:
@@ -906,7 +906,7 @@ async def test_the_time_left_falls_and_never_rises_during_a_first_build(sample, 
         for seconds, progress in first_build_reports():
             clock.now = 1000.0 + seconds
             screen._progress(IndexProgress(progress))
-            said = re.search(r"about (\d+) (s|min) left", screen._index_line[1])
+            said = re.search(r"about (\d+) (s|min) left", screen.query_one(IndexingProgress)._line[1])
             if said:
                 shown.append(int(said[1]) * (60 if said[2] == "min" else 1))
         assert len(shown) > 100 and shown[0] >= 60
@@ -916,16 +916,16 @@ async def test_the_time_left_falls_and_never_rises_during_a_first_build(sample, 
 
 async def test_the_time_left_counts_down_while_a_commit_writes(sample, monkeypatch):
     """A commit writes for seconds with no report: the line's time left stood still; it is
-    recounted every second (``_tick_eta``)."""
+    recounted every second (``IndexingProgress._tick``)."""
     import re
     from types import SimpleNamespace
 
-    from crabsearch.tui import screens
+    from crabsearch.tui import indexing
     from crabsearch.tui.messages import IndexProgress
     from crabsearch.tui.screens import SearchScreen
 
     clock = SimpleNamespace(now=1000.0)
-    monkeypatch.setattr(screens, "time", SimpleNamespace(monotonic=lambda: clock.now))
+    monkeypatch.setattr(indexing, "time", SimpleNamespace(monotonic=lambda: clock.now))
     monkeypatch.setattr(SearchScreen, "_index", lambda self: None)
     app = app_of(sample)
     async with app.run_test(size=(120, 30)) as pilot:
@@ -937,10 +937,10 @@ async def test_the_time_left_counts_down_while_a_commit_writes(sample, monkeypat
         for seconds, progress in reports[:at + 1]:
             clock.now = 1000.0 + seconds
             screen._progress(IndexProgress(progress))
-        before = int(re.search(r"about (\d+) s left", screen._index_line[1])[1])
+        before = int(re.search(r"about (\d+) s left", screen.query_one(IndexingProgress)._line[1])[1])
         clock.now += 5
-        screen._tick_eta()
-        assert int(re.search(r"about (\d+) s left", screen._index_line[1])[1]) <= before - 4
+        screen.query_one(IndexingProgress)._tick()
+        assert int(re.search(r"about (\d+) s left", screen.query_one(IndexingProgress)._line[1])[1]) <= before - 4
 
 
 @pytest.mark.parametrize("width", [120, 110, 80, 50])
@@ -951,7 +951,7 @@ async def test_the_indexing_line_fits_its_row_at_every_width(sample, width, monk
     from crabsearch.tui.messages import IndexProgress
     from crabsearch.tui.screens import SearchScreen
 
-    monkeypatch.setattr(SearchScreen, "_time_left", lambda self, p, now: 12.0)
+    monkeypatch.setattr(IndexingProgress, "_time_left", lambda self, p, now: 12.0)
     monkeypatch.setattr(SearchScreen, "_index", lambda self: None)  # progress comes from the test
     app = app_of(sample)
     async with app.run_test(size=(width, 30)) as pilot:
@@ -975,7 +975,7 @@ async def test_on_narrow_terminals_the_progress_bar_yields_its_row_to_the_text(s
     from crabsearch.tui.messages import IndexProgress
     from crabsearch.tui.screens import SearchScreen
 
-    monkeypatch.setattr(SearchScreen, "_time_left", lambda self, p, now: 12.0)
+    monkeypatch.setattr(IndexingProgress, "_time_left", lambda self, p, now: 12.0)
     monkeypatch.setattr(SearchScreen, "_index", lambda self: None)
     app = app_of(sample)
     async with app.run_test(size=(120, 30)) as pilot:
@@ -1912,7 +1912,7 @@ def _footer_hints(app) -> dict:
     asserted whole and left of the palette key (docked right)."""
     from textual.widgets._footer import FooterKey, FooterLabel
 
-    from crabsearch.tui.screens import KeyFooter
+    from crabsearch.tui.footer import KeyFooter
 
     footer = app.screen.query_one(KeyFooter)
     palette = footer.query_one(".-command-palette")

@@ -83,11 +83,10 @@ class CrabsearchApp(App[str | None]):
         """Resume, copy, export and edit, for the screens' hits."""
 
     def on_load(self) -> None:
-        """The recent sessions for the first frame (issue 13, the app's start): as kept by the
-        last listing when the index has not changed since (``Engine.kept_recent``: a file read,
-        no index opened), else read in a thread while the screen is built and first painted. The
-        search screen's first list takes them (:meth:`first_recent`) instead of starting its own
-        read after its mount."""
+        """The recent sessions for the first frame: as kept by the last listing when the index
+        has not changed since (``Engine.kept_recent``: a file read, no index opened), else read
+        in a thread while the screen is built and first painted. The search screen's first list
+        takes them (:meth:`first_recent`) instead of starting its own read after its mount."""
         self._first_recent = early = Future()
         kept = self.engine.kept_recent(RESULT_LIMIT)
         if kept is not None:
@@ -121,9 +120,9 @@ class CrabsearchApp(App[str | None]):
     @property
     def indexer(self):
         """The index writer (``crabsearch.index.Indexer``), made on first use: importing it and
-        the agents' readers is work the first paint of the recent sessions need not wait for
-        (issue 13); the first refresh and the file watcher ask for it after that paint, each
-        from its own thread, so it is made under a lock (once)."""
+        the agents' readers is work the first paint of the recent sessions need not wait for;
+        the first refresh and the file watcher ask for it after that paint, each from its own
+        thread, so it is made under a lock (once)."""
         with self._indexer_lock:
             if self._indexer is None:
                 from ..index.writer import Indexer
@@ -186,8 +185,8 @@ class CrabsearchApp(App[str | None]):
 
     def _on_notify(self, event) -> None:
         """One toast per kind (severity), the newest: a notification takes the place of the one
-        of its kind still shown (three toggles in a row stacked three toasts over the transcript
-        they described), and its toast goes at once. Textual's own ``_on_notify`` (App's, called
+        of its kind still shown (toasts never stack up over the text they describe), and its
+        toast goes at once. Textual's own ``_on_notify`` (App's, called
         after this one) then shows the new one. Where toasts go: ``app.tcss``."""
         from textual.widgets._toast import ToastHolder, ToastRack
 
@@ -202,7 +201,8 @@ class CrabsearchApp(App[str | None]):
     def get_system_commands(self, screen):
         """Command palette (Ctrl+P) entries: every action of the screen in view, then Textual's
         own (theme, keys, quit, screenshot)."""
-        from .screens import SearchScreen, SessionScreen
+        from .screens import SearchScreen
+        from .session import SessionScreen
 
         entries: tuple = ()
         if isinstance(screen, SearchScreen):
