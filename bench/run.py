@@ -377,7 +377,8 @@ async def _tui_run(index_dir: Path, home: Path, targets: list[tuple[str, str]], 
 
 async def _tui_session(app, out, targets, page_calls, opened_at, settle, wait_until, check) -> None:
     from crabsearch.tui.results import ResultList
-    from crabsearch.tui.screens import SearchScreen, SessionScreen
+    from crabsearch.tui.screens import SearchScreen
+    from crabsearch.tui.session import SessionScreen
     from crabsearch.tui.transcript import TranscriptView
 
     async with app.run_test(size=(120, 40)) as pilot:

@@ -43,12 +43,13 @@ def steps(*keys, toasts: bool = False):
 async def indexing(pilot):
     """A first run, a third of the way through reading (no worker: the progress is posted)."""
     from crabsearch.index.writer import Progress
+    from crabsearch.tui.indexing import IndexingProgress
     from crabsearch.tui.messages import IndexProgress
 
     await settle(pilot)
     screen = pilot.app.screen
     screen._index = lambda: None
-    screen._time_left = lambda p, now: 42.0
+    screen.query_one(IndexingProgress)._time_left = lambda p, now: 42.0
     screen.start_indexing("first")
     for _ in range(2):
         screen.post_message(IndexProgress(Progress(160, 478, 15_200_000, 45_000_000, 9000)))

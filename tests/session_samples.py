@@ -1,6 +1,6 @@
 """A session with everything the session view renders: Markdown (heading, list, emphasis, a table,
 a code fence, a link, an image, HTML), tool calls (a shell command with escape sequences in its
-arguments, an edit), folded tool output and a diff (``test_tui_trial``, ``snapshots``)."""
+arguments, an edit), folded tool output and a diff (``test_tui_transcript``, ``snapshots``)."""
 
 from __future__ import annotations
 

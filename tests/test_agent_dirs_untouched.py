@@ -177,7 +177,8 @@ def test_cli_commands_write_nothing_in_agent_directories(agents_home, tmp_path):
 async def test_the_app_writes_nothing_in_agent_directories(agents_home, tmp_path):
     from crabsearch.tui.app import CrabsearchApp
     from crabsearch.tui.results import ResultList
-    from crabsearch.tui.screens import SearchScreen, SessionScreen
+    from crabsearch.tui.screens import SearchScreen
+    from crabsearch.tui.session import SessionScreen
 
     home, env, _ = agents_home
     before = snapshot(home)

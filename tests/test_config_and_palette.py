@@ -127,8 +127,8 @@ def test_unknown_settings_actions_agents_and_bad_keys_are_named(tmp_path):
 def test_every_binding_id_can_be_rebound_from_the_config():
     from textual.binding import Binding
 
-    from crabsearch.tui import app, filters, results, screens, transcript
+    from crabsearch.tui import app, filters, results, screens, session, transcript
 
-    ids = {b.id for mod in (app, filters, results, screens, transcript) for cls in vars(mod).values()
+    ids = {b.id for mod in (app, filters, results, screens, session, transcript) for cls in vars(mod).values()
            if isinstance(cls, type) for b in getattr(cls, "BINDINGS", []) if isinstance(b, Binding) and b.id}
     assert ids and ids <= set(config.KEY_ACTIONS), ids - set(config.KEY_ACTIONS)

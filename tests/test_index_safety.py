@@ -111,7 +111,7 @@ def test_app_copy_file_is_private(tmp_path, monkeypatch):
     app.copy_file = tmp_path / "cache" / "crabsearch" / "last-copy.txt"
     app.copy_to_clipboard = lambda text: None
     app.notify = lambda *a, **k: None
-    app.copy_text("sk-live key words", "hit")
+    app.actions.copy_text("sk-live key words", "hit")
     assert _mode(app.copy_file) == 0o600
     assert _mode(app.copy_file.parent) == 0o700
 

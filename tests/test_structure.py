@@ -219,7 +219,7 @@ def test_gemini_rewound_messages_are_abandoned(tmp_path):
 
 def test_session_view_marks_abandoned_messages():
     from crabsearch.hits import Item
-    from crabsearch.tui.transcript import subagent_lines
+    from crabsearch.tui.sessionlines import subagent_lines
 
     item = Item(0, "assistant", "tool-call:Task", None, "{}",
                 subagents=[{"session_id": "agent-abc", "title": "Find files"},

@@ -151,7 +151,7 @@ async def test_app_shows_hostile_strings_inert_on_every_screen(hostile):
     from crabsearch.text import UNRUNNABLE
     from crabsearch.tui.app import CrabsearchApp
     from crabsearch.tui.panels import ResumeScreen
-    from crabsearch.tui.screens import SessionScreen
+    from crabsearch.tui.session import SessionScreen
 
     home, index_dir = hostile
     app = CrabsearchApp(index_dir, env={"HOME": str(home)}, now=NOW, index_on_start=False)

@@ -5,7 +5,8 @@ from __future__ import annotations
 from crabsearch.tui.app import CrabsearchApp
 from crabsearch.tui.results import ResultList
 from crabsearch.tui.panels import HelpScreen
-from crabsearch.tui.screens import SearchScreen, SessionScreen
+from crabsearch.tui.screens import SearchScreen
+from crabsearch.tui.session import SessionScreen
 from crabsearch.tui.transcript import PAGE, TranscriptView
 
 from builders import NOW, ClaudeSession
@@ -562,7 +563,7 @@ async def test_footer_is_rebuilt_only_when_its_keys_change(sample, monkeypatch):
     built once; moving to the results, whose keys differ, rebuilds it with their keys."""
     from textual.widgets._footer import FooterKey
 
-    from crabsearch.tui.screens import KeyFooter
+    from crabsearch.tui.footer import KeyFooter
 
     built = []
     original = KeyFooter.recompose
@@ -770,7 +771,7 @@ async def test_the_footer_goes_compact_only_when_its_keys_would_not_fit(sample):
     the roomier style when they do."""
     from textual.widgets._footer import FooterKey
 
-    from crabsearch.tui.screens import KeyFooter
+    from crabsearch.tui.footer import KeyFooter
 
     for width, compact in ((200, False), (140, True), (80, True)):
         app = make_app(sample)

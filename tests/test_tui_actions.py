@@ -10,11 +10,14 @@ from pathlib import Path
 from crabsearch import editor
 from crabsearch.tui.app import CrabsearchApp
 from crabsearch.tui.panels import ChoiceScreen, ResumeScreen
-from crabsearch.tui.screens import SearchScreen, SessionScreen
+from crabsearch.tui.screens import SearchScreen
+from crabsearch.tui.session import SessionScreen
 from crabsearch.tui.transcript import TranscriptView
 
 from builders import NOW
 from builders import settle
+from builders import ClaudeSession
+from tui_helpers import app_of
 
 
 def make_app(sample, tmp_path, **kw):
@@ -440,11 +443,11 @@ async def test_a_message_cut_for_the_view_says_so_and_find_says_where_it_looked(
     saying it was cut (and that ``crabsearch show`` prints it all), and a find that met it says
     it looked in the text as shown (a user trial: a 2 MB message ended mid-word, with no note,
     and find said its last word was not in the session)."""
-    from crabsearch.tui import screens
+    from crabsearch.tui import session
 
     from builders import ClaudeSession
 
-    monkeypatch.setattr(screens, "MESSAGE_BYTES", 4096)
+    monkeypatch.setattr(session, "MESSAGE_BYTES", 4096)
     home = tmp_path / "home"
     s = ClaudeSession(home).user("the numbat question").assistant("longlinestart " + "lorem ipsum " * 2000 + "longlineend")
     s.write()
@@ -459,3 +462,52 @@ async def test_a_message_cut_for_the_view_says_so_and_find_says_where_it_looked(
         await settle(pilot)
         notes = [n.message for n in app._notifications]
         assert any("is not in this session (as shown: a message over 4 KB is cut)" in n for n in notes)
+
+
+async def test_copy_file_is_private_even_in_an_open_directory_after_reveal(sample, tmp_path):
+    import os
+    import stat
+
+    cache = tmp_path / "cache" / "crabsearch"
+    cache.mkdir(parents=True, mode=0o755)
+    os.chmod(cache, 0o755)  # made by an older version, or by hand
+    copy_file = cache / "last-copy.txt"
+    copy_file.write_text("old")
+    os.chmod(copy_file, 0o644)
+    app = app_of(sample)
+    app.copy_file = copy_file
+    app.copy_to_clipboard = lambda text: None
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press(*"idempotent")
+        await settle(pilot)
+        await pilot.press("ctrl+r")  # revealed: the copy may hold a secret in clear
+        await settle(pilot)
+        await pilot.press("down", "c", "m")
+        assert "idempotent" in copy_file.read_text()
+    assert stat.S_IMODE(copy_file.stat().st_mode) == 0o600
+    assert stat.S_IMODE(cache.stat().st_mode) == 0o700
+
+
+async def test_export_title_is_the_whole_first_prompt_not_the_cut_title(tmp_path):
+    from crabsearch.index import Indexer
+
+    home = tmp_path / "home"
+    prompt = ("please rework the nightly export job so that it writes one file per customer, retries "
+              "twice on a timeout and mails a summary to the on-call engineer")
+    ClaudeSession(home, session_id="33333333-0000-4000-8000-000000000001").user(prompt).assistant("ok").write()
+    Indexer(tmp_path / "index", env={"HOME": str(home)}).refresh()
+    out = tmp_path / "out"
+    out.mkdir()
+    app = CrabsearchApp(tmp_path / "index", env={"HOME": str(home), "PWD": str(out)}, now=NOW,
+                        index_on_start=False, cursor_blink=False)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        hit = app.screen.result.hits[0]
+        assert hit.session.title.endswith("…") and len(hit.session.title) == 80
+        await pilot.press("down", "E", "s")
+        await app.workers.wait_for_complete()
+        await pilot.press("down", "E", "w")
+        await app.workers.wait_for_complete()
+    for f in out.iterdir():
+        assert f.read_text().splitlines()[0] == "# " + prompt, f.name

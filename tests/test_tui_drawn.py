@@ -14,7 +14,7 @@ from textual import events
 from builders import NOW, ClaudeSession, settle
 from crabsearch.tui.app import CrabsearchApp
 from crabsearch.tui.results import ResultList
-from crabsearch.tui.screens import SessionScreen
+from crabsearch.tui.session import SessionScreen
 from crabsearch.tui.transcript import TranscriptView
 
 CREDENTIALS = ("here are my creds for the test env:\n"

@@ -9,6 +9,9 @@ import pytest
 from builders import NOW, ClaudeSession, settle
 from crabsearch.tui.app import CrabsearchApp
 from test_tui_session import opened, said, until
+from crabsearch.tui.results import ResultList
+from crabsearch.tui.session import SessionScreen
+from tui_helpers import app_of
 
 
 def live_app(tmp_path, monkeypatch, messages: int):
@@ -132,3 +135,66 @@ async def test_copy_message_copies_what_the_view_shows_of_a_secret(tmp_path, rev
         await pilot.press("c", "m")
         await pilot.pause()
         assert copied == ["the gannet key is " + ("AKIAIOSFODNN7EXAMPLE" if reveal else "AKIAIO***MPLE")]
+
+
+def _one_session(tmp_path, n: int, word: str):
+    """A home with one Claude Code session about ``word``, indexed: ``(its transcript, an app
+    on the index, not refreshing on its own)``."""
+    from crabsearch.index import Indexer
+
+    home = tmp_path / "home"
+    path = (ClaudeSession(home, session_id=f"44444444-0000-4000-8000-00000000000{n}")
+            .user(f"the {word} migration").assistant(f"done with the {word}").write())
+    Indexer(tmp_path / "index", env={"HOME": str(home)}).refresh()
+    return path, CrabsearchApp(tmp_path / "index", env={"HOME": str(home)}, now=NOW, index_on_start=False,
+                               cursor_blink=False)
+
+
+async def test_a_deleted_transcript_says_it_is_gone(tmp_path):
+    path, app = _one_session(tmp_path, 1, "heron")
+    path.unlink()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press(*"heron")
+        await settle(pilot)
+        await pilot.press("down", "enter")
+        window = app.screen.query_one(ResultList).expanded[0][2]
+        assert window and all("the transcript is gone (deleted or moved" in it.text for it in window)
+        await pilot.press("o")  # nothing to page through: the list stays, and says why
+        await settle(pilot)
+        assert not isinstance(app.screen, SessionScreen)
+        said = " ".join(n.message for n in app._notifications)
+        assert "transcript is gone (deleted or moved since it was indexed)" in said
+
+
+async def test_a_session_the_index_no_longer_holds_says_so_instead_of_an_empty_view(sample):
+    """A row listed before a refresh dropped its session (the transcript was rewritten): the
+    session view has no page to show, and says so."""
+    app = app_of(sample)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press(*"cron")
+        await settle(pilot)
+        app.engine.page = lambda *a, **k: type("P", (), {"messages": []})()
+        await pilot.press("down", "o")
+        await settle(pilot)
+        assert isinstance(app.screen, SessionScreen)
+        said = " ".join(n.message for n in app._notifications)
+        assert "Nothing to show: this session's transcript is no longer what was indexed" in said
+
+
+async def test_a_row_expanded_after_a_refresh_dropped_its_deleted_session_says_it_is_gone(tmp_path):
+    """The list was shown, the transcript deleted, a refresh removed its messages from the index;
+    then Enter on the row: its window is empty, and the row says the transcript is gone."""
+    path, app = _one_session(tmp_path, 2, "osprey")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press(*"osprey")
+        await settle(pilot)
+        path.unlink()
+        app.indexer.refresh()
+        await pilot.press("down", "enter")
+        await settle(pilot)
+        results = app.screen.query_one(ResultList)
+        assert results.expanded[0][2] == []
+        assert "the transcript is gone (deleted or moved" in str(results.get_option_at_index(0).prompt.row.renderables[-1])

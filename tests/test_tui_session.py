@@ -10,7 +10,7 @@ import pytest
 
 from builders import NOW, ClaudeSession, settle
 from crabsearch.tui.app import CrabsearchApp
-from crabsearch.tui.screens import SessionScreen
+from crabsearch.tui.session import SessionScreen
 from crabsearch.tui.transcript import TranscriptView
 
 BOLD_RED = "\x1b[1;31m"

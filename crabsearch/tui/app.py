@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import shutil
 import subprocess
@@ -21,13 +20,12 @@ from textual.binding import Binding
 
 from .. import paths
 from ..config import Config
-from ..hits import GONE, UNAVAILABLE, transcript_gone, unreadable_count
 from ..search import Engine
-from ..sources import SOURCES
-from ..text import UNRUNNABLE, printable, runnable
+from ..text import printable
 from .render import short_path
-from .panels import ChoiceScreen, HelpScreen, PathColumns, ResumeScreen, StatusScreen, key_label
+from .panels import HelpScreen, PathColumns, StatusScreen, key_label
 from .screens import RESULT_LIMIT, SearchScreen
+from .actions import HitActions
 from . import textual_fixes
 from .idle_gc import TICK, IdleCollector
 
@@ -81,13 +79,14 @@ class CrabsearchApp(App[str | None]):
         self.editor_dir = paths.cache_dir() / "editor-copies"
         """Where ``v`` puts the read-only copy of a transcript that the editor opens
         (``editor.readonly_copy``): the agent's own file is never given to an editor."""
+        self.actions = HitActions(self)
+        """Resume, copy, export and edit, for the screens' hits."""
 
     def on_load(self) -> None:
-        """The recent sessions for the first frame (issue 13, the app's start): as kept by the
-        last listing when the index has not changed since (``Engine.kept_recent``: a file read,
-        no index opened), else read in a thread while the screen is built and first painted. The
-        search screen's first list takes them (:meth:`first_recent`) instead of starting its own
-        read after its mount."""
+        """The recent sessions for the first frame: as kept by the last listing when the index
+        has not changed since (``Engine.kept_recent``: a file read, no index opened), else read
+        in a thread while the screen is built and first painted. The search screen's first list
+        takes them (:meth:`first_recent`) instead of starting its own read after its mount."""
         self._first_recent = early = Future()
         kept = self.engine.kept_recent(RESULT_LIMIT)
         if kept is not None:
@@ -121,9 +120,9 @@ class CrabsearchApp(App[str | None]):
     @property
     def indexer(self):
         """The index writer (``crabsearch.index.Indexer``), made on first use: importing it and
-        the agents' readers is work the first paint of the recent sessions need not wait for
-        (issue 13); the first refresh and the file watcher ask for it after that paint, each
-        from its own thread, so it is made under a lock (once)."""
+        the agents' readers is work the first paint of the recent sessions need not wait for;
+        the first refresh and the file watcher ask for it after that paint, each from its own
+        thread, so it is made under a lock (once)."""
         with self._indexer_lock:
             if self._indexer is None:
                 from ..index.writer import Indexer
@@ -186,8 +185,8 @@ class CrabsearchApp(App[str | None]):
 
     def _on_notify(self, event) -> None:
         """One toast per kind (severity), the newest: a notification takes the place of the one
-        of its kind still shown (three toggles in a row stacked three toasts over the transcript
-        they described), and its toast goes at once. Textual's own ``_on_notify`` (App's, called
+        of its kind still shown (toasts never stack up over the text they describe), and its
+        toast goes at once. Textual's own ``_on_notify`` (App's, called
         after this one) then shows the new one. Where toasts go: ``app.tcss``."""
         from textual.widgets._toast import ToastHolder, ToastRack
 
@@ -202,7 +201,8 @@ class CrabsearchApp(App[str | None]):
     def get_system_commands(self, screen):
         """Command palette (Ctrl+P) entries: every action of the screen in view, then Textual's
         own (theme, keys, quit, screenshot)."""
-        from .screens import SearchScreen, SessionScreen
+        from .screens import SearchScreen
+        from .session import SessionScreen
 
         entries: tuple = ()
         if isinstance(screen, SearchScreen):
@@ -293,144 +293,6 @@ class CrabsearchApp(App[str | None]):
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen())
 
-    def resume(self, hit, *, fork: bool = False) -> None:
-        """Ask, then quit the app returning ``hit``'s resume (or, with ``fork``, fork) command;
-        ``cli`` runs it after the terminal is restored."""
-        src = SOURCES.get(hit.session.agent)
-        command = hit.ref.fork_command if fork else hit.ref.resume_command
-        if not command:
-            name = src.display if src else hit.session.agent
-            self.notify(f"{name} sessions cannot be {'forked' if fork else 'resumed'} from a terminal.",
-                        severity="warning")
-            return
-        if not runnable(command):
-            self.notify(UNRUNNABLE, severity="warning")
-            return
-
-        def done(confirmed: bool | None) -> None:
-            if confirmed:
-                self.exit(result=command)
-
-        self.push_screen(ResumeScreen(hit, command, fork), done)
-
-    def copy_menu(self, hit, message_index: int, window, message) -> None:
-        """Ask what to copy of ``hit``'s session: its id, resume command, transcript path, message
-        ``message_index`` (``message()`` returns it, an ``Item`` in full as the screen shows it,
-        or None when it cannot be read), or the context window (``window()`` returns its text)."""
-        choices = [("i", "session id"), ("r", "resume command"), ("p", "transcript path"),
-                   ("m", f"message #{message_index + 1} (full text)"),
-                   ("w", f"context window around message #{message_index + 1}")]
-
-        def done(key: str | None) -> None:
-            if key is None:
-                return
-            s = hit.session
-            if key == "i":
-                self.copy_text(s.session_id, "session id")
-            elif key == "r":
-                if hit.ref.resume_command:
-                    self.copy_text(hit.ref.resume_command, "resume command")
-                else:
-                    self.notify("This agent has no resume command.", severity="warning")
-            elif key == "p":
-                self.copy_text(s.path, "transcript path")
-            elif key == "m":
-                item = message()
-                if item is None or item.text in (GONE, UNAVAILABLE):
-                    why = (item.text.strip("[]").partition(": ")[2] if item is not None else
-                           "the transcript is gone (deleted or moved since it was indexed)")
-                    self.notify(f"Message #{message_index + 1} cannot be read: {why}.", severity="warning")
-                else:
-                    cut = ", as far as it was read before its transcript went away" if item.truncated else ""
-                    self.copy_text(item.text, f"message #{message_index + 1}{cut}")
-            elif key == "w":
-                self.copy_text(window(), "context window")
-
-        self.push_screen(ChoiceScreen("Copy to the clipboard", choices,
-                                      "Secrets stay masked unless revealed with Ctrl+R."), done)
-
-    def export_menu(self, hit, window, *, redact: bool = True, around: int | None = None, held=None) -> None:
-        """Ask whether to export ``hit``'s whole session or the context window around message
-        ``around`` (default the hit; ``window()`` returns its items) to Markdown, then write it to
-        :meth:`export_dir` in a worker. ``held()``: the messages the screen holds (the session
-        view's), exported in place of the whole session when its transcript is gone."""
-        from ..export import file_stem
-
-        stem = file_stem(hit.session)
-        where = short_path(str(self.export_dir()), self.home)
-        at = hit.message_index if around is None else around
-        centre = hit if at == hit.message_index else dataclasses.replace(hit, message_index=at)
-
-        def done(key: str | None) -> None:
-            if key == "s":
-                self._export(hit, self.export_dir() / f"{stem}.md", None, redact, held() if held else [])
-            elif key == "w":
-                self._export(centre, self.export_dir() / f"{stem}-at-{at + 1}.md", window(), redact)
-
-        what = "the hit" if at == hit.message_index else f"message #{at + 1} (the cursor)"
-        self.push_screen(ChoiceScreen("Export to Markdown", [("s", "the whole session"),
-                                                             ("w", f"the context window around {what}")],
-                                      f"Written to {where}/; secrets masked unless revealed (Ctrl+R)."), done)
-
-    def export_dir(self):
-        """Where the app writes exports: the directory crabsearch was started in."""
-        return Path(self.env.get("PWD") or os.getcwd())
-
-    def _export(self, hit, path: Path, items, redact: bool, held=()) -> None:
-        """Write ``hit``'s context window ``items``, or with ``items`` None its whole session, to
-        ``path`` in a worker. The whole session is read as the index holds it now
-        (``Engine.session_now``: with the messages a refresh added); when its transcript is gone
-        (or the index no longer holds it), the messages ``held`` (the session view's) are written
-        (``export.held_markdown``), or, with none, nothing: a file of the header alone claimed the
-        session's messages and held none."""
-        from ..export import full_title, held_markdown, session_markdown, window_markdown
-
-        def write() -> None:
-            missing = kept = 0
-            pieces = None
-            if items is not None:
-                pieces = [window_markdown(hit, items, title=full_title(self.engine, hit.ref))]
-            else:
-                try:
-                    ref = None if transcript_gone(hit.session.path) else self.engine.session_now(hit.ref,
-                                                                                                  redact=redact)
-                except Exception as exc:  # an index swapped or damaged meanwhile: said, not a crash
-                    self.call_from_thread(self.notify, self.failure("The export", exc), severity="error")
-                    return
-                if ref is not None:
-                    pieces = session_markdown(self.engine, ref, redact=redact)
-                elif held:
-                    pieces, kept = [held_markdown(hit.ref, list(held))], len(held)
-            if pieces is None:
-                self.call_from_thread(self.notify, "Nothing exported: this session's transcript is gone (deleted or "
-                                      "moved since it was indexed).", severity="warning", timeout=10)
-                return
-
-            def counted():
-                nonlocal missing
-                for piece in pieces:
-                    missing += unreadable_count(piece)
-                    yield piece
-
-            try:  # transcript text: readable by its owner only
-                paths.write_atomically(path, counted(), mode=paths.PRIVATE_FILE)
-            except OSError as exc:
-                self.call_from_thread(self.notify, f"Export failed: {exc.strerror or exc}", severity="error")
-                return
-            if missing:
-                self.call_from_thread(self.notify, f"Exported to {short_path(str(path), self.home)}, but {missing} "
-                                      f"message{'s' if missing != 1 else ''} could not be read: the "
-                                      "transcript changed or is gone "
-                                      "(run crabsearch index)", severity="warning", timeout=10)
-            elif kept:
-                self.call_from_thread(self.notify, f"Exported to {short_path(str(path), self.home)}: the {kept} "
-                                      f"message{'s' if kept != 1 else ''} read before its transcript was deleted "
-                                      "or moved", severity="warning", timeout=10)
-            else:
-                self.call_from_thread(self.notify, f"Exported to {short_path(str(path), self.home)}", timeout=6)
-
-        self.run_worker(write, thread=True, group="export")
-
     def failure(self, what: str, exc: BaseException) -> str:
         """The one line the screen shows when ``what`` (``The search``, ``Indexing``) failed
         with ``exc``. crabsearch's own errors and the system's (a full disk, a permission) say
@@ -499,75 +361,6 @@ class CrabsearchApp(App[str | None]):
         except Exception as exc:  # an index swapped or damaged meanwhile, a bug: shown, not a crash
             self.notify(self.failure(what, exc), severity="error")
             return default
-
-    def copy_text(self, text: str, what: str) -> None:
-        """Put ``text`` on the clipboard with OSC 52, and in :attr:`copy_file` for terminals that
-        ignore OSC 52 (tmux without ``set-clipboard on``, some SSH setups): there is no way to
-        know whether the terminal accepted it, so the message names the file."""
-        self.copy_to_clipboard(text)
-        saved = ""
-        try:
-            folder = self.copy_file.parent
-            folder.mkdir(parents=True, exist_ok=True, mode=paths.PRIVATE_DIR)
-            st = folder.stat()  # crabsearch's own cache directory: made private, as the index is
-            if st.st_mode & 0o077 and st.st_uid == os.getuid():
-                folder.chmod(paths.PRIVATE_DIR)
-            # A file the user is told to `cat`: controls made inert (newlines and tabs kept);
-            # the clipboard above gets the text exactly.
-            paths.write_private(self.copy_file, printable(text.replace("\r\n", "\n"), tabs=True))
-            saved = f" If your terminal ignores OSC 52, it is also in {short_path(str(self.copy_file), self.home)}"
-        except OSError:
-            pass
-        self.notify(f"Copied the {what} ({len(text):,} characters).{saved}", timeout=6)
-
-    def edit_message(self, hit, message_index: int) -> None:
-        """Open the transcript in ``$VISUAL``/``$EDITOR`` at message ``message_index``'s line: a
-        private read-only copy of it (``editor.readonly_copy``, in :attr:`editor_dir`), never the
-        agent's file (an editor writes beside the file it opens, a swap file, or into it). The app
-        is suspended while the editor runs; the copy is removed when it exits (an editor that
-        returns at once, ``code`` without ``--wait``, keeps it: a later run removes it)."""
-        from ..editor import editor_command, editor_waits, line_of_offset, readonly_copy, remove_copy
-
-        where = self.guarded("Finding the message", lambda: self.engine.locate(hit.ref, message_index), None)
-        if where is None:
-            if transcript_gone(hit.session.path):
-                self.notify("The transcript file is gone (deleted or moved since it was indexed).",
-                            severity="warning")
-            else:
-                self.notify("This session is not stored in a text file; there is nothing to open.",
-                            severity="warning")
-            return
-        path, offset = where
-        try:
-            line = line_of_offset(path, offset)
-        except OSError as exc:
-            self.notify(f"Cannot read {printable(path)}: {exc.strerror or exc}", severity="error")
-            return
-        try:
-            copy = readonly_copy(path, self.editor_dir)
-        except OSError as exc:  # a full disk: the agent's own file is not opened instead
-            self.notify(f"Cannot make a read-only copy of the transcript to open: {exc.strerror or exc} "
-                        f"({printable(short_path(str(self.editor_dir), self.home))}). The transcript was not "
-                        "opened: the editor only gets a copy, never the agent's file.", severity="error", timeout=10)
-            return
-        argv = editor_command(copy, line, self.env)
-        waits = editor_waits(argv)
-        try:
-            code = self.run_external(argv)
-        except OSError as exc:
-            remove_copy(copy)
-            self.notify(f"Cannot run {printable(argv[0])}: {exc.strerror or exc} (set $EDITOR)", severity="error")
-            return
-        if waits:
-            remove_copy(copy)
-        name = printable(os.path.basename(path))
-        said = (f"Opened a read-only copy of {name} at line {line:,}: the agent's transcript is never changed"
-                + ("; the copy was removed when the editor closed." if waits else
-                   f"; the copy is {printable(short_path(str(copy), self.home))}."))
-        if code:
-            self.notify(f"{printable(argv[0])} exited with status {code}. {said}", severity="warning", timeout=8)
-        else:
-            self.notify(said, timeout=8)
 
     def run_external(self, argv: list[str]) -> int:
         """Run ``argv`` in the terminal with the app suspended; returns its exit status (tests

@@ -116,7 +116,8 @@ def default_keys() -> dict[str, str]:
     """Binding id -> its default keys, from the app's screens and widgets."""
     from .app import CrabsearchApp
     from .results import ResultList
-    from .screens import SearchScreen, SessionScreen
+    from .screens import SearchScreen
+    from .session import SessionScreen
     from .transcript import TranscriptView
 
     out: dict[str, str] = {}

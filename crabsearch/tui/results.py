@@ -17,7 +17,7 @@ from textual.widgets.option_list import Option
 
 from ..search import Hit, Item
 from ..text import printable
-from .render import result_prompt, row_height, row_lines, rung_note, window_text
+from .render import result_prompt, row_height, row_lines, rung_note
 
 FIRST_ROWS = 20
 """At least this many rows of a new result list are rendered before its first paint (more when
@@ -54,6 +54,39 @@ class ResultList(OptionList):
 
     class Explain(Message):
         """The user asked why ``hit`` matched."""
+
+        def __init__(self, hit: Hit) -> None:
+            super().__init__()
+            self.hit = hit
+
+    class Resume(Message):
+        """The user asked to resume ``hit``'s session in its agent (``fork``: to fork it)."""
+
+        def __init__(self, hit: Hit, fork: bool = False) -> None:
+            super().__init__()
+            self.hit = hit
+            self.fork = fork
+
+    class Copy(Message):
+        """The user asked to copy a piece of ``hit``'s session; ``window()`` returns the row's
+        context window (a list of ``Item``)."""
+
+        def __init__(self, hit: Hit, window: Callable[[], list[Item]]) -> None:
+            super().__init__()
+            self.hit = hit
+            self.window = window
+
+    class Export(Message):
+        """The user asked to export ``hit``'s session, or the row's context window
+        (``window()``), to Markdown."""
+
+        def __init__(self, hit: Hit, window: Callable[[], list[Item]]) -> None:
+            super().__init__()
+            self.hit = hit
+            self.window = window
+
+    class Edit(Message):
+        """The user asked to open ``hit``'s transcript in an editor at the hit."""
 
         def __init__(self, hit: Hit) -> None:
             super().__init__()
@@ -279,16 +312,16 @@ class ResultList(OptionList):
             self.post_message(self.Open(hit))
 
     def action_resume(self) -> None:
-        """Resume the highlighted session in its agent (after a confirmation)."""
+        """Ask to resume the highlighted session in its agent."""
         hit = self.current_hit
         if hit is not None:
-            self.app.resume(hit)
+            self.post_message(self.Resume(hit))
 
     def action_fork(self) -> None:
-        """Fork the highlighted session (where its agent can), after a confirmation."""
+        """Ask to fork the highlighted session (where its agent can)."""
         hit = self.current_hit
         if hit is not None:
-            self.app.resume(hit, fork=True)
+            self.post_message(self.Resume(hit, fork=True))
 
     def _window(self):
         """The highlighted row's context window: as expanded, else the default size."""
@@ -296,27 +329,22 @@ class ResultList(OptionList):
         return shown[2] if shown else self.fetch_window(self.current_hit, self.app.context, self.app.context)
 
     def action_copy(self) -> None:
-        """Copy the highlighted session's id, resume command, path, hit message or window."""
-        hit = self.current_hit
-        if hit is None:
-            return
-        reveal = getattr(self.screen, "reveal", False)
-        self.app.copy_menu(hit, hit.message_index, lambda: window_text(self._window(), hit.message_index),
-                           lambda: next(iter(self.app.guarded("Reading the message", lambda: self.app.engine.page(
-                               hit.ref, hit.message_index, 1, redact=not reveal).messages, [])), None))
-
-    def action_export(self) -> None:
-        """Export the highlighted session, or its context window, to Markdown."""
-        hit = self.current_hit
-        if hit is None:
-            return
-        self.app.export_menu(hit, self._window, redact=not getattr(self.screen, "reveal", False))
-
-    def action_edit(self) -> None:
-        """Open the highlighted session's transcript in $EDITOR at the hit."""
+        """Ask to copy the highlighted session's id, resume command, path, hit message or window."""
         hit = self.current_hit
         if hit is not None:
-            self.app.edit_message(hit, hit.message_index)
+            self.post_message(self.Copy(hit, self._window))
+
+    def action_export(self) -> None:
+        """Ask to export the highlighted session, or its context window, to Markdown."""
+        hit = self.current_hit
+        if hit is not None:
+            self.post_message(self.Export(hit, self._window))
+
+    def action_edit(self) -> None:
+        """Ask to open the highlighted session's transcript in $EDITOR at the hit."""
+        hit = self.current_hit
+        if hit is not None:
+            self.post_message(self.Edit(hit))
 
     def action_explain(self) -> None:
         """Explain the highlighted row's match (route, fields, score parts)."""

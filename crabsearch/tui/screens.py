@@ -1,51 +1,47 @@
-"""The app's two screens: search (with its results) and the session view."""
+"""The search screen: the search box, its filter chips, the status bar, the result rows, and the
+flow between them (a search at each key, the index refreshed as transcripts change)."""
 
 from __future__ import annotations
 
-import dataclasses
 import threading
-import time
 
-from rich.cells import cell_len
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.containers import VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Footer, Input, ProgressBar, Static
-from textual.widgets._footer import FooterKey, FooterLabel, KeyGroup
+from textual.widgets import Input, Static
 from textual.worker import get_current_worker
 
-from ..hits import GONE, UNAVAILABLE, continuation_notes, transcript_gone
+from ..hits import transcript_gone
 from ..query import parse
-from ..search import Hit, IndexDamaged, Item, SearchResult
+from ..search import Hit, IndexDamaged, SearchResult
 from ..search.request import Ask, run
 from ..text import printable
 from ..sources import SOURCES
-from .filters import (DATE_CHOICES, RECENT_NOTE, FilterChips, PickerScreen, QueryInput, SafeInput, check_filters,
+from .filters import (DATE_CHOICES, RECENT_NOTE, FilterChips, PickerScreen, QueryInput, check_filters,
                       filter_problem, filters, means_nothing, remove_token, set_filter, typed_filter)
-from ..watch import watch, watch_roots
+from .footer import KeyFooter
+from .indexing import IndexingProgress, building_note, rebuilt_note
 from .messages import FilesChanged, IndexDone, IndexProgress, SearchDone
 from .panels import ExplainScreen, StatusScreen
-from .render import agent_name, empty_session_note, session_header, window_text
-from .eta import IndexClock
-from .results import ResultList, count_line, session_key
-from .transcript import TranscriptView
+from .render import agent_name, window_text
+from .results import ResultList, session_key
+from .session import SessionScreen
+from .statusline import StatusLine
+from .watcher import Watcher
 
 RESULT_LIMIT = 50
 """Rows per load; moving near the end of the list loads the next 50. The recent sessions start
 with 50; a typed query with a screenful (``ResultList.screenful``, 20 rows at 40 lines): each
-key's search and paint cost less with fewer rows (issue 13: typing at 1 GB), and a page's rows do
-not depend on its size (``search.ladder``), so the next rows only add to those shown."""
-MESSAGE_BYTES = 256 * 1024
-"""Of one message's text read for the session view (a longer one ends with a note saying so;
-``crabsearch show`` prints all of it)."""
+key's search and paint cost less with fewer rows, and a page's rows do not depend on its size
+(``search.ladder``), so the next rows only add to those shown."""
 REFRESH_EVERY = 30.0  # seconds between background refreshes while the app is open
 FIRST_LIST_WAIT = 0.3
 """Seconds the search screen's mount waits for the recent sessions the app started reading as it
 loaded (``CrabsearchApp.on_load``): read by then, they are in the screen's first paint, not in a
-second one after a paint of an empty list (issue 13, the app's start)."""
+second one after a paint of an empty list."""
 SEARCH_TIME_LIMIT = 0.5  # seconds; past it the best hits found so far are shown, marked partial
 QUOTE_PAUSE = 1.0
 """Seconds without a key after which a query with no closing quote that found nothing says it was
@@ -70,95 +66,6 @@ class _EmptyBox(VerticalScroll):
                 self.screen.set_focus(self.screen.query_one("#query"))
             else:
                 self.type_into_search("\b" if event.key == "backspace" else event.character)
-
-
-class KeyFooter(Footer):
-    """Textual's ``Footer``, rebuilt only when the keys it shows change: Textual queues a full
-    recompose (every key widget made and styled again, about 10 ms here) for each binding
-    change, and a screen's start (activation, focus, the first results) sends several, most of
-    which change nothing it shows."""
-
-    _recompose_pending = False
-    _shown: tuple | None = None
-
-    def bindings_changed(self, screen) -> None:
-        self._bindings_ready = True
-        if not screen.app.app_focus or self._recompose_pending:
-            return
-        if self.is_attached and screen is self.screen:
-            self._recompose_pending = True
-            self.call_after_refresh(self._recompose_now)
-
-    def _keys_shown(self) -> tuple:
-        """What the footer would show: each shown binding (and the command palette's) with its
-        key, description, action, state and tooltip."""
-        palette = self.app.COMMAND_PALETTE_BINDING
-        return tuple((key, b.key, b.description, b.action, enabled, tooltip)
-                     for key, (_, b, enabled, tooltip) in self.screen.active_bindings.items()
-                     if b.show or key == palette)
-
-    async def _recompose_now(self) -> None:
-        self._recompose_pending = False
-        if not self.is_attached or not self.screen.is_attached:
-            return  # its screen was closed before the rebuild ran (Esc right after a resize)
-        shown = self._keys_shown()
-        if shown != self._shown:
-            self._shown = shown
-            await self.recompose()
-            self._fit()
-
-    def on_resize(self) -> None:
-        self._fit()
-
-    def _fit(self) -> None:
-        """Textual's compact style (one cell less around each key) when the keys would not fit in
-        one line otherwise: at 140 columns, a highlighted row's keys lost ``f2 Status``. When even
-        that does not fit, hints are left out in :data:`FOOTER_DROPS` order until the rest do
-        (a fresh-user trial: at 80 columns the session view showed ``f`` of ``f2 Status`` and a
-        highlighted row's keys ended in ``f3 Agen``); every key is in the help (F1) all the same."""
-        hints = self._hints()
-        for _, _, _, widgets in hints:
-            for w in widgets:
-                w.display = True
-        width = self.size.width
-        self.compact = sum(wide for _, wide, _, _ in hints) > width
-        if not self.compact:
-            return
-        used = sum(narrow for _, _, narrow, _ in hints)
-        for action in FOOTER_DROPS:
-            if used <= width:
-                break
-            for actions, _, narrow, widgets in hints:
-                if action in actions and widgets[0].display:
-                    for w in widgets:
-                        w.display = False
-                    used -= narrow
-
-    def _hints(self) -> list[tuple[set[str], int, int, list]]:
-        """The footer's hints as ``(actions, width, compact width, widgets)``: a key with its
-        description, a group of keys with its label (``[ ] Hits``), the palette key; widths in
-        cells, margins and paddings included (Textual's footer styles and ``app.tcss``)."""
-        out: list[tuple[set[str], int, int, list]] = []
-        for child in self.children:
-            if isinstance(child, FooterLabel) and out:
-                actions, wide, narrow, widgets = out[-1]
-                label = cell_len(str(child.content)) + 1
-                out[-1] = (actions, wide + label, narrow + label, widgets + [child])
-            elif isinstance(child, KeyGroup):
-                keys = list(child.query(FooterKey))
-                width = sum(cell_len(k.key_display) + 1 for k in keys) + 1  # a cell before each, one after
-                out.append(({k.action for k in keys}, width, width, [child]))
-            elif isinstance(child, FooterKey):
-                width = cell_len(child.key_display) + cell_len(child.description)
-                palette = child.has_class("-command-palette")
-                out.append(({child.action}, width + (5 if palette else 3), width + (3 if palette else 2), [child]))
-        return out
-
-
-FOOTER_DROPS = ("widen", "narrow", "toggle_sort", "pick_date", "pick_project", "pick_agent", "status",
-                "explain", "cycle_tools", "find", "copy", "resume", "open")
-"""Actions whose footer hints are left out, first to last, while the footer's keys do not fit in
-its line (``KeyFooter._fit``); Esc, F1, Ctrl+Q, ``[ ]`` and the palette key always stay."""
 
 
 class SearchScreen(Screen):
@@ -203,18 +110,15 @@ class SearchScreen(Screen):
         self.index_error: str | None = None
         """Why indexing failed (``CrabsearchApp.index_failure``): shown, and only the periodic
         refresh tries again (:meth:`start_indexing`: an index directory that cannot be written
-        failed again at once, in a loop of toasts)."""
+        would fail again at once, a toast each time)."""
         self._no_index = False
         """True when the last search found no index to search (``SearchDone.rebuild``)."""
-        self._index_clock: IndexClock | None = None  # the time left of the refresh under way
-        self._eta_timer = None  # ticks the indexing line's time left (``_tick_eta``)
         self._commits_seen = 0
-        self._watched: list = []
-        self._watch_stop: threading.Event | None = None
+        self._watcher = Watcher(self)
         self._refresh_again = False
         """Files changed while a refresh ran: run another when it ends."""
         self._had_index = False
-        """True once a search found an index: a later missing one was deleted (defect 2)."""
+        """True once a search found an index: a later missing one was deleted."""
         self.rebuilding: str | None = None
         """Why the index is being built from scratch (``first``, ``deleted``, ``damaged``), or
         None for an ordinary refresh."""
@@ -228,10 +132,6 @@ class SearchScreen(Screen):
         focus goes to the rows when they come, unless the box's text changes first."""
         self.facets: dict[str, list[tuple[str, int]]] = {"agent": [], "project": []}
         """Agent and project names with session counts (Tab completion, pickers)."""
-        self._bar_wanted = True
-        """False after indexing failed (its error takes the row); the width may hide it too."""
-        self._index_line: tuple[list[str], str] | None = None
-        """The indexing line's forms (phase, estimate): fitted again when the width changes."""
         self._typed_out: str | None = None
         """The box's text when the user last stopped typing it: Enter, or the focus into the rows."""
         self._paused_on: str | None = None
@@ -249,12 +149,7 @@ class SearchScreen(Screen):
         chips = FilterChips(agents=tuple(SOURCES), id="chips")
         chips.display = False
         yield chips
-        with Vertical(id="statusbar"):
-            yield Static("", id="status")
-            yield Static("", id="notes")
-            with Horizontal(id="indexbar"):
-                yield Static("", id="index-status")
-                yield ProgressBar(total=None, show_eta=False, id="progress")
+        yield StatusLine(id="statusbar")
         yield ResultList(self._fetch_window, self.type_into_search, lambda: app.now, app.home,
                          newer_coming=lambda: not self.settled, id="results")
         with _EmptyBox(self.type_into_search, id="empty-box"):  # scrolls on a small terminal
@@ -270,14 +165,12 @@ class SearchScreen(Screen):
         return t
 
     def on_mount(self) -> None:
-        self.query_one("#indexbar").display = False
-        self._fit_progress()
-        self.query_one("#notes").display = False
+        self.query_one(IndexingProgress).fit_bar()
         self.query_one("#empty").display = self.query_one("#empty-box").display = False
         self.query_one(Input).focus()
         built = self.app.first_list_kept or self.app.engine.exists  # kept: opened after the first paint
-        # On a built index the recent sessions come first (issue 13: the app's start), then the
-        # refresh and the watcher: set before the first list, which may be shown right here.
+        # On a built index the recent sessions come first, then the refresh and the watcher:
+        # set before the first list, which may be shown right here.
         self._go_live_after_first_paint = self.app.index_on_start and built
         # The recent sessions: in the first paint when the app has read them by now (it started
         # as the app loaded), else from a worker; the filter pickers' counts after their paint.
@@ -297,32 +190,18 @@ class SearchScreen(Screen):
 
     def _periodic_refresh(self) -> None:
         """Look for new or changed transcripts (not ``_auto_refresh``: Textual's own name)."""
-        if watch_roots(self.app.indexer) != self._watched:  # an agent directory appeared or went
+        if self._watcher.moved(self.app.indexer):  # an agent directory appeared or went
             self._watch_files()
         if not self.app.indexing:  # after a failure too: a full disk may have room again
             self.start_indexing(None if self.app.engine.exists or not self._had_index else "deleted", retry=True)
 
     def _watch_files(self) -> None:
-        """(Re)start the watcher thread on the agents' directories there are now. A plain
-        daemon thread, not a worker: it runs as long as the screen, and tests wait for workers.
-        The roots are found in that thread too: the first time, that makes the app's Indexer,
-        which imports every agent's reader (~0.1 s the app's own thread need not wait for)."""
-        self._stop_watching()
-        self._watch_stop = stop = threading.Event()
-
-        def run() -> None:
-            self._watched = roots = watch_roots(self.app.indexer)
-            if roots and not stop.is_set():
-                watch(roots, lambda n: self.post_message(FilesChanged(n)), stop)
-
-        threading.Thread(target=run, name="crabsearch-watch", daemon=True).start()
-
-    def _stop_watching(self) -> None:
-        if self._watch_stop is not None:
-            self._watch_stop.set()
+        """(Re)start the watcher on the agents' directories there are now."""
+        app = self.app
+        self._watcher.start(lambda: app.indexer)
 
     def on_unmount(self) -> None:
-        self._stop_watching()
+        self._watcher.stop()
 
     @on(FilesChanged)
     def _files_changed(self) -> None:
@@ -398,10 +277,10 @@ class SearchScreen(Screen):
     @work(thread=True, group="search", exit_on_error=False)
     def _search(self) -> None:
         """Answer the newest search asked for, then the one asked meanwhile, until none is left:
-        one worker at a time. Keys sent faster than they are searched (2,000 characters typed
-        into the box one by one, by a terminal without bracketed paste) search for the text as it
-        is when the worker gets to it, not once per key: a worker per key froze the box for
-        seconds (each new one cancelled every earlier one still listed, O(keys²))."""
+        one worker at a time. Keys sent faster than they are searched (text typed into the box
+        one character at a time by a terminal without bracketed paste) search for the text as it
+        is when the worker gets to it, not once per key (a worker per key would cancel every
+        earlier one still listed: O(keys²))."""
         try:
             while True:
                 with self._asked_lock:
@@ -601,57 +480,22 @@ class SearchScreen(Screen):
 
     def _update_status(self) -> None:
         result = self.result
-        status = self.query_one("#status", Static)
-        empty = self.query_one("#empty", Static)
-        results = self.query_one(ResultList)
         if result is None:
             return
         n = len(result.hits)
         indexing = self.app.indexing
-        unavailable = False
-        if self.search_error:
-            msg = self.search_error
-        elif not result.query.strip() or (result.route == "recent" and n):
-            msg = f"Recent sessions ({n}{'+' if n >= self.limit else ''})" if n else ""
-        elif n == 0 and result.partial:  # out of time before anything was found
-            msg = (f"Nothing found for “{printable(result.query.strip())}” before the search stopped "
-                   "(very common words): add a word to narrow it")
-        elif n == 0 and self.index_error and self._no_index and not indexing:  # indexing failed
-            msg = f"“{printable(result.query.strip())}” was not searched: the index is unavailable (see below)"
-            unavailable = True
-        elif n == 0:  # also filters alone (`project:nonexistent`) that allow no session
-            msg = f"No session matches “{printable(result.query.strip())}”"
-            if indexing:
-                msg += " yet (still indexing: it is searched again when indexing is done)"
-        else:
-            # How many rows each rung found (the next rows load as the cursor gets there: +), in
-            # the status line's width: the screen's but the status bar's padding (measured, not
-            # the line's own size, which lags a resize by a frame).
-            msg = count_line(result.hits, (self.size.width or self.app.size.width) - 4, more=n >= self.limit,
-                             repair=_repaired(result.query, result.corrections), one_word=_one_word(result.query))
-            if result.partial:
-                msg += " · stopped early (very common words): add a word to narrow it"
-            if result.cut:
-                msg += " · query cut to 512 characters"
-        if self.sort == "newest":
-            msg += " · newest first (Ctrl+S)"
-        if self._pending is not None:  # refreshed results held back while the user browses
-            new = self._pending_new
-            msg += (f" · {new} new session{'s' if new != 1 else ''}" if new else " · updated results") + \
-                " (Home: show)"
-        status.update(Text(msg, style="bold red" if self.search_error or unavailable else "dim"))
-        status.display = bool(msg)
-        notes = self.query_one("#notes", Static)
-        lines = [printable(n) for n in self._problems_said(result.query) + self._notes(result, n)]
-        notes.update(Text("\n".join(lines)))  # in full, wrapped at words: never cut off
-        notes.display = bool(lines)
-        # Half the screen at most while rows are listed; with none, all the room there is.
-        notes.styles.max_height = "50vh" if n else "100vh"
+        line = self.query_one(StatusLine)
+        line.show(result, limit=self.limit, sort=self.sort, error=self.search_error,
+                  index_failed=bool(self.index_error and self._no_index), indexing=indexing,
+                  held_back=None if self._pending is None else self._pending_new)
+        line.show_notes(self._problems_said(result.query) + self._notes(result, n), rows_listed=bool(n))
         nothing_listed = n == 0 and not result.query.strip() and not self.search_error
+        empty = self.query_one("#empty", Static)
+        results = self.query_one(ResultList)
         empty.display = self.query_one("#empty-box").display = nothing_listed
         results.display = not nothing_listed
         if nothing_listed:
-            empty.update(self._indexing_message() if indexing else self.app.empty_message(self.index_error))
+            empty.update(building_note(self.rebuilding) if indexing else self.app.empty_message(self.index_error))
 
     def _problems_said(self, text: str) -> list[str]:
         """:attr:`problems`, but that of a filter still being typed or chosen at the end of
@@ -682,38 +526,22 @@ class SearchScreen(Screen):
             notes.append(note)
         return notes
 
-    def _indexing_message(self) -> Text:
-        """What the empty results area says while the index is being built."""
-        t = Text()
-        t.append({"deleted": "The index was deleted: rebuilding it from your transcripts.",
-                  "damaged": "The index was damaged: rebuilding it from your transcripts."}.get(
-            self.rebuilding or "", "Indexing your agent transcripts."), style="bold")
-        t.append("\n\nThe most recent sessions show here as soon as the first ones are indexed, in a few "
-                 "seconds; you can type a search meanwhile.", style="dim")
-        return t
-
     # -- indexing -----------------------------------------------------------------------------
 
     def start_indexing(self, rebuilding: str | None = None, *, retry: bool = False) -> None:
         """Refresh the index in the background; the list refreshes after each committed batch
         and when it is done. ``rebuilding`` says why the index is built from scratch (``first``,
-        ``deleted``, ``damaged``): the index line and the empty results area say so. After a
-        failure (:attr:`index_error`) only a ``retry`` starts one (the periodic refresh, every
-        :data:`REFRESH_EVERY` seconds: a full disk may have room again); searches and file
-        events do not (an index directory that cannot be written failed again at once, in a
-        loop of toasts), and the same failure again is not announced again."""
+        ``deleted``, ``damaged``): the indexing row (``IndexingProgress``) and the empty results
+        area say so. After a failure (:attr:`index_error`) only a ``retry`` starts one (the
+        periodic refresh, every :data:`REFRESH_EVERY` seconds: a full disk may have room again);
+        searches and file events do not (an index directory that cannot be written would fail
+        again at once, a toast each time), and the same failure again is not announced again."""
         if self.app.indexing or (self.index_error and not retry):
             return
         self.app.indexing = True
         self.rebuilding = rebuilding
         self._commits_seen = 0
-        self._index_clock = IndexClock(time.monotonic())
-        self._index_line = None
-        if self._eta_timer is None:
-            self._eta_timer = self.set_interval(1.0, self._tick_eta)
-        if rebuilding:
-            self._show_index_line(Text(f"{self._index_what()} · looking for transcripts…", style="dim"))
-            self.query_one("#progress", ProgressBar).update(total=None)
+        self.query_one(IndexingProgress).start(rebuilding)
         self._index()
 
     @work(thread=True, exclusive=True, group="index", exit_on_error=False)
@@ -727,14 +555,6 @@ class SearchScreen(Screen):
             return
         self.post_message(IndexDone(report, None))
 
-    def _index_what(self) -> str:
-        return {"first": "Indexing your transcripts", "deleted": "The index was deleted: rebuilding it",
-                "damaged": "The index was damaged: rebuilding it"}.get(self.rebuilding or "", "Indexing")
-
-    def _show_index_line(self, text: Text | str) -> None:
-        self.query_one("#indexbar").display = True
-        self.query_one("#index-status", Static).update(text)
-
     @on(IndexProgress)
     def _progress(self, message: IndexProgress) -> None:
         p = message.progress
@@ -743,76 +563,11 @@ class SearchScreen(Screen):
             if self.app.indexing and p.files_done < p.files_total:  # after the last, IndexDone does it
                 self._load_facets()
                 self.run_query(self.query_text)
-        bar = self.query_one("#progress", ProgressBar)
-        now = time.monotonic()
-        self._index_clock.update(p, now)
-        if p.phase == "writing":  # Whoosh writes its postings: no measure of progress, seconds long
-            bar.update(total=None)
-            what = [f"writing the index ({p.messages:,} messages)", "writing the index", "writing"]
-        else:
-            bar.update(total=max(1, p.bytes_total), progress=p.bytes_done)
-            what = [f"reading {p.files_done:,}/{p.files_total:,} files, {_mb(p.bytes_done)} of {_mb(p.bytes_total)}",
-                    f"reading {p.files_done:,}/{p.files_total:,} files", f"{p.files_done:,}/{p.files_total:,} files"]
-        self._index_line = (what, self._eta(self._time_left(p, now)))
-        self._show_index_line(Text(self._fit_index_line(*self._index_line), style="dim"))
-
-    def _tick_eta(self) -> None:
-        """Every second while indexing: the time left again, without a new report (a commit
-        writes for seconds with none: the line stood still)."""
-        clock = self._index_clock
-        if self.app.indexing and self._index_line is not None and clock is not None and clock.last is not None:
-            eta = self._eta(self._time_left(clock.last, time.monotonic()))
-            if eta != self._index_line[1]:
-                self._index_line = (self._index_line[0], eta)
-                self._show_index_line(Text(self._fit_index_line(*self._index_line), style="dim"))
-
-    @staticmethod
-    def _eta(left: float | None) -> str:
-        """`` · about 40 s left`` (``… 3 min left`` from two minutes), or empty: none yet, or under
-        a second (never "about 0 s left" with the writing still to come)."""
-        if left is None or left < 1:
-            return ""
-        return f" · about {int(left)} s left" if left < 120 else f" · about {int(left // 60)} min left"
+        self.query_one(IndexingProgress).advance(p)
 
     def on_resize(self) -> None:
-        self._fit_progress()
+        self.query_one(IndexingProgress).fit()
         self._update_status()  # the count line fits the width
-        self.call_after_refresh(self._refit_index_line)
-
-    def _refit_index_line(self) -> None:
-        """The indexing line again, fitted to the new width."""
-        if self.app.indexing and self._index_line is not None:
-            self._show_index_line(Text(self._fit_index_line(*self._index_line), style="dim"))
-
-    def _fit_progress(self) -> None:
-        """The progress bar takes 24 columns, 12 on a terminal narrower than 80, none below 50:
-        the indexing line's text keeps the row."""
-        bar = self.query_one("#progress", ProgressBar)
-        width = self.size.width or self.app.size.width
-        bar.styles.width = 24 if width >= 80 else 12
-        bar.display = self._bar_wanted and width >= 50
-
-    def _fit_index_line(self, what: list[str], eta: str) -> str:
-        """The longest form of the indexing line that fits its one row (``what``: the phase, long
-        form first; ``eta``: `` · about N s left`` or empty): the phase shortens first, then the
-        heading, then the estimate and the heading go; never a line wrapped mid-phrase."""
-        bar = self.query_one("#progress", ProgressBar)
-        # The row: the screen's width but the status bar's padding and the bar with its margin
-        # (measured, not the line's own size, which lags a resize by a frame).
-        room = (self.size.width or self.app.size.width) - 4 - (
-            int(bar.styles.width.value) + 1 if bar.display and bar.styles.width else 0)
-        if self.query_one("#index-status").size.width:
-            room = min(room, self.query_one("#index-status").size.width)
-        heads = [self._index_what(), "Indexing"]
-        pairs = [(heads[0], what[0]), (heads[0], what[1]), (heads[1], what[0]), (heads[1], what[1])]
-        forms = [f"{h} · {w}{e}" for e in (eta, "") for h, w in pairs] + [what[-1], "Indexing…"]
-        return next((f for f in forms if len(f) <= room), forms[-1])
-
-    def _time_left(self, p, now: float) -> float | None:
-        """Seconds of indexing left at ``now``, as the indexing line says them (``eta.IndexClock``:
-        the recent reading rate, the commits timed so far; held, never rising by a little), after
-        the progress report ``p``; None too early to tell."""
-        return self._index_clock.left(now)
 
     @on(IndexDone)
     def _indexed(self, message: IndexDone) -> None:
@@ -823,24 +578,17 @@ class SearchScreen(Screen):
             # A rebuilt index can carry the same generation number as the old one: reopen it,
             # and forget transcript records read before (files may have changed).
             self.app.engine.reload()
-        self.query_one("#indexbar").display = False
-        self.query_one("#index-status", Static).update("")
+        self.query_one(IndexingProgress).done(message.error)
         said, self.index_error = self.index_error, message.error
         rebuilt, self.rebuilding = self.rebuilding, None
         if message.error:
-            self.query_one("#index-status").styles.max_height = 4  # where, why, what to do: in full
-            self._show_index_line(Text(message.error, style="bold red"))
-            self._bar_wanted = False
-            self._fit_progress()
             if message.error != said:  # a retry that fails the same way: already on screen
                 self.notify(message.error, severity="error", timeout=10)
         elif report is not None:
-            self._bar_wanted = True
-            self._fit_progress()
             if report.busy:
                 self.notify("Another crabsearch is updating the index; showing what is committed.")
-            if rebuilt in ("deleted", "damaged"):
-                self.notify(f"The index was {rebuilt}: it has been rebuilt from your transcripts.")
+            if rebuilt_note(rebuilt):
+                self.notify(rebuilt_note(rebuilt))
             elif report.rebuilt:
                 self.notify(report.rebuilt)
         if changed or self.result is None:
@@ -907,250 +655,25 @@ class SearchScreen(Screen):
     def _explain(self, message: ResultList.Explain) -> None:
         self.app.push_screen(ExplainScreen(message.hit, self.result))
 
+    @on(ResultList.Resume)
+    def _resume(self, message: ResultList.Resume) -> None:
+        self.app.actions.resume(message.hit, fork=message.fork)
 
-class SessionScreen(Screen):
-    """The whole session, opened at the hit, paged from the transcript as you scroll."""
+    @on(ResultList.Copy)
+    def _copy(self, message: ResultList.Copy) -> None:
+        hit, reveal = message.hit, self.reveal
+        self.app.actions.copy_menu(
+            hit, hit.message_index, lambda: window_text(message.window(), hit.message_index),
+            lambda: next(iter(self.app.guarded("Reading the message", lambda: self.app.engine.page(
+                hit.ref, hit.message_index, 1, redact=not reveal).messages, [])), None))
 
-    BINDINGS = [Binding("escape,q", "back", "Back", id="back"),
-                Binding("slash", "find", "Find", id="find"),
-                Binding("r", "resume", "Resume", id="resume"),
-                Binding("f", "fork", "Fork", show=False, id="fork"),
-                Binding("c", "copy", "Copy", id="copy"),
-                Binding("E", "export", "Export", show=False, id="export"),
-                Binding("v", "edit", "Editor", show=False, id="editor"),
-                Binding("ctrl+r", "toggle_reveal", "Reveal secrets", show=False, id="reveal")]
+    @on(ResultList.Export)
+    def _export(self, message: ResultList.Export) -> None:
+        self.app.actions.export_menu(message.hit, message.window, redact=not self.reveal)
 
-    reveal = False
-
-    def __init__(self, hit: Hit, terms: list[str], query: str = "") -> None:
-        super().__init__()
-        self.hit = hit
-        self.terms = terms
-        self.search_text = query  # not ``query``: that is Textual's DOM query method
-
-    def compose(self) -> ComposeResult:
-        s = self.hit.session
-        engine = self.app.engine
-        with Vertical(id="session-header"):
-            yield Static(self._header(), id="session-meta")
-            yield Static("", id="position")
-        view = TranscriptView(lambda off, lim: self.app.guarded("Reading the session", lambda: engine.page(
-                                  self.hit.ref, off, lim, max_bytes=MESSAGE_BYTES, redact=not self.reveal).messages, []),
-                              total=s.message_count, start=self.hit.message_index,
-                              hit_index=self.hit.message_index, terms=self.terms,
-                              hits=lambda: self.app.guarded("Finding the hits", lambda: engine.matching_messages(
-                                  self.hit.ref, self.search_text), []),
-                              message_bytes=MESSAGE_BYTES, id="transcript",
-                              skipped=lambda: self.app.guarded("Finding the skipped lines",
-                                                               lambda: engine.skipped_lines(self.hit.ref), []))
-        yield view
-        find = SafeInput(placeholder="Find in this session (any case)…  Enter: find · Esc: close", id="find",
-                         select_on_focus=True)  # typing replaces the last find text
-        find.cursor_blink = self.app.cursor_blink
-        find.display = False
-        yield find
-        yield KeyFooter()
-
-    def refreshed(self) -> None:
-        """After an index refresh: follow the transcript (:meth:`TranscriptView.grow`: messages
-        appended are shown, or counted in the position line), or, when it is no longer on disk,
-        keep what was read and say so (:meth:`TranscriptView.went_away`)."""
-        views = self.query(TranscriptView)  # none yet: the screen is being mounted
-        if not views or views.first().gone:
-            return
-        view = views.first()
-        ref = self.app.guarded("Reading the session", lambda: self.app.engine.session_now(self.hit.ref), None)
-        if ref is None:
-            if transcript_gone(self.hit.session.path):
-                view.went_away()
-            return
-        if ref.session.message_count != self.hit.session.message_count:
-            self.hit = dataclasses.replace(self.hit, ref=ref)  # pages read up to its new count
-            view.grow(ref.session.message_count)
-            self.on_resize()
-
-    def _header(self) -> Text:
-        """The header's lines (:func:`~crabsearch.tui.render.session_header`) for the screen's size."""
-        return session_header(self.hit.session, self.hit.ref.resume_command, self.app.now, self.app.home,
-                              max(0, self.size.width - 2), self.size.height,
-                              notes=continuation_notes(self.hit.ref))
-
-    def on_resize(self) -> None:
-        """The header fits the screen's size (:func:`~crabsearch.tui.render.session_header`)."""
-        self.query_one("#session-meta", Static).update(self._header())
-
-    def on_mount(self) -> None:
-        view = self.query_one(TranscriptView)
-        view.focus()
-        self.call_after_refresh(self._say_if_empty)
-        if self.hit.branch == "abandoned":  # follow the hit's own branch, marked
-            view.show_abandoned = True
-            self.notify("This hit is on an abandoned branch (a rewind replaced it); a: active branch only")
-
-    def _say_if_empty(self) -> None:
-        """A session with no messages (compaction deleted them all), or one the index no longer
-        holds (its transcript changed or went away after the list was shown), has nothing to
-        page: say so rather than show an empty view."""
-        if not self.hit.session.message_count:
-            self.notify(empty_session_note(self.hit.session), timeout=10)
-            return
-        if not self.query_one(TranscriptView).loaded:
-            gone = transcript_gone(self.hit.session.path)
-            self.notify("Nothing to show: this session's transcript is "
-                        + ("gone (deleted or moved since it was indexed)." if gone else
-                           "no longer what was indexed; the next refresh reads it again."),
-                        severity="warning")
-
-    @property
-    def current_message(self) -> int:
-        """The message at the cursor (``J``/``K`` move it): what ``c``/``v`` act on."""
-        return self.query_one(TranscriptView).cursor
-
-    def action_back(self) -> None:
-        """Esc: close the find bar when it is open, else back to the results."""
-        box = self.query_one("#find", Input)
-        if box.display:
-            self._close_find()
-        else:
-            self.app.pop_screen()
-
-    def action_find(self) -> None:
-        """``/``: open the find bar (the last find text selected for replacing). The focus moves
-        at once (``set_focus``, not ``focus()``, which waits a frame): keys typed in the same
-        burst as ``/`` are the find text, not the view's keys."""
-        box = self.query_one("#find", Input)
-        box.display = True
-        self.set_focus(box)
-
-    @on(Input.Submitted, "#find")
-    def _find_submitted(self, event: Input.Submitted) -> None:
-        view = self.query_one(TranscriptView)
-        self._close_find()
-        view.find(event.value.strip())
-        self._update_position()
-
-    def _close_find(self) -> None:
-        self.query_one("#find", Input).display = False
-        self.query_one(TranscriptView).focus()
-
-    def action_resume(self) -> None:
-        """Resume this session in its agent (after a confirmation)."""
-        self.app.resume(self.hit)
-
-    def action_fork(self) -> None:
-        """Fork this session (a new session from a copy of its history), after a confirmation."""
-        self.app.resume(self.hit, fork=True)
-
-    def _window(self, index: int):
-        """The messages around ``index`` (``context`` on each side), as the view masks them."""
-        context = self.app.context
-        view = self.query_one(TranscriptView)
-        if view.gone:  # no longer on disk: the messages the view read
-            return view.read(max(0, index - context), 2 * context + 1)
-        return self.app.guarded("Reading the context window", lambda: self.app.engine.page(
-            self.hit.ref, max(0, index - context), 2 * context + 1, redact=not self.reveal).messages, [])
-
-    def _message(self, index: int) -> Item | None:
-        """Message ``index`` in full, masked unless revealed (as the view shows it); when the
-        transcript is gone, or the index no longer holds what the view read, the view's own copy
-        (:attr:`TranscriptView.held`, as far as it read it); None when the view has none."""
-        view = self.query_one(TranscriptView)
-        if not view.gone:
-            items = self.app.guarded("Reading the message", lambda: self.app.engine.page(
-                self.hit.ref, index, 1, redact=not self.reveal).messages, [])
-            if items and items[0].text not in (GONE, UNAVAILABLE):
-                return items[0]
-        return next((it for it in view.held if it.message_index == index), None)
-
-    def action_copy(self) -> None:
-        """Copy the session id, resume command, path, the message at the cursor, or its window."""
-        index = self.current_message
-        self.app.copy_menu(self.hit, index, lambda: window_text(self._window(index), index),
-                           lambda: self._message(index))
-
-    def action_export(self) -> None:
-        """Export the session, or the window around the cursor, to Markdown (the messages the view
-        holds when the transcript is gone)."""
-        index = self.current_message
-        view = self.query_one(TranscriptView)
-        self.app.export_menu(self.hit, lambda: self._window(index), redact=not self.reveal, around=index,
-                             held=lambda: view.held)
-
-    def action_edit(self) -> None:
-        """Open the transcript in $EDITOR at the message at the cursor."""
-        self.app.edit_message(self.hit, self.current_message)
-
-    def action_toggle_reveal(self) -> None:
-        """Show secret-shaped strings unmasked in this session view (or mask them again)."""
-        if self.query_one(TranscriptView).gone:
-            self.notify("This transcript is no longer on disk: what was read cannot be read again.",
-                        severity="warning")
-            return
-        self.reveal = not self.reveal
-        self.query_one(TranscriptView).reload()
-        self.notify("Secrets shown unmasked on this screen" if self.reveal else "Secrets masked again")
-
-    @on(TranscriptView.Position)
-    def _position(self, message: TranscriptView.Position) -> None:
-        self._where = (message.index, message.last, message.total)
-        self._update_position()
-
-    def _update_position(self) -> None:
-        where = getattr(self, "_where", None)
-        if where is None:
-            return
-        view = self.query_one(TranscriptView)
-        first, last, total = where
-        t = Text(f"messages {first + 1}–{last + 1} of {total}", style="dim")
-        if view.new_messages:
-            t.append(f" · {view.new_messages} new message{'s' if view.new_messages > 1 else ''}: End", style="bold")
-        if view.gone:
-            t.append(" · this transcript is no longer on disk", style="bold")
-        t.append(f" · hit at #{self.hit.message_index + 1}")  # dim, as the line
-        if view.find_text:
-            t.append(" · find “", style="dim")
-            t.append(printable(view.find_text), style="bold")
-            n, total = view.find_position
-            count = (f" {n}/{total}" if n else f" {total} matches") if total is not None else " (counting…)"
-            t.append(f"”{count} n/N", style="dim")
-        if view.tool_mode != "lines":
-            t.append(f" · tools {'in full' if view.tool_mode == 'full' else 'hidden'}", style="dim")
-        if not view.show_thinking:
-            t.append(" · thinking hidden", style="dim")
-        if view.show_abandoned:
-            t.append(" · abandoned branches shown", style="dim")
-        if not view.show_sidechains:
-            t.append(" · subagent turns hidden", style="dim")
-        if view.full:
-            t.append(" · full text", style="dim")
-        line = self.query_one("#position", Static)
-        room = line.content_region.width or self.size.width - 2
-        if room and t.cell_len + len(" · / find · ? keys") <= room:  # the hint only when it fits
-            t.append(" · / find · ? keys", style="dim")
-        elif room:
-            t.truncate(room, overflow="ellipsis")  # one line: the header stays three
-        line.update(t)
-
-
-def _mb(n: int) -> str:
-    """Bytes as ``3.1 MB`` (``45 MB`` from 10 MB up)."""
-    return f"{n / 1e6:.1f} MB" if n < 10e6 else f"{n / 1e6:.0f} MB"
-
-
-def _one_word(query: str) -> bool:
-    """True when ``query`` searches one word (filters aside): no phrase, prefix or other word."""
-    pq = parse(query, agents=tuple(SOURCES))
-    return len(pq.words) == 1 and not (pq.phrases or pq.prefixes)
-
-
-def _repaired(query: str, corrections: dict[str, str]) -> tuple[str, str] | None:
-    """``(as typed, as searched)``: the words of ``query`` (filters aside), and the same with
-    the spelling repairs ``corrections`` (``SearchResult.corrections``: typed word in lower case
-    -> word used) put in; None when nothing was repaired."""
-    if not corrections:
-        return None
-    words = parse(query, agents=tuple(SOURCES)).words or list(corrections)
-    return " ".join(words), " ".join(corrections.get(w.lower(), w) for w in words)
+    @on(ResultList.Edit)
+    def _edit(self, message: ResultList.Edit) -> None:
+        self.app.actions.edit_message(message.hit, message.hit.message_index)
 
 
 def _sessions(n: int) -> str:
