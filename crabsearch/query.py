@@ -48,6 +48,9 @@ class ParsedQuery:
     values: dict[str, object] = field(default_factory=dict)
     cut: bool = False
     notes: list[str] = field(default_factory=list)
+    sequence: list[tuple[str, str]] = field(default_factory=list)
+    """The plain words and quoted phrases in the order typed: ``("word", w)`` or ``("phrase", p)``
+    (what :meth:`loosened` puts back in place)."""
 
     agent = property(lambda self: self.values.get("agent"), lambda self, v: self._set("agent", v))
     project = property(lambda self: self.values.get("project"), lambda self, v: self._set("project", v))
@@ -65,6 +68,19 @@ class ParsedQuery:
     def without(self, name: str) -> "ParsedQuery":
         """A copy with the filter ``name`` unset (its other filters and words as they are)."""
         return dataclasses.replace(self, values={k: v for k, v in self.values.items() if k != name})
+
+    def loosened(self, phrases: list[str]) -> "ParsedQuery":
+        """A copy where the quoted ``phrases`` (of :attr:`phrases`) are plain words where they
+        stood, split at whitespace, each word as written (a ``-p`` or ``key:value`` inside the
+        quotes is a word, never an exclusion or a filter); the other phrases stay phrases."""
+        gone = set(phrases)
+        sequence = []
+        for kind, text in self.sequence:
+            sequence += [("word", w) for w in text.split()] if kind == "phrase" and text in gone else [(kind, text)]
+        return dataclasses.replace(
+            self, words=[t for k, t in sequence if k == "word"], phrases=[p for p in self.phrases if p not in gone],
+            unclosed=None if self.unclosed in gone else self.unclosed, sequence=sequence,
+            notes=list(self.notes), values=dict(self.values))
 
     @property
     def unclosed_note(self) -> str | None:
@@ -98,16 +114,22 @@ def parse(text: str, *, agents: tuple[str, ...] = (), now: datetime | None = Non
         neg, quoted, bare = m.group(1), m.group(2), m.group(6)
         if m.group(4) is not None:  # key:"a value with spaces"
             if m.group(4).lower() not in FILTER_KEYS:  # not a filter: the words of the phrase
-                q.words.extend(m.group(0).replace('"', " ").split())
+                plain = m.group(0).replace('"', " ").split()
+                q.words.extend(plain)
+                q.sequence += [("word", w) for w in plain]
                 continue
             bare = f"{m.group(4)}:{m.group(5).strip()}"
         if quoted is not None:
             if quoted.strip():
                 (q.excluded if neg else q.phrases).append(quoted.strip())
+                if not neg:
+                    q.sequence.append(("phrase", quoted.strip()))
                 if not m.group(3):
                     q.unclosed = quoted.strip()
             continue
+        before = len(q.words)
         _bare(q, bare, facts, shown)
+        q.sequence += [("word", w) for w in q.words[before:]]
     for key, value in (given or {}).items():
         if value is None or not value.strip():
             continue
@@ -122,6 +144,12 @@ def parse(text: str, *, agents: tuple[str, ...] = (), now: datetime | None = Non
                            + FILTERS[key].scope.format(value=value.strip()))
         q.values[key] = typed
     return q
+
+
+def no_exact_match_note(phrase: str) -> str:
+    """What a search says when the quoted ``phrase`` matched no session and its words were
+    searched as plain words instead (``ParsedQuery.loosened``)."""
+    return f'no exact match for "{phrase}": showing sessions with its words'
 
 
 def used_part(text: str) -> str:

@@ -145,10 +145,25 @@ def test_agent_filter(engine):
 def test_an_unclosed_quote_says_it_is_read_as_a_phrase(engine):
     """A fresh-user trial: ``"database timeout`` found nothing, and nothing said it was read as
     one phrase; the app's search as you type does not say it (the quote is still being typed)."""
-    note = 'no closing quote: "retry jitter" searched as one phrase'
-    assert engine.search('"retry jitter').notes == [note]
-    assert engine.search('"retry jitter"').notes == []
-    assert engine.search('"retry jitter', typing=True).notes == []
+    note = 'no closing quote: "retry backoff" searched as one phrase'
+    assert engine.search('"retry backoff').notes == [note]
+    assert engine.search('"retry backoff"').notes == []
+    assert engine.search('"retry backoff', typing=True).notes == []
+
+
+def test_a_quoted_phrase_found_nowhere_searches_its_words(engine):
+    """A pasted error quotes a path or value that differs today: a quoted phrase no session
+    holds emptied the page, although its words fill it. Its words are searched as plain words
+    (in place), and the note says so; a phrase that matches keeps its exact meaning."""
+    result = engine.search('why does the "retry jitter" explode')
+    assert short_ids(result) == ["dddd"]
+    assert result.notes == ['no exact match for "retry jitter": showing sessions with its words']
+    exact = engine.search('"retry backoff" explode')
+    assert short_ids(exact) == ["dddd"] and exact.notes == []
+    assert engine.search('"retry backoff" pelican').hits == []  # found: still required, exactly
+    assert engine.search('"backoff retry" pelican').hits  # not in that order anywhere: its words
+    assert engine.search('"retry jitter', typing=False).notes == [
+        'no exact match for "retry jitter": showing sessions with its words']  # not "searched as one phrase"
 
 
 def test_codex_prompt_indexed_once(engine):

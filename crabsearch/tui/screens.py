@@ -18,7 +18,7 @@ from textual.widgets._footer import FooterKey, FooterLabel, KeyGroup
 from textual.worker import get_current_worker
 
 from ..hits import GONE, UNAVAILABLE, continuation_notes, transcript_gone
-from ..query import parse
+from ..query import no_exact_match_note, parse
 from ..search import Hit, IndexDamaged, Item, SearchResult
 from ..search.request import Ask, run
 from ..text import printable
@@ -667,17 +667,21 @@ class SearchScreen(Screen):
         return [] if problems == [RECENT_NOTE] else problems
 
     def _notes(self, result: SearchResult, n: int) -> list[str]:
-        """The search's notes, ``no closing quote: "…" searched as one phrase`` (the CLI's note)
-        only once the user stopped typing: Enter or the focus into the rows (rows or none), or a
-        pause of :data:`QUOTE_PAUSE` on a query that found nothing. While a phrase is typed its
-        quote is unclosed at every key, and each half-typed word finds nothing (``"nightly cr``):
-        a note there would come and go at every key. The engine notes it when the text ends with
+        """The search's notes; what it says of a quote with no closing quote, ``no closing
+        quote: "…" searched as one phrase`` (the CLI's note), or ``no exact match for "…":
+        showing sessions with its words`` when that phrase matched nothing, only once the user
+        stopped typing: Enter or the focus into the rows (rows or none), or a pause of
+        :data:`QUOTE_PAUSE` on a query that found nothing. While a phrase is typed its quote is
+        unclosed at every key, and each half-typed word matches no phrase (``"nightly cr``): a
+        note there would come and go at every key. The engine notes it when the text ends with
         a space (the search is not ``typing`` then): typing too, left out."""
         text = result.query
-        note = parse(text).unclosed_note if '"' in text else None
-        if not note:
+        pq = parse(text) if '"' in text else None
+        if pq is None or not pq.unclosed:
             return result.notes
-        notes = [line for line in result.notes if line != note]
+        loosened = no_exact_match_note(pq.unclosed)
+        note = loosened if loosened in result.notes else pq.unclosed_note
+        notes = [line for line in result.notes if line not in (loosened, pq.unclosed_note)]
         if not self.search_error and (text == self._typed_out or (n == 0 and text == self._paused_on)):
             notes.append(note)
         return notes
