@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import datetime, timezone
+
 import pytest
 
 from crabsearch.index import Indexer
@@ -375,6 +377,31 @@ def test_exclusions_or_an_ignored_filter_alone_list_recent_sessions(tmp_path):
     result = engine.search("  ")  # nothing typed: as the app's empty box (a trial: "no sessions match ''")
     assert result.route == "recent" and len(result.hits) == 3
     assert result.notes == ["nothing to search for: listing recent sessions"]
+
+
+def test_an_exclusion_alone_reads_only_the_rows_it_lists(tmp_path, monkeypatch):
+    """``-word`` alone took seconds on a large home: it made a row (read each session's first
+    prompt from its transcript) for every session holding the word, then dropped them. The
+    sessions holding it are left out before any row is made."""
+    from crabsearch.search.sessions import Sessions
+
+    home = tmp_path / "home"
+    for i in range(30):
+        ClaudeSession(home, start=datetime(2026, 3, 1, 9, i, tzinfo=timezone.utc)).user(
+            f"walrus plan {i}").assistant("ok").write()
+    for i in range(3):
+        ClaudeSession(home, start=datetime(2026, 2, 1, 9, i, tzinfo=timezone.utc)).user(
+            f"kiwi plan {i}").assistant("ok").write()
+    Indexer(tmp_path / "index", env={"HOME": str(home)}).refresh()
+    engine = Engine(tmp_path / "index")
+    made = []
+    first_prompt_hit = Sessions.first_prompt_hit
+    monkeypatch.setattr(Sessions, "first_prompt_hit", lambda self, *a, **k: made.append(1) or first_prompt_hit(
+        self, *a, **k))
+    for query in ("-walrus", "-walrus agent:claude", "-walrus since:2020-01-01"):
+        made.clear()
+        result = engine.search(query, limit=2)
+        assert [h.session.title for h in result.hits] == ["kiwi plan 2", "kiwi plan 1"] and len(made) == 2, query
 
 
 @pytest.fixture

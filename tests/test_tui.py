@@ -986,3 +986,35 @@ async def test_an_unclosed_quote_is_noted_once_the_typing_stops(sample, monkeypa
         await settle(app, pilot)
         await pilot.pause(0.5)  # a pause on rows found: nothing to explain
         assert len(results.hits) == 1 and notes() == ""
+
+
+async def test_the_rows_of_the_query_before_are_never_shown_as_the_answer(sample, monkeypatch):
+    """``-word`` alone took seconds on a large home, and meanwhile the app showed the previous
+    query's rows and count as if they answered it. A search still running after
+    ``STALE_AFTER`` dims those rows and the status line says what is being searched, until its
+    answer comes."""
+    import threading
+
+    from crabsearch.search import Engine
+
+    gate = threading.Event()
+    search = Engine.search
+
+    def slow(self, query, **kw):
+        if query == "-parser":
+            gate.wait(10)
+        return search(self, query, **kw)
+
+    monkeypatch.setattr(Engine, "search", slow)
+    app = make_app(sample, cursor_blink=False)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(app, pilot)
+        await type_query(app, pilot, "cron")
+        results, status = app.screen.query_one(ResultList), app.screen.query_one("#status")
+        assert results.hits and not results.has_class("-stale")
+        app.screen.query_one("#query").value = "-parser"
+        await pilot.pause(0.4)
+        assert results.has_class("-stale") and str(status.render()) == "Searching “-parser”…"
+        gate.set()
+        await settle(app, pilot)
+        assert not results.has_class("-stale") and str(status.render()).startswith("Recent sessions")

@@ -203,8 +203,7 @@ class Engine:
                 # Words that analyze to nothing (punctuation) match nothing.
                 if not (pq.words or pq.phrases) and (pq.has_filters or pq.excluded or pq.notes or not query.strip()):
                     gone = excluded_sessions(searcher, comp, self._keys)
-                    hits = self._sessions.recent(searcher, limit + len(gone), pq, self._windows, mask, self._keys)
-                    result.hits = [h for h in hits if f"{h.session.agent}:{h.session.session_id}" not in gone][:limit]
+                    result.hits = self._sessions.recent(searcher, limit, pq, self._windows, mask, self._keys, gone)
                     result.route = "recent"
                     if pq.in_tools and not self._has_tool_output():
                         result.notes.append("tool output is not indexed (index_tool_output = true in "

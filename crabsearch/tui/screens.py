@@ -47,6 +47,9 @@ FIRST_LIST_WAIT = 0.3
 loaded (``CrabsearchApp.on_load``): read by then, they are in the screen's first paint, not in a
 second one after a paint of an empty list (issue 13, the app's start)."""
 SEARCH_TIME_LIMIT = 0.5  # seconds; past it the best hits found so far are shown, marked partial
+STALE_AFTER = 0.15
+"""Seconds a search may take before the rows shown, another query's, are dimmed and the status
+line says the new query is being searched (``SearchScreen._mark_stale``)."""
 QUOTE_PAUSE = 1.0
 """Seconds without a key after which a query with no closing quote that found nothing says it was
 searched as one phrase (``SearchScreen._notes``), and a filter left unfinished at the end of the
@@ -394,6 +397,23 @@ class SearchScreen(Screen):
             start, self._searching = not self._searching, True
         if start:
             self._search()
+        generation = self._generation
+        self.set_timer(STALE_AFTER, lambda: self._mark_stale(generation))
+
+    def _mark_stale(self, generation: int) -> None:
+        """The search of ``generation`` is still running :data:`STALE_AFTER` after it was asked
+        for: the rows shown answer another query, so they are dimmed (``-stale``) and the status
+        line says what is being searched, until its answer comes (:meth:`_show`). The same query
+        asked again (a refresh, more rows) leaves its own rows as they are."""
+        if generation != self._generation or self.settled or self.result is None:
+            return
+        if self.query_text.strip() == (self.result.query or "").strip():
+            return
+        self.query_one(ResultList).add_class("-stale")
+        status = self.query_one("#status", Static)
+        status.update(Text(f"Searching “{printable(self.query_text.strip())}”…" if self.query_text.strip()
+                           else "Listing recent sessions…", style="dim"))
+        status.display = True
 
     @work(thread=True, group="search", exit_on_error=False)
     def _search(self) -> None:
@@ -475,6 +495,7 @@ class SearchScreen(Screen):
                 self._update_status()
                 return
         self._shown_sort = self.sort
+        results.remove_class("-stale")
         self.result = message.result
         self.search_error = message.error
         self._no_index = bool(message.rebuild)
