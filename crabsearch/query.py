@@ -4,7 +4,10 @@ Syntax:
 
 * plain words: ``retry backoff`` (searched down the ladder: phrase, all, repair, any);
 * ``"quoted phrase"``: the words adjacent and in order (an unbalanced quote runs to the end);
-* ``-word`` / ``-"a phrase"``: leave out the sessions that contain it;
+* ``-word`` / ``-"a phrase"``: leave out the sessions that contain it. A ``-word`` is an
+  exclusion only in a query that reads as typed (:func:`reads_as_typed`: at most
+  :data:`TYPED_MAX_PARTS` parts, none of ``< > | ; = ( ) { } $ ` ``) and only with two characters
+  or more after the dash: in a pasted command or line of code, and as ``-p``, it is a word;
 * ``word*``: prefix (two letters at least);
 * filters ``name:value``, combined with words and applied inside the search (before the result
   limit): the entries of :data:`crabsearch.filters.FILTERS` (``agent:claude``, ``project:NAME``
@@ -27,6 +30,9 @@ from .dates import EARLIEST, LATEST, parse_day  # noqa: F401 - the query languag
 from .filters import FILTER_KEYS, FILTERS, ROLES, Bad, Facts  # noqa: F401
 
 MAX_QUERY_CHARS = 512
+TYPED_MAX_PARTS = 8
+"""A query of more whitespace-separated parts than this reads as pasted (:func:`reads_as_typed`)."""
+_CODE_MARKS = frozenset("<>|;=(){}$`")
 _TOKEN = re.compile(r'(-?)"([^"]*)("?)|(\w+):"([^"]*)"?|(\S+)')
 
 
@@ -110,6 +116,7 @@ def parse(text: str, *, agents: tuple[str, ...] = (), now: datetime | None = Non
     q = ParsedQuery(text=used_part(text), cut=len(text) > MAX_QUERY_CHARS)
     facts = Facts(agents, now or datetime.now().astimezone())
     shown: dict[str, str] = {}
+    typed = reads_as_typed(q.text)
     for m in _TOKEN.finditer(q.text):
         neg, quoted, bare = m.group(1), m.group(2), m.group(6)
         if m.group(4) is not None:  # key:"a value with spaces"
@@ -128,7 +135,7 @@ def parse(text: str, *, agents: tuple[str, ...] = (), now: datetime | None = Non
                     q.unclosed = quoted.strip()
             continue
         before = len(q.words)
-        _bare(q, bare, facts, shown)
+        _bare(q, bare, facts, shown, typed)
         q.sequence += [("word", w) for w in q.words[before:]]
     for key, value in (given or {}).items():
         if value is None or not value.strip():
@@ -164,7 +171,15 @@ def used_part(text: str) -> str:
     return head
 
 
-def _bare(q: ParsedQuery, tok: str, facts: Facts, shown: dict) -> None:
+def reads_as_typed(text: str) -> bool:
+    """True when ``text`` reads as a typed query, where ``-word`` excludes: at most
+    :data:`TYPED_MAX_PARTS` whitespace-separated parts and none of the characters of code or a
+    shell command (``< > | ; = ( ) { } $`` and the backtick). A pasted command, error or line of
+    code (``adb exec-out screencap -p > weekly.png``) holds flags and dashes that are its words."""
+    return len(text.split()) <= TYPED_MAX_PARTS and not _CODE_MARKS.intersection(text)
+
+
+def _bare(q: ParsedQuery, tok: str, facts: Facts, shown: dict, typed: bool = True) -> None:
     key, sep, value = tok.partition(":")
     if sep and key.lower() in FILTER_KEYS:
         # A filter still being typed (`agent:`) is no word to repair: its note says what it needs.
@@ -173,7 +188,7 @@ def _bare(q: ParsedQuery, tok: str, facts: Facts, shown: dict) -> None:
     stem = tok.rstrip("*").lstrip("-")
     if tok.endswith("*") and len(stem) < 2:  # `t*` is not the word t, unsaid
         q.notes.append(f"{tok}: a prefix needs two letters or more" + (f"; {stem} searched as a word" if stem else ""))
-    if tok.startswith("-") and len(tok) > 1 and (tok[1].isalnum() or tok[1] == "_"):
+    if typed and tok.startswith("-") and len(tok) > 2 and (tok[1].isalnum() or tok[1] == "_"):
         q.excluded.append(tok[1:])
         return
     if tok.endswith("*") and len(tok.rstrip("*")) >= 2:
