@@ -4,7 +4,10 @@ Syntax:
 
 * plain words: ``retry backoff`` (searched down the ladder: phrase, all, repair, any);
 * ``"quoted phrase"``: the words adjacent and in order (an unbalanced quote runs to the end);
-* ``-word`` / ``-"a phrase"``: leave out the sessions that contain it;
+* ``-word`` / ``-"a phrase"``: leave out the sessions that contain it. A ``-word`` is an
+  exclusion only in a query that reads as typed (:func:`reads_as_typed`: at most
+  :data:`TYPED_MAX_PARTS` parts, none of ``< > | ; = ( ) { } $ ` ``) and only with two characters
+  or more after the dash: in a pasted command or line of code, and as ``-p``, it is a word;
 * ``word*``: prefix (two letters at least);
 * filters ``name:value``, combined with words and applied inside the search (before the result
   limit): the entries of :data:`crabsearch.filters.FILTERS` (``agent:claude``, ``project:NAME``
@@ -27,6 +30,9 @@ from .dates import EARLIEST, LATEST, parse_day  # noqa: F401 - the query languag
 from .filters import FILTER_KEYS, FILTERS, ROLES, Bad, Facts  # noqa: F401
 
 MAX_QUERY_CHARS = 512
+TYPED_MAX_PARTS = 8
+"""A query of more whitespace-separated parts than this reads as pasted (:func:`reads_as_typed`)."""
+_CODE_MARKS = frozenset("<>|;=(){}$`")
 _TOKEN = re.compile(r'(-?)"([^"]*)("?)|(\w+):"([^"]*)"?|(\S+)')
 
 
@@ -48,6 +54,9 @@ class ParsedQuery:
     values: dict[str, object] = field(default_factory=dict)
     cut: bool = False
     notes: list[str] = field(default_factory=list)
+    sequence: list[tuple[str, str]] = field(default_factory=list)
+    """The plain words and quoted phrases in the order typed: ``("word", w)`` or ``("phrase", p)``
+    (what :meth:`loosened` puts back in place)."""
 
     agent = property(lambda self: self.values.get("agent"), lambda self, v: self._set("agent", v))
     project = property(lambda self: self.values.get("project"), lambda self, v: self._set("project", v))
@@ -65,6 +74,19 @@ class ParsedQuery:
     def without(self, name: str) -> "ParsedQuery":
         """A copy with the filter ``name`` unset (its other filters and words as they are)."""
         return dataclasses.replace(self, values={k: v for k, v in self.values.items() if k != name})
+
+    def loosened(self, phrases: list[str]) -> "ParsedQuery":
+        """A copy where the quoted ``phrases`` (of :attr:`phrases`) are plain words where they
+        stood, split at whitespace, each word as written (a ``-p`` or ``key:value`` inside the
+        quotes is a word, never an exclusion or a filter); the other phrases stay phrases."""
+        gone = set(phrases)
+        sequence = []
+        for kind, text in self.sequence:
+            sequence += [("word", w) for w in text.split()] if kind == "phrase" and text in gone else [(kind, text)]
+        return dataclasses.replace(
+            self, words=[t for k, t in sequence if k == "word"], phrases=[p for p in self.phrases if p not in gone],
+            unclosed=None if self.unclosed in gone else self.unclosed, sequence=sequence,
+            notes=list(self.notes), values=dict(self.values))
 
     @property
     def unclosed_note(self) -> str | None:
@@ -94,20 +116,27 @@ def parse(text: str, *, agents: tuple[str, ...] = (), now: datetime | None = Non
     q = ParsedQuery(text=used_part(text), cut=len(text) > MAX_QUERY_CHARS)
     facts = Facts(agents, now or datetime.now().astimezone())
     shown: dict[str, str] = {}
+    typed = reads_as_typed(q.text)
     for m in _TOKEN.finditer(q.text):
         neg, quoted, bare = m.group(1), m.group(2), m.group(6)
         if m.group(4) is not None:  # key:"a value with spaces"
             if m.group(4).lower() not in FILTER_KEYS:  # not a filter: the words of the phrase
-                q.words.extend(m.group(0).replace('"', " ").split())
+                plain = m.group(0).replace('"', " ").split()
+                q.words.extend(plain)
+                q.sequence += [("word", w) for w in plain]
                 continue
             bare = f"{m.group(4)}:{m.group(5).strip()}"
         if quoted is not None:
             if quoted.strip():
                 (q.excluded if neg else q.phrases).append(quoted.strip())
+                if not neg:
+                    q.sequence.append(("phrase", quoted.strip()))
                 if not m.group(3):
                     q.unclosed = quoted.strip()
             continue
-        _bare(q, bare, facts, shown)
+        before = len(q.words)
+        _bare(q, bare, facts, shown, typed)
+        q.sequence += [("word", w) for w in q.words[before:]]
     for key, value in (given or {}).items():
         if value is None or not value.strip():
             continue
@@ -124,6 +153,12 @@ def parse(text: str, *, agents: tuple[str, ...] = (), now: datetime | None = Non
     return q
 
 
+def no_exact_match_note(phrase: str) -> str:
+    """What a search says when the quoted ``phrase`` matched no session and its words were
+    searched as plain words instead (``ParsedQuery.loosened``)."""
+    return f'no exact match for "{phrase}": showing sessions with its words'
+
+
 def used_part(text: str) -> str:
     """The part of a query ``text`` that is searched: ``text`` cut to MAX_QUERY_CHARS, at the
     last space before the limit when there is one (a word cut in half would be searched as
@@ -136,7 +171,15 @@ def used_part(text: str) -> str:
     return head
 
 
-def _bare(q: ParsedQuery, tok: str, facts: Facts, shown: dict) -> None:
+def reads_as_typed(text: str) -> bool:
+    """True when ``text`` reads as a typed query, where ``-word`` excludes: at most
+    :data:`TYPED_MAX_PARTS` whitespace-separated parts and none of the characters of code or a
+    shell command (``< > | ; = ( ) { } $`` and the backtick). A pasted command, error or line of
+    code (``adb exec-out screencap -p > weekly.png``) holds flags and dashes that are its words."""
+    return len(text.split()) <= TYPED_MAX_PARTS and not _CODE_MARKS.intersection(text)
+
+
+def _bare(q: ParsedQuery, tok: str, facts: Facts, shown: dict, typed: bool = True) -> None:
     key, sep, value = tok.partition(":")
     if sep and key.lower() in FILTER_KEYS:
         # A filter still being typed (`agent:`) is no word to repair: its note says what it needs.
@@ -145,7 +188,7 @@ def _bare(q: ParsedQuery, tok: str, facts: Facts, shown: dict) -> None:
     stem = tok.rstrip("*").lstrip("-")
     if tok.endswith("*") and len(stem) < 2:  # `t*` is not the word t, unsaid
         q.notes.append(f"{tok}: a prefix needs two letters or more" + (f"; {stem} searched as a word" if stem else ""))
-    if tok.startswith("-") and len(tok) > 1 and (tok[1].isalnum() or tok[1] == "_"):
+    if typed and tok.startswith("-") and len(tok) > 2 and (tok[1].isalnum() or tok[1] == "_"):
         q.excluded.append(tok[1:])
         return
     if tok.endswith("*") and len(tok.rstrip("*")) >= 2:

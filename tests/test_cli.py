@@ -104,6 +104,18 @@ def test_an_over_long_query_is_echoed_as_searched_with_its_note(home, capsys):
     assert f"(the query was cut to its first {MAX_QUERY_CHARS} characters)" in out
 
 
+def test_a_quoted_phrase_found_nowhere_searches_its_words_with_a_note(home, capsys):
+    """A pasted error whose quoted path differs today listed nothing: the phrase's words are
+    searched instead, and ``notes`` (and the text output) say so."""
+    note = 'no exact match for "/var/spool/crontab": showing sessions with its words'
+    code, out, err = run(capsys, "search", 'cron job runs twice "/var/spool/crontab"', "--json")
+    assert code == 0, err
+    data = json.loads(out)
+    assert [h["session_id"][:8] for h in data["hits"]][:1] == ["5c0375b4"] and data["notes"] == [note]
+    code, out, _ = run(capsys, "search", 'cron job runs twice "/var/spool/crontab"')
+    assert f"({note})" in out
+
+
 def test_no_hits_is_exit_zero(home, capsys):
     code, out, _ = run(capsys, "search", "xylophone", "--json")
     assert code == 0 and json.loads(out)["hits"] == []

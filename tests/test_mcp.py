@@ -296,6 +296,19 @@ def test_a_filter_that_matches_no_session_is_named(door):
     run(door, calls)
 
 
+def test_a_quoted_phrase_found_nowhere_searches_its_words(door):
+    """A pasted line whose quoted part no session holds answered "No sessions match": its words
+    are searched instead, and the notes and the text say so."""
+    note = 'no exact match for "cron runs thrice": showing sessions with its words'
+
+    async def calls(client, schemas):
+        data, text = await call(client, schemas, "search_sessions", query='nightly "cron runs thrice" midnight')
+        assert data["hits"][0]["session_id"] == CRON and note in data["notes"]
+        assert f"({note})" in text
+
+    run(door, calls)
+
+
 def test_list_messages_marks_where_a_line_was_skipped(tmp_path):
     """A line the reader skipped (a 17 MB paste) left no mark in ``list_messages``: the messages
     around it were listed as if nothing was there. ``skipped_lines`` (a new key) and the text

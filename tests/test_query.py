@@ -123,3 +123,16 @@ def test_a_prefix_needs_two_letters_and_says_so():
     assert parse("*").notes == ["*: a prefix needs two letters or more"]
     q = parse("database -ret* au*")
     assert q.notes == [] and q.excluded == ["ret*"] and q.prefixes == ["au"]
+
+
+def test_a_dash_in_a_pasted_line_is_a_word_not_an_exclusion():
+    """``adb exec-out screencap -p > weekly.png`` left out every session holding ``p``, the one
+    it was pasted from among them: a ``-word`` excludes only in a query that reads as typed
+    (at most eight parts, no shell or code marks) and with two characters or more."""
+    assert parse("cron -flaky").excluded == ["flaky"]
+    assert parse("git log -p").excluded == [] and parse("git log -p").words == ["git", "log", "-p"]
+    pasted = parse("adb exec-out screencap -p > weekly.png")
+    assert pasted.excluded == [] and "-p" in pasted.words
+    long = parse("error while running the nightly build job on the server -verbose")
+    assert long.excluded == [] and "-verbose" in long.words
+    assert parse('x = f(y) -"not this"').excluded == ["not this"]  # a quoted exclusion is meant

@@ -140,8 +140,12 @@ def test_prefix(corpus):
 
 
 def test_quoted_phrase_needs_adjacency(corpus):
-    assert ids(corpus.search('"drops nulls"')) == ["a1a1"]
-    assert corpus.search('"nulls drops"').hits == []
+    exact = corpus.search('"drops nulls"')
+    assert ids(exact) == ["a1a1"] and exact.route == "phrase" and exact.notes == []
+    # in no session in that order: its words instead (not a phrase match), and said
+    loose = corpus.search('"nulls drops"')
+    assert ids(loose) == ["a1a1"] and loose.route != "phrase"
+    assert loose.notes == ['no exact match for "nulls drops": showing sessions with its words']
 
 
 def test_filters_narrow_inside_the_search(corpus):

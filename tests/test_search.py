@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import datetime, timezone
+
 import pytest
 
 from crabsearch.index import Indexer
@@ -145,10 +147,25 @@ def test_agent_filter(engine):
 def test_an_unclosed_quote_says_it_is_read_as_a_phrase(engine):
     """A fresh-user trial: ``"database timeout`` found nothing, and nothing said it was read as
     one phrase; the app's search as you type does not say it (the quote is still being typed)."""
-    note = 'no closing quote: "retry jitter" searched as one phrase'
-    assert engine.search('"retry jitter').notes == [note]
-    assert engine.search('"retry jitter"').notes == []
-    assert engine.search('"retry jitter', typing=True).notes == []
+    note = 'no closing quote: "retry backoff" searched as one phrase'
+    assert engine.search('"retry backoff').notes == [note]
+    assert engine.search('"retry backoff"').notes == []
+    assert engine.search('"retry backoff', typing=True).notes == []
+
+
+def test_a_quoted_phrase_found_nowhere_searches_its_words(engine):
+    """A pasted error quotes a path or value that differs today: a quoted phrase no session
+    holds emptied the page, although its words fill it. Its words are searched as plain words
+    (in place), and the note says so; a phrase that matches keeps its exact meaning."""
+    result = engine.search('why does the "retry jitter" explode')
+    assert short_ids(result) == ["dddd"]
+    assert result.notes == ['no exact match for "retry jitter": showing sessions with its words']
+    exact = engine.search('"retry backoff" explode')
+    assert short_ids(exact) == ["dddd"] and exact.notes == []
+    assert engine.search('"retry backoff" pelican').hits == []  # found: still required, exactly
+    assert engine.search('"backoff retry" pelican').hits  # not in that order anywhere: its words
+    assert engine.search('"retry jitter', typing=False).notes == [
+        'no exact match for "retry jitter": showing sessions with its words']  # not "searched as one phrase"
 
 
 def test_codex_prompt_indexed_once(engine):
@@ -360,6 +377,31 @@ def test_exclusions_or_an_ignored_filter_alone_list_recent_sessions(tmp_path):
     result = engine.search("  ")  # nothing typed: as the app's empty box (a trial: "no sessions match ''")
     assert result.route == "recent" and len(result.hits) == 3
     assert result.notes == ["nothing to search for: listing recent sessions"]
+
+
+def test_an_exclusion_alone_reads_only_the_rows_it_lists(tmp_path, monkeypatch):
+    """``-word`` alone took seconds on a large home: it made a row (read each session's first
+    prompt from its transcript) for every session holding the word, then dropped them. The
+    sessions holding it are left out before any row is made."""
+    from crabsearch.search.sessions import Sessions
+
+    home = tmp_path / "home"
+    for i in range(30):
+        ClaudeSession(home, start=datetime(2026, 3, 1, 9, i, tzinfo=timezone.utc)).user(
+            f"walrus plan {i}").assistant("ok").write()
+    for i in range(3):
+        ClaudeSession(home, start=datetime(2026, 2, 1, 9, i, tzinfo=timezone.utc)).user(
+            f"kiwi plan {i}").assistant("ok").write()
+    Indexer(tmp_path / "index", env={"HOME": str(home)}).refresh()
+    engine = Engine(tmp_path / "index")
+    made = []
+    first_prompt_hit = Sessions.first_prompt_hit
+    monkeypatch.setattr(Sessions, "first_prompt_hit", lambda self, *a, **k: made.append(1) or first_prompt_hit(
+        self, *a, **k))
+    for query in ("-walrus", "-walrus agent:claude", "-walrus since:2020-01-01"):
+        made.clear()
+        result = engine.search(query, limit=2)
+        assert [h.session.title for h in result.hits] == ["kiwi plan 2", "kiwi plan 1"] and len(made) == 2, query
 
 
 @pytest.fixture

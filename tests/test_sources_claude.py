@@ -403,6 +403,28 @@ def test_subagent_legacy_layout():
     assert s.title == "Check whether the staging webhook secret rotates nightly."
 
 
+def test_bash_mode_stderr_is_the_persons_text_and_stdout_tool_output(tmp_path):
+    """Bash mode (``!``, Claude Code 2.1.332, ``chunk-7p91pemn.js``'s handler ``he``): the
+    answer line holds ``<bash-stdout>`` and ``<bash-stderr>`` (or the stderr alone: ``Command
+    failed: …``). Its stderr is the person's own text (what they paste back later), its stdout
+    a ``bash-mode`` tool result (indexed only with tool output on)."""
+    p = write_jsonl(
+        tmp_path / "a.jsonl",
+        user("<bash-input>npm test</bash-input>", "u1"),
+        user("<bash-stdout>2 passing</bash-stdout><bash-stderr>Error: Cannot find module './fixtures/db.js'</bash-stderr>",
+             "u2"),
+        user("<bash-stderr>Command failed: exit code 127</bash-stderr>", "u3"),
+        user("<bash-stdout></bash-stdout><bash-stderr></bash-stderr>", "u4"),
+    )
+    ms = SRC.read(p).messages
+    assert [(m.role.value, m.label, m.text) for m in ms] == [
+        ("user", "user", "! npm test"), ("tool", "tool:bash-mode", "2 passing"),
+        ("user", "stderr", "Error: Cannot find module './fixtures/db.js'"),
+        ("user", "stderr", "Command failed: exit code 127")]
+    assert index_text_fields(ms[2]) == {"user": ms[2].text}
+    assert index_text_fields(ms[1]) == {"tool": "bash-mode"}  # its text only with tool output on
+
+
 def test_inline_sidechain_and_command_session():
     """Claude Code 1.0.x: the only human input is a slash command with arguments; a Task subagent's
     turns are written inline (isSidechain) before the Task result."""

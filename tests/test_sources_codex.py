@@ -406,3 +406,21 @@ def all_agents_session(home: Path, t: datetime) -> Expect:
                    {"id": sid, "thread_name": "Codex: worker stall", "updated_at": iso(t)})
     return Expect("codex", sid, "Codex: worker stall", cwd, f"cd {cwd} && codex resume {sid}", "quokkacodex",
                   [prompt_of("codex"), reply_of("codex")], t, files=[path, index])
+
+
+def test_a_user_shell_command_is_the_persons_text_and_its_output_tool_output(tmp_path):
+    """``!cmd`` in Codex: a user ``message`` item holding ``<user_shell_command>`` (as
+    ``format_user_shell_command_record`` writes it, ``codex-rs/core/src/user_shell_command.rs`` at
+    2e267dec61b8). The command is the person's text; the output (stdout and stderr as one
+    aggregated stream) a ``bash-mode`` tool result. It was dropped whole as injected context."""
+    record = ("<user_shell_command>\n<command>\ncargo test -p core\n</command>\n<result>\nExit code: 101\n"
+              "Duration: 1.2000 seconds\nOutput:\nerror[E0433]: failed to resolve: use of undeclared crate\n"
+              "</result>\n</user_shell_command>")
+    f = write_jsonl(tmp_path / "rollout-2026-03-05T10-00-00-x.jsonl", meta("x"), prompt("why does it fail"),
+                    env("response_item", {"type": "message", "role": "user",
+                                          "content": [{"type": "input_text", "text": record}]}))
+    ms = SRC.read(f).messages
+    assert [(m.role, m.label, m.text) for m in ms] == [
+        (Role.USER, "user", "why does it fail"), (Role.USER, "user", "! cargo test -p core"),
+        (Role.TOOL, "tool:bash-mode", "error[E0433]: failed to resolve: use of undeclared crate")]
+    assert SRC.read(f).session.title == "why does it fail"

@@ -43,6 +43,8 @@ def stash(tmp_path_factory):
         s.user(text + f"\nplease look at vault{i} quickly")  # the first line becomes the title
         s.assistant(f"vault{i}: I saw {text} in the config")
         s.tool("Bash", {"command": f"grep -r key ~/vault{i}"}, f"vault{i} output: {text}")
+        s.user(f"<bash-input>./deploy --vault vault{i}</bash-input>")  # bash mode (`!`): stderr is indexed
+        s.user(f"<bash-stdout>vault{i} listed {text}</bash-stdout><bash-stderr>vault{i} failed: {text}</bash-stderr>")
         s.compact(f"vault{i} summary: the user pasted {text}")
         if i % 2:
             s.title(f"vault{i} title {text}")

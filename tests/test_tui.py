@@ -913,6 +913,20 @@ def test_a_session_without_messages_says_so_and_shows_its_summary(tmp_path):
     assert "no messages in this session" not in _no_window(SimpleNamespace(session=gone))
 
 
+async def test_a_pasted_quote_found_nowhere_lists_the_sessions_with_its_words(sample):
+    """A pasted line whose quoted path is not in any session (it differs today) emptied the
+    page; the rows of its words are listed, and the note under the status line says why."""
+    app = make_app(sample, cursor_blink=False)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(app, pilot)
+        app.screen.query_one("#query").value = 'cron job runs twice "/etc/cron.d/nightly-run"'
+        await settle(app, pilot)
+        results, notes = app.screen.query_one(ResultList), app.screen.query_one("#notes")
+        assert [h.session.session_id[:8] for h in results.hits][:1] == ["5c0375b4"]
+        assert notes.display and str(notes.render()) == (
+            'no exact match for "/etc/cron.d/nightly-run": showing sessions with its words')
+
+
 async def test_an_unclosed_quote_is_noted_once_the_typing_stops(sample, monkeypatch):
     """A fresh-user trial: the app never said ``no closing quote: "…" searched as one phrase``
     (the CLI does): ``cron "unterminated`` said only that no session matches. Not while the
@@ -942,11 +956,12 @@ async def test_an_unclosed_quote_is_noted_once_the_typing_stops(sample, monkeypa
         assert len(results.hits) == 1 and notes() == ""
         await type_query(app, pilot, " ")  # the engine notes it (not typing a word): still typing
         assert len(results.hits) == 1 and notes() == ""
-        await type_query(app, pilot, "cr")  # a word half typed: nothing found, still typing
-        assert status() == 'No session matches “cron "nightly cr”' and notes() == ""
-        await pilot.press("enter")  # done: nothing found, and why
+        await type_query(app, pilot, "cr")  # a word half typed: no such phrase, its words instead
+        assert results.hits and notes() == ""  # still typing
+        await pilot.press("enter")  # done: the rows are those of its words, and why
         await settle(app, pilot)
-        assert app.focused is box and notes() == note("nightly cr")
+        assert app.focused is results and notes() == 'no exact match for "nightly cr": showing sessions with its words'
+        box.focus()
         await type_query(app, pilot, "on")  # typing again: the phrase is being typed
         assert len(results.hits) == 1 and notes() == ""
         await pilot.press("enter")  # into the results: the rows are those of a phrase
@@ -958,14 +973,49 @@ async def test_an_unclosed_quote_is_noted_once_the_typing_stops(sample, monkeypa
         box.value = ""
         await type_query(app, pilot, "cron")
         await pilot.press("down")  # into the results, then a quote opened in the box: typing
-        await type_query(app, pilot, ' "unterminated')
-        assert app.focused is box and status() == 'No session matches “cron "unterminated”' and notes() == ""
+        await type_query(app, pilot, ' "unterminated')  # no such phrase: its words, said once typed
+        assert app.focused is box and results.hits and notes() == ""
 
         monkeypatch.setattr(screens, "QUOTE_PAUSE", 0.2)
+        box.value = 'wombat "unterminated'  # its words find nothing either
+        box.cursor_position = len(box.value)
+        await settle(app, pilot)
         await type_query(app, pilot, "x")  # a pause on nothing found: the note
         await pilot.pause(0.5)
-        assert status() == 'No session matches “cron "unterminatedx”' and notes() == note("unterminatedx")
+        assert status() == 'No session matches “wombat "unterminatedx”' and notes() == note("unterminatedx")
         box.value = 'cron "nightly'
         await settle(app, pilot)
         await pilot.pause(0.5)  # a pause on rows found: nothing to explain
         assert len(results.hits) == 1 and notes() == ""
+
+
+async def test_the_rows_of_the_query_before_are_never_shown_as_the_answer(sample, monkeypatch):
+    """``-word`` alone took seconds on a large home, and meanwhile the app showed the previous
+    query's rows and count as if they answered it. A search still running after
+    ``STALE_AFTER`` dims those rows and the status line says what is being searched, until its
+    answer comes."""
+    import threading
+
+    from crabsearch.search import Engine
+
+    gate = threading.Event()
+    search = Engine.search
+
+    def slow(self, query, **kw):
+        if query == "-parser":
+            gate.wait(10)
+        return search(self, query, **kw)
+
+    monkeypatch.setattr(Engine, "search", slow)
+    app = make_app(sample, cursor_blink=False)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(app, pilot)
+        await type_query(app, pilot, "cron")
+        results, status = app.screen.query_one(ResultList), app.screen.query_one("#status")
+        assert results.hits and not results.has_class("-stale")
+        app.screen.query_one("#query").value = "-parser"
+        await pilot.pause(0.4)
+        assert results.has_class("-stale") and str(status.render()) == "Searching “-parser”…"
+        gate.set()
+        await settle(app, pilot)
+        assert not results.has_class("-stale") and str(status.render()).startswith("Recent sessions")

@@ -88,7 +88,10 @@ class Compiler:
         content = [g for g in all_groups if not (len(g) == 1 and g[0] in STOPWORDS)]
         self.groups = content or all_groups
         self.phrase_words = phrase_terms(" ".join(pq.words))
-        self.phrases = [t for t in (phrase_terms(p) for p in pq.phrases) if t]
+        analyzed = [(p, phrase_terms(p)) for p in pq.phrases]
+        self.phrases = [t for _, t in analyzed if t]
+        self.typed_phrases = [p for p, t in analyzed if t]
+        """The quoted phrases as typed, one for each of :attr:`phrases`."""
         self.prefixes = [p.lower() for p in pq.prefixes]
         self.excluded = [t for t in (phrase_terms(x) for x in pq.excluded if not _is_prefix(x)) if t]
         self.excluded_prefixes = [x.rstrip("*").lower() for x in pq.excluded if _is_prefix(x)]
@@ -147,6 +150,11 @@ class Compiler:
         out = [_phrase(p, fields) for p in self.phrases]
         out += [self.prefix_query(p, fields) for p in self.prefixes]
         return out
+
+    def phrase_query(self, terms: list[str], fields) -> Query:
+        """One quoted phrase's ``terms`` in ``fields`` (``in:tools``: tool output), as every
+        rung requires it."""
+        return _phrase(terms, self.fields(fields))
 
     def prefix_query(self, prefix: str, fields) -> Query:
         """``prefix*`` in ``fields``: the words it expands to, each as a term (one flat union,

@@ -25,13 +25,13 @@ from ..index.lookups import transcript_messages
 from ..index.querying import MAX_PREFIX_TERMS, MESSAGE_FIELDS, Compiler
 from ..index.store import (Damage, IndexDamaged, current_dir, is_damage, mark_damaged, open_index, release,
                            seal_problem, variant_of)
-from ..query import parse
+from ..query import no_exact_match_note, parse
 from ..ranking import POLICY, Policy
 from ..sources import SOURCES
 from .caps import DEFAULT_AFTER, DEFAULT_BEFORE, DEFAULT_LIMIT, MAX_ITEM_BYTES, fetch_for
 from . import skipped, snapshot
 from .skipped import SkippedLine
-from .ladder import Context, ScansKept, climb, excluded_sessions
+from .ladder import Context, ScansKept, climb, excluded_sessions, unmatched_phrases
 from .sessions import Sessions, id_documents, passing_sessions
 from .windows import Windows
 
@@ -195,16 +195,15 @@ class Engine:
             if by_id:
                 result.route, result.hits = "id", by_id
                 return result
-            comp = Compiler(pq, searcher, typing=query.split()[-1] if typing and query.split() else None,
-                            repair=repair)
+            typed_last = query.split()[-1] if typing and query.split() else None
+            comp = Compiler(pq, searcher, typing=typed_last, repair=repair)
             if comp.empty:
                 # Nothing typed, or filters, exclusions or an ignored filter alone (nothing to
                 # match): the recent sessions they allow, as the app lists them for an empty box.
                 # Words that analyze to nothing (punctuation) match nothing.
                 if not (pq.words or pq.phrases) and (pq.has_filters or pq.excluded or pq.notes or not query.strip()):
                     gone = excluded_sessions(searcher, comp, self._keys)
-                    hits = self._sessions.recent(searcher, limit + len(gone), pq, self._windows, mask, self._keys)
-                    result.hits = [h for h in hits if f"{h.session.agent}:{h.session.session_id}" not in gone][:limit]
+                    result.hits = self._sessions.recent(searcher, limit, pq, self._windows, mask, self._keys, gone)
                     result.route = "recent"
                     if pq.in_tools and not self._has_tool_output():
                         result.notes.append("tool output is not indexed (index_tool_output = true in "
@@ -229,11 +228,25 @@ class Engine:
             if self._scans is not None:
                 self._scans.begin(searcher)
             rows = climb(ctx)
+            said: set[str] = set()  # words already in a note
+            missing = [] if rows or result.partial else unmatched_phrases(ctx)
+            if missing:  # a quoted phrase found nowhere empties every rung: its words instead
+                loose = pq.loosened(missing)
+                ctx.comp = Compiler(loose, searcher, typing=typed_last, repair=repair)
+                found = climb(ctx)
+                if found:
+                    if pq.unclosed in missing:  # not searched as one phrase after all
+                        result.notes = [n for n in result.notes if n != pq.unclosed_note]
+                    result.notes += [no_exact_match_note(p) for p in missing]
+                    said = {w for p in missing for w in p.split()}
+                    rows, pq, comp = found, loose, ctx.comp
+                else:
+                    ctx.comp = comp
             if stop is not None and stop.is_set():  # nobody wants the answer: no windows read for it
                 result.partial = True
                 return result
             result.hits = self._sessions.hits(ctx, rows, limit, before, after, explain, self._windows, mask)
-            for word in comp.unmatched():  # an identifier found nowhere, whole or in a row
+            for word in [w for w in comp.unmatched() if w not in said]:  # an identifier found nowhere
                 result.notes.append(f"nothing matched {word} (whole, or its parts in a row)")
             for prefix, count in comp.capped.items():
                 result.notes.append(f"{prefix}* searched as its {MAX_PREFIX_TERMS} commonest words (of {count})")

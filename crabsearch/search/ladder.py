@@ -40,7 +40,7 @@ from ..ranking import DEDUP_DEPTH, LADDER_DEPTH_CAP, POLICY, RUNG_DEPTH_MIN, Pol
 from .gathering import Gathered, any_entries, gather, session_entries
 from .scans import ScansKept
 
-__all__ = ["Climb", "Context", "Gathered", "Row", "ScansKept", "best_per", "climb", "excluded_sessions", "rank"]
+__all__ = ["Climb", "Context", "Gathered", "Row", "ScansKept", "best_per", "climb", "excluded_sessions", "rank", "unmatched_phrases"]
 
 
 @dataclass
@@ -388,6 +388,21 @@ def best_per(ctx: Context, q, clauses, limit: int, depth: int = DEDUP_DEPTH,
     out = {skey: (0.0 if newest else float(best.score), best.docnum, best.terms) for skey, best in top}
     if key is not None and not partial:
         ctx.kept.put(key, out)
+    return out
+
+
+def unmatched_phrases(ctx: Context) -> list[str]:
+    """The quoted phrases of the query (as typed) that no message or title/summary the search
+    may list holds (its filters, ``-word`` exclusions and time window applied): each one alone
+    empties every rung."""
+    comp = ctx.comp
+    out = []
+    for typed, terms in zip(comp.typed_phrases, comp.phrases):
+        found = best_per(ctx, comp.phrase_query(terms, MESSAGE_FIELDS), ctx.m_filters, 1, depth=1)
+        if not found and ctx.s_filters is not None:
+            found = best_per(ctx, comp.phrase_query(terms, SESSION_FIELDS), ctx.s_filters, 1, depth=1)
+        if not found and not ctx.result.partial:
+            out.append(typed)
     return out
 
 

@@ -189,11 +189,13 @@ class Sessions:
                 for f in sorted(fields, key=lambda f: -_ms(f))[:limit]]
         return self.decorate(searcher, hits, mask)
 
-    def recent(self, searcher, limit: int, pq, windows, mask: bool, keys: SegmentKeys) -> list[Hit]:
+    def recent(self, searcher, limit: int, pq, windows, mask: bool, keys: SegmentKeys,
+               skip: frozenset[str] = frozenset()) -> list[Hit]:
         """The most recently updated sessions that the filters of ``pq`` allow (session
         documents; with ``role:``, sessions with such messages), newest first, each anchored
         on its first prompt (with ``role:``, on its newest message of that role, so that a row of
-        ``role:assistant`` shows what the assistant said).
+        ``role:assistant`` shows what the assistant said). ``skip``: session keys left out
+        (``-word`` alone) before any row is made, so only ``limit`` rows are ever read.
 
         ``since:``/``until:`` are checked on each matching document's ``updated`` time from
         ``keys``, the engine's column cache (``filtering.time_window``, the collectors' rule), not
@@ -205,10 +207,12 @@ class Sessions:
         if window is not None or clauses is None:
             # With role: too: Whoosh's sorted search collapsed by session kept a session's first
             # message of the role, not its newest.
-            fields = [searcher.stored_fields(d) for d in _newest_per_session(searcher, query, keys, window, limit)]
+            docs = _newest_per_session(searcher, query, keys, window, limit, skip)
         else:
-            fields = [r.fields() for r in searcher.search(query, limit=limit, sortedby="updated", reverse=True,
-                                                          collapse="skey", collapse_limit=1)]
+            found = searcher.search(query, limit=limit + len(skip), sortedby="updated", reverse=True,
+                                    collapse="skey", collapse_limit=1)
+            docs = [r.docnum for r in found if not skip or keys.key_of(searcher, r.docnum) not in skip][:limit]
+        fields = [searcher.stored_fields(d) for d in docs]
         hits = []
         for f in fields:
             if f.get("meta"):
@@ -340,10 +344,12 @@ def passing_sessions(searcher, pq, keys: SegmentKeys) -> set[int]:
     return {d for d in searcher.document_numbers(kind="s") if keys.key_of(searcher, d) in allowed}
 
 
-def _newest_per_session(searcher, query, keys: SegmentKeys, window: tuple | None, limit: int | None) -> list[int]:
+def _newest_per_session(searcher, query, keys: SegmentKeys, window: tuple | None, limit: int | None,
+                        skip: frozenset[str] = frozenset()) -> list[int]:
     """The global number of the newest document matching ``query`` inside the ``since:``/
     ``until:`` ``window`` (``filtering.in_window``; None: any time) of each of the ``limit``
-    sessions (None: all) whose such document is newest, newest first (a tie: the later document), with the
+    sessions (None: all; never one of ``skip``, session keys) whose such document is newest,
+    newest first (a tie: the later document), with the
     times read from the column cache: what a search sorted by ``updated`` and collapsed by
     session should give (Whoosh's keeps a session's first match in document order)."""
     newest: dict[str, tuple[int, int]] = {}
@@ -357,6 +363,8 @@ def _newest_per_session(searcher, query, keys: SegmentKeys, window: tuple | None
             t = updated[d]
             if window is None or in_window(t, window):
                 key = skeys[d]
+                if key in skip:
+                    continue
                 got = newest.get(key)
                 if got is None or (t, offset + d) > got:
                     newest[key] = (t, offset + d)

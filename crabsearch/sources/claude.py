@@ -15,12 +15,18 @@ and 7.3 (role mapping). Decisions the spec leaves open:
 * What the user typed stays searchable: a slash command (a ``user`` line, or a ``system``
   ``local_command`` line) becomes a ``user`` message showing the command and its arguments
   (``/orchestrator @CLAUDE.md build the plan``), and ``<bash-input>`` a ``user`` message
-  ``! cmd``; each is its own message, never merged with the line's prompt text. Neither is a real
+  ``! cmd``; each is its own message, never merged with the line's prompt text. Bash mode's
+  answer, a ``user`` line ``<bash-stdout>OUT</bash-stdout><bash-stderr>ERR</bash-stderr>`` (or
+  ``<bash-stderr>`` alone: ``Command failed: …``, ``Not run: …``; the handler ``he`` in
+  ``/$bunfs/root/chunk-7p91pemn.js`` of Claude Code 2.1.332), is split: its stderr is what the
+  person read and pastes back later, a ``user`` message labelled :data:`LABEL_STDERR` (indexed
+  as their text, masked as all text is); its stdout a tool result of ``bash-mode`` (it can be
+  anything, ``!env``, ``!cat .env``: indexed only with tool output on). Neither is a real
   prompt (formats.md 1.5 skips commands); a command *with arguments* is the title and anchor only
   of a session without any real prompt, and a bare command (``/init``) of one without either (as
-  Claude Code's resume list: ``commandFallback`` in ``yLt``, ``chunk-fn7g10bh.js`` of 2.1.332). Command output (``<local-command-stdout>``,
-  ``<bash-stdout>``) becomes a tool result of the pseudo tools ``local-command`` / ``bash-mode``
-  (it may hold secrets, like any tool output). Other injected text is dropped.
+  Claude Code's resume list: ``commandFallback`` in ``yLt``, ``chunk-fn7g10bh.js`` of 2.1.332). A slash
+  command's output (``<local-command-stdout>``) becomes a tool result of the pseudo tool
+  ``local-command`` (it may hold secrets, like any tool output). Other injected text is dropped.
 * Lines with ``isSidechain: true`` in a file that is not a subagent file (Claude Code <= 1.0.x
   writes subagent turns inline into the parent file, formats.md 1.1) stay messages, but their
   prompts are the parent agent's task prompts: they never supply the title or anchor, except in a
@@ -160,6 +166,9 @@ ARCHIVED_SIDECAR_BYTES = 4096
 """Claude Code reads at most 4,096 bytes of ``archived.json`` and ignores a larger one (``hWn``,
 ``g=4096``, ``chunk-4x8p6zpg.js`` of 2.1.332); ``custom-title.json`` has no such bound there."""
 _COMMAND = ("<command-name>", "<command-message>", "<command-args>")
+LABEL_STDERR = "stderr"
+"""Label of the stderr of a command the person ran in bash mode (``!``): their own text."""
+_BASH_OUTPUT = ("<bash-stdout>", "<bash-stderr>")
 _OUTPUT = {"<local-command-stdout>": "local-command", "<local-command-stderr>": "local-command",
            "<bash-stdout>": "bash-mode", "<bash-stderr>": "bash-mode"}
 _OUTPUT_TAGS = re.compile(r"</?(?:local-command-stdout|local-command-stderr|bash-stdout|bash-stderr)>")
@@ -438,6 +447,15 @@ def classify(text) -> Piece | None:
     return Piece(Role.USER, LABEL_USER, s, prompt=True) if s else None
 
 
+def bash_output(text: str) -> list[Piece]:
+    """Bash mode's answer (``<bash-stdout>…</bash-stdout><bash-stderr>…</bash-stderr>``, either
+    part may be absent or empty): its stdout a ``bash-mode`` tool result, its stderr the
+    person's own text (:data:`LABEL_STDERR`); the module docstring says why."""
+    out, err = _tag(text, "bash-stdout"), _tag(text, "bash-stderr")
+    pieces = [Piece(Role.TOOL, "tool:bash-mode", out, "bash-mode")] if out else []
+    return pieces + ([Piece(Role.USER, LABEL_STDERR, err)] if err else [])
+
+
 def _harness_tag(name: str) -> bool:
     """True when a tag opening user text is one Claude Code writes in the person's place: a name
     with ``_`` or ``-`` (``ide_opened_file``, ``cross-session-message``, ``user-memory-input``,
@@ -526,6 +544,9 @@ def _user_pieces(obj: dict) -> list[Piece]:
                                 call_id=string(b.get("tool_use_id")) or None))
             continue
         if meta:
+            continue
+        if kind == "text" and string(b.get("text")).lstrip().startswith(_BASH_OUTPUT):
+            pieces += bash_output(string(b.get("text")))
             continue
         p = classify(b.get("text")) if kind == "text" else (
             Piece(Role.USER, LABEL_USER, "[image]") if kind == "image" else None)

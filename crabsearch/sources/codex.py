@@ -104,6 +104,8 @@ SUMMARY_CAP = 8192
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 _INJECTED = ("<environment_context>", "<user_instructions>", "# AGENTS.md instructions",
              "<user_shell_command>", "<turn_aborted>", "<INSTRUCTIONS>")
+_USER_SHELL = "<user_shell_command>"
+_SHELL_RECORD = re.compile(r"<command>\n?(.*?)\n?</command>.*?(?:Output:\n?(.*?)\n?)?</result>", re.S)
 LABEL_VOICE = "voice"
 """Label of what was said in a realtime voice conversation (``realtime_item`` transcript)."""
 AGENT_LABEL = "agent:"
@@ -424,6 +426,22 @@ def _user_event(p: dict) -> list[Piece]:
     return [Piece(Role.USER, LABEL_USER, "\n".join(parts), prompt=bool(text.strip()))] if parts else []
 
 
+def user_shell_command(text: str) -> list[Piece]:
+    """A command the person ran with ``!`` (a user ``message`` item ``<user_shell_command>\n
+    <command>\nCMD\n</command>\n<result>\nExit code: N\nDuration: …\nOutput:\nOUT\n</result>
+    \n</user_shell_command>``: ``format_user_shell_command_record`` in
+    ``codex-rs/core/src/user_shell_command.rs`` at 2e267dec61b8): ``! CMD`` as the person's own
+    text, and its output a ``bash-mode`` tool result (Codex writes stdout and stderr as one
+    aggregated stream, so no part of it can be told to be stderr: indexed only with tool
+    output on). A record that does not parse gives nothing, as before."""
+    m = _SHELL_RECORD.search(text)
+    if m is None or not m.group(1).strip():
+        return []
+    out = (m.group(2) or "").strip()
+    return [Piece(Role.USER, LABEL_USER, "! " + m.group(1).strip())] + (
+        [Piece(Role.TOOL, "tool:bash-mode", out, "bash-mode")] if out else [])
+
+
 def _item(p: dict, bare: bool) -> list[Piece]:
     kind = string(p.get("type"))
     if kind == "message":
@@ -432,9 +450,12 @@ def _item(p: dict, bare: bool) -> list[Piece]:
             text = "\n".join(_texts(p.get("content")))
             return [Piece(Role.ASSISTANT, LABEL_ASSISTANT, text)] if text.strip() else []
         if role == "user":
+            shell = [piece for t in _texts(p.get("content")) if t.lstrip().startswith(_USER_SHELL)
+                     for piece in user_shell_command(t)]
             texts = [t for t in _texts(p.get("content")) if not t.lstrip().startswith(_INJECTED)]
             text = "\n".join(texts)
-            return [Piece(Role.USER, LABEL_USER, text, prompt=any(t != "[image]" for t in texts))] if text.strip() else []
+            prompt = [Piece(Role.USER, LABEL_USER, text, prompt=any(t != "[image]" for t in texts))] if text.strip() else []
+            return shell + prompt
         return []
     if kind == "reasoning":
         text = "\n\n".join(_texts(p.get("summary")) or _texts(p.get("content")))

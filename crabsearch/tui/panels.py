@@ -57,7 +57,7 @@ KEYS = [
                     ("Ctrl+R", "reveal masked secrets", ("reveal",)), ("Ctrl+T", "light / dark theme", ("theme",)),
                     ("Ctrl+P", "command palette: every action by name"),
                     ("F1, ?", "this help (? outside the search box)", ("help",)), ("Ctrl+Q", "quit (Ctrl+C too, on the search screen)")]),
-    ("Query language", [('"a phrase"', "words adjacent, in order"), ("-word", "exclude"), ("word*", "prefix"),
+    ("Query language", [('"a phrase"', "words adjacent, in order"), ("-word", "exclude (typed; in a pasted line, a word)"), ("word*", "prefix"),
                         *help_rows()]),  # the filters' rows: crabsearch.filters
 ]
 

@@ -15,7 +15,7 @@ from textual.widgets import Input, Static
 from textual.worker import get_current_worker
 
 from ..hits import transcript_gone
-from ..query import parse
+from ..query import no_exact_match_note, parse
 from ..search import Hit, IndexDamaged, SearchResult
 from ..search.request import Ask, run
 from ..text import printable
@@ -43,6 +43,9 @@ FIRST_LIST_WAIT = 0.3
 loaded (``CrabsearchApp.on_load``): read by then, they are in the screen's first paint, not in a
 second one after a paint of an empty list."""
 SEARCH_TIME_LIMIT = 0.5  # seconds; past it the best hits found so far are shown, marked partial
+STALE_AFTER = 0.15
+"""Seconds a search may take before the rows shown, another query's, are dimmed and the status
+line says the new query is being searched (``SearchScreen._mark_stale``)."""
 QUOTE_PAUSE = 1.0
 """Seconds without a key after which a query with no closing quote that found nothing says it was
 searched as one phrase (``SearchScreen._notes``), and a filter left unfinished at the end of the
@@ -273,6 +276,23 @@ class SearchScreen(Screen):
             start, self._searching = not self._searching, True
         if start:
             self._search()
+        generation = self._generation
+        self.set_timer(STALE_AFTER, lambda: self._mark_stale(generation))
+
+    def _mark_stale(self, generation: int) -> None:
+        """The search of ``generation`` is still running :data:`STALE_AFTER` after it was asked
+        for: the rows shown answer another query, so they are dimmed (``-stale``) and the status
+        line says what is being searched, until its answer comes (:meth:`_show`). The same query
+        asked again (a refresh, more rows) leaves its own rows as they are."""
+        if generation != self._generation or self.settled or self.result is None:
+            return
+        if self.query_text.strip() == (self.result.query or "").strip():
+            return
+        self.query_one(ResultList).add_class("-stale")
+        status = self.query_one("#status", Static)
+        status.update(Text(f"Searching “{printable(self.query_text.strip())}”…" if self.query_text.strip()
+                           else "Listing recent sessions…", style="dim"))
+        status.display = True
 
     @work(thread=True, group="search", exit_on_error=False)
     def _search(self) -> None:
@@ -354,6 +374,7 @@ class SearchScreen(Screen):
                 self._update_status()
                 return
         self._shown_sort = self.sort
+        results.remove_class("-stale")
         self.result = message.result
         self.search_error = message.error
         self._no_index = bool(message.rebuild)
@@ -511,17 +532,21 @@ class SearchScreen(Screen):
         return [] if problems == [RECENT_NOTE] else problems
 
     def _notes(self, result: SearchResult, n: int) -> list[str]:
-        """The search's notes, ``no closing quote: "…" searched as one phrase`` (the CLI's note)
-        only once the user stopped typing: Enter or the focus into the rows (rows or none), or a
-        pause of :data:`QUOTE_PAUSE` on a query that found nothing. While a phrase is typed its
-        quote is unclosed at every key, and each half-typed word finds nothing (``"nightly cr``):
-        a note there would come and go at every key. The engine notes it when the text ends with
+        """The search's notes; what it says of a quote with no closing quote, ``no closing
+        quote: "…" searched as one phrase`` (the CLI's note), or ``no exact match for "…":
+        showing sessions with its words`` when that phrase matched nothing, only once the user
+        stopped typing: Enter or the focus into the rows (rows or none), or a pause of
+        :data:`QUOTE_PAUSE` on a query that found nothing. While a phrase is typed its quote is
+        unclosed at every key, and each half-typed word matches no phrase (``"nightly cr``): a
+        note there would come and go at every key. The engine notes it when the text ends with
         a space (the search is not ``typing`` then): typing too, left out."""
         text = result.query
-        note = parse(text).unclosed_note if '"' in text else None
-        if not note:
+        pq = parse(text) if '"' in text else None
+        if pq is None or not pq.unclosed:
             return result.notes
-        notes = [line for line in result.notes if line != note]
+        loosened = no_exact_match_note(pq.unclosed)
+        note = loosened if loosened in result.notes else pq.unclosed_note
+        notes = [line for line in result.notes if line not in (loosened, pq.unclosed_note)]
         if not self.search_error and (text == self._typed_out or (n == 0 and text == self._paused_on)):
             notes.append(note)
         return notes
