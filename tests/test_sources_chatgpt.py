@@ -170,6 +170,10 @@ def test_import_remembers_the_export_in_crabsearch_data_and_indexes_it(tmp_path,
     assert (code, data["agent"], data["conversations"], data["added"], data["imports_file"]) == (
         0, "chatgpt", 2, False, str(imports))
     assert json.loads(imports.read_text()) == {"chatgpt": [str(zip_path)]}
+    status = cli_ok(capsys, "--index-dir", index, "status")
+    assert f"  looked in {zip_path}\n" in status  # a file location that exists is found
+    zip_path.unlink()
+    assert f"  looked in {zip_path} (not found)\n" in cli_ok(capsys, "--index-dir", index, "status")
 
 
 @pytest.mark.parametrize("make,says", [

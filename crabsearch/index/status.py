@@ -119,8 +119,8 @@ class Status:
                          + (f"; {_n(a.files_kept, 'indexed transcript')} not found in these folders now "
                             f"(kept while {'its file exists' if a.files_kept == 1 else 'their files exist'})"
                             if a.files_kept else ""))
-            for root in a.roots:
-                lines.append(f"  looked in {root}" + ("" if Path(root).is_dir() else " (not found)"))
+            for root in a.roots:  # a folder, or a file (an imported export)
+                lines.append(f"  looked in {root}" + ("" if Path(root).exists() else " (not found)"))
         missing = [a.display for a in self.agents if a.found_nothing]
         if missing:  # one line for them all: nine agents "0 transcripts found (not found)" hid the rest
             lines.append(f"no transcripts found for {', '.join(missing)} (in their usual folders: "
