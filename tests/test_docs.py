@@ -176,3 +176,19 @@ def test_each_documented_demo_command_runs(page, argv, tmp_path, monkeypatch, ca
     monkeypatch.chdir(tmp_path)  # export -o writes here
     code, _out, err = run_cli(capsys, *argv)
     assert code == 0, f"{page}: crabsearch {shlex.join(argv)}: {err}"
+
+
+def test_the_resident_server_is_in_the_readme_and_security_md():
+    """The background process ``search`` starts, which takes environments over a socket, is named
+    where a user meets the CLI and in SECURITY.md's list of what crabsearch writes, with the
+    directory, idle time and switch the code uses."""
+    from crabsearch import launch
+
+    minutes = f"{launch.IDLE_SECONDS // 60} idle minutes"
+    readme = (ROOT / "README.md").read_text("utf-8")
+    assert "CRABSEARCH_NO_SERVER=1" in readme and minutes in readme
+    security = (ROOT / "SECURITY.md").read_text("utf-8")
+    stores = security.split("## What crabsearch stores")[1].split("\n## ")[0]
+    for words in ["$XDG_RUNTIME_DIR/crabsearch/", "$TMPDIR/crabsearch-UID/", "0700", "0600", "environment",
+                  f"up to {launch.IDLE_SECONDS // 60} minutes", "CRABSEARCH_NO_SERVER=1"]:
+        assert words in stores, words
