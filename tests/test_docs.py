@@ -192,3 +192,16 @@ def test_the_resident_server_is_in_the_readme_and_security_md():
     for words in ["$XDG_RUNTIME_DIR/crabsearch/", "$TMPDIR/crabsearch-UID/", "0700", "0600", "environment",
                   f"up to {launch.IDLE_SECONDS // 60} minutes", "CRABSEARCH_NO_SERVER=1"]:
         assert words in stores, words
+
+
+def test_the_readme_opening_counts_every_agent():
+    """The opening paragraph gives the number of agents the readers know (no list of names that
+    stops short of the table), and the table has a row for each."""
+    from crabsearch.sources import SOURCES
+
+    readme = (ROOT / "README.md").read_text("utf-8")
+    opening = readme.split("\n\n")[2]
+    assert opening.startswith("crabsearch reads the transcripts")
+    assert re.findall(r"\b(\d+) agents\b", opening) == [str(len(SOURCES))]
+    table = readme.split("<!-- agents: generated")[1].split("<!-- end of agents -->")[0]
+    assert sum(line.startswith("| ") for line in table.splitlines()) == len(SOURCES) + 1  # and the header
