@@ -208,8 +208,8 @@ def collect(indexer: Indexer, *, top: int = 20) -> Status:
     status.warnings = retention_warnings(indexer)
     misplaced = misplaced_current(d)
     if misplaced:
-        status.warnings.insert(0, f"{misplaced_note(misplaced)}: `crabsearch index` moves it aside and rebuilds "
-                                  "the index")
+        status.warnings.insert(0, f"{misplaced_note(misplaced)}: `crabsearch index` deletes it and rebuilds "
+                                  "the index from the transcripts")
     return status
 
 
