@@ -101,8 +101,8 @@ class Status:
         """The readable ``crabsearch status`` listing (also shown by the app's status screen);
         control characters in paths are made visible."""
         size = f"{self.index_bytes / 1e6:.1f} MB"
-        if self.transcript_bytes:
-            size += f", {self.index_bytes / self.transcript_bytes:.0%} of {self.transcript_bytes / 1e6:.1f} MB of transcripts"
+        if self.transcript_bytes:  # files read so far, not databases: no share of what is on disk
+            size += f", built from {self.transcript_bytes / 1e6:.1f} MB of transcript files"
         lines = [f"index: {self.index_dir} ({size})",
                  f"last refresh: {self.last_refresh or 'never'}; format {self.index_version or '-'}", ""]
         for a in self.agents:
