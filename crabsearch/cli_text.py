@@ -118,6 +118,8 @@ def print_hits(result, notes: list[str] | None = None) -> None:
             print(f"   {printable('; '.join(notes))}")
         if hit.ref.resume_command:
             print(f"   resume: {printable(hit.ref.resume_command)}")
+        if hit.ref.open_url:
+            print(f"   open: {printable(hit.ref.open_url)}")
         if hit.explain:
             ex = hit.explain
             print(f"   explain: {ex['route']}; score {hit.score:.3f} = message {ex['message_score']:.3f} + "
@@ -163,6 +165,8 @@ def print_page(page) -> None:
         print(printable(note))
     if page.ref.resume_command:
         print(f"resume: {printable(page.ref.resume_command)}")
+    if page.ref.open_url:
+        print(f"open: {printable(page.ref.open_url)}")
     for m in page.messages:
         for s in before(page.skipped, m.message_index):
             print(f"\n{MARK} {s.text()}")

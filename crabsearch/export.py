@@ -1,7 +1,8 @@
 """Sessions and context windows as Markdown (``crabsearch export``, and the app's export keys).
 
 Format: a header (title, then a list: agent, project, branch, started/updated, message count,
-session id, resume command), then one ``### #N Label · time`` section per message, in order.
+session id, resume command or a web chat's address), then one ``### #N Label · time`` section per
+message, in order.
 User and assistant text is written as it is (it is usually Markdown already); a code fence left
 open in it is closed after the message, so it cannot swallow the messages after it. Tool calls
 and tool output go in fenced blocks whose fence is longer than any backtick run in the text, so
@@ -157,6 +158,7 @@ def header(ref: SessionRef, messages: str, title: str | None = None) -> str:
             ("Continued from", _link(ref.links.get("continued_from"))),
             ("Archived", "yes (its agent archived it)" if s.archived else None),
             ("Resume", code_span(ref.resume_command) if ref.resume_command else None),
+            ("Open", ref.open_url),
             ("Transcript", code_span(s.path))]
     title = " ".join(clean(title or s.title or "").split()) or "(untitled)"
     out = [f"# {title}\n\n"] + [f"- **{k}:** {v}\n" for k, v in rows if v]

@@ -126,6 +126,13 @@ class SessionRef:
         return self._with_flags(src.resume_command(self.session) if src else None)
 
     @property
+    def open_url(self) -> str | None:
+        """The web address that opens the session (a ChatGPT or Claude.ai conversation), or None:
+        such sessions have no resume command."""
+        src = SOURCES.get(self.session.agent)
+        return src.open_url(self.session) if src else None
+
+    @property
     def fork_command(self) -> str | None:
         """The agent's fork command (a new session from a copy of this one), or None."""
         src = SOURCES.get(self.session.agent)
@@ -197,6 +204,7 @@ class Hit:
         role = self.role if self.session.message_count else None
         d.update(score=round(self.score, 4), message_index=self.message_index, role=role,
                  window=[i.to_json() for i in self.window], resume_command=self.ref.resume_command,
+                 url=self.ref.open_url,
                  parent_title=self.parent_title, also_in=self.also_in, also_in_sessions=list(self.also_in_sessions),
                  branch=self.branch, before_compaction=self.before_compaction, route=self.route)
         if self.explain is not None:
@@ -256,6 +264,7 @@ class Page:
              "messages": [m.to_json(window=False) for m in self.messages],
              "skipped_lines": [s.to_json() for s in self.skipped]}
         d["session"]["resume_command"] = self.ref.resume_command
+        d["session"]["url"] = self.ref.open_url
         return d
 
 

@@ -171,6 +171,7 @@ class SessionHit(BaseModel):
     message_count: int
     route: str | None = Field(description="how it matched: phrase, all, session, repair, any, id, recent")
     resume_command: str | None = Field(description="shell command that resumes the session in its agent")
+    url: str | None = Field(default=None, description="web address that opens a web chat (ChatGPT, Claude.ai)")
     notes: list[str] = Field(description="subagent of, also in other sessions, abandoned branch, before compaction")
     window: list[WindowMessage]
 
@@ -207,6 +208,7 @@ class PageOutput(BaseModel):
     title: str | None
     project: str | None
     resume_command: str | None
+    url: str | None = Field(default=None, description="web address that opens a web chat (ChatGPT, Claude.ai)")
     offset: int
     total: int = Field(description="messages in the session")
     next_offset: int | None = Field(description="offset of the next page; null at the end")
@@ -224,6 +226,7 @@ class RecentSession(BaseModel):
     updated: str | None
     message_count: int
     resume_command: str | None
+    url: str | None = Field(default=None, description="web address that opens a web chat (ChatGPT, Claude.ai)")
 
 
 class RecentOutput(BaseModel):

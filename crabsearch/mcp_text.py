@@ -18,7 +18,7 @@ def _line(text: str) -> str:
 
 def search_text(data: dict) -> str:
     """The Crabtalk layout: per session a header line (title · agent · project · updated ·
-    matched message #N) and its id, then one line per window message, ``[role #N] text`` (``#N``
+    matched message #N) and its id (and web address, a web chat's), then one line per window message, ``[role #N] text`` (``#N``
     is ``message_index``; the label before the text when it says more than the role, such as
     ``tool-call:Bash``), the hit marked ``→``, a cut text ending in ``…``."""
     out = [f"({n})" for n in data["notes"]]
@@ -31,7 +31,8 @@ def search_text(data: dict) -> str:
                                f"matched message #{h['message_index']}" if h["message_count"] else
                                "no messages (only its title is indexed)"]))
         out.append(f"session_id {h['session_id']} ({h['message_count']} messages)"
-                   + (f"; {'; '.join(h['notes'])}" if h["notes"] else ""))
+                   + (f"; {'; '.join(h['notes'])}" if h["notes"] else "")
+                   + (f"; open {h['url']}" if h.get("url") else ""))
         for i in h["window"]:
             mark = "→ " if i["hit"] else "  "
             kind = f"{i['label']}: " if i["label"] != i["role"] else ""
@@ -49,7 +50,7 @@ def page_text(data: dict) -> str:
     shown = (f"messages #{msgs[0]['message_index']}-#{msgs[-1]['message_index']} of {data['total']}"
              if msgs else f"no messages ({data['total']} in the session)")
     out = [" · ".join([data["title"] or "(untitled)", data["agent"], data["project"] or "?", shown]),
-           f"session_id {data['session_id']}"]
+           f"session_id {data['session_id']}" + (f"; open {data['url']}" if data.get("url") else "")]
     skipped = data.get("skipped_lines") or []
     for m in msgs:
         out += [f"\n{MARK} {s['text']}" for s in skipped if s["before"] == m["message_index"]]
@@ -72,5 +73,6 @@ def recent_text(data: dict) -> str:
         out.append("No sessions.")
     for s in data["sessions"]:
         out.append(" · ".join([s["title"] or "(untitled)", s["agent"], s["project"] or "?", _when(s["updated"]),
-                               f"{s['message_count']} messages", f"session_id {s['session_id']}"]))
+                               f"{s['message_count']} messages", f"session_id {s['session_id']}"]
+                              + ([f"open {s['url']}"] if s.get("url") else [])))
     return printable("\n".join(out), tabs=True)

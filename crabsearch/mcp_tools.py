@@ -179,7 +179,7 @@ class Door:
 
         Shape: ``{"query", "route", "indexing", "trimmed", "notes": [str], "hits": [{"session_id",
         "agent", "title", "project", "updated", "message_index", "message_count", "route",
-        "resume_command", "notes": [str], "window": [{"message_index", "role", "label",
+        "resume_command", "url", "notes": [str], "window": [{"message_index", "role", "label",
         "timestamp", "text", "truncated", "hit"}]}]}``. Caps: ``limit`` 1..20, each side of the
         window 0..15 and the window at most 16 with the hit inside, 1,024 characters a message,
         64 KB in all (``trimmed``: sessions dropped from the end). ``query`` echoes the part
@@ -211,7 +211,7 @@ class Door:
         ``offset .. offset+limit`` (``message_index`` counts from 0, as search hits do), after a
         refresh as for a search. ``session_id`` may be a unique prefix (4 characters or more).
 
-        Shape: ``{"session_id", "agent", "title", "project", "resume_command", "offset", "total",
+        Shape: ``{"session_id", "agent", "title", "project", "resume_command", "url", "offset", "total",
         "next_offset", "trimmed", "messages": [{"message_index", "role", "label", "timestamp",
         "text", "truncated"}], "skipped_lines": [{"before", "line", "size", "reason", "text"}]}``;
         ``next_offset`` is null on the last page; ``skipped_lines``, the transcript's lines its
@@ -230,7 +230,8 @@ class Door:
         page = self._read(lambda: self.engine.page(ref, offset, limit))
         s = ref.session
         data = {"session_id": s.session_id, "agent": s.agent, "title": s.title, "project": s.project,
-                "resume_command": ref.resume_command, "offset": offset, "total": total, "next_offset": None,
+                "resume_command": ref.resume_command, "url": ref.open_url, "offset": offset, "total": total,
+                "next_offset": None,
                 "trimmed": False, "messages": [self._item(m, LIST_TEXT_CAP, window=False) for m in page.messages]}
         answer = _fit(data, "messages", page_text)
         end = offset + len(answer.data["messages"])
@@ -246,7 +247,7 @@ class Door:
         :meth:`search_sessions` (``agent``, ``project``) narrow them.
 
         Shape: ``{"indexing", "notes": [str], "sessions": [{"session_id", "agent", "title",
-        "project", "updated", "message_count", "resume_command"}]}``. Caps: ``limit`` 1..50.
+        "project", "updated", "message_count", "resume_command", "url"}]}``. Caps: ``limit`` 1..50.
         Raises :class:`BadCall` for a filter value its filter does not take (an unknown agent)
         or holding a double quote."""
         given = _given(filters)
@@ -358,7 +359,8 @@ def _given(filters: dict[str, str | None]) -> dict[str, str]:
 def _session(ref: SessionRef) -> dict:
     s = ref.session
     return {"session_id": s.session_id, "agent": s.agent, "title": s.title, "project": s.project,
-            "updated": iso(s.updated), "message_count": s.message_count, "resume_command": ref.resume_command}
+            "updated": iso(s.updated), "message_count": s.message_count, "resume_command": ref.resume_command,
+            "url": ref.open_url}
 
 
 # -- size ----------------------------------------------------------------------------------------

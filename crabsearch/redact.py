@@ -107,15 +107,21 @@ rule):
   ``password: swordfish`` are not.
 * A secret's name in prose, then an opaque value: a prose form of gitleaks ``generic-api-key``
   (commit 009e025), which needs an assignment operator after the name. The name is ``token``,
-  ``secret`` or a key's name (those of the assignment rule, also as two words: ``API key``,
-  ``access key``; ``primary key``, ``the key`` are not), then a space, ``is``/``was`` (a colon
-  after it or not), ``(`` or a quote, then [the value]: 20-256 characters with a letter and a
+  ``secret``, ``password`` or a key's name (those of the assignment rule, also as two words:
+  ``API key``, ``access key``; ``primary key``, ``the key`` are not), then optionally a few words
+  -- a preposition (``for of from to in on at``) and up to 3 more words of 1-16 characters, a
+  colon after them or not (``the API key for openai``, ``the password for the db is``; gitleaks'
+  ``identifierSuffix`` in ``cmd/generate/config/utils/generate.go``, commit 9a16d92, lets 20
+  characters of words sit between the name and the operator) -- then a space, ``is``/``was`` (a
+  colon after it or not), ``(`` or a quote, then [the value]: 20-256 characters with a letter and a
   digit whose Shannon entropy is at least 3.5 bits a character (gitleaks' threshold for that
   rule), 3.0 for a UUID or 32+ hex digits (gitleaks' hex rules use 3): ``the token `<uuid>```,
   ``API key is <uuid>``, ``the aws secret is <40 characters>``, ``twilio auth token <32 hex>``
   (gitleaks has Twilio's ``SK`` API keys only). An id with no such name right before it stays
   searchable: ``session <uuid>``, ``claude --resume <uuid>``, ``the token count for session
-  <uuid>``, and so do a test's ``00000000-0000-...`` and words, identifiers and versions. Two
+  <uuid>``, ``the token for session <uuid>`` (the last word before the value names what an id
+  identifies: session, user, request, account, ...; with ``is`` between, the value is masked),
+  and so do a test's ``00000000-0000-...`` and words, identifiers and versions. Two
   words naming a key work in assignments too (``API key: <value>``).
 
 Already-masked text is left as it is (anything containing or touching ``***``), so
@@ -148,12 +154,13 @@ import re
 
 __all__ = ["RULES_VERSION", "find_secrets", "mask", "redact", "redact_value", "secret_patterns"]
 
-RULES_VERSION = 3
+RULES_VERSION = 4
 """1: the first kinds (vendor key prefixes, assignments, ``Authorization``, PEM keys, URL
 passwords); 2: Stripe, npm, SendGrid, Slack webhooks, Google OAuth, Telegram, Twilio, AWS
 secret keys, curl -u, "password is X"; 3: a secret's name in prose before an opaque
 value (a UUID after "API key is", an AWS secret after "aws secret is", a Twilio auth token), and a
-key's name in two words in an assignment (``API key: ...``)."""
+key's name in two words in an assignment (``API key: ...``); 4: a few words between the name
+and the value ("the API key for openai <uuid>", "the password for the db is <uuid>")."""
 
 MASK = "***"
 _KEEP_HEAD = 6
@@ -304,11 +311,17 @@ _BRANCHES += [_branch(f"assign_{kw}_{c}", f"(?i:{head})", c, f"(?i:{rest})" + _A
 # "the token `<value>`", "API key is <value>", "twilio auth token <value>": a secret's name, then
 # (with no assignment operator: those are the assignment branches, tried first at the same
 # character) an opaque value, which _candidate judges (_opaque).
-_CONTEXT_TAIL = (r"""(?:[ \t]*+\(|[ \t]++(?:(?i:is|was)(?:[ \t]*+:)?[ \t]++)?)(?:\\?["'`])?"""
+# Between the name and the value: a preposition and up to 3 more short words ("for openai", "for
+# the db", "for the deploy bot:"), as gitleaks lets 20 characters of words sit between the name
+# and its operator; _candidate turns away an id's noun right before the value ("for session").
+_CONTEXT_WORDS = (r"(?P<words>[ \t]++(?i:for|of|from|to|in|on|at)"
+                  r"(?:[ \t]++[A-Za-z][A-Za-z0-9_.\-]{0,15}){0,3}(?:[ \t]*+:)?)?")
+_CONTEXT_TAIL = (_CONTEXT_WORDS +
+                 r"""(?:[ \t]*+\(|[ \t]++(?:(?i:is|was)(?:[ \t]*+:)?[ \t]++)?)(?:\\?["'`])?"""
                  r"""(?P<v>[A-Za-z0-9+/=_.\-]{20,256}+)(?![A-Za-z0-9+/=_\-])""")
 _BRANCHES += [_branch(f"context_{kw}_{c}", f"(?i:{head})", c, f"(?i:{rest})" + _CONTEXT_TAIL,
                       before="A-Za-z0-9_", back=len(head))
-              for kw, (head, anchor, rest) in _KEYWORDS.items() if kw != "password"
+              for kw, (head, anchor, rest) in _KEYWORDS.items()
               for c in (anchor, anchor.upper())]
 
 # curl -u / --user user:password: a regex of its own, run after each "curl" the big regex finds
@@ -471,7 +484,8 @@ def _candidate(text: str, m: re.Match) -> tuple[int, int, str] | None:
         value = text[start:end].rstrip(".")
         end = start + len(value)
         kw_start = m.start() - _BACK[tag]
-        if (tag.startswith("context_key") and not _spaced_key_name(text, kw_start)) or not _opaque(value):
+        if ((tag.startswith("context_key") and not _spaced_key_name(text, kw_start))
+                or not _opaque(value) or _id_noun_before(text, m, tag)):
             return None
     elif tag.startswith("prose_"):
         start, end = m.span(f"{tag}__qv")
@@ -609,6 +623,25 @@ def _opaque(value: str) -> bool:
         return False
     hexish = _UUID.fullmatch(value) or (_HEX.fullmatch(value) and len(value) >= 32)
     return _entropy(value) >= (3.0 if hexish else 3.5)
+
+
+# Nouns naming what an id identifies: "the token for session <uuid>" names the session's id.
+_ID_NOUNS = frozenset(
+    "session sessions id ids uuid request requests user users account accounts project projects "
+    "run runs thread threads conversation conversations chat chats message messages trace job "
+    "jobs build builds commit commits task tasks issue issues ticket tickets org organization "
+    "workspace tenant customer device instance record row table".split())
+
+
+def _id_noun_before(text: str, m: re.Match, tag: str) -> bool:
+    """Whether the words between a secret's name and the value (``for session``) end in an id's
+    noun (:data:`_ID_NOUNS`) right before it, with no ``is``/``was`` between."""
+    start, end = m.span(f"{tag}__words")
+    if start < 0:
+        return False
+    between = text[end:m.start(f"{tag}__v")].strip(" \t\"'`\\")
+    last = text[start:end].rstrip(" \t:").rsplit(None, 1)[-1].lower()
+    return not between and last in _ID_NOUNS
 
 
 def _prose_password(value: str) -> bool:

@@ -41,6 +41,10 @@ _TWILIO_AUTH = "5d2f8a9c1e7b4036af2c9d8e1b7a4c63"
 _UUID_KEY = "3f2a9c1e-7b4d-4e8a-9c2f-1a2b3c4d5e6f"
 _UUID_TOKEN = "b81c4e2a-95f0-4d37-8a6e-2c19f7d3b054"
 _UUID_SESSION = "c4d7e2a1-6b3f-4e98-a250-9d8f1b7c3e62"
+_UUID_OPENAI = "9f86d081-884c-4d63-9f3e-1a2b3c4d5e6f"
+_UUID_PROD = "e3b0c442-98fc-4c14-9afb-f4c8996fb924"
+_UUID_DB = "7d5a1f3c-2e9b-4c80-b6a4-0f1e2d3c4b5a"
+_HEX_DEPLOY = "a4f9c2e17b3d5860f1e2d3c4b5a69788"
 
 SECRET_SAMPLES: list[tuple[str, str, str]] = [
     # --- kinds masked before issue 16 ------------------------------------------------------------
@@ -83,6 +87,12 @@ SECRET_SAMPLES: list[tuple[str, str, str]] = [
     ("api_key_spaced_assignment", f"API key: {_UUID_TOKEN}", _UUID_TOKEN),
     ("aws_secret_prose", f"the aws secret is {_AWS_SECRET_3} (rotate it)", _AWS_SECRET_3),
     ("twilio_auth_token", f"twilio auth token {_TWILIO_AUTH} for the SMS test", _TWILIO_AUTH),
+    # ... with a few words between the name and the value (gitleaks allows 20 characters there)
+    ("api_key_for_vendor", f"the API key for openai {_UUID_OPENAI} works again", _UUID_OPENAI),
+    ("secret_for_env_is", f"the secret for prod is {_UUID_PROD}, the staging one is older",
+     _UUID_PROD),
+    ("password_for_the_db_is", f"the password for the db is {_UUID_DB}", _UUID_DB),
+    ("token_for_words_colon", f"Token for the deploy bot: {_HEX_DEPLOY}", _HEX_DEPLOY),
 ]
 
 # Kinds whose text holds a second secret, and that secret.
@@ -141,4 +151,12 @@ NOT_SECRETS: list[str] = [
     "the token 00000000-0000-4000-8000-000000000000 in the test, token 12345678901234567890",
     "the secret is out, the token getUserByIdAndNameForTheWin, secret sauce v1.2.3-beta.4+build.567",
     "the API key is required, the token is expired, the secret was rotated yesterday",
+    # words between a secret's name and an id that is not a secret: an id's noun right before it,
+    # no preposition after the name, too many words, a value that is a word
+    f"the token for session {_UUID_SESSION}, the API key for user {_UUID_SESSION}",
+    f"the secret for request id {_UUID_SESSION}; the password for account {_UUID_SESSION}",
+    f"the token usage of session {_UUID_SESSION}, the secret sauce {_UUID_SESSION}",
+    f"a token for each of the many sessions {_UUID_SESSION}",
+    "the API key for openai is getUserByIdAndNameForTheWin, the token for prod is expired",
+    f"the primary key for the table is {_UUID_SESSION}",
 ]

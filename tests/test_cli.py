@@ -438,6 +438,22 @@ def test_demo_status_gives_no_advice_about_the_bundled_home(tmp_path, capsys, mo
     assert json.loads(out)["warnings"] == []
 
 
+def test_status_gives_the_index_size_and_the_transcript_bytes_it_was_built_from(tmp_path, capsys):
+    """No percentage: ``transcript_bytes`` counts the transcript files indexed so far (not those
+    still to read, nor databases, whose units are rows), so index / transcripts is no share of
+    what is on disk (a partial index read as 3%, the demo's tiny one as 240%)."""
+    from crabsearch.index.status import Status
+
+    line = Status(index_dir="/i", index_bytes=600_000, index_version="v", last_refresh=None,
+                  transcript_bytes=18_000_000).format().splitlines()[0]
+    assert line == "index: /i (0.6 MB, built from 18.0 MB of transcript files)"
+    line = Status(index_dir="/i", index_bytes=0, index_version=None, last_refresh=None,
+                  transcript_bytes=0).format().splitlines()[0]
+    assert line == "index: /i (0.0 MB)"
+    code, out, err = run(capsys, "--demo", "status", "--index-dir", str(tmp_path / "demo-index"))
+    assert code == 0 and "%" not in out.splitlines()[0], err
+
+
 def test_a_transcript_with_a_hash_in_its_path_is_not_taken_for_gone(tmp_path):
     """``transcript_gone`` finds a member's file as the status panel does (cut at the last
     ``#``, and only when the path itself is not there): a ``#`` in a folder or file name is no

@@ -5,6 +5,7 @@ work (no issue numbers, no "fresh-user trial" stories: those belong in commit me
 from __future__ import annotations
 
 import re
+import shlex
 from pathlib import Path
 
 import pytest
@@ -128,3 +129,83 @@ def test_history_words_are_found_wherever_a_line_breaks(text):
 @pytest.mark.parametrize("text", ["kenn-io/agentsview#401", "a trial run of the bench", "an issue with it"])
 def test_citations_and_plain_words_are_not_history(text):
     assert not HISTORY_WORDS.search(text)
+
+
+SH_BLOCK = re.compile(r"^```sh\n(.*?)^```", flags=re.S | re.M)
+CODE_SPAN = re.compile(r"`(crabsearch [^`]+)`")
+COMMANDS = {"search", "show", "export", "status", "index"}
+"""The commands a documented line may run in a test (the app, ``mcp`` and ``import`` are not)."""
+
+
+def _command_lines(text: str) -> list[tuple[str, bool]]:
+    """``(line, in_block)``: each ``crabsearch ...`` line of the ``sh`` blocks, and each code span
+    holding one, of a Markdown page."""
+    lines = [(line, True) for block in SH_BLOCK.findall(text) for line in block.splitlines()
+             if line.startswith("crabsearch ")]
+    return lines + [(span, False) for span in CODE_SPAN.findall(SH_BLOCK.sub("", text))]
+
+
+def _demo_commands() -> list[tuple[str, list[str]]]:
+    """``(page, argv)`` of every documented command line that runs on the demo's sessions: those
+    that carry ``--demo``, and the README's examples (its ``sh`` blocks), which it says run there
+    with ``--demo`` added. Lines with a placeholder (``QUERY``, ``...``) or no command are left
+    out."""
+    out = []
+    for page in ["README.md", *(f"docs/{p.name}" for p in _docs())]:
+        for line, in_block in _command_lines((ROOT / page).read_text("utf-8")):
+            argv = shlex.split(line, comments=True)[1:]
+            if not set(argv) & COMMANDS or "..." in argv or any(a.isupper() for a in argv):
+                continue
+            if "--demo" in argv:
+                out.append((page, argv))
+            elif page == "README.md" and in_block:
+                out.append((page, argv + ["--demo"]))
+    return out
+
+
+DEMO_COMMANDS = _demo_commands()
+
+
+def test_the_documented_demo_commands_are_found():
+    assert ("README.md", ["show", "5f0c9a7e", "--offset", "10", "--limit", "20", "--demo"]) in DEMO_COMMANDS
+    assert ("README.md", ["export", "5f0c9a7e", "-o", "cron-fix.md", "--demo"]) in DEMO_COMMANDS
+
+
+@pytest.mark.parametrize("page,argv", DEMO_COMMANDS, ids=[" ".join(a) for _, a in DEMO_COMMANDS])
+def test_each_documented_demo_command_runs(page, argv, tmp_path, monkeypatch, capsys):
+    """Each exits 0 on the bundled sessions (an id the demo does not hold exits 1)."""
+    from source_checks import run_cli
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))  # the demo's own index
+    monkeypatch.chdir(tmp_path)  # export -o writes here
+    code, _out, err = run_cli(capsys, *argv)
+    assert code == 0, f"{page}: crabsearch {shlex.join(argv)}: {err}"
+
+
+def test_the_resident_server_is_in_the_readme_and_security_md():
+    """The background process ``search`` starts, which takes environments over a socket, is named
+    where a user meets the CLI and in SECURITY.md's list of what crabsearch writes, with the
+    directory, idle time and switch the code uses."""
+    from crabsearch import launch
+
+    minutes = f"{launch.IDLE_SECONDS // 60} idle minutes"
+    readme = (ROOT / "README.md").read_text("utf-8")
+    assert "CRABSEARCH_NO_SERVER=1" in readme and minutes in readme
+    security = (ROOT / "SECURITY.md").read_text("utf-8")
+    stores = security.split("## What crabsearch stores")[1].split("\n## ")[0]
+    for words in ["$XDG_RUNTIME_DIR/crabsearch/", "$TMPDIR/crabsearch-UID/", "0700", "0600", "environment",
+                  f"up to {launch.IDLE_SECONDS // 60} minutes", "CRABSEARCH_NO_SERVER=1"]:
+        assert words in stores, words
+
+
+def test_the_readme_opening_counts_every_agent():
+    """The opening paragraph gives the number of agents the readers know (no list of names that
+    stops short of the table), and the table has a row for each."""
+    from crabsearch.sources import SOURCES
+
+    readme = (ROOT / "README.md").read_text("utf-8")
+    opening = readme.split("\n\n")[2]
+    assert opening.startswith("crabsearch reads the transcripts")
+    assert re.findall(r"\b(\d+) agents\b", opening) == [str(len(SOURCES))]
+    table = readme.split("<!-- agents: generated")[1].split("<!-- end of agents -->")[0]
+    assert sum(line.startswith("| ") for line in table.splitlines()) == len(SOURCES) + 1  # and the header

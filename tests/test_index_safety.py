@@ -374,13 +374,14 @@ def test_a_damage_marker_keeps_its_first_reason(tmp_path):
 # -- a `current` that is not a link --------------------------------------------------------------
 
 
-def test_a_current_copied_as_a_directory_is_moved_aside_and_rebuilt(tmp_path, capsys, monkeypatch):
+def test_a_current_copied_as_a_directory_is_deleted_and_rebuilt(tmp_path, capsys, monkeypatch):
     """A backup or sync that follows links (``cp -rL``, Python's ``copytree``) puts a directory
     where the ``current`` link was. ``index`` failed for ever (``[Errno 21] Is a directory:
     '.current.PID' -> 'current'``), each try leaving an empty ``gen-*`` and a ``.current.PID``;
     ``search`` said "run `crabsearch index`" and ``status`` "format -" with no hint. Now status
-    names it, a search says the index is damaged and rebuilds it, and ``index`` moves it aside,
-    rebuilds and says so, leaving one generation behind the link."""
+    names it, a search says the index is damaged and rebuilds it, and ``index`` deletes it,
+    rebuilds and says so (nothing of the copy is kept), leaving one generation
+    behind the link."""
     import shutil
 
     home, index_dir = _home(tmp_path), tmp_path / "index"
@@ -395,11 +396,12 @@ def test_a_current_copied_as_a_directory_is_moved_aside_and_rebuilt(tmp_path, ca
 
     code, out, _ = run_cli(capsys, "status")
     assert code == 0 and "warning: the index's `current` is a directory, not crabsearch's link" in out
-    assert "`crabsearch index` moves it aside and rebuilds the index" in out
+    assert "`crabsearch index` deletes it and rebuilds the index from the transcripts" in out
     engine = Engine(index_dir)
     assert not engine.exists and "`current` is a directory" in engine.damage
     code, out, err = run_cli(capsys, "index")
-    assert code == 0 and "`current` is a directory, not crabsearch's link" in err and "moved aside" in err
+    assert code == 0 and "`current` is a directory, not crabsearch's link" in err
+    assert ": deleted; rebuilding the index from the transcripts" in err
     code, out, err = run_cli(capsys, "index")  # a sound index now
     assert code == 0 and err == ""
     assert (index_dir / "current").is_symlink()
@@ -409,7 +411,7 @@ def test_a_current_copied_as_a_directory_is_moved_aside_and_rebuilt(tmp_path, ca
     assert code == 0 and len(json.loads(out)["hits"]) == 12
 
 
-def test_index_says_it_moved_a_directory_current_aside(tmp_path):
+def test_index_says_it_deleted_a_directory_current(tmp_path):
     home, index_dir = _home(tmp_path), tmp_path / "index"
     _index(home, index_dir)
     gen = where(index_dir)
@@ -417,5 +419,7 @@ def test_index_says_it_moved_a_directory_current_aside(tmp_path):
     gen.rename(index_dir / "current")
     report = _index(home, index_dir)
     assert report.rebuilt.startswith("the index's `current` is a directory, not crabsearch's link")
-    assert report.rebuilt.endswith(": moved aside; rebuilding") and report.messages_added == 24
+    assert report.rebuilt.endswith(": deleted; rebuilding the index from the transcripts")
+    assert report.messages_added == 24  # every message read again: nothing of the copy is kept
     assert (index_dir / "current").is_symlink()
+    assert [p.name for p in index_dir.iterdir() if p.name.startswith("gen-")] == [os.readlink(index_dir / "current")]

@@ -34,7 +34,7 @@ LONG = "9f000000-3333-4444-8555-666677778888"
 TWIN_A, TWIN_B = "abcd1111-0000-4000-8000-000000000001", "abcd2222-0000-4000-8000-000000000002"
 ITEM_KEYS = {"message_index", "role", "label", "timestamp", "text", "truncated", "hit"}
 HIT_KEYS = {"session_id", "agent", "title", "project", "updated", "message_index", "message_count", "route",
-            "resume_command", "notes", "window"}
+            "resume_command", "url", "notes", "window"}
 T = datetime(2026, 3, 1, 9, 0, tzinfo=timezone.utc)
 
 
@@ -354,7 +354,7 @@ def test_recent_sessions(door):
         updated = [s["updated"] for s in data["sessions"]]
         assert updated == sorted(updated, reverse=True) and data["sessions"][0]["session_id"] == CRON
         assert set(data["sessions"][0]) == {"session_id", "agent", "title", "project", "updated", "message_count",
-                                            "resume_command"}
+                                            "resume_command", "url"}
         assert text.splitlines()[0] == (f"Fix the double cron run · claude · /home/dev/webapp · 2026-03-19 09:03 UTC"
                                         f" · 7 messages · session_id {CRON}")
         data, _ = await call(client, schemas, "recent_sessions", agent="codex")

@@ -88,6 +88,20 @@ def test_registered_and_named():
     assert (SRC.agent, SRC.display, SRC.badge) == ("chatgpt", "ChatGPT export", "ChatGPT")
 
 
+def test_a_conversation_opens_at_its_web_address_only_with_a_web_id():
+    from crabsearch.model import Session
+
+    def url(agent: str, sid: str) -> str | None:
+        return get_source(agent).open_url(Session(agent=agent, session_id=sid, path="/t"))
+
+    assert url("chatgpt", CID) == f"https://chatgpt.com/c/{CID}"
+    assert url("claude-ai", CID) == f"https://claude.ai/chat/{CID}"
+    # an id made from the file name (no conversation id), or one that is no web id, has none
+    for sid in ("conversations.json", "a b?c=d", "x" * 200, "short"):
+        assert url("chatgpt", sid) is None
+    assert url("claude", CID) is None  # a terminal agent resumes instead
+
+
 def test_every_branch_is_read_and_the_hidden_ones_are_abandoned(tmp_path):
     zip_path = write_zip(tmp_path / "export.zip")
     unit = member_path(zip_path, CID)
@@ -170,6 +184,10 @@ def test_import_remembers_the_export_in_crabsearch_data_and_indexes_it(tmp_path,
     assert (code, data["agent"], data["conversations"], data["added"], data["imports_file"]) == (
         0, "chatgpt", 2, False, str(imports))
     assert json.loads(imports.read_text()) == {"chatgpt": [str(zip_path)]}
+    status = cli_ok(capsys, "--index-dir", index, "status")
+    assert f"  looked in {zip_path}\n" in status  # a file location that exists is found
+    zip_path.unlink()
+    assert f"  looked in {zip_path} (not found)\n" in cli_ok(capsys, "--index-dir", index, "status")
 
 
 @pytest.mark.parametrize("make,says", [
@@ -234,6 +252,12 @@ def test_index_search_show_export_and_mcp(tmp_path, monkeypatch, capsys):
     trip = round_trip(capsys, monkeypatch, tmp_path / "index", env, "chatgpt", "snorkelgate", CID)
     assert (trip.hit["agent"], trip.hit["session_id"], trip.hit["title"], trip.hit["resume_command"]) == (
         "chatgpt", CID, "Snorkelgate CI", None)
+    url = f"https://chatgpt.com/c/{CID}"  # no resume command: the conversation's web address
+    assert (trip.hit["url"], trip.page["session"]["url"], trip.mcp_hits[0]["url"], trip.mcp_page["url"]) == (url,) * 4
+    assert f"- **Open:** {url}\n" in trip.markdown
+    index = str(tmp_path / "index")
+    assert f"\n   open: {url}\n" in cli_ok(capsys, "--index-dir", index, "search", "snorkelgate")
+    assert f"\nopen: {url}\n" in cli_ok(capsys, "--index-dir", index, "show", CID)
     assert _GHP not in json.dumps(trip.hit) and _GHP not in trip.markdown and _GHP not in json.dumps(trip.mcp_page)
     assert [m["text"] for m in trip.page["messages"]][5] == "The lockfile drifted.\n[image]"
     assert [m.get("abandoned", False) for m in trip.page["messages"]] == [False, True, False, False, False, False, True]

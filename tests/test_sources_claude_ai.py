@@ -118,6 +118,12 @@ def test_index_search_show_export_and_mcp(tmp_path, monkeypatch, capsys):
     trip = round_trip(capsys, monkeypatch, tmp_path / "index", env, "claude-ai", "snorkelgate", UUID)
     assert (trip.hit["agent"], trip.hit["session_id"], trip.hit["title"], trip.hit["resume_command"]) == (
         "claude-ai", UUID, "Snorkelgate CI", None)
+    url = f"https://claude.ai/chat/{UUID}"  # no resume command: the conversation's web address
+    assert (trip.hit["url"], trip.page["session"]["url"], trip.mcp_hits[0]["url"], trip.mcp_page["url"]) == (url,) * 4
+    assert f"- **Open:** {url}\n" in trip.markdown
+    index = str(tmp_path / "index")
+    assert f"\n   open: {url}\n" in cli_ok(capsys, "--index-dir", index, "search", "snorkelgate")
+    assert f"\nopen: {url}\n" in cli_ok(capsys, "--index-dir", index, "show", UUID)
     assert _GHP not in json.dumps(trip.hit) and _GHP not in trip.markdown and _GHP not in json.dumps(trip.mcp_page)
     assert [m.get("abandoned", False) for m in trip.page["messages"]] == [False, False, True] + [False] * 5
     assert "The lockfile drifted." in trip.markdown

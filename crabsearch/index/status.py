@@ -101,8 +101,8 @@ class Status:
         """The readable ``crabsearch status`` listing (also shown by the app's status screen);
         control characters in paths are made visible."""
         size = f"{self.index_bytes / 1e6:.1f} MB"
-        if self.transcript_bytes:
-            size += f", {self.index_bytes / self.transcript_bytes:.0%} of {self.transcript_bytes / 1e6:.1f} MB of transcripts"
+        if self.transcript_bytes:  # files read so far, not databases: no share of what is on disk
+            size += f", built from {self.transcript_bytes / 1e6:.1f} MB of transcript files"
         lines = [f"index: {self.index_dir} ({size})",
                  f"last refresh: {self.last_refresh or 'never'}; format {self.index_version or '-'}", ""]
         for a in self.agents:
@@ -119,8 +119,8 @@ class Status:
                          + (f"; {_n(a.files_kept, 'indexed transcript')} not found in these folders now "
                             f"(kept while {'its file exists' if a.files_kept == 1 else 'their files exist'})"
                             if a.files_kept else ""))
-            for root in a.roots:
-                lines.append(f"  looked in {root}" + ("" if Path(root).is_dir() else " (not found)"))
+            for root in a.roots:  # a folder, or a file (an imported export)
+                lines.append(f"  looked in {root}" + ("" if Path(root).exists() else " (not found)"))
         missing = [a.display for a in self.agents if a.found_nothing]
         if missing:  # one line for them all: nine agents "0 transcripts found (not found)" hid the rest
             lines.append(f"no transcripts found for {', '.join(missing)} (in their usual folders: "
@@ -208,8 +208,8 @@ def collect(indexer: Indexer, *, top: int = 20) -> Status:
     status.warnings = retention_warnings(indexer)
     misplaced = misplaced_current(d)
     if misplaced:
-        status.warnings.insert(0, f"{misplaced_note(misplaced)}: `crabsearch index` moves it aside and rebuilds "
-                                  "the index")
+        status.warnings.insert(0, f"{misplaced_note(misplaced)}: `crabsearch index` deletes it and rebuilds "
+                                  "the index from the transcripts")
     return status
 
 

@@ -146,7 +146,7 @@ def open_for_writing(root: Path, variant: str) -> Opened:
         _drop_generations(root, keep={gen.name})
         return Opened(ix, gen)
     if misplaced:
-        problem, kind = f"{misplaced_note(misplaced)}: moved aside; rebuilding", "damaged"
+        problem, kind = f"{misplaced_note(misplaced)}: deleted; rebuilding the index from the transcripts", "damaged"
     elif gen is None and is_legacy(root):
         problem, kind = "index format changed (an index from before generations); rebuilding", "format"
     try:

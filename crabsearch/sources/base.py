@@ -153,6 +153,11 @@ class Source:
         """Shell command that resumes the session in its working directory, or None."""
         return None
 
+    def open_url(self, session: Session) -> str | None:
+        """The web address that opens the session, for an agent whose sessions live in a web app
+        and have no resume command (a ChatGPT or Claude.ai conversation), or None."""
+        return None
+
     def fork_command(self, session: Session) -> str | None:
         """Shell command that starts a new session from a copy of this one's history (the
         original stays as it was), or None when the agent cannot fork."""

@@ -33,7 +33,7 @@ from ..jsonl import Record
 from ..model import (LABEL_ASSISTANT, LABEL_SYSTEM, LABEL_THINKING, LABEL_USER, Message, Role, Session,
                      tool_call_label, tool_result_label)
 from .base import parse_ts, note_unknown, string
-from .exports import KIND_CHATGPT, ExportSource
+from .exports import KIND_CHATGPT, ExportSource, web_url
 from .pieces import Piece, abandon, emit, piece_text
 
 CONTENT_TYPES = frozenset({"text", "multimodal_text", "code", "execution_output", "thoughts", "reasoning_recap",
@@ -53,7 +53,7 @@ class ChatGPTSource(ExportSource):
     override = "`CRABSEARCH_CHATGPT_EXPORT=PATH`, or `[sources] chatgpt = [\"~/chatgpt-export.zip\"]`"
     upstream = "undocumented format; agentsview `internal/parser/chatgpt.go` @b85eae5a7971"
     checked = "2026-12-06: agentsview b85eae5a7971"
-    resume_doc = "none (a web chat): open `https://chatgpt.com/c/ID`"
+    resume_doc = "none (a web chat): `show` and `search` give its address `https://chatgpt.com/c/ID` (`url`)"
     display = "ChatGPT export"
     badge = "ChatGPT"
     style = "bold white on dark_cyan"
@@ -118,8 +118,12 @@ class ChatGPTSource(ExportSource):
         return piece_text(pieces_of(obj), part, label)
 
     def resume_command(self, session: Session) -> str | None:
-        """None: a ChatGPT conversation is reopened in the app (``resume_doc``)."""
+        """None: a ChatGPT conversation is reopened in the app (:meth:`open_url`)."""
         return None
+
+    def open_url(self, session: Session) -> str | None:
+        """``https://chatgpt.com/c/<conversation id>``, the address the app opens a conversation at."""
+        return web_url("https://chatgpt.com/c/", session)
 
 
 def pieces_of(node: dict) -> list[Piece]:

@@ -30,7 +30,7 @@ from ..jsonl import Record
 from ..model import (LABEL_ASSISTANT, LABEL_THINKING, LABEL_USER, Message, Role, Session, tool_call_label,
                      tool_result_label)
 from .base import dump_text, note_unknown, parse_ts, string
-from .exports import KIND_CLAUDE_AI, ExportSource
+from .exports import KIND_CLAUDE_AI, ExportSource, web_url
 from .pieces import Piece, abandon, emit, piece_text
 
 BLOCK_TYPES = frozenset({"text", "thinking", "tool_use", "tool_result", "voice_note", "token_budget", "image",
@@ -49,7 +49,7 @@ class ClaudeAISource(ExportSource):
     override = "`CRABSEARCH_CLAUDE_AI_EXPORT=PATH`, or `[sources] claude-ai = [\"~/claude-export.zip\"]`"
     upstream = "undocumented format; agentsview `internal/parser/claude_ai.go` @b85eae5a7971"
     checked = "2026-12-06: agentsview b85eae5a7971"
-    resume_doc = "none (a web chat): open `https://claude.ai/chat/ID`"
+    resume_doc = "none (a web chat): `show` and `search` give its address `https://claude.ai/chat/ID` (`url`)"
     display = "Claude.ai export"
     badge = "Claude.ai"
     style = "bold white on dark_goldenrod"
@@ -101,8 +101,12 @@ class ClaudeAISource(ExportSource):
         return piece_text(pieces_of(obj), part, label)
 
     def resume_command(self, session: Session) -> str | None:
-        """None: a Claude.ai conversation is reopened in the app (``resume_doc``)."""
+        """None: a Claude.ai conversation is reopened in the app (:meth:`open_url`)."""
         return None
+
+    def open_url(self, session: Session) -> str | None:
+        """``https://claude.ai/chat/<uuid>``, the address the app opens a conversation at."""
+        return web_url("https://claude.ai/chat/", session)
 
 
 def pieces_of(m: dict) -> list[Piece]:

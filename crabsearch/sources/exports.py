@@ -178,6 +178,16 @@ def detect(path: Path) -> tuple[str, int]:
     return kind, counts[kind]
 
 
+_WEB_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_\-]{7,127}")
+"""A conversation id that can stand in a web address as it is (the UUIDs both apps use); an id
+made from a file name (no ``conversation_id``) or holding other characters is not one."""
+
+
+def web_url(prefix: str, session: Session) -> str | None:
+    """``prefix`` + the session's id, when the id is a web conversation id (:data:`_WEB_ID`)."""
+    return prefix + session.session_id if _WEB_ID.fullmatch(session.session_id) else None
+
+
 # -- the readers' shared part -----------------------------------------------------------------------
 
 
