@@ -16,15 +16,6 @@ HISTORY_WORDS = re.compile(r"\b[Ii]ssue[\s#]+[0-9]+|\b(fresh-)?user[\s#]+trial|\
 """``issue 13``, ``issue\n    13``, ``# issue 5``, "a fresh-user trial", "a user trial": the history of
 the work, wherever a line breaks. An upstream issue is cited as ``owner/repo#N``."""
 
-# TEMPORARY: files other branches are rewriting at the same time (search ranking, the filter and
-# agent registries, the app's widgets). The lead empties this list when those branches land;
-# every file then follows the rule.
-NOT_YET_CLEANED = frozenset({
-    "crabsearch/tui/filters.py",
-    "crabsearch/tui/render.py",
-})
-NOT_YET_CLEANED_DIRS: tuple[str, ...] = ()
-
 LINK = re.compile(r"\]\(([^)\s]+)\)")
 
 
@@ -113,8 +104,6 @@ def test_no_code_names_an_issue_or_a_trial():
     assert files, "no module found"
     found = []
     for name in files:
-        if name in NOT_YET_CLEANED or name.startswith(NOT_YET_CLEANED_DIRS):
-            continue
         text = (ROOT / name).read_text("utf-8")
         found += [f"{name}:{text.count(chr(10), 0, m.start()) + 1}: {m.group()!r}" for m in HISTORY_WORDS.finditer(text)]
     assert found == []
