@@ -18,7 +18,7 @@ from ..hits import transcript_gone
 from ..query import parse
 from ..search import Hit, IndexDamaged, SearchResult
 from ..search.request import Ask, run
-from ..text import printable
+from ..text import counted, printable
 from ..sources import SOURCES
 from .filters import (DATE_CHOICES, RECENT_NOTE, FilterChips, PickerScreen, QueryInput, check_filters,
                       filter_problem, filters, means_nothing, remove_token, set_filter, typed_filter)
@@ -677,4 +677,4 @@ class SearchScreen(Screen):
 
 
 def _sessions(n: int) -> str:
-    return f"{n} session{'' if n == 1 else 's'}"
+    return counted(n, "session")

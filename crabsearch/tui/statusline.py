@@ -11,7 +11,7 @@ from textual.widgets import Static
 from ..query import parse
 from ..search import SearchResult
 from ..sources import SOURCES
-from ..text import printable
+from ..text import counted, printable
 from .indexing import IndexingProgress
 from .results import count_line
 
@@ -67,7 +67,7 @@ class StatusLine(Vertical):
         if sort == "newest":
             msg += " · newest first (Ctrl+S)"
         if held_back is not None:
-            msg += (f" · {held_back} new session{'s' if held_back != 1 else ''}" if held_back else
+            msg += (f" · {counted(held_back, 'new session')}" if held_back else
                     " · updated results") + " (Home: show)"
         status = self.query_one("#status", Static)
         status.update(Text(msg, style="bold red" if error or unavailable else "dim"))
