@@ -229,6 +229,8 @@ class SearchScreen(Screen):
         self.query_one(FilterChips).show(event.value)
         self.limit = self.query_one(ResultList).screenful() if event.value.strip() else RESULT_LIMIT
         self.run_query(event.value)
+        if not self.settled:  # the rows shown answer other text until the answer comes: say so
+            self._update_status()
         self._typed_out = self._paused_on = None  # typing again
         if self._pause_timer is not None:
             self._pause_timer.stop()
@@ -485,9 +487,11 @@ class SearchScreen(Screen):
         n = len(result.hits)
         indexing = self.app.indexing
         line = self.query_one(StatusLine)
+        text = self.query_text
         line.show(result, limit=self.limit, sort=self.sort, error=self.search_error,
                   index_failed=bool(self.index_error and self._no_index), indexing=indexing,
-                  held_back=None if self._pending is None else self._pending_new)
+                  held_back=None if self._pending is None else self._pending_new,
+                  pending=None if self.settled or (text.strip() and text) == result.query else text)
         line.show_notes(self._problems_said(result.query) + self._notes(result, n), rows_listed=bool(n))
         nothing_listed = n == 0 and not result.query.strip() and not self.search_error
         empty = self.query_one("#empty", Static)
