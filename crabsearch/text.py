@@ -6,6 +6,8 @@ name can hold ``ESC ]52;c;...BEL`` (writes the clipboard through tmux), ``ESC ]0
 the window) or ``ESC [2J`` (blanks the screen). Before any terminal output it goes through
 :func:`printable`, and JSON through :func:`terminal_json`; it is never parsed as Rich/Textual
 markup (callers wrap it in ``rich.text.Text``).
+
+Also the one way a count is worded with its noun (:func:`counted`: ``1 match``, ``2 matches``).
 """
 
 from __future__ import annotations
@@ -85,3 +87,10 @@ def inert_json_text(text: str) -> str:
     character (``json`` already escapes C0 controls). What :func:`terminal_json` does to its
     output, for JSON another library wrote (the MCP SDK's messages)."""
     return _JSON_UNSAFE.sub(_escape, text)
+
+
+def counted(count: int, noun: str, plural: str | None = None, *, grouped: bool = False) -> str:
+    """``1 session``, ``3 sessions``, ``0 matches``: ``count`` and ``noun``, or its ``plural``
+    (``noun + "s"`` by default) when ``count`` is not 1; ``grouped``: the count with thousands
+    separators (``1,204 lines``)."""
+    return (f"{count:,}" if grouped else str(count)) + " " + (noun if count == 1 else plural or noun + "s")

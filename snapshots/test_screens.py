@@ -7,6 +7,8 @@ cursor blink off, workers finished before each snapshot. Update with
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 
 from builders import NOW, settle
@@ -85,3 +87,13 @@ def test_screen(snap_compare, sample, state, size):
 def test_session_on_a_short_screen(snap_compare, sample):
     """A session opened on a 50x15 terminal: the header is one line (``COMPACT_BELOW``)."""
     assert snap_compare(make_app(sample), terminal_size=(50, 15), run_before=STATES["session"])
+
+
+@pytest.mark.parametrize("size", [(50, 20), (80, 24)], ids=lambda s: f"{s[0]}x{s[1]}")
+def test_empty_state(snap_compare, tmp_path, monkeypatch, size):
+    """No transcripts found: what to do first (the demo, the variables, F2), the folders looked
+    in after it."""
+    monkeypatch.setattr(sys, "argv", ["crabsearch"])
+    app = CrabsearchApp(tmp_path / "index", env={"HOME": "/home/u"}, now=NOW, index_on_start=False,
+                        cursor_blink=False)
+    assert snap_compare(app, terminal_size=size, run_before=steps())

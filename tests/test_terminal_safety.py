@@ -359,3 +359,10 @@ def test_painting_a_line_and_analyzing_a_name_leave_no_reference_cycle():
         gc.set_debug(0)
         gc.garbage.clear()
     assert left == []
+
+
+def test_counted_words_a_count_with_its_noun():
+    from crabsearch.text import counted
+
+    assert [counted(n, "match", "matches") for n in (0, 1, 2)] == ["0 matches", "1 match", "2 matches"]
+    assert counted(1, "session") == "1 session" and counted(1204, "line", grouped=True) == "1,204 lines"

@@ -55,7 +55,10 @@ async def test_demo_reads_only_its_bundled_home_and_gives_no_advice_about_it(tmp
         assert text.startswith("Demo: only the bundled example sessions")
 
 
-async def test_at_50x20_the_empty_state_can_be_read_to_its_end(tmp_path, monkeypatch):
+async def test_at_50x20_the_empty_state_says_what_to_do_before_where_it_looked(tmp_path, monkeypatch):
+    """The advice (the demo, the variables that point elsewhere, F2) shows without scrolling;
+    the folders looked in (every agent's, more than the screen holds) follow it and can be
+    scrolled to."""
     import sys
 
     monkeypatch.setattr(sys, "argv", [".venv/bin/crabsearch"])
@@ -63,13 +66,18 @@ async def test_at_50x20_the_empty_state_can_be_read_to_its_end(tmp_path, monkeyp
     async with app.run_test(size=(50, 20)) as pilot:
         await settle(pilot)
         empty = app.screen.query_one("#empty")
-        assert empty.display and "--demo" in str(empty.content)
-        assert "--demo" not in "\n".join(screen_rows(app))  # more than the screen holds
+        assert empty.display
+        shown = "\n".join(screen_rows(app))
+        assert "--demo" in shown and "CLAUDE_CONFIG_DIR" in shown and "F2" in shown
+        text = str(empty.content)
+        assert text.index("--demo") < text.index("Looked in:") < text.index("Claude Code")
+        last = empty.content.renderables[-1].rows[-1][0]  # the last agent's name
+        assert last not in shown  # its folders: below, more than the screen holds
         await pilot.press("down")  # into the text, then down to its end
-        for _ in range(120):  # one line a key: every agent's folders come first
+        for _ in range(120):
             await pilot.press("down")
         await pilot.pause()
-        assert "--demo" in "\n".join(screen_rows(app))
+        assert last in "\n".join(screen_rows(app))
         await pilot.press(*"x")  # typing still searches
         assert app.screen.query_text == "x"
 

@@ -194,6 +194,36 @@ async def test_the_time_left_falls_and_never_rises_during_a_first_build(sample, 
         assert not rises, rises
 
 
+async def test_the_progress_bar_never_moves_back_during_a_first_build(sample, monkeypatch):
+    """The bar stood at the bytes read while reading and went indeterminate (Textual's bar
+    sweeping across) while a batch was written, then back to the bytes read when reading went
+    on: it seemed to go backwards. It counts each byte when read and again when its batch is
+    committed, of twice the bytes to read: it never moves back and is full once all is written."""
+    from crabsearch.tui.messages import IndexProgress
+    from crabsearch.tui.screens import SearchScreen
+
+    monkeypatch.setattr(SearchScreen, "_index", lambda self: None)  # the reports come from the test
+    app = app_of(sample)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        screen.start_indexing("first")
+        bar = screen.query_one("#progress")
+        shown = []
+        reports = first_build_reports()
+        for _, progress in reports:
+            screen._progress(IndexProgress(progress))
+            shown.append((progress.phase, progress.bytes_done, progress.commits, bar.percentage))
+        assert all(pct is not None for *_, pct in shown), [s for s in shown if s[-1] is None][:3]
+        backwards = [(a, b) for a, b in zip(shown, shown[1:]) if b[-1] < a[-1]]
+        assert not backwards, backwards[:3]
+        total = reports[0][1].bytes_total
+        first_batch = next(done for phase, done, commits, pct in shown if phase == "writing")
+        half = next((done, pct) for phase, done, commits, pct in shown if done >= total / 2)  # one batch committed
+        assert half[1] == pytest.approx((half[0] + first_batch) / (2 * total), abs=0.01)
+        assert shown[-2][-1] < 1 and shown[-1][-1] == 1  # full once the last batch is committed
+
+
 async def test_the_time_left_counts_down_while_a_commit_writes(sample, monkeypatch):
     """A commit writes for seconds with no report: the line's time left stood still; it is
     recounted every second (``IndexingProgress._tick``)."""

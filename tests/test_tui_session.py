@@ -436,3 +436,15 @@ def test_the_header_names_a_hand_off_where_the_resume_line_fits():
     assert tall.plain.splitlines()[2:] == ["continued in the gecko run", "resume: claude --resume y"]
     short = session_header(s, "claude --resume y", now, "/home/dev", 78, 24, notes=["continued in the gecko run"])
     assert len(short.plain.splitlines()) == 2 and "continued" not in short.plain
+
+
+@pytest.mark.parametrize("height", [40, 12])  # the header in full, and on one line
+def test_the_session_header_counts_one_message_in_the_singular(height):
+    from types import SimpleNamespace
+
+    from crabsearch.tui.render import session_header
+
+    session = SimpleNamespace(title="one question", agent="claude", project="/w/p", git_branch=None,
+                              started=NOW, updated=NOW, message_count=1)
+    header = str(session_header(session, None, NOW, None, 100, height))
+    assert "· 1 message ·" in header or header.endswith("· 1 message"), header

@@ -209,3 +209,32 @@ async def test_a_search_that_stopped_before_finding_anything_says_so(many):
         status = str(app.screen.query_one("#status").render())
         assert "Nothing found for “to the” before the search stopped" in status
         assert "No session matches" not in status
+
+
+async def test_while_the_answer_to_new_text_is_on_its_way_the_count_is_not_said_of_it(sample):
+    """After a search for one agent's sessions, the box cleared and ``ag`` Tab (``agent:``,
+    its value still to choose) showed the old rows' count under the new text, as if it
+    answered it (one session, where ``agent:`` lists the recent ones), until the answer came.
+    While an answer to the box's text is on its way the status line says so instead."""
+    import threading
+
+    from crabsearch.tui.screens import SearchScreen
+
+    app = app_of(sample)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press(*"agent:codex")
+        await settle(pilot)
+        status = lambda: str(app.screen.query_one("#status").render())  # noqa: E731
+        assert status() == "Recent sessions (1)"  # the filter alone: its recent sessions
+        gate = threading.Event()  # the answers wait for the test
+        answer = SearchScreen._answer
+        app.screen._answer = lambda *asked: (gate.wait(10), answer(app.screen, *asked))[1]
+        await pilot.press("escape", *"ag", "tab")
+        await pilot.pause(0.1)
+        assert app.screen.query_text == "agent:" and not app.screen.settled
+        assert "(1)" not in status() and "Recent sessions" not in status(), status()
+        assert "agent:" in status(), status()
+        gate.set()
+        await settle(pilot)
+        assert status().startswith("Recent sessions (4)")

@@ -365,3 +365,20 @@ async def test_the_marker_follows_the_match_the_brackets_go_to(fruity):
             tinted = [b.item.message_index for b in view._blocks if b.strips
                       and next(iter(b.strips[0])).style.bgcolor != view.rich_style.bgcolor]
             assert tinted == [landed]
+
+
+async def test_find_count_of_one_match_is_singular(fruity):
+    """“he zebra plan” is in the thinking message and in the last one: with the thinking
+    hidden, one match is left and none is current: the position line counts it as “1 match”."""
+    app = app_of(fruity)
+    async with app.run_test(size=(120, 30)) as pilot:
+        view = await _open(app, pilot, "zebra")
+        view.go_to(0)
+        await pilot.press("slash", *"he zebra plan", "enter")
+        await settle(pilot)
+        assert view.cursor == 2  # the thinking message's match
+        await pilot.press("T")
+        await settle(pilot)
+        position = str(app.screen.query_one("#position").render())
+        assert view.find_position == (None, 1)
+        assert "“he zebra plan” 1 match n/N" in position, position

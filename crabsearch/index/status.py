@@ -14,7 +14,7 @@ from pathlib import Path
 from ..files import NotRegularFile, read_file, read_text
 from ..sources.base import MEMBER_SEP, container_of, noting_not_regular
 from ..jsonl import lines_at, loads
-from ..text import printable
+from ..text import counted, printable
 from .manifest import Manifest
 from .layout import STAMP, misplaced_current, misplaced_note, where
 from .writer import LAST_REFRESH, Indexer
@@ -108,15 +108,15 @@ class Status:
         for a in self.agents:
             if a.found_nothing:
                 continue
-            found = (f"{_n(a.files_found, 'transcript')} found" if a.files_holding == a.files_found  # one file each
-                     else f"{_n(a.files_found, 'session')} found in {_n(a.files_holding, 'file')}")
+            found = (f"{counted(a.files_found, 'transcript')} found" if a.files_holding == a.files_found  # one file each
+                     else f"{counted(a.files_found, 'session')} found in {counted(a.files_holding, 'file')}")
             if a.files_empty:
                 found += f" ({a.files_empty} without messages)"
-            lines.append(f"{a.display}: {found}, {_n(a.sessions, 'session')} "
-                         f"and {_n(a.messages, 'message')} indexed, {_n(a.skipped_lines, 'line')} skipped"
-                         + (f", {_n(a.files_not_regular, 'non-regular file')} skipped" if a.files_not_regular
+            lines.append(f"{a.display}: {found}, {counted(a.sessions, 'session')} "
+                         f"and {counted(a.messages, 'message')} indexed, {counted(a.skipped_lines, 'line')} skipped"
+                         + (f", {counted(a.files_not_regular, 'non-regular file')} skipped" if a.files_not_regular
                             else "")
-                         + (f"; {_n(a.files_kept, 'indexed transcript')} not found in these folders now "
+                         + (f"; {counted(a.files_kept, 'indexed transcript')} not found in these folders now "
                             f"(kept while {'its file exists' if a.files_kept == 1 else 'their files exist'})"
                             if a.files_kept else ""))
             for root in a.roots:  # a folder, or a file (an imported export)
@@ -135,7 +135,7 @@ class Status:
             lines += ["", "records of a kind crabsearch does not know (new in the agent's format?):"]
             for u in self.unknown_kinds:
                 unit = "record" if MEMBER_SEP in u["example"] else "line"
-                lines.append(f"  {u['agent']}: {_n(u['records'], unit)} of unknown kind `{u['kind']}` "
+                lines.append(f"  {u['agent']}: {counted(u['records'], unit)} of unknown kind `{u['kind']}` "
                              f"(e.g. {u['example']})")
         if self.unreadable_files:
             lines += ["", "unreadable files (skipped):"]
@@ -324,8 +324,3 @@ def _read(p: Path) -> str | None:
         return read_text(p, "utf-8").strip() or None
     except OSError:
         return None
-
-
-def _n(count: int, noun: str) -> str:
-    """``1 session``, ``3 sessions``."""
-    return f"{count} {noun}{'' if count == 1 else 's'}"

@@ -12,7 +12,7 @@ from pathlib import Path
 from .. import paths
 from ..hits import GONE, UNAVAILABLE, transcript_gone, unreadable_count
 from ..sources import SOURCES
-from ..text import UNRUNNABLE, printable, runnable
+from ..text import UNRUNNABLE, counted, printable, runnable
 from .panels import ChoiceScreen, ResumeScreen
 from .render import short_path
 
@@ -141,23 +141,23 @@ class HitActions:
                     severity="warning", timeout=10)
                 return
 
-            def counted():
+            def counting():
                 nonlocal missing
                 for piece in pieces:
                     missing += unreadable_count(piece)
                     yield piece
 
             try:  # transcript text: readable by its owner only
-                paths.write_atomically(path, counted(), mode=paths.PRIVATE_FILE)
+                paths.write_atomically(path, counting(), mode=paths.PRIVATE_FILE)
             except OSError as exc:
                 say(f"Export failed: {exc.strerror or exc}", severity="error")
                 return
             where = short_path(str(path), app.home)
             if missing:
-                say(f"Exported to {where}, but {missing} message{'s' if missing != 1 else ''} could not be read: the "
+                say(f"Exported to {where}, but {counted(missing, 'message')} could not be read: the "
                     "transcript changed or is gone (run crabsearch index)", severity="warning", timeout=10)
             elif kept:
-                say(f"Exported to {where}: the {kept} message{'s' if kept != 1 else ''} read before its transcript "
+                say(f"Exported to {where}: the {counted(kept, 'message')} read before its transcript "
                     "was deleted or moved", severity="warning", timeout=10)
             else:
                 say(f"Exported to {where}", timeout=6)

@@ -385,9 +385,10 @@ class CrabsearchApp(App[str | None]):
                 f"Run {self.program} without --demo to search your own.\n\n" + status.format())
 
     def empty_message(self, error: str | None = None) -> Group:
-        """What the app says when no session is indexed: the indexing ``error`` if there was one,
-        else where it looked (one row per agent, a wrapped path kept in the places' column) and
-        how to point it elsewhere."""
+        """What the app says when no session is indexed: the indexing ``error`` if there was one;
+        then what to do, short enough to read without scrolling on a small terminal (the demo,
+        the variables that point crabsearch elsewhere, F2); then where it looked, one row per
+        agent (a wrapped path kept in the places' column)."""
         t = Text()
         if error:
             t.append("Could not index the transcripts:\n", style="bold red")
@@ -395,8 +396,12 @@ class CrabsearchApp(App[str | None]):
             if "--index-dir DIR" not in error:  # index_failure says where and what to do itself
                 t.append(f"Index directory: {self.index_dir}\n")
                 t.append("Point it elsewhere with --index-dir DIR or CRABSEARCH_INDEX_DIR=DIR.\n\n")
-        t.append("No agent transcripts found.\n\n" if not error else "Transcripts are read from:\n", style="bold")
-        t.append("Looked in:\n" if not error else "")
+        if not error:
+            t.append("No agent transcripts found.\n\n", style="bold")
+        t.append("Try crabsearch on bundled example sessions: ")
+        t.append(f"{self.program} --demo", style="bold")
+        t.append("\nPoint crabsearch elsewhere with CLAUDE_CONFIG_DIR=DIR or CODEX_HOME=DIR (F2: status).\n\n")
+        t.append("Looked in:" if not error else "Transcripts are read from:", style="bold")
         places: dict[str, list[str]] = {}
         sources = {}
         for src in self.indexer.sources:
@@ -412,11 +417,7 @@ class CrabsearchApp(App[str | None]):
                 src = sources.get(agent)
                 rows.append((agent, f"folders listed in {src.env_var} or the config's [sources] {src.agent}"
                              if src is not None and src.env_var else "nowhere yet", "dim"))
-        tail = Text("\nPoint crabsearch elsewhere with CLAUDE_CONFIG_DIR=DIR or CODEX_HOME=DIR (F2: status),\n")
-        tail.append("or try it on bundled example sessions: ")
-        tail.append(f"{self.program} --demo", style="bold")
-        t.rstrip()
-        return _Message(t, PathColumns(rows), tail)
+        return _Message(t, PathColumns(rows))
 
     def on_unmount(self) -> None:
         self.collector.stop()

@@ -45,7 +45,8 @@ def rebuilt_note(rebuilt: str | None) -> str | None:
 class IndexingProgress(Horizontal):
     """One row, hidden but while an index refresh runs or after one failed: ``#index-status``,
     the heading, the phase and the time left, fitted to the row (never wrapped mid-phrase), and
-    ``#progress``, the bytes read (indeterminate while the index is written). The owner calls
+    ``#progress``, the work done (:func:`work_done`: each byte counted when read and again when
+    its batch is committed), which never moves back within a refresh. The owner calls
     :meth:`start`, :meth:`advance` with each progress report, :meth:`done`, and :meth:`fit` when
     the screen's width changes."""
 
@@ -60,6 +61,9 @@ class IndexingProgress(Horizontal):
         """The row's forms (phase, estimate): fitted again when the width changes."""
         self._bar_wanted = True
         """False after indexing failed (its error takes the row); the width may hide it too."""
+        self._commits = 0  # batches committed in the refresh under way, as last reported
+        self._committed = 0  # bytes those batches hold (read before their commit)
+        self._done = 0  # the bar's progress, in :func:`work_done`'s units: never lowered
 
     def compose(self) -> ComposeResult:
         yield Static("", id="index-status")
@@ -73,22 +77,26 @@ class IndexingProgress(Horizontal):
         self.rebuilding = rebuilding
         self._clock = IndexClock(time.monotonic())
         self._line = None
+        self._commits = self._committed = self._done = 0
         if self._timer is None:
             self._timer = self.set_interval(1.0, self._tick)
         if rebuilding:
             self._show(Text(f"{heading(rebuilding)} · looking for transcripts…", style="dim"))
-            self.query_one("#progress", ProgressBar).update(total=None)
+            self.query_one("#progress", ProgressBar).update(total=1, progress=0)
 
     def advance(self, p) -> None:
         """Show the progress report ``p`` (``index.writer.Progress``)."""
         bar = self.query_one("#progress", ProgressBar)
         now = time.monotonic()
         self._clock.update(p, now)
-        if p.phase == "writing":  # Whoosh writes its postings: no measure of progress, seconds long
-            bar.update(total=None)
+        if p.commits > self._commits:  # a batch committed: the bytes read before it are written
+            self._commits, self._committed = p.commits, p.bytes_done
+        done, total = work_done(p, self._committed)
+        self._done = max(self._done, done)
+        bar.update(total=total, progress=self._done)
+        if p.phase == "writing":  # Whoosh writes its postings, seconds long, with no report meanwhile
             what = [f"writing the index ({p.messages:,} messages)", "writing the index", "writing"]
         else:
-            bar.update(total=max(1, p.bytes_total), progress=p.bytes_done)
             what = [f"reading {p.files_done:,}/{p.files_total:,} files, {_mb(p.bytes_done)} of {_mb(p.bytes_total)}",
                     f"reading {p.files_done:,}/{p.files_total:,} files", f"{p.files_done:,}/{p.files_total:,} files"]
         self._line = (what, _eta(self._time_left(p, now)))
@@ -164,6 +172,14 @@ class IndexingProgress(Horizontal):
         recent reading rate, the commits timed so far; held, never rising by a little), after
         the progress report ``p``; None too early to tell."""
         return self._clock.left(now)
+
+
+def work_done(p, committed: int) -> tuple[int, int]:
+    """``(done, total)`` of a refresh after the progress report ``p``
+    (``index.writer.Progress``), ``committed`` bytes of it in committed batches: a byte counts
+    once when it is read and once when its batch is written, of twice the bytes to read. Both
+    halves only grow, so ``done`` does; reading and writing each take the bar half way."""
+    return p.bytes_done + committed, 2 * max(1, p.bytes_total)
 
 
 def _eta(left: float | None) -> str:

@@ -31,7 +31,7 @@ from rich.console import Group, RenderableType
 from rich.text import Text
 
 from ..search import Item
-from ..text import printable
+from ..text import counted, printable
 from .tooloutput import tool_output
 
 PROSE_LINES = 80
@@ -154,9 +154,9 @@ def left_out(lines: int, chars: int) -> str:
     when whole lines follow it."""
     parts = []
     if chars:
-        parts.append(f"{chars:,} more character{'s' if chars != 1 else ''}")
+        parts.append(counted(chars, "more character", grouped=True))
     if lines:
-        parts.append(f"{lines:,} more line{'s' if lines != 1 else ''}")
+        parts.append(counted(lines, "more line", grouped=True))
     return " and ".join(parts)
 
 

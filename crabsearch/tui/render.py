@@ -17,7 +17,7 @@ from rich.text import Span, Text
 from ..hits import GONE, densest, structure_notes, transcript_gone
 from ..search import Engine, Hit, Item
 from ..sources import CARDS
-from ..text import printable
+from ..text import counted, printable
 from .messageview import preview
 
 ROLE_STYLES = {
@@ -94,7 +94,7 @@ def session_header(session, resume: str | None, now: datetime, home: str | None,
     count = session.message_count if total is None else total
     title = Text.assemble((drawn_title(session.title or "") or "(untitled)", "bold"))
     if height and height < HEADER_ONE_LINE_BELOW:
-        more = f" · {agent_name(session.agent)} · {count} messages"
+        more = f" · {agent_name(session.agent)} · {counted(count, 'message')}"
         title.truncate(max(8, width - cell_len(more)), overflow="ellipsis")
         title.append(more, style="dim")
         return _cut(title, width)
@@ -102,10 +102,10 @@ def session_header(session, resume: str | None, now: datetime, home: str | None,
                          f" · {printable(short_path(session.project, home)) or 'no project'}")
     if session.git_branch:
         meta.append(f" · branch {printable(session.git_branch)}")
-    dates = f" · {count} messages · started {relative_date(session.started, now)}"
+    dates = f" · {counted(count, 'message')} · started {relative_date(session.started, now)}"
     updated = f" · updated {relative_date(session.updated, now)}"
     if width and meta.cell_len + len(dates) + len(updated) > width:  # the update before the start
-        dates = f" · {count} messages"
+        dates = f" · {counted(count, 'message')}"
     meta.append(dates + updated, style="dim")
     lines = [_cut(title, width), _cut(meta, width)]
     roomy = not height or height >= HEADER_RESUME_FROM
@@ -279,7 +279,7 @@ class RowHeader:
         """The header as one line of ``width`` cells."""
         s = self.hit.session
         date = relative_date(s.updated, self.now)
-        count = f"{s.message_count} msg{'' if s.message_count == 1 else 's'}"
+        count = counted(s.message_count, "msg")
         project = printable(short_path(s.project, self.home)) or "no project"
         fixed = AGENT_WIDTH + 1
         show_date = width >= 56

@@ -18,7 +18,7 @@ from ..hits import transcript_gone
 from ..query import no_exact_match_note, parse
 from ..search import Hit, IndexDamaged, SearchResult
 from ..search.request import Ask, run
-from ..text import printable
+from ..text import counted, printable
 from ..sources import SOURCES
 from .filters import (DATE_CHOICES, RECENT_NOTE, FilterChips, PickerScreen, QueryInput, check_filters,
                       filter_problem, filters, means_nothing, remove_token, set_filter, typed_filter)
@@ -232,6 +232,8 @@ class SearchScreen(Screen):
         self.query_one(FilterChips).show(event.value)
         self.limit = self.query_one(ResultList).screenful() if event.value.strip() else RESULT_LIMIT
         self.run_query(event.value)
+        if not self.settled:  # the rows shown answer other text until the answer comes: say so
+            self._update_status()
         self._typed_out = self._paused_on = None  # typing again
         if self._pause_timer is not None:
             self._pause_timer.stop()
@@ -506,9 +508,11 @@ class SearchScreen(Screen):
         n = len(result.hits)
         indexing = self.app.indexing
         line = self.query_one(StatusLine)
+        text = self.query_text
         line.show(result, limit=self.limit, sort=self.sort, error=self.search_error,
                   index_failed=bool(self.index_error and self._no_index), indexing=indexing,
-                  held_back=None if self._pending is None else self._pending_new)
+                  held_back=None if self._pending is None else self._pending_new,
+                  pending=None if self.settled or (text.strip() and text) == result.query else text)
         line.show_notes(self._problems_said(result.query) + self._notes(result, n), rows_listed=bool(n))
         nothing_listed = n == 0 and not result.query.strip() and not self.search_error
         empty = self.query_one("#empty", Static)
@@ -702,4 +706,4 @@ class SearchScreen(Screen):
 
 
 def _sessions(n: int) -> str:
-    return f"{n} session{'' if n == 1 else 's'}"
+    return counted(n, "session")

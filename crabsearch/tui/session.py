@@ -15,7 +15,7 @@ from textual.widgets import Input, Static
 
 from ..hits import GONE, UNAVAILABLE, continuation_notes, transcript_gone
 from ..search import Hit, Item
-from ..text import printable
+from ..text import counted, printable
 from .filters import SafeInput
 from .footer import KeyFooter
 from .render import empty_session_note, session_header, window_text
@@ -221,7 +221,7 @@ class SessionScreen(Screen):
         first, last, total = where
         t = Text(f"messages {first + 1}–{last + 1} of {total}", style="dim")
         if view.new_messages:
-            t.append(f" · {view.new_messages} new message{'s' if view.new_messages > 1 else ''}: End", style="bold")
+            t.append(f" · {counted(view.new_messages, 'new message')}: End", style="bold")
         if view.gone:
             t.append(" · this transcript is no longer on disk", style="bold")
         t.append(f" · hit at #{self.hit.message_index + 1}")  # dim, as the line
@@ -229,7 +229,7 @@ class SessionScreen(Screen):
             t.append(" · find “", style="dim")
             t.append(printable(view.find_text), style="bold")
             n, total = view.find_position
-            count = (f" {n}/{total}" if n else f" {total} matches") if total is not None else " (counting…)"
+            count = (f" {n}/{total}" if n else " " + counted(total, "match", "matches")) if total is not None else " (counting…)"
             t.append(f"”{count} n/N", style="dim")
         if view.tool_mode != "lines":
             t.append(f" · tools {'in full' if view.tool_mode == 'full' else 'hidden'}", style="dim")

@@ -11,7 +11,7 @@ from textual.widgets import Static
 from ..query import parse
 from ..search import SearchResult
 from ..sources import SOURCES
-from ..text import printable
+from ..text import counted, printable
 from .indexing import IndexingProgress
 from .results import count_line
 
@@ -29,7 +29,8 @@ class StatusLine(Vertical):
         yield IndexingProgress(id="indexbar")
 
     def show(self, result: SearchResult, *, limit: int, sort: str, error: str | None = None,
-             index_failed: bool = False, indexing: bool = False, held_back: int | None = None) -> None:
+             index_failed: bool = False, indexing: bool = False, held_back: int | None = None,
+             pending: str | None = None) -> None:
         """Say what ``result`` lists: ``Recent sessions (50+)`` for the recent sessions, else the
         count of its rows by rung (``results.count_line``, fitted to the screen's width; ``+``
         when ``limit`` rows were asked for and got), or why nothing is listed. ``error``: the
@@ -37,10 +38,13 @@ class StatusLine(Vertical):
         index to search (said in red); ``indexing``: an index refresh is running (an empty
         answer may change); ``sort`` ``newest`` is said; ``held_back``: refreshed results are
         held back while the user browses the rows, with that many new sessions (``Home``
-        shows them)."""
+        shows them); ``pending``: the search box's text, when its answer is on its way and
+        ``result`` answers other text: said instead of the count, which is not its answer."""
         n = len(result.hits)
         unavailable = False
-        if error:
+        if pending is not None:
+            msg = f"Searching “{printable(pending.strip())}”…" if pending.strip() else "Listing the recent sessions…"
+        elif error:
             msg = error
         elif not result.query.strip() or (result.route == "recent" and n):
             msg = f"Recent sessions ({n}{'+' if n >= limit else ''})" if n else ""
@@ -67,7 +71,7 @@ class StatusLine(Vertical):
         if sort == "newest":
             msg += " · newest first (Ctrl+S)"
         if held_back is not None:
-            msg += (f" · {held_back} new session{'s' if held_back != 1 else ''}" if held_back else
+            msg += (f" · {counted(held_back, 'new session')}" if held_back else
                     " · updated results") + " (Home: show)"
         status = self.query_one("#status", Static)
         status.update(Text(msg, style="bold red" if error or unavailable else "dim"))
