@@ -283,18 +283,15 @@ class SearchScreen(Screen):
 
     def _mark_stale(self, generation: int) -> None:
         """The search of ``generation`` is still running :data:`STALE_AFTER` after it was asked
-        for: the rows shown answer another query, so they are dimmed (``-stale``) and the status
-        line says what is being searched, until its answer comes (:meth:`_show`). The same query
+        for: the rows shown answer another query, so they are dimmed (``-stale``) until its answer
+        comes (:meth:`_show`); the status line already says what is being searched. The same query
         asked again (a refresh, more rows) leaves its own rows as they are."""
         if generation != self._generation or self.settled or self.result is None:
             return
         if self.query_text.strip() == (self.result.query or "").strip():
             return
         self.query_one(ResultList).add_class("-stale")
-        status = self.query_one("#status", Static)
-        status.update(Text(f"Searching “{printable(self.query_text.strip())}”…" if self.query_text.strip()
-                           else "Listing recent sessions…", style="dim"))
-        status.display = True
+        self._update_status()  # the status line says what is being searched (StatusLine.show's pending)
 
     @work(thread=True, group="search", exit_on_error=False)
     def _search(self) -> None:
