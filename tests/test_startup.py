@@ -115,7 +115,11 @@ def test_lean_whoosh_import_leaves_no_stand_ins():
             "assert 'whoosh.lang.morph_en' not in sys.modules\n"
             "from whoosh.query.terms import variations\n"
             "assert 'render' in set(variations('rendering'))\n"
-            "assert 'whoosh.lang.morph_en' in sys.modules\n")
+            "assert 'whoosh.lang.morph_en' in sys.modules\n"
+            "assert 'whoosh.lang.porter' not in sys.modules\n"
+            "from whoosh.analysis import StemmingAnalyzer\n"
+            "assert [t.text for t in StemmingAnalyzer()('rendering tables')] == ['render', 'tabl']\n"
+            "assert 'whoosh.lang.porter' in sys.modules\n")
     _python_ok(code)
 
 
