@@ -293,13 +293,14 @@ def _run(args) -> int:
         except BadArgument as exc:
             raise UsageError(str(exc)) from None
 
-        failed = []
+        failed, busy = [], []
 
         def refresh() -> bool:
             report = _refresh(indexer, engine, "searching")
             if report is None:
                 failed.append(True)
             elif report.busy:
+                busy.append(True)
                 print("crabsearch: another crabsearch is updating the index; searching what is committed",
                       file=sys.stderr)
             return True
@@ -317,6 +318,12 @@ def _run(args) -> int:
                 print(f"crabsearch: no index in {index_dir} yet; run `crabsearch index`", file=sys.stderr)
             return EXIT_ERROR
         result = answer.result
+        if busy and len(result.hits) < args.limit:  # a build is running: look at what it has not read yet
+            from .search.pending import Unindexed, key_of
+
+            result.hits += Unindexed(indexer).scan(" ".join(args.query), limit=args.limit - len(result.hits),
+                                                   skip={key_of(h) for h in result.hits},
+                                                   mask=not args.no_redact)
         if args.json:
             d = result.to_json()
             d["notes"] = answer.notes  # the text output's notes: the cut query's, a repair's too
