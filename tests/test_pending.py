@@ -128,3 +128,21 @@ async def test_the_app_adds_the_unindexed_rows_marked_while_indexing(half_built)
         row = console.export_text()
         assert "not indexed yet below" in row and "not fully indexed yet" in row
         app.indexing = False
+
+
+def test_a_search_again_goes_on_where_the_last_one_stopped(half_built, monkeypatch):
+    """Each commit of a build searches again: what a transcript gave is kept (until it changes),
+    so a scan stopped by the next search is not started over."""
+    from crabsearch.search import pending
+
+    home, _, indexer = half_built
+    u = pending.Unindexed(indexer)
+    assert len(u.scan("zyzzyva", limit=5)) == 1
+    read = []
+    real = pending._holds
+    monkeypatch.setattr(pending, "_holds", lambda path, finding: read.append(path) or real(path, finding))
+    assert len(u.scan("zyzzyva", limit=5)) == 1 and read == []
+    monkeypatch.setattr(pending, "LIST_SECONDS", 0.0)
+    (old,) = (home / ".claude" / "projects").rglob(f"{OLD}.jsonl")
+    os.utime(old, (1_700_000_100, 1_700_000_100))  # changed: looked at again
+    assert len(u.scan("zyzzyva", limit=5)) == 1 and len(read) == 1

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections import OrderedDict
 from pathlib import Path
 
 from ..hits import Hit, Item, SessionRef, cut_around
@@ -30,6 +31,8 @@ from ..sources.base import container_of
 from .caps import MAX_ITEM_BYTES
 
 ROUTE = "unindexed"
+KEPT_QUERIES = 4
+"""What the transcripts gave is kept for this many queries (:meth:`Unindexed.scan`)."""
 LIST_SECONDS = 2.0
 """The unindexed files are listed again (a stat per transcript) at most this often."""
 
@@ -54,9 +57,13 @@ class Unindexed:
                                index_tool_output=indexer.index_tool_output, extra_dirs=indexer.extra_dirs)
         self._lock = threading.Lock()
         self._listed: tuple[float, list] = (0.0, [])
+        self._looked: OrderedDict[tuple, dict] = OrderedDict()
+        """By (query, mask): what each transcript gave, ``{path: (size, mtime_ns, row or None)}``,
+        so that a search stopped by the next one (each commit of the build searches again) goes
+        on where it stopped."""
 
-    def files(self) -> list[tuple[object, str]]:
-        """``[(source, path)]``, oldest first (by mtime)."""
+    def files(self) -> list[tuple[object, str, int, int]]:
+        """``[(source, path, size, mtime_ns)]``, oldest first (by mtime)."""
         with self._lock:
             at, files = self._listed
             if time.monotonic() - at < LIST_SECONDS:
@@ -70,8 +77,8 @@ class Unindexed:
                     continue
                 old = known.get(path)
                 if not old or old["size"] != size or old["mtime_ns"] != mtime_ns:
-                    out.append((mtime_ns, src, path))
-            files = [(src, path) for _, src, path in sorted(out, key=lambda t: t[0])]
+                    out.append((mtime_ns, src, path, size))
+            files = [(src, path, size, mtime_ns) for mtime_ns, src, path, size in sorted(out, key=lambda t: t[0])]
             self._listed = (time.monotonic(), files)
             return files
 
@@ -92,19 +99,27 @@ class Unindexed:
         hits: list[Hit] = []
         seen = set(skip)
         contents: dict[str, bool] = {}
-        for src, path in self.files():
+        with self._lock:
+            looked = self._looked.pop((query, mask), None) or {}
+            self._looked[(query, mask)] = looked
+            while len(self._looked) > KEPT_QUERIES:
+                self._looked.popitem(last=False)
+        for src, path, size, mtime_ns in self.files():
             if len(hits) >= limit or time.monotonic() > deadline or (stop is not None and stop.is_set()):
                 break
             if pq.agent and src.agent != pq.agent:
                 continue
-            container = container_of(path)
-            if container not in contents:
-                contents[container] = _holds(container, finding)
-            if not contents[container]:
-                continue
-            hit = _row(src, path, wanted, mask)
-            if hit is not None and f"{hit.session.agent}:{hit.session.session_id}" not in seen:
-                seen.add(f"{hit.session.agent}:{hit.session.session_id}")
+            known = looked.get(path)
+            if known is not None and known[:2] == (size, mtime_ns):
+                hit = known[2]
+            else:
+                container = container_of(path)
+                if container not in contents:
+                    contents[container] = _holds(container, finding)
+                hit = _row(src, path, wanted, mask) if contents[container] else None
+                looked[path] = (size, mtime_ns, hit)
+            if hit is not None and key_of(hit) not in seen:
+                seen.add(key_of(hit))
                 hits.append(hit)
         return hits
 
