@@ -11,7 +11,8 @@ for a file holding them all, its reader, and the first message whose indexed tex
 ``unindexed`` and the hit message alone in its window: the build replaces it with the indexed
 row when it gets there. A word spelled otherwise in the file (accents the query lacks) is not
 found this way. Only plain words, quoted phrases (their words) and ``agent:`` are looked at: a
-query with other filters, exclusions or prefixes is not scanned.
+query with other filters, exclusions or prefixes is not scanned, nor one whose words are all
+shorter than :data:`MIN_WORD` ASCII characters.
 """
 
 from __future__ import annotations
@@ -31,6 +32,10 @@ from ..sources.base import container_of
 from .caps import MAX_ITEM_BYTES
 
 ROUTE = "unindexed"
+MIN_WORD = 3
+"""A query whose words are all shorter (ASCII) is not scanned: nearly every transcript holds them."""
+SLICE = 1 << 20
+"""Bytes searched per call (:func:`_find`)."""
 KEPT_QUERIES = 4
 """What the transcripts gave is kept for this many queries (:meth:`Unindexed.scan`)."""
 LIST_SECONDS = 2.0
@@ -92,8 +97,8 @@ class Unindexed:
             return []
         words = [w for text in (*pq.words, *pq.phrases) for w in text.split() if any(c.isalnum() for c in w)]
         wanted = set(terms(" ".join(words)))
-        if not words or not wanted:
-            return []
+        if not wanted or not any(len(w) >= MIN_WORD or not w.isascii() for w in words):
+            return []  # "z" is in every transcript: each would be read
         finding = [needles(w) for w in words]
         deadline = time.monotonic() + seconds
         hits: list[Hit] = []
@@ -131,7 +136,17 @@ def _holds(path: str, finding: list[list[bytes]]) -> bool:
             data = fh.read()
     except OSError:
         return False
-    return all(any(n in data for n in forms) for forms in finding)
+    return all(any(_find(data, n) for n in forms) for forms in finding)
+
+
+def _find(data: bytes, needle: bytes) -> bool:
+    """``needle in data``, :data:`SLICE` bytes at a time: another thread (the app's, drawing the
+    keys typed meanwhile) runs between the slices, where one search of a 100 MB transcript held
+    the interpreter for its whole length."""
+    for start in range(0, len(data), SLICE):
+        if data.find(needle, start, start + SLICE + len(needle) - 1) >= 0:
+            return True
+    return False
 
 
 def _row(src, path: str, wanted: set[str], mask: bool) -> Hit | None:

@@ -47,6 +47,8 @@ FIRST_LIST_WAIT = 0.3
 loaded (``CrabsearchApp.on_load``): read by then, they are in the screen's first paint, not in a
 second one after a paint of an empty list (issue 13, the app's start)."""
 SEARCH_TIME_LIMIT = 0.5  # seconds; past it the best hits found so far are shown, marked partial
+UNINDEXED_DELAY = 0.3
+"""...and only once no key came for this long (each key's query would be looked for in turn)."""
 UNINDEXED_SECONDS = 3.0
 """While the index is updated, how long a search looks at the transcripts it does not hold yet
 (``search.pending``), after showing the indexed rows."""
@@ -429,7 +431,7 @@ class SearchScreen(Screen):
         not hold yet after its own (``search.pending``: marked, replaced when the build gets
         there); None when there are none to add."""
         if (not self.app.indexing or done.error or not text.strip() or len(done.result.hits) >= self.limit
-                or stop.is_set()):
+                or stop.wait(UNINDEXED_DELAY)):  # typing on: the next key's search will look instead
             return None
         from ..search.pending import Unindexed, key_of
 
