@@ -77,7 +77,7 @@ merge policy leaves them, and a search pays for each); a stop loses at most the 
 read, up to 3/4 of what that refresh read."""
 
 _LAST_TOUCH: dict = {}
-"""The index directory and second this process last wrote ``LAST_REFRESH`` for."""
+"""``LAST_REFRESH`` path -> (the second this process wrote, the file's mtime then)."""
 
 SESSION_FIELD_FILTERS = tuple(f for f in FILTERS.values() if f.narrow.of_session is not None)
 """The filters whose field the writer fills from each session (``Narrow.of_session``)."""
@@ -510,12 +510,15 @@ class Indexer:
         """The time of the last refresh, for ``crabsearch status`` (a tiny file, to the second:
         written once per second at most)."""
         now = datetime.now(timezone.utc).isoformat(timespec="seconds")
-        key = (str(self.index_dir), now)
-        if _LAST_TOUCH.get("key") == key:
-            return
+        path = self.index_dir / LAST_REFRESH
         try:
-            write_private(self.index_dir / LAST_REFRESH, now)
-            _LAST_TOUCH["key"] = key
+            if _LAST_TOUCH.get(str(path)) == (now, os.stat(path).st_mtime_ns):
+                return  # written this second by this process, and not since by another
+        except OSError:
+            pass
+        try:
+            write_private(path, now)
+            _LAST_TOUCH[str(path)] = (now, os.stat(path).st_mtime_ns)
         except OSError:
             pass
 
