@@ -123,6 +123,7 @@ class Gate:
         self.roots = roots
         """agent -> its roots (the folders its discovery looks in), as the indexer gives them."""
         self._folders: Folders | None = None
+        self._watched: list[Path] = []
         self._covered: frozenset[str] = frozenset()
         self._clean = False
         self._stamp = None
