@@ -239,6 +239,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--workdir", help="work here (kept; the home and index are reused)")
     ap.add_argument("--out", default=str(HERE / "out" / "cli.json"), help="JSON report (default bench/out/cli.json)")
     ap.add_argument("--smoke", action="store_true", help="2 MB, 3 runs, 2 app starts")
+    ap.add_argument("--tree", help="install this source tree's crabsearch/ (default: this repository's), "
+                                   "e.g. a worktree of an older commit, to compare on one home")
     args = ap.parse_args(argv)
     if args.smoke:
         args.mb, args.runs, args.app_runs, args.first_runs = 2, 3, 2, 2
@@ -257,7 +259,7 @@ def run(work: Path, args) -> int:
     home, meta = h["home"], h["meta"]
     index_dir = work / "index"
     env = child_env(home, work)
-    python = install(work)
+    python = install(work, Path(args.tree) if args.tree else ROOT)
     cs = [str(python.with_name("crabsearch"))]
     t = time.perf_counter()
     subprocess.run(cs + ["index", "--index-dir", str(index_dir), "--json"], env=env, check=True,
@@ -335,7 +337,7 @@ def run(work: Path, args) -> int:
     overall["rg_ratio"] = overall["refresh"] / overall["rg"]
     overall["alone_rg_ratio"] = overall["alone"] / overall["rg"]
     report = {
-        "date": time.strftime("%Y-%m-%d"), "git": git_info(), "python": platform.python_version(),
+        "date": time.strftime("%Y-%m-%d"), "git": git_info(), "tree": args.tree, "python": platform.python_version(),
         "cpus": os.cpu_count(), "mb": args.mb, "runs": args.runs, "corpus": corpus, "build_s": build_s,
         "command": cs, "rg": rg_label, "shapes": rows, "overall": overall,
         "app_start": summary(app) if app else None, "first_call": summary(first) if first else None,

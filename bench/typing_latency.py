@@ -41,6 +41,8 @@ ROOT = HERE.parent
 for p in (str(ROOT), str(HERE)):
     if p not in sys.path:
         sys.path.insert(0, p)
+if "--tree" in sys.argv[:-1]:  # another source tree's crabsearch (imported later, by measure)
+    sys.path.insert(0, str(Path(sys.argv[sys.argv.index("--tree") + 1]).resolve()))
 
 from run import EXTRA_QUERIES, QUERY_SHAPES, git_info, pick_spread_pair, summary  # noqa: E402
 
@@ -143,6 +145,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--runs", type=int, default=5, help="typings per shape (default 5)")
     ap.add_argument("--gap", type=float, default=0.08, help="seconds between keys (default 0.08)")
     ap.add_argument("--shapes", type=int, help="only the first N query shapes (a smoke run)")
+    ap.add_argument("--tree", help="measure this source tree's crabsearch/ (default: this repository's)")
     ap.add_argument("--out", default=str(HERE / "out" / "typing_latency.json"), help="JSON report")
     args = ap.parse_args(argv)
     import gen

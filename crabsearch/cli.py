@@ -39,6 +39,13 @@ directory, masking and resume flags, kept between its requests (the oldest close
 :data:`ENGINES_KEPT`); None in a process that runs one command."""
 
 
+GATES: dict | None = None
+"""The resident server's refresh gates (:class:`crabsearch.quiet.Gate`), by index directory,
+tool-output flag and the agents' roots, kept between its requests (the oldest closed past
+:data:`ENGINES_KEPT`); None in a process that runs one command (its refresh stats every
+transcript)."""
+
+
 class UsageError(Exception):
     """Bad command-line usage (exit code 2)."""
 
@@ -287,13 +294,14 @@ def _run(args) -> int:
         except BadArgument as exc:
             raise UsageError(str(exc)) from None
 
-        failed = []
+        failed, busy = [], []
 
         def refresh() -> bool:
             report = _refresh(indexer, engine, "searching")
             if report is None:
                 failed.append(True)
             elif report.busy:
+                busy.append(True)
                 print("crabsearch: another crabsearch is updating the index; searching what is committed",
                       file=sys.stderr)
             return True
@@ -311,6 +319,12 @@ def _run(args) -> int:
                 print(f"crabsearch: no index in {index_dir} yet; run `crabsearch index`", file=sys.stderr)
             return EXIT_ERROR
         result = answer.result
+        if busy and len(result.hits) < args.limit:  # a build is running: look at what it has not read yet
+            from .search.pending import Unindexed, key_of
+
+            result.hits += Unindexed(indexer).scan(" ".join(args.query), limit=args.limit - len(result.hits),
+                                                   skip={key_of(h) for h in result.hits},
+                                                   mask=not args.no_redact)
         if args.json:
             out.dump(out.search_json(result, answer.notes))
         else:
@@ -426,11 +440,37 @@ def _try_refresh(indexer, doing: str):
     sandbox): the command goes on ``doing`` what is already indexed."""
     from .index.store import READ_LOCK_WAIT, IndexError_
 
+    gate = _gate(indexer)
+    skip = gate.before(indexer) if gate is not None else frozenset()
     try:
-        return indexer.refresh(lock_wait=READ_LOCK_WAIT)  # a read needs no lock: what is committed
+        report = indexer.refresh(lock_wait=READ_LOCK_WAIT, unchanged=skip)  # a read needs no lock: what is committed
     except (OSError, IndexError_) as exc:
         _cannot_update(indexer, exc, doing)
         return None
+    if gate is not None:
+        gate.after(indexer, report, skip)
+    return report
+
+
+def _gate(indexer):
+    """The resident server's :class:`~crabsearch.quiet.Gate` for ``indexer`` (made on first use;
+    None where inotify is unavailable), or None outside the server."""
+    if GATES is None:
+        return None
+    from .quiet import Gate, VOLATILE
+
+    # What the agents' roots are made of (the environment but what a shell changes per command)
+    key = (str(indexer.index_dir), indexer.index_tool_output, str(indexer.home),
+           tuple(sorted((a, tuple(d)) for a, d in indexer.extra_dirs.items())),
+           frozenset((k, v) for k, v in indexer.env.items() if k not in VOLATILE))
+    if key not in GATES:
+        GATES[key] = Gate.make(indexer)
+    gate = GATES[key] = GATES.pop(key)  # newest last
+    while len(GATES) > ENGINES_KEPT:
+        old = GATES.pop(next(iter(GATES)))
+        if old is not None:
+            old.close()
+    return gate
 
 
 def _cannot_update(indexer, exc: Exception, doing: str) -> None:

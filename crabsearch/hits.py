@@ -180,7 +180,11 @@ class Hit:
     """The rung of the ladder that found this row (``phrase``, ``all``, ``session``, ``repair``,
     ``any``; ``id``, ``recent``): a rung that finds fewer sessions than the limit is followed by
     the next rungs' sessions, so the rows of one result can come from several rungs, higher rungs
-    first."""
+    first (``unindexed`` for a row of :mod:`crabsearch.search.pending`)."""
+    indexed: bool = True
+    """False for a row found in a transcript the index does not hold yet (``search.pending``,
+    while a build runs): its score is 0 and its window the hit message alone; the build
+    replaces it."""
 
     @property
     def also_in(self) -> int:
@@ -206,7 +210,8 @@ class Hit:
                  window=[i.to_json() for i in self.window], resume_command=self.ref.resume_command,
                  url=self.ref.open_url,
                  parent_title=self.parent_title, also_in=self.also_in, also_in_sessions=list(self.also_in_sessions),
-                 branch=self.branch, before_compaction=self.before_compaction, route=self.route)
+                 branch=self.branch, before_compaction=self.before_compaction, route=self.route,
+                 indexed=self.indexed)
         if self.explain is not None:
             d["explain"] = self.explain
         return d
@@ -302,13 +307,18 @@ def last_compaction(session: Session) -> int | None:
     return max(marks) if marks else None
 
 
+NOT_INDEXED = "not fully indexed yet"
+"""The note of a row found in a transcript the index does not hold yet (``search.pending``)."""
+
+
 def structure_notes(hit: Hit) -> list[str]:
     """Notes about where a hit sits, in this order: ``subagent of <parent title>``
     (the parent's id when its title is unknown), ``continued in <title>`` and ``continued from
     <title>`` (:func:`continuation_notes`), ``also in N other sessions``, ``on an abandoned
-    branch``, ``before compaction``; empty when none applies. Shared by the result rows and the
+    branch``, ``before compaction``, and first :data:`NOT_INDEXED` for a row found outside the
+    index (``Hit.indexed`` False); empty when none applies. Shared by the result rows and the
     CLI's text output (callers make the text printable)."""
-    notes = []
+    notes = [] if hit.indexed else [NOT_INDEXED]
     s = hit.session
     if s.parent_session_id:
         notes.append(f"subagent of {hit.parent_title or s.parent_session_id}")

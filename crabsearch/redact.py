@@ -214,11 +214,14 @@ _LITERAL_START = re.compile(r"(?:\\[.\-]|[A-Za-z0-9_:/\-])(?![{*+?])")
 
 def _compile(branches: list[tuple[str, str]]) -> re.Pattern:
     """One regex: the branches grouped by anchor (``k(?:<sk->|<sk_live_>|...)``), so that at a
-    position sre compares the character with each anchor once, not with every branch."""
+    position sre compares the character with each anchor once, not with every branch; its
+    compiled program kept on disk between processes (``kept_regex``)."""
     groups: dict[str, list[str]] = {}
     for anchor, body in branches:
         groups.setdefault(anchor, []).append(body)
-    return re.compile("|".join(
+    from .kept_regex import compile_kept
+
+    return compile_kept("|".join(
         re.escape(anchor) + (bodies[0] if len(bodies) == 1 else f"(?:{'|'.join(bodies)})")
         for anchor, bodies in groups.items()))
 

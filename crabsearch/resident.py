@@ -105,7 +105,7 @@ def serve(path: str, idle: float, warm: list[str] = (), warm_cwd: str = "/") -> 
             os.umask(old)
         listener.listen(64)
         mine = os.stat(path).st_ino
-        cli.KEPT = {}
+        cli.KEPT, cli.GATES = {}, {}
         stamp = package_stamp()
         if warm and served_command(list(warm)) == "search":
             try:
@@ -145,6 +145,10 @@ def serve(path: str, idle: float, warm: list[str] = (), warm_cwd: str = "/") -> 
         for engine in (cli.KEPT or {}).values():
             engine.close()
         cli.KEPT = None
+        for gate in (cli.GATES or {}).values():
+            if gate is not None:
+                gate.close()
+        cli.GATES = None
         os.close(lock)
 
 

@@ -284,7 +284,10 @@ def test_a_search_while_another_process_writes_waits_briefly_and_searches_what_i
     with store.write_lock(tmp_path / "index") as held:  # another process's build holds it
         assert held
         code, out, err = run(capsys, "search", "cron", "--json")
-        assert code == 0 and len(json.loads(out)["hits"]) == 2  # what is committed
+        hits = json.loads(out)["hits"]
+        # what is committed, then the transcript the other build has not read yet, marked
+        assert code == 0 and [h["indexed"] for h in hits] == [True, True, False]
+        assert hits[2]["session_id"] == "6d000000-0000-4000-8000-000000000000"
         assert "another crabsearch is updating the index; searching what is committed" in err
         assert waits == [store.READ_LOCK_WAIT] and store.READ_LOCK_WAIT < store.LOCK_WAIT
     code, out, _ = run(capsys, "index", "--json")

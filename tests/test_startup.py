@@ -115,7 +115,11 @@ def test_lean_whoosh_import_leaves_no_stand_ins():
             "assert 'whoosh.lang.morph_en' not in sys.modules\n"
             "from whoosh.query.terms import variations\n"
             "assert 'render' in set(variations('rendering'))\n"
-            "assert 'whoosh.lang.morph_en' in sys.modules\n")
+            "assert 'whoosh.lang.morph_en' in sys.modules\n"
+            "assert 'whoosh.lang.porter' not in sys.modules\n"
+            "from whoosh.analysis import StemmingAnalyzer\n"
+            "assert [t.text for t in StemmingAnalyzer()('rendering tables')] == ['render', 'tabl']\n"
+            "assert 'whoosh.lang.porter' in sys.modules\n")
     _python_ok(code)
 
 
@@ -216,3 +220,36 @@ def test_the_app_imports_neither_the_writer_nor_a_reader():
                "assert 'crabsearch.index.writer' not in sys.modules\n"
                "readers = [m for m in sys.modules if m.startswith('crabsearch.sources.') and m != 'crabsearch.sources.base']\n"
                "assert not readers, readers\n")
+
+
+def test_search_json_imports_neither_textual_nor_mcp(built):
+    """``crabsearch search --json`` (with its refresh) in its own process: the terminal app's
+    toolkit, the MCP SDK and the file watcher are never imported."""
+    env, index_dir = built
+    data, modules = _search(env, index_dir, "cron")
+    assert [h["agent"] for h in data["hits"]] == ["claude"]
+    heavy = {m.partition(".")[0] for m in modules} & {"textual", "rich", "mcp", "pydantic", "watchfiles", "anyio"}
+    assert not heavy, heavy
+    assert not {m for m in modules if m.startswith(("crabsearch.tui", "crabsearch.mcp"))}
+
+
+def test_lookups_walk_matchers_instead_of_listing_every_clause(built, monkeypatch):
+    """The session lookups a search makes per row (``index.lookups``) skip through their
+    clauses: Whoosh's ``IntersectionMatcher.all_ids`` lists every document of each clause (all
+    of an agent's documents for ``continued_from``) and is never called."""
+    from whoosh.matching import binary
+
+    from crabsearch.index import lookups
+
+    def listed(self):
+        raise AssertionError("IntersectionMatcher.all_ids lists every document of each clause")
+
+    monkeypatch.setattr(binary.IntersectionMatcher, "all_ids", listed)
+    _, index_dir = built
+    ix, _ = open_index(index_dir, create=False)
+    with ix.searcher() as s:
+        assert lookups.continued_from(s, "claude", "5c0375b4-57a5-4f26-b12d-d022ee4e51b7") == []
+        docs = lookups.session_documents(s, "claude", ["5c0375b4-57a5-4f26-b12d-d022ee4e51b7"])
+        assert len(docs) == 1 and "meta" in s.stored_fields(docs[0])
+        from whoosh.query import Term
+        assert len(lookups.transcript_messages(s, Term("kind", "m"), s.stored_fields(docs[0])["fkey"])) == 2

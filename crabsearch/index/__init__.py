@@ -27,6 +27,12 @@ def _variations(*args, **kwargs):  # pragma: no cover - whoosh's Variations quer
     return variations(*args, **kwargs)
 
 
+def _stem(*args, **kwargs):  # pragma: no cover - whoosh's stemming filters; crabsearch's analyzer never stems
+    from whoosh.lang.porter import stem
+
+    return stem(*args, **kwargs)
+
+
 def import_whoosh_lean() -> None:
     """Import ``whoosh.compat`` and ``whoosh.reading`` without two imports they make that
     crabsearch never uses: ``urllib.request`` (``whoosh.compat`` binds ``urlretrieve``, pulling
@@ -37,7 +43,10 @@ def import_whoosh_lean() -> None:
     method whoosh decorates, ``SegmentReader.deleted_docs_set``). Also ``whoosh.lang.morph_en``,
     which ``whoosh.query`` imports for its ``Variations`` query (unused here) and which compiles
     ~50 regular expressions at import: its stand-in's ``variations`` imports the real
-    module when called. The stand-ins are removed
+    module when called; and ``whoosh.lang.porter`` (``whoosh.analysis`` binds its ``stem`` as the
+    default of its stemming filters, which crabsearch's analyzer does not use; it compiles a
+    dozen regular expressions at import), whose stand-in's ``stem`` imports it when called. The
+    stand-ins are removed
     afterwards, so any later ``import urllib.request`` gets the real module. Does nothing when
     whoosh or those modules are imported already (``python -X importtime`` shows what each costs)."""
     if "whoosh.reading" in sys.modules:
@@ -52,8 +61,12 @@ def import_whoosh_lean() -> None:
     if "whoosh.lang.morph_en" not in sys.modules and "whoosh.query" not in sys.modules:
         stubs["whoosh.lang.morph_en"] = types.ModuleType("whoosh.lang.morph_en")
         stubs["whoosh.lang.morph_en"].variations = _variations
+    if "whoosh.lang.porter" not in sys.modules and "whoosh.analysis" not in sys.modules:
+        stubs["whoosh.lang.porter"] = types.ModuleType("whoosh.lang.porter")
+        stubs["whoosh.lang.porter"].stem = _stem
     sys.modules.update(stubs)
     try:
+        import whoosh.analysis  # noqa: F401
         import whoosh.compat  # noqa: F401
         import whoosh.query  # noqa: F401
         import whoosh.reading  # noqa: F401

@@ -9,6 +9,7 @@ searcher's ``search``); none of them scores.
 from __future__ import annotations
 
 from whoosh.query import And, Or, Query, Term
+from whoosh.reading import TermNotFound
 
 
 def all_of(clauses: list[Query]) -> Query:
@@ -23,19 +24,37 @@ def within(query: Query, clauses: list[Query]) -> Query:
     return And([query, *clauses])
 
 
+def matching(searcher, query: Query) -> list[int]:
+    """The documents matching ``query``, found by walking its matcher (each step skips to the
+    next document every clause holds) rather than by ``Query.docs``: Whoosh's intersection
+    (``IntersectionMatcher.all_ids``) lists every document of each clause into a set first, so an
+    ``And`` of a rare term with ``kind:s`` and an agent read all of that agent's documents."""
+    try:
+        m = query.matcher(searcher, searcher.boolean_context())
+    except TermNotFound:
+        return []
+    out = []
+    while m.is_active():
+        out.append(m.id())
+        m.next()
+    return out
+
+
 def transcript_messages(searcher, query: Query, fkey: str) -> list[int]:
     """The message documents of transcript ``fkey`` that match ``query``."""
-    return list(And([query, Term("fkey", fkey), Term("kind", "m")]).docs(searcher))
+    return matching(searcher, And([query, Term("fkey", fkey), Term("kind", "m")]))
 
 
 def continued_from(searcher, agent: str, session_id: str) -> list[int]:
     """The session documents of ``agent`` whose ``continued_in`` is ``session_id`` (the sessions
     that were handed to it)."""
-    return list(And([Term("kind", "s"), Term("agent", agent), Term("continued_in", session_id)]).docs(searcher))
+    if not searcher.doc_frequency("continued_in", session_id):  # most sessions: no matcher built at all
+        return []
+    return matching(searcher, And([Term("kind", "s"), Term("agent", agent), Term("continued_in", session_id)]))
 
 
 def session_documents(searcher, agent: str, session_ids: list[str]) -> list[int]:
     """The session documents of ``agent`` whose session id is one of ``session_ids`` (a
     non-empty list; several transcripts can carry one id)."""
     q = And([Term("kind", "s"), Term("agent", agent), Or([Term("session_id", s) for s in session_ids])])
-    return list(q.docs(searcher))
+    return matching(searcher, q)

@@ -73,6 +73,9 @@ BATCH_GROWTH = 4
 merge policy leaves them, and a search pays for each); a stop loses at most the batch being
 read, up to 3/4 of what that refresh read."""
 
+_LAST_TOUCH: dict = {}
+"""``LAST_REFRESH`` path -> (the second this process wrote, the file's mtime then)."""
+
 
 def batch_limits(n: int) -> tuple[int, int]:
     """``(bytes, messages)`` after which batch ``n`` (from 0) of a refresh is committed."""
@@ -168,6 +171,9 @@ class Indexer:
         self.home = Path(home) if home else Path(self.env.get("HOME") or Path.home())
         self.sources = list(SOURCES.values() if sources is None else sources)
         self.unreadable_dirs: dict[str, str] = {}
+        self.found: dict[str, list[str]] = {}
+        """What the last :meth:`discover` found: agent -> transcript paths."""
+        self._unchanged: frozenset[str] = frozenset()
         self._seen: set = set()
         """What the last :meth:`discover` found: ``(device, inode)`` of each file, the path of
         each member unit (:meth:`gone` tells a file found under another name by it)."""
@@ -189,17 +195,23 @@ class Indexer:
         extra = self.extra_dirs.get(src.agent, []) if src.env_var else []
         return [self.env] + [{**self.env, src.env_var: os.path.expanduser(d)} for d in extra]
 
-    def discover(self) -> list[tuple[Source, str]]:
-        """Every transcript file of every source, as ``(source, path)``, each real file once
-        (by device and inode: one stat, where ``realpath`` took one per path segment; member
-        units, which are not files, by their path). The directories that could not be listed
-        are left in ``self.unreadable_dirs`` (``{path: reason}``)."""
+    def discover(self, skip: frozenset[str] = frozenset()) -> list[tuple[Source, str]]:
+        """Every transcript file of every source but the agents in ``skip``, as ``(source,
+        path)``, each real file once (by device and inode: one stat, where ``realpath`` took one
+        per path segment; member units, which are not files, by their path). The directories
+        that could not be listed are left in ``self.unreadable_dirs`` (``{path: reason}``), the
+        paths found in ``self.found`` (agent -> paths)."""
         seen: set = set()
         out = []
         self._seen = seen
+        self.found = {}
         with noting_unreadable_dirs() as unreadable:
             for src in self.sources:
+                if src.agent in skip:
+                    continue
+                mine = self.found[src.agent] = []
                 for p in (p for env in self._envs(src) for p in src.discover(env, self.home)):
+                    mine.append(str(p))
                     try:
                         st = os.stat(p)
                         key: object = (st.st_dev, st.st_ino)
@@ -211,8 +223,21 @@ class Indexer:
         self.unreadable_dirs = unreadable
         return out
 
+    def manifest_stamp(self) -> tuple | None:
+        """What changes whenever a refresh commits (in any process), a reader marks the index
+        damaged or the index is replaced: the current generation, its folder's mtime (a file made
+        or removed in it) and its manifest file's ``(mtime_ns, size, inode)``; None when there is
+        no manifest."""
+        gen = where(self.index_dir)
+        try:
+            st, folder = os.stat(gen / Manifest.NAME), os.stat(gen)
+        except OSError:
+            return None
+        return str(gen), folder.st_mtime_ns, st.st_mtime_ns, st.st_size, st.st_ino
+
     def refresh(self, progress: Callable[[Progress], None] | None = None,
-                cancelled: Callable[[], bool] | None = None, *, lock_wait: float = LOCK_WAIT) -> RefreshReport:
+                cancelled: Callable[[], bool] | None = None, *, lock_wait: float = LOCK_WAIT,
+                unchanged: frozenset[str] = frozenset()) -> RefreshReport:
         """Bring the index up to date; returns a :class:`RefreshReport`.
 
         Never raises for a bad transcript: a record a reader cannot handle is skipped and counted,
@@ -225,13 +250,28 @@ class Indexer:
         segments and the manifest that describes them move together; when another process holds
         it for more than ``lock_wait`` seconds (``store.READ_LOCK_WAIT`` for a refresh before a
         read), returns with ``busy=True`` having written nothing.
+
+        ``unchanged``: agents whose transcripts are known untouched since a refresh of this index
+        completed, and the index as that refresh left it (``quiet.Gate``: no file event in
+        their folders, the same :meth:`manifest_stamp`): they are neither discovered nor
+        stat-ed, and their indexed transcripts are kept as the manifest has them. When every
+        indexed transcript is theirs and the other agents have none, the index is not even
+        opened. Every agent is walked when the index must be made anew (missing, damaged,
+        another version).
         """
         t0 = time.perf_counter()
         report = RefreshReport()
         variant = "tools" if self.index_tool_output else ""
-        files = self.discover()
+        self._unchanged = frozenset(unchanged)
+        files = self.discover(skip=self._unchanged)
         report.unreadable_dirs = [f"{d}: {why}" for d, why in sorted(self.unreadable_dirs.items())]
+        if self._unchanged and not files and self._all_unchanged(report):
+            self._touch_last_refresh()
+            report.seconds = time.perf_counter() - t0
+            return report
         ix, problem = open_index(self.index_dir, create=False, variant=variant)
+        if ix is None or problem is not None:
+            self._walk_all(files)
         if ix is not None and problem is None:
             self._gen = where(self.index_dir)
             jobs, removed, _ = self._plan(ix, report, files)
@@ -259,6 +299,8 @@ class Indexer:
         manifest save that describes it; swap a rebuilt generation in when it is complete."""
         opened = open_for_writing(self.index_dir, variant)
         ix, self._gen, report.rebuilt = opened.ix, opened.directory, opened.rebuilt
+        if report.rebuilt:
+            self._walk_all(files)
         remove_unfinished(ix)  # what a writer killed earlier left half-written
         self._open_writer = None
         try:
@@ -338,10 +380,43 @@ class Indexer:
         if opened.swap_pending and not (cancelled and cancelled()):
             swap(self.index_dir, self._gen)  # complete: searches switch to it in one rename
 
+    def _walk_all(self, files: list[tuple[Source, str]]) -> None:
+        """Add to ``files`` (in place: the list every later step of the refresh plans from) the
+        transcripts of the agents :meth:`refresh` was told to skip: the index must be made anew,
+        from every transcript."""
+        if not self._unchanged:
+            return
+        found, seen, known = self.found, self._seen, {p for _, p in files}
+        more = self.discover(skip=frozenset(s.agent for s in self.sources if s.agent not in self._unchanged))
+        self.found, self._seen, self._unchanged = {**found, **self.found}, seen | self._seen, frozenset()
+        files.extend((src, p) for src, p in more if p not in known)
+
+    def _all_unchanged(self, report: RefreshReport) -> bool:
+        """True (and ``report``'s counts filled) when every transcript of the manifest belongs
+        to an agent of ``refresh(unchanged=...)``."""
+        self._gen = where(self.index_dir)
+        manifest = self._load_manifest()
+        agents = [e.get("agent") for e in manifest.files.values()]
+        if not agents or not self._unchanged.issuperset(agents):
+            return False
+        report.files_seen = len(agents)
+        for a in agents:
+            report.by_agent[a] = report.by_agent.get(a, 0) + 1
+        return True
+
     def _touch_last_refresh(self) -> None:
-        """The time of the last refresh, for ``crabsearch status`` (a tiny file: cheap)."""
+        """The time of the last refresh, for ``crabsearch status`` (a tiny file, to the second:
+        written once per second at most)."""
+        now = datetime.now(timezone.utc).isoformat(timespec="seconds")
+        path = self.index_dir / LAST_REFRESH
         try:
-            write_private(self.index_dir / LAST_REFRESH, datetime.now(timezone.utc).isoformat(timespec="seconds"))
+            if _LAST_TOUCH.get(str(path)) == (now, os.stat(path).st_mtime_ns):
+                return  # written this second by this process, and not since by another
+        except OSError:
+            pass
+        try:
+            write_private(path, now)
+            _LAST_TOUCH[str(path)] = (now, os.stat(path).st_mtime_ns)
         except OSError:
             pass
 
@@ -387,7 +462,16 @@ class Indexer:
         self._manifest_errors = dict(manifest.errors)
         jobs: list[_Job] = []
         found: set[str] = set()
+        if report.rebuilt or not manifest.files:
+            self._walk_all(files)
+        for path, entry in manifest.files.items():  # agents known unchanged: kept as indexed
+            if entry.get("agent") in self._unchanged:
+                found.add(path)
+                report.files_seen += 1
+                report.by_agent[entry["agent"]] = report.by_agent.get(entry["agent"], 0) + 1
         for src, path in files:
+            if path in found:
+                continue
             try:
                 size, mtime_ns, ctime_ns = src.stat(path)
             except Exception:  # noqa: BLE001 - vanished between discovery and stat (or unreadable)

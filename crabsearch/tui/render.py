@@ -400,6 +400,7 @@ RUNG_NOTES = {
     "session": "the words spread over a session below",
     "repair": "spelling repaired below",
     "any": "fewer words matched below",
+    "unindexed": "not indexed yet below",
 }
 """What the rows below a change of rung (``Hit.route``) matched, by the lower rung."""
 

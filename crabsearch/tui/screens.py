@@ -46,6 +46,12 @@ SEARCH_TIME_LIMIT = 0.5  # seconds; past it the best hits found so far are shown
 STALE_AFTER = 0.15
 """Seconds a search may take before the rows shown, another query's, are dimmed and the status
 line says the new query is being searched (``SearchScreen._mark_stale``)."""
+UNINDEXED_DELAY = 0.3
+"""Seconds without a key after which a search made while the index is updated also looks at
+the transcripts the index does not hold yet (each key's query would otherwise be looked for in turn)."""
+UNINDEXED_SECONDS = 3.0
+"""While the index is updated, how long a search looks at the transcripts it does not hold yet
+(``search.pending``), after showing the indexed rows."""
 QUOTE_PAUSE = 1.0
 """Seconds without a key after which a query with no closing quote that found nothing says it was
 searched as one phrase (``SearchScreen._notes``), and a filter left unfinished at the end of the
@@ -101,6 +107,7 @@ class SearchScreen(Screen):
         self._stop: threading.Event | None = None  # set to end the search running (a newer one came)
         self._asked: tuple | None = None  # the newest search asked for, not started yet
         self._asked_lock = threading.Lock()
+        self._unindexed = None  # search.pending.Unindexed, made on the first search while indexing
         self._searching = False  # a search worker is running (it takes what is asked next, too)
         self.result: SearchResult | None = None
         self._shown_sort = self.sort
@@ -308,11 +315,38 @@ class SearchScreen(Screen):
                         self._searching = False
                         return
                 if not asked[2].is_set():  # else a newer search was asked for since
-                    self.post_message(self._answer(*asked))
+                    done = self._answer(*asked)
+                    self.post_message(done)
+                    more = self._unindexed_rows(asked[0], done, asked[2])
+                    if more is not None:
+                        self.post_message(more)
         except BaseException:
             with self._asked_lock:  # the next search starts a worker again
                 self._searching = False
             raise
+
+    def _unindexed_rows(self, text: str, done: SearchDone, stop: threading.Event) -> SearchDone | None:
+        """While the index is being updated, ``done`` with the rows of the transcripts it does
+        not hold yet after its own (``search.pending``: marked, replaced when the build gets
+        there); None when there are none to add."""
+        if (not self.app.indexing or done.error or not text.strip() or len(done.result.hits) >= self.limit
+                or stop.wait(UNINDEXED_DELAY)):  # typing on: the next key's search will look instead
+            return None
+        from ..search.pending import Unindexed, key_of
+
+        if self._unindexed is None:
+            self._unindexed = Unindexed(self.app.indexer)
+        query, _ = check_filters(text, tuple(SOURCES))
+        try:
+            rows = self._unindexed.scan(query, limit=self.limit - len(done.result.hits), stop=stop,
+                                        skip={key_of(h) for h in done.result.hits}, seconds=UNINDEXED_SECONDS,
+                                        mask=not self.reveal)
+        except Exception:  # noqa: BLE001 - a look beside the index: the indexed rows stand alone
+            return None
+        if not rows or stop.is_set():
+            return None
+        result = dataclasses.replace(done.result, hits=done.result.hits + rows)
+        return SearchDone(done.generation, result, None, done.rebuild, done.problems)
 
     def _answer(self, text: str, generation: int, stop: threading.Event) -> SearchDone:
         """The search for ``text`` (the recent sessions when blank), as the message that shows it."""
