@@ -23,7 +23,8 @@ from collections import OrderedDict
 from pathlib import Path
 
 from ..hits import Hit, Item, SessionRef, cut_around
-from ..index.analysis import term_spans, terms
+from ..index.analysis import terms
+from ..index.highlight import term_spans
 from ..index.manifest import Manifest, file_key
 from ..query import parse
 from ..redact import redact_kept
@@ -152,7 +153,7 @@ def _find(data: bytes, needle: bytes) -> bool:
 def _row(src, path: str, wanted: set[str], mask: bool) -> Hit | None:
     """The row of the transcript at ``path``: its first message whose indexed text holds every
     term of ``wanted`` (else its title), or None."""
-    from ..index.writer import index_text_fields
+    from ..index.documents import index_text_fields
 
     try:
         read = src.read(Path(path))

@@ -3,6 +3,7 @@ flow between them (a search at each key, the index refreshed as transcripts chan
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 
 from rich.text import Text
