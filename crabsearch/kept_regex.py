@@ -10,7 +10,9 @@ with ``marshal`` in ``regex/`` of crabsearch's cache directory, named by a SHA-2
 version, ``_sre.MAGIC``, the flags and the pattern; the next process hands them to
 ``_sre.compile`` directly (which checks the program). Any failure (another Python whose private
 API differs, a damaged or unwritable file) falls back to ``re.compile``: the same pattern, only
-slower. The files hold nothing from transcripts (the pattern is crabsearch's source).
+slower. The files hold nothing from transcripts (the pattern is crabsearch's source). They are
+written only where crabsearch's cache directory already exists (the default index, the app's last
+copy live there): a run with its index elsewhere (``--index-dir``) creates nothing in the home.
 """
 
 from __future__ import annotations
@@ -56,6 +58,8 @@ def compile_kept(pattern: str, flags: int = 0) -> re.Pattern:
         raise
     except Exception:  # noqa: BLE001 - re's private API differs here
         return re.compile(pattern, flags)
+    if not path.parent.parent.is_dir():  # crabsearch keeps nothing in the cache: nor does this
+        return compiled
     try:
         os.makedirs(path.parent, mode=0o700, exist_ok=True)
         write_atomically(path, [marshal.dumps(args)], sync=False)

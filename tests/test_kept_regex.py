@@ -22,6 +22,7 @@ def test_a_kept_program_matches_as_re_compiles_it(tmp_path, monkeypatch):
     from crabsearch import kept_regex
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    (tmp_path / "crabsearch").mkdir()
     pattern = r._compile(r._BRANCHES).pattern
     first = kept_regex.compile_kept(pattern)
     assert list((tmp_path / "crabsearch" / kept_regex.FOLDER).glob("*.marshal"))
@@ -48,6 +49,7 @@ def test_the_next_process_does_not_compile_the_masking_pattern(tmp_path):
             "    p.parse = refuse\n"
             "print(redact(sys.argv[2]))\n")
     env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path), "PYTHONPATH": str(ROOT)}
+    (tmp_path / "crabsearch").mkdir()
     text = SECRET_SAMPLES[0][1]
     first = subprocess.run([sys.executable, "-c", code, "first", text], env=env, capture_output=True, text=True)
     kept = subprocess.run([sys.executable, "-c", code, "kept", text], env=env, capture_output=True, text=True)
@@ -59,6 +61,7 @@ def test_a_damaged_file_is_compiled_again(tmp_path, monkeypatch):
     from crabsearch import kept_regex
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    (tmp_path / "crabsearch").mkdir()
     kept_regex.compile_kept(r"(?P<word>ab+c)|x")
     (path,) = (tmp_path / "crabsearch" / kept_regex.FOLDER).glob("*.marshal")
     path.write_bytes(b"\x00garbage")
@@ -73,3 +76,12 @@ def test_an_unwritable_cache_still_compiles(tmp_path, monkeypatch):
     (tmp_path / "crabsearch").write_text("a file where the folder would be")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     assert kept_regex.compile_kept(r"a(b)c").fullmatch("abc").group(1) == "b"
+
+
+def test_nothing_is_kept_where_crabsearch_has_no_cache_directory(tmp_path, monkeypatch):
+    """A run whose index lives elsewhere (``--index-dir``) creates nothing in the home's cache."""
+    from crabsearch import kept_regex
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert kept_regex.compile_kept(r"a(b)c").fullmatch("abc").group(1) == "b"
+    assert list(tmp_path.iterdir()) == []
