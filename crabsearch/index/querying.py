@@ -82,16 +82,18 @@ class Compiler:
         self._leaves: dict[tuple[str, ...], list[str]] = {}  # group -> its parts in order
         self._spelled: dict[tuple[str, ...], str] = {}  # group -> the word as typed
         self._folded: dict[str, list[str]] = {}  # folded word -> its folded letters in context
-        words, weak_words = pq.words, []
+        words, weak_words, reduced = pq.words, [], set()
         if reads_as_pasted(pq.text):
             stable = [stable_part(w) for w in pq.words]
             if any(stable):
                 words = [s for s in stable if s]
                 weak_words = [w for w, s in zip(pq.words, stable) if s != w]
+                reduced = {s for w, s in zip(pq.words, stable) if s and s != w}
         for w in words:
             for g, leaves in group_leaves(w):
                 self._leaves.setdefault(tuple(g), leaves)
-                self._spelled.setdefault(tuple(g), w)
+                if w not in reduced:  # a path's stable part is no word the user typed
+                    self._spelled.setdefault(tuple(g), w)
             for word, contexts in folded_contexts(w).items():
                 self._folded.setdefault(word, contexts)
         all_groups = _dedupe_groups([list(g) for g in self._leaves])
@@ -300,7 +302,7 @@ class Compiler:
         a row) and have no spelling repair: the search says that nothing matched them."""
         out = []
         for g in self.groups:
-            if len(g) > 1 and g[0] not in self.corrections and not self.has_postings(g):
+            if len(g) > 1 and tuple(g) in self._spelled and g[0] not in self.corrections and not self.has_postings(g):
                 out.append(self._spelled.get(tuple(g), g[0]))
         return out
 
