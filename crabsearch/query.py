@@ -33,6 +33,7 @@ MAX_QUERY_CHARS = 512
 TYPED_MAX_PARTS = 8
 """A query of more whitespace-separated parts than this reads as pasted (:func:`reads_as_typed`)."""
 _CODE_MARKS = frozenset("<>|;=(){}$`")
+_DEEP_PATH = re.compile(r"[^\s/\\]+[/\\]+[^\s/\\]+[/\\]+[^\s/\\]")
 _TOKEN = re.compile(r'(-?)"([^"]*)("?)|(\w+):"([^"]*)"?|(\S+)')
 
 
@@ -177,6 +178,14 @@ def reads_as_typed(text: str) -> bool:
     shell command (``< > | ; = ( ) { } $`` and the backtick). A pasted command, error or line of
     code (``adb exec-out screencap -p > weekly.png``) holds flags and dashes that are its words."""
     return len(text.split()) <= TYPED_MAX_PARTS and not _CODE_MARKS.intersection(text)
+
+
+def reads_as_pasted(text: str) -> bool:
+    """True when ``text`` reads as a pasted line (an error, a stack frame, a command), whose
+    volatile parts are weak evidence (``crabsearch.volatile``): it does not read as typed
+    (:func:`reads_as_typed`), or it holds a path of three parts or more (``a/b/c``, ``a\\b\\c``),
+    which nobody types from memory: ``error: Cannot find package 'x' from '/Users/…/src/cli.ts'``."""
+    return not reads_as_typed(text) or _DEEP_PATH.search(text) is not None
 
 
 def _bare(q: ParsedQuery, tok: str, facts: Facts, shown: dict, typed: bool = True) -> None:

@@ -6,7 +6,8 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from crabsearch.query import parse, parse_day
+from crabsearch.query import parse, parse_day, reads_as_pasted
+from crabsearch.volatile import stable_part
 
 NOW = datetime(2026, 3, 20, 15, 30, tzinfo=timezone(timedelta(hours=2)))  # a local time, UTC+2
 AGENTS = ("claude", "codex")
@@ -136,3 +137,29 @@ def test_a_dash_in_a_pasted_line_is_a_word_not_an_exclusion():
     long = parse("error while running the nightly build job on the server -verbose")
     assert long.excluded == [] and "-verbose" in long.words
     assert parse('x = f(y) -"not this"').excluded == ["not this"]  # a quoted exclusion is meant
+
+
+@pytest.mark.parametrize("word,stable", [
+    ("'/Users/dana/.local/state/minsky/git/local/minsky/task#017/src/cli.ts'", "src/cli.ts"),
+    ("(/home/sam/src/OpenPrintKit/.venv/lib/python3.12/site-packages/PySide6/QtWidgets.abi3.so)",
+     "PySide6/QtWidgets.abi3.so"),
+    ("'file:/Users/dana/code/minsky/process/tasks.md'", "process/tasks.md"),
+    ("src/domain/session.ts:12:5", "src/domain/session.ts"), ("cli.ts:12:5", "cli.ts"),
+    ("src/domain/session.ts", "src/domain/session.ts"),
+    ("'/tmp/minsky-git-test-Xk29pQ':", None), ("/var/folders/x1/abc/T/out.log", None),
+    ("/home/dana/.local/state/minsky/git/#004", None),
+    ("331,", None), ("5087ms", None), ("#004", None), ("12:33:04", None), ("2026-01-02T12:33:04Z", None),
+    ("0x7ffd3a2b", None), ("'4f1c9a07d2e35b6e8a90c1d47f2b5e3a6c8d9e01'.", None),
+    ("550e8400-e29b-41d4-a716-446655440000", None), ("dana@laptop", None),
+    ("'task#027'", None), ("test-session-1714482211", None),
+    ("error:", "error:"), ("sha256", "sha256"), ("utf8mb4", "utf8mb4"), ("PySide6", "PySide6"),
+    ("i18n", "i18n"), ("git@github.com", "git@github.com"), ("SessionDB().deleteSession", "SessionDB().deleteSession"),
+])
+def test_the_stable_part_of_a_pasted_word(word, stable):
+    assert stable_part(word) == stable
+
+
+def test_a_line_with_a_deep_path_or_code_reads_as_pasted():
+    assert reads_as_pasted("error: Cannot find package 'x' from '/Users/dana/p/src/cli.ts'")
+    assert reads_as_pasted("adb exec-out screencap -p > weekly.png")
+    assert not reads_as_pasted("retry backoff 0x7ffd3a2b") and not reads_as_pasted("and/or src/cli.ts")

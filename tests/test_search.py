@@ -482,3 +482,34 @@ def test_facets_are_narrowed_by_the_querys_other_filters(tmp_path):
     assert engine.facets("agent:claude since:2025-06-01")["project"] == [("webapp", 1)]
     assert engine.facets("agent:claude role:assistant")["project"] == []  # no answer in these sessions
     assert engine.facets("agent:claude")["agent"] == engine.facets()["agent"] == [("claude", 2), ("codex", 2)]
+
+
+PASTED = ("error: Cannot find package 'commander' from '/Users/dana/.local/state/minsky/git/local/minsky/"
+          "task#017/src/cli.ts:12:5' at 0x7ffd3a2b (2026-01-02T12:33:04Z, 550e8400-e29b-41d4-a716-446655440000)")
+
+
+def test_a_pasted_line_finds_the_session_of_its_words_whatever_its_volatile_parts(tmp_path):
+    """An error pasted today differs from the one fixed in a past session by its places and
+    numbers (another home folder and task folder, line:column, address, timestamp, run id): the
+    session holding its words ranks first, above one that holds those volatile parts exactly
+    and none of the error; a typed query keeps every word required."""
+    home = tmp_path / "home"
+    ClaudeSession(home, session_id="eeeeeeee-0000-4000-8000-000000000005").user(
+        "bun test fails: error: Cannot find package 'commander' from "
+        "'/Users/edobry/.local/state/minsky/git/004/src/cli.ts'").assistant(
+        "commander is missing from the session workspace: install it there").write()
+    decoy = ClaudeSession(home, session_id="ffffffff-0000-4000-8000-000000000006")
+    for _ in range(3):
+        decoy.user("open /Users/dana/.local/state/minsky/git/local/minsky/task#017/src/cli.ts:12:5 "
+                   "at 0x7ffd3a2b, 2026-01-02T12:33:04Z, run 550e8400-e29b-41d4-a716-446655440000").assistant(
+            "the error from the package is gone")
+    decoy.write()
+    Indexer(tmp_path / "index", env={"HOME": str(home)}).refresh()
+    e = Engine(tmp_path / "index")
+    result = e.search(PASTED)
+    assert short_ids(result)[0] == "eeee"
+    assert result.route == "all"  # every stable word in one message
+    # typed: the address is a word like any other, still required (eeee lacks it: any word)
+    typed = e.search("0x7ffd3a2b error")
+    assert [(h.session.session_id[:4], h.route) for h in typed.hits] == [("ffff", "session"), ("eeee", "any")]
+    e.close()

@@ -438,3 +438,33 @@ def all_agents_session(home: Path, t: datetime) -> Expect:
                    "content": reply_of("gemini"), "model": "gemini-2.5-pro"})
     return Expect("gemini", sid, "Gemini: worker stall", cwd, f"cd {cwd} && gemini --resume {sid}", "quokkagemini",
                   [prompt_of("gemini"), reply_of("gemini")], t, files=[path])
+
+
+SHELL_TEXT = ("I ran the following shell command:\n```sh\nnpm run build -- --name \\`x\\`\n```\n\n"
+              "This produced the following result:\n```\nCommand exited with code 2.\n"
+              "src/app.ts(3,7): error TS2304: Cannot find name 'Foo'.\nOPENAI_API_KEY=sk-proj-aaaa\n```")
+
+
+def test_a_shell_mode_command_is_the_persons_text_and_its_output_tool_output(tmp_path):
+    """Shell mode (``!``) as Gemini CLI records it (``addShellCommandToGeminiHistory``,
+    packages/cli/src/ui/hooks/useExecutionLifecycle.ts at 5411f113ca: one ``user`` message,
+    backticks and backslashes escaped): the command is the person's text, never the title; its
+    output, stdout and stderr in one stream, a bash-mode tool result (indexed only with tool
+    output on). Before, the whole record was one user prompt, output included."""
+    f = write_jsonl(tmp_path / "session-x.jsonl",
+                    {"sessionId": "s", "kind": "main"},
+                    {"id": "m1", "timestamp": "2026-03-01T00:00:01Z", "type": "user",
+                     "content": [{"text": "fix the build"}]},
+                    {"id": "m2", "timestamp": "2026-03-01T00:00:02Z", "type": "user",
+                     "content": [{"text": SHELL_TEXT}]},
+                    {"id": "m3", "timestamp": "2026-03-01T00:00:03Z", "type": "gemini",
+                     "content": [{"text": "Foo is not imported"}]})
+    r = SRC.read(f)
+    assert [(m.role, m.label, m.text) for m in r.messages] == [
+        (Role.USER, "user", "fix the build"),
+        (Role.USER, "user", "! npm run build -- --name `x`"),
+        (Role.TOOL, "tool:bash-mode", "Command exited with code 2.\nsrc/app.ts(3,7): error TS2304: Cannot find "
+         "name 'Foo'.\nOPENAI_API_KEY=sk-proj-aaaa"),
+        (Role.ASSISTANT, "assistant", "Foo is not imported")]
+    assert r.session.title == "fix the build"
+    assert_read_back(SRC, f, r.messages)

@@ -11,17 +11,21 @@ The plain words go down a ladder and the search stops at the first rung that fin
 4. ``any``: any of the words.
 
 Quoted phrases, ``word*`` prefixes and filters are required on every rung; ``-word`` excludes.
+In a pasted line (``query.reads_as_pasted``) a word's volatile parts (``crabsearch.volatile``)
+are not required: only its stable part is, the whole word counts when a message holds it
+(``Compiler.weak``).
 Filters are part of the query itself (constant score 0), so they narrow before the result
 limit. Field boosts come from :data:`~crabsearch.ranking.WEIGHTS`.
 """
 
 from __future__ import annotations
 
-from whoosh.query import And, Or, Phrase, Prefix, Query, Term
+from whoosh.query import And, AndMaybe, Or, Phrase, Prefix, Query, Term
 from whoosh.support.levenshtein import distance
 
-from ..query import ParsedQuery
+from ..query import ParsedQuery, reads_as_pasted
 from ..ranking import WEIGHTS
+from ..volatile import stable_part
 from .analysis import folded_contexts, group_leaves, phrase_terms
 from .phrases import TextPhrase
 from .union import FlatOr
@@ -78,15 +82,33 @@ class Compiler:
         self._leaves: dict[tuple[str, ...], list[str]] = {}  # group -> its parts in order
         self._spelled: dict[tuple[str, ...], str] = {}  # group -> the word as typed
         self._folded: dict[str, list[str]] = {}  # folded word -> its folded letters in context
-        for w in pq.words:
+        words, weak_words, reduced = pq.words, [], set()
+        if reads_as_pasted(pq.text):
+            stable = [stable_part(w) for w in pq.words]
+            if any(stable):
+                words = [s for s in stable if s]
+                weak_words = [w for w, s in zip(pq.words, stable) if s != w]
+                reduced = {s for w, s in zip(pq.words, stable) if s and s != w}
+        for w in words:
             for g, leaves in group_leaves(w):
                 self._leaves.setdefault(tuple(g), leaves)
-                self._spelled.setdefault(tuple(g), w)
+                if w not in reduced:  # a path's stable part is no word the user typed
+                    self._spelled.setdefault(tuple(g), w)
             for word, contexts in folded_contexts(w).items():
                 self._folded.setdefault(word, contexts)
         all_groups = _dedupe_groups([list(g) for g in self._leaves])
         content = [g for g in all_groups if not (len(g) == 1 and g[0] in STOPWORDS)]
         self.groups = content or all_groups
+        self.weak: list[list[str]] = []
+        """The word groups of a pasted line's volatile parts (``crabsearch.volatile``: line and
+        column numbers, addresses, ids, timestamps, a path's changing folders), whole: never
+        required, they add to a message's score on the ``all`` and ``repair`` rungs when it
+        holds them (:meth:`with_weak`); the session-wide rungs leave them out."""
+        for w in weak_words:
+            for g, leaves in group_leaves(w):
+                if tuple(g) not in self._leaves and g not in self.weak:
+                    self._leaves[tuple(g)] = leaves
+                    self.weak.append(g)
         self.phrase_words = phrase_terms(" ".join(pq.words))
         analyzed = [(p, phrase_terms(p)) for p in pq.phrases]
         self.phrases = [t for _, t in analyzed if t]
@@ -117,6 +139,7 @@ class Compiler:
         out = [t for g in self.groups for t in g]
         out += [" ".join(g[1:]) for g in self.groups if len(g) > 2 and not alone.intersection(g[1:])]
         out += [t for p in self.phrases for t in p]
+        out += [g[0] for g in self.weak]  # a volatile part whole, where it matched
         out += [p + "*" for p in self.prefixes]  # highlighted by prefix (highlight.spans)
         return _dedupe(out + list(self.corrections.values()))
 
@@ -189,11 +212,20 @@ class Compiler:
             # (index.phrases); one identifier's parts (getUserById: get user by id) match anywhere.
             phrase = _phrase(self.phrase_words, fields, text=len(self._leaves) > 1)
             out.append(("phrase", self.finish(required + [phrase])))
-        out.append(("all", self.finish(required + [self.group_query(g, fields) for g in self.groups])))
+        out.append(("all", self.with_weak(self.finish(required + [self.group_query(g, fields) for g in self.groups]),
+                                          fields)))
         repaired = self.repaired_groups()
         if repaired != self.groups:
-            out.append(("repair", self.finish(required + [self.group_query(g, fields) for g in repaired])))
+            out.append(("repair", self.with_weak(
+                self.finish(required + [self.group_query(g, fields) for g in repaired]), fields)))
         return out
+
+    def with_weak(self, query: Query, fields) -> Query:
+        """``query``, its score raised by the :attr:`weak` groups a document holds (Whoosh's
+        ``AndMaybe``: the documents are ``query``'s)."""
+        if not self.weak:
+            return query
+        return AndMaybe(query, FlatOr([self.group_query(g, fields) for g in self.weak]))
 
     def any_query(self, fields, groups=None) -> Query:
         """Any of the word groups (required parts still required); with no word groups (only
@@ -270,7 +302,7 @@ class Compiler:
         a row) and have no spelling repair: the search says that nothing matched them."""
         out = []
         for g in self.groups:
-            if len(g) > 1 and g[0] not in self.corrections and not self.has_postings(g):
+            if len(g) > 1 and tuple(g) in self._spelled and g[0] not in self.corrections and not self.has_postings(g):
                 out.append(self._spelled.get(tuple(g), g[0]))
         return out
 

@@ -33,6 +33,8 @@ and 7.3 (role mapping). Decisions and limitations of this module:
   conversation content; the UI skips the first two, ``packages/cli/src/utils/sessionUtils.ts``
   ``convertSessionToHistoryFormats``), is a ``system`` message labelled ``context``: never the
   title or anchor, not in the ``user`` field (system messages are not indexed).
+* **Shell mode** (``!``): the record of a command the person ran (:func:`user_shell_command`)
+  is ``! CMD`` as their text and its output a ``bash-mode`` tool result.
 * **What the user typed** (rule 11): ``displayContent`` is the input as typed and shown by the
   CLI; ``content`` is what the model was sent, with ``@file`` references expanded by the
   ``read_many_files`` tool (``packages/cli/src/ui/hooks/atCommandProcessor.ts``). A message with
@@ -67,6 +69,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Iterator, Mapping
@@ -94,6 +97,10 @@ EXPANSION_TOOL = "read_many_files"
 """The tool Gemini CLI reads ``@file`` references with; a prompt's expanded ``content`` is its output."""
 KNOWN_TYPES = frozenset({"user", "gemini", "model", "info", "error", "warning"})
 """Message ``type`` values this reader knows (formats.md 3.2-3.4; ``model``: drift files)."""
+SHELL_RECORD = re.compile(r"I ran the following shell command:\n```sh\n(.*?)\n```\n\n"
+                          r"This produced the following result:\n```\n(.*)\n```\s*", re.S)
+"""A shell-mode command's record (``addShellCommandToGeminiHistory``: the command, then its
+output, backslashes and backticks escaped with a backslash)."""
 ROOT_CAP = 4096
 """Bytes of a ``.project_root`` file read (it holds one path)."""
 
@@ -603,12 +610,32 @@ def _user(m: dict) -> list[Piece]:
     if not text.strip():
         return []
     head = content.strip() or text.strip()
+    shell = user_shell_command(content)
+    if shell:
+        return shell
     if head.startswith(CONTEXT_TAGS + COMMAND_MARKS) or text.strip().startswith(CONTEXT_TAGS):
         return [Piece(Role.SYSTEM, LABEL_CONTEXT, text)]
     out = [Piece(Role.USER, LABEL_USER, text, prompt=text.strip() != "[image]")]
     if shown.strip() and content.strip() and content.strip() != shown.strip():
         out.append(Piece(Role.TOOL, tool_result_label(EXPANSION_TOOL), content, EXPANSION_TOOL))
     return out
+
+
+def user_shell_command(text: str) -> list[Piece]:
+    """A command the person ran in shell mode (``!``), as the chat records it: a ``user`` message
+    whose one text part is ``I ran the following shell command:``, ``CMD`` in a ``sh`` fence,
+    ``This produced the following result:`` and ``OUT`` in a fence (:data:`SHELL_RECORD`; ``addShellCommandToGeminiHistory`` in
+    ``packages/cli/src/ui/hooks/useExecutionLifecycle.ts``; ``GeminiChat.addHistory`` records it
+    with ``recordSyntheticMessage``, ``packages/core/src/core/geminiChat.ts``; both at
+    google-gemini/gemini-cli 5411f113ca). ``! CMD`` is the person's own text; ``OUT`` (stdout and
+    stderr as one stream, after ``Command exited with code N.`` and the like) a ``bash-mode``
+    tool result, indexed only with tool output on. Empty when ``text`` is no such record."""
+    m = SHELL_RECORD.fullmatch(text.strip() + "\n")
+    if m is None or not m.group(1).strip():
+        return []
+    command, out = (re.sub(r"\\([\\`])", r"\1", g).strip() for g in m.groups())
+    return [Piece(Role.USER, LABEL_USER, "! " + command)] + (
+        [Piece(Role.TOOL, "tool:bash-mode", out, "bash-mode")] if out else [])
 
 
 def _content(content) -> str:
