@@ -6,6 +6,8 @@ live in SQLite stores."""
 from __future__ import annotations
 
 import json
+import sqlite3
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -18,6 +20,18 @@ from crabsearch.sources import SOURCES
 from all_agents import CLEARED_ENV
 from source_checks import cli_ok
 from test_mcp import call, run
+
+
+@contextmanager
+def committed(path: Path):
+    """A connection to the SQLite file ``path`` (a test's own store), committed when the block ends
+    without an error and closed either way."""
+    con = sqlite3.connect(path)
+    try:
+        yield con
+        con.commit()
+    finally:
+        con.close()
 
 
 @dataclass

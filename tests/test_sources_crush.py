@@ -17,7 +17,7 @@ from crabsearch.sources.crush import CrushSource
 from all_agents import Expect, prompt_of, reply_of, write_file
 from secret_samples import _GHP
 from source_checks import key
-from store_checks import Seen, end_to_end
+from store_checks import Seen, committed, end_to_end
 
 SRC = CrushSource()
 SID = "5d1c2e3f-4a5b-4c6d-8e7f-901234567890"
@@ -57,7 +57,7 @@ class Db:
         self.n = 0
 
     def con(self):
-        return _Commit(sqlite3.connect(self.path))
+        return committed(self.path)
 
     def session(self, sid=SID, title="Fix the flaky snorkel test", parent=None, t=T0):
         with self.con() as con:
@@ -82,19 +82,6 @@ class Db:
         with self.con() as con:
             con.execute("UPDATE messages SET parts = ?, finished_at = ?, updated_at = updated_at + 1 WHERE id = ?",
                         (json.dumps(list(parts)), T0 + 99, mid))
-
-
-class _Commit:
-    def __init__(self, con):
-        self.c = con
-
-    def __enter__(self):
-        return self.c
-
-    def __exit__(self, *exc):
-        if not exc[0]:
-            self.c.commit()
-        self.c.close()
 
 
 def build(project: Path) -> Db:

@@ -18,7 +18,7 @@ from crabsearch.sources.goose import GooseSource
 from all_agents import Expect, prompt_of, reply_of, write_jsonl
 from secret_samples import _SK_PROJ
 from source_checks import key
-from store_checks import Seen, end_to_end
+from store_checks import Seen, committed, end_to_end
 
 SRC = GooseSource()
 SID = "20260314_1"
@@ -71,7 +71,7 @@ class Db:
         self.n = 0
 
     def con(self):
-        return _Commit(sqlite3.connect(self.path))
+        return committed(self.path)
 
     def session(self, sid=SID, name="Fix the zorbulon cache", wd="/home/dev/goose app", t=T0, kind="user"):
         when = datetime.fromtimestamp(t, timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
@@ -89,19 +89,6 @@ class Db:
                          T0 + self.n, json.dumps(meta)))
             con.execute("UPDATE sessions SET updated_at = ? WHERE id = ?",
                         (datetime.fromtimestamp(T0 + self.n, timezone.utc).strftime("%Y-%m-%d %H:%M:%S"), sid))
-
-
-class _Commit:
-    def __init__(self, con):
-        self.c = con
-
-    def __enter__(self):
-        return self.c
-
-    def __exit__(self, *exc):
-        if not exc[0]:
-            self.c.commit()
-        self.c.close()
 
 
 def build(root: Path) -> Db:

@@ -33,8 +33,8 @@ from ..jsonl import Record
 from ..model import (LABEL_ASSISTANT, LABEL_SYSTEM, LABEL_THINKING, LABEL_USER, Message, Role, Session,
                      tool_call_label, tool_result_label)
 from .base import parse_ts, note_unknown, string
-from .exports import KIND_CHATGPT, ExportSource, web_url
-from .pieces import Piece, abandon, emit, piece_text
+from .exports import KIND_CHATGPT, ExportSource, branch_path, web_url
+from .pieces import Piece, piece_text
 
 CONTENT_TYPES = frozenset({"text", "multimodal_text", "code", "execution_output", "thoughts", "reasoning_recap",
                            "tether_quote", "tether_browsing_display", "system_error", "user_editable_context",
@@ -83,11 +83,7 @@ class ChatGPTSource(ExportSource):
         """Note the nodes on the path from ``current_node`` to the root (all, without one)."""
         conv = rec.obj
         mapping = conv.get("mapping") if isinstance(conv.get("mapping"), dict) else {}
-        key, path = conv.get("current_node"), {}
-        while isinstance(key, str) and key in mapping and key not in path and isinstance(mapping[key], dict):
-            path[key] = True
-            key = mapping[key].get("parent")
-        state["active"] = path or None
+        state["active"] = branch_path(conv.get("current_node"), mapping, "parent")
 
     def take_record(self, rec: Record, state: dict, session: Session, out: list[Message]) -> None:
         msg = rec.obj.get("message")
@@ -97,22 +93,11 @@ class ChatGPTSource(ExportSource):
             note_unknown(state, kind)
         ts = parse_ts(msg.get("create_time"))
         session.touch(ts)
-        base = len(out)
-        emit(pieces_of(rec.obj), rec, state, out, ts)
-        active = state.get("active")
-        node = rec.obj.get("id")
-        if active and out[base:] and not (isinstance(node, str) and node in active):
-            abandon(state, state["next_index"], state["next_index"] + len(out) - base)
+        self.emit_on_branch(pieces_of(rec.obj), rec, state, out, ts, rec.obj.get("id"))
 
     def fields(self, rec: Record, state: dict, session: Session, out: list[Message]) -> None:
         conv = rec.obj
-        session.title = string(conv.get("title")).strip() or state.get("first_prompt") or None
-        session.touch(parse_ts(conv.get("create_time")))
-        session.touch(parse_ts(conv.get("update_time")))
-        session.anchor_index = state.get("anchor", 0)
-        if state.get("off"):
-            session.extra["off_branch"] = state["off"]
-        state.pop("active", None)
+        self.conversation_fields(state, session, conv.get("title"), conv.get("create_time"), conv.get("update_time"))
 
     def message_text(self, obj: dict, part: int, label: str) -> str:
         return piece_text(pieces_of(obj), part, label)

@@ -30,8 +30,8 @@ from ..jsonl import Record
 from ..model import (LABEL_ASSISTANT, LABEL_THINKING, LABEL_USER, Message, Role, Session, tool_call_label,
                      tool_result_label)
 from .base import dump_text, note_unknown, parse_ts, string
-from .exports import KIND_CLAUDE_AI, ExportSource, web_url
-from .pieces import Piece, abandon, emit, piece_text
+from .exports import KIND_CLAUDE_AI, ExportSource, branch_path, web_url
+from .pieces import Piece, piece_text
 
 BLOCK_TYPES = frozenset({"text", "thinking", "tool_use", "tool_result", "voice_note", "token_budget", "image",
                          "document"})
@@ -68,11 +68,7 @@ class ClaudeAISource(ExportSource):
         if not msgs or not all(isinstance(m.get("parent_message_uuid"), str) for m in msgs):
             state["active"] = None
             return
-        key, path = msgs[-1].get("uuid"), {}
-        while isinstance(key, str) and key in by_id and key not in path:
-            path[key] = True
-            key = by_id[key].get("parent_message_uuid")
-        state["active"] = path or None
+        state["active"] = branch_path(msgs[-1].get("uuid"), by_id, "parent_message_uuid")
 
     def take_record(self, rec: Record, state: dict, session: Session, out: list[Message]) -> None:
         content = rec.obj.get("content")
@@ -81,21 +77,11 @@ class ClaudeAISource(ExportSource):
                 note_unknown(state, b.get("type"))
         ts = parse_ts(rec.obj.get("created_at"))
         session.touch(ts)
-        base = len(out)
-        emit(pieces_of(rec.obj), rec, state, out, ts)
-        active, uid = state.get("active"), rec.obj.get("uuid")
-        if active and out[base:] and not (isinstance(uid, str) and uid in active):
-            abandon(state, state["next_index"], state["next_index"] + len(out) - base)
+        self.emit_on_branch(pieces_of(rec.obj), rec, state, out, ts, rec.obj.get("uuid"))
 
     def fields(self, rec: Record, state: dict, session: Session, out: list[Message]) -> None:
         conv = rec.obj
-        session.title = string(conv.get("name")).strip() or state.get("first_prompt") or None
-        session.touch(parse_ts(conv.get("created_at")))
-        session.touch(parse_ts(conv.get("updated_at")))
-        session.anchor_index = state.get("anchor", 0)
-        if state.get("off"):
-            session.extra["off_branch"] = state["off"]
-        state.pop("active", None)
+        self.conversation_fields(state, session, conv.get("name"), conv.get("created_at"), conv.get("updated_at"))
 
     def message_text(self, obj: dict, part: int, label: str) -> str:
         return piece_text(pieces_of(obj), part, label)

@@ -211,26 +211,7 @@ class CrabtalkSource(Source):
             stats.skip("not a regular file", "meta")
             meta = None
         steps = [(n, name) for n, name in _steps(path) if n >= start]
-        records = []
-        for i, (n, name) in enumerate(steps):
-            try:
-                raw = read_file(Path(path, name))
-            except FileNotFoundError:
-                continue  # removed by a rewind since the listing
-            except NotRegularFile:
-                stats.skip("not a regular file", f"step {n}")
-                stats.end_offset = n + 1
-                continue
-            obj = _json(raw)
-            if not isinstance(obj, dict):
-                if i == len(steps) - 1:
-                    stats.pending = True  # the last step may still be being written
-                    break
-                stats.skip("broken step", f"step {n}")
-            else:
-                records.append((f"step {n}", Record(obj, n, len(raw))))
-            stats.end_offset = n + 1
-        return meta, records
+        return meta, list(numbered_records(Path(path), steps, "step", stats))
 
     def _read_store(self, path: str, start: int, stats: LineStats):
         container, handle = split_member(path)
@@ -467,6 +448,35 @@ def _steps(path: str) -> list[tuple[int, str]]:
     except OSError:
         return []
     return sorted((int(m.group(1)), n) for n in names if (m := _STEP.match(n)))
+
+
+def numbered_records(directory: Path, files: list[tuple[int, str]], what: str,
+                     stats: LineStats) -> Iterator[tuple[str, Record]]:
+    """``(place, record)`` of each file of ``files`` (``(number, name)`` in ``directory``, by
+    number) holding a JSON object: ``place`` is ``"<what> <number>"``, the record's offset the
+    number and its length the file's size. A file gone since the listing is passed over; one that
+    is not a regular file, or not a JSON object, is skipped and counted in ``stats`` (``not a
+    regular file``, ``broken <what>``), except the last, which may still be being written: it
+    ends the read as ``pending``. ``stats.end_offset`` is the number after the last file read
+    (set once its record has been taken, the generator resumed)."""
+    for i, (n, name) in enumerate(files):
+        try:
+            raw = read_file(directory / name)
+        except FileNotFoundError:
+            continue  # removed (a rewind) since the listing
+        except NotRegularFile:
+            stats.skip("not a regular file", f"{what} {n}")
+            stats.end_offset = n + 1
+            continue
+        obj = _json(raw)
+        if not isinstance(obj, dict):
+            if i == len(files) - 1:
+                stats.pending = True  # the last file may still be being written
+                break
+            stats.skip(f"broken {what}", f"{what} {n}")
+        else:
+            yield f"{what} {n}", Record(obj, n, len(raw))
+        stats.end_offset = n + 1
 
 
 def _apply_meta(meta: dict, state: dict, session: Session) -> None:

@@ -50,8 +50,8 @@ from ..jsonl import Record
 from ..model import (LABEL_ASSISTANT, LABEL_SUMMARY, LABEL_SYSTEM, LABEL_THINKING, LABEL_USER, Message,
                      Role, Session, tool_call_label, tool_result_label)
 from .base import bad_field, capped, cd_and, dump_text, note_unknown, parse_ts, string
-from .pieces import Piece, emit, note_compaction, piece_text
-from .sqlstore import StoreSource, epoch_ms, json_of, known, unique_files
+from .pieces import Piece, emit, note_summaries, piece_text
+from .sqlstore import StoreSource, epoch_ms, json_of, known, note_unknown_types, unique_files
 
 PART_TYPES = frozenset({"reasoning", "text", "image_url", "binary", "tool_call", "tool_result", "finish",
                         "shell_command"})
@@ -164,17 +164,11 @@ class CrushSource(StoreSource):
             return
         if not isinstance(obj.get("parts"), list):
             raise bad_field(obj, "parts", "a list")
-        for part in obj["parts"]:
-            kind = part.get("type") if isinstance(part, dict) else None
-            if not known(kind, PART_TYPES):
-                note_unknown(state, kind)
+        note_unknown_types(state, obj["parts"], PART_TYPES)
         ts = parse_ts(obj.get("created_at"))
         session.touch(ts)
         pieces = pieces_of(obj)
-        for i, p in enumerate(pieces):
-            if p.role is Role.SUMMARY:
-                note_compaction(session, state["next_index"] + i)
-                state["summary"] = capped(p.text, SUMMARY_CAP)
+        note_summaries(pieces, state, session, SUMMARY_CAP)
         emit(pieces, rec, state, out, ts)
 
     def finish(self, state: dict, session: Session) -> None:

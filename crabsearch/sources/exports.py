@@ -31,7 +31,8 @@ from ..files import read_file, read_text
 from ..jsonl import LineStats, Record, loads
 from ..model import Message, Session
 from ..paths import write_atomically
-from .base import FileRead, Source, member_path, split_member
+from .base import FileRead, Source, member_path, parse_ts, split_member, string
+from .pieces import Piece, abandon, emit
 
 EXPORT_CAP = 1 << 30
 """Bytes of conversation JSON read from one export (each file, or each zip member, decompressed);
@@ -289,6 +290,45 @@ class ExportSource(Source):
     def fields(self, rec: Record, state: dict, session: Session, out: list[Message]) -> None:
         """The session fields from the conversation ``rec.obj`` and the messages read."""
         raise NotImplementedError
+
+    # -- shared by the kinds ----------------------------------------------------------------------
+
+    @staticmethod
+    def emit_on_branch(pieces: list[Piece], rec: Record, state: dict, out: list[Message], ts, node) -> None:
+        """:func:`~crabsearch.sources.pieces.emit` one record's ``pieces``; when the conversation has
+        an active branch (``state["active"]``, :func:`branch_path`) and the record's id ``node`` is
+        not on it, the messages it gave are abandoned (``state["off"]``: an edited or regenerated
+        turn, shown as off the branch)."""
+        base = len(out)
+        emit(pieces, rec, state, out, ts)
+        active = state.get("active")
+        if active and out[base:] and not (isinstance(node, str) and node in active):
+            abandon(state, state["next_index"], state["next_index"] + len(out) - base)
+
+    @staticmethod
+    def conversation_fields(state: dict, session: Session, title, created, updated) -> None:
+        """The session fields every kind sets from its conversation: ``title`` (stripped; the first
+        prompt when it is empty or not a string), the times ``created`` and ``updated`` (anything
+        :func:`~crabsearch.sources.base.parse_ts` reads), the anchor, and the abandoned ranges as
+        ``extra["off_branch"]``; the active branch is dropped from the state."""
+        session.title = string(title).strip() or state.get("first_prompt") or None
+        session.touch(parse_ts(created))
+        session.touch(parse_ts(updated))
+        session.anchor_index = state.get("anchor", 0)
+        if state.get("off"):
+            session.extra["off_branch"] = state["off"]
+        state.pop("active", None)
+
+
+def branch_path(key, nodes: dict, parent: str) -> dict[str, bool] | None:
+    """The ids on the path from node ``key`` up to the root of ``nodes`` (``{id: node}``; a node's
+    ``parent`` field names its parent), as a dict kept in the state (``{id: True}``); None when
+    ``key`` is not a node. The walk stops at a missing or non-object node and at a cycle."""
+    path: dict[str, bool] = {}
+    while isinstance(key, str) and key in nodes and key not in path and isinstance(nodes[key], dict):
+        path[key] = True
+        key = nodes[key].get(parent)
+    return path or None
 
 
 def _split(path: str) -> tuple[str, str | None]:

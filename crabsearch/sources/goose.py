@@ -49,8 +49,8 @@ from ..jsonl import Record
 from ..model import (LABEL_ASSISTANT, LABEL_SUMMARY, LABEL_SYSTEM, LABEL_THINKING, LABEL_USER, Message,
                      Role, Session, tool_call_label)
 from .base import bad_field, capped, cd_and, dump_text, note_unknown, parse_ts, string, walk_files
-from .pieces import Piece, emit, note_compaction, piece_text
-from .sqlstore import StoreSource, epoch_ms, json_of, known, table_columns, unique_files
+from .pieces import Piece, emit, note_summaries, piece_text
+from .sqlstore import StoreSource, epoch_ms, json_of, known, note_unknown_types, table_columns, unique_files
 
 BLOCK_TYPES = frozenset({"text", "image", "toolRequest", "toolResponse", "toolConfirmationRequest",
                          "actionRequired", "frontendToolRequest", "thinking", "redactedThinking",
@@ -160,17 +160,11 @@ class GooseSource(StoreSource):
             return
         if not isinstance(obj.get("content"), list):
             raise bad_field(obj, "content", "a list")
-        for block in obj["content"]:
-            kind = block.get("type") if isinstance(block, dict) else None
-            if not known(kind, BLOCK_TYPES):
-                note_unknown(state, kind)
+        note_unknown_types(state, obj["content"], BLOCK_TYPES)
         ts = parse_ts(obj.get("created"))
         session.touch(ts)
         pieces = pieces_of(obj)
-        for i, p in enumerate(pieces):
-            if p.role is Role.SUMMARY:
-                note_compaction(session, state["next_index"] + i)
-                state["summary"] = capped(p.text, SUMMARY_CAP)
+        note_summaries(pieces, state, session, SUMMARY_CAP)
         emit(pieces, rec, state, out, ts)
 
     def finish(self, state: dict, session: Session) -> None:

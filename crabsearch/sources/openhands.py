@@ -43,11 +43,12 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Iterator, Mapping
 
-from ..files import NotRegularFile, read_file
+from ..files import read_file
 from ..jsonl import LineStats, Record, loads, read_whole
 from ..model import (LABEL_ASSISTANT, LABEL_SUMMARY, LABEL_SYSTEM, LABEL_THINKING, LABEL_USER, Message, Role,
                      Session, tool_call_label)
 from .base import FileRead, Source, cd_and, dump_text, note_unknown, parse_ts, string
+from .crabtalk import numbered_records
 from .pieces import Piece, emit, note_compaction, piece_text
 
 EVENT_NAME = re.compile(r"^event-(\d{5,})-([0-9a-fA-F\-]{8,})\.json$")
@@ -151,24 +152,8 @@ class OpenHandsSource(Source):
         stats = LineStats(end_offset=start)
         messages: list[Message] = []
         events = [(n, name) for n, name in _events(str(path)) if n >= start]
-        for i, (n, name) in enumerate(events):
-            try:
-                raw = read_file(path / "events" / name)
-            except FileNotFoundError:
-                continue
-            except NotRegularFile:
-                stats.skip("not a regular file", f"event {n}")
-                stats.end_offset = n + 1
-                continue
-            obj = _json(raw)
-            if not isinstance(obj, dict):
-                if i == len(events) - 1:
-                    stats.pending = True  # the last event may still be being written
-                    break
-                stats.skip("broken event", f"event {n}")
-            else:
-                self.take(Record(obj, n, len(raw)), state, session, messages, stats, f"event {n}")
-            stats.end_offset = n + 1
+        for where, rec in numbered_records(path / "events", events, "event", stats):
+            self.take(rec, state, session, messages, stats, where)
         self._seal(state, session, stats)
         return FileRead(session, messages, stats.end_offset, state, stats)
 

@@ -15,7 +15,7 @@ from typing import Collection, NamedTuple
 
 from ..jsonl import Record
 from ..model import Message, Role, tool_result_label
-from .base import first_line, names_something
+from .base import capped, first_line, names_something
 
 PENDING_CAP = 64
 """Unpaired tool call ids kept in state (interrupted calls never get a result; oldest go first)."""
@@ -123,6 +123,17 @@ def note_compaction(session, index: int) -> None:
         return
     marks.append(index)
     del marks[:-COMPACTIONS_KEPT]
+
+
+def note_summaries(pieces: list[Piece], state: dict, session, cap: int) -> None:
+    """Note each :attr:`Role.SUMMARY <crabsearch.model.Role.SUMMARY>` piece of one record whose
+    pieces are all emitted (no ``skip``): a compaction at its message index (:func:`note_compaction`,
+    ``state["next_index"]`` plus its position) and ``state["summary"]``, its text cut to ``cap``
+    characters (the last summary read wins). Call it before :func:`emit` for that record."""
+    for i, p in enumerate(pieces):
+        if p.role is Role.SUMMARY:
+            note_compaction(session, state["next_index"] + i)
+            state["summary"] = capped(p.text, cap)
 
 
 def piece_text(pieces: list[Piece], part: int, label: str) -> str:

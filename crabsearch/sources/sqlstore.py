@@ -41,7 +41,7 @@ from typing import Callable, Iterable, Iterator, Mapping
 from .. import agentdb
 from ..jsonl import LineStats, Record, loads
 from ..model import Session
-from .base import MEMBER_SEP, FileRead, Source, member_path, parse_ts
+from .base import MEMBER_SEP, FileRead, Source, member_path, note_unknown, parse_ts
 
 
 class StoreSource(Source):
@@ -294,6 +294,16 @@ def epoch_ms(value) -> int:
 def known(kind, kinds: frozenset[str]) -> bool:
     """True when ``kind`` is a string among ``kinds`` (a record may hold a list or an object there)."""
     return isinstance(kind, str) and kind in kinds
+
+
+def note_unknown_types(state: dict, items: list, kinds: frozenset[str]) -> None:
+    """Count (:func:`~crabsearch.sources.base.note_unknown`) the ``type`` of each of ``items`` (a
+    message's parts or content blocks) that is not among ``kinds``; an item that is not an object
+    counts as one with no type."""
+    for item in items:
+        kind = item.get("type") if isinstance(item, dict) else None
+        if not known(kind, kinds):
+            note_unknown(state, kind)
 
 
 def table_columns(con: sqlite3.Connection, table: str) -> set[str]:

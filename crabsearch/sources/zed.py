@@ -51,7 +51,7 @@ from ..model import (LABEL_ASSISTANT, LABEL_SYSTEM, LABEL_THINKING, LABEL_USER, 
                      tool_call_label)
 from .base import capped, dump_text, note_unknown, parse_ts, string, unzstd
 from .pieces import Piece, emit, piece_text
-from .sqlstore import DocCache, StoreSource, epoch_ms, known, table_columns, unique_files
+from .sqlstore import DocCache, StoreSource, epoch_ms, known, note_unknown_types, table_columns, unique_files
 
 MESSAGE_KINDS = frozenset({"User", "Agent", "Resume"})
 USER_KINDS = frozenset({"Text", "Mention", "Image"})
@@ -178,10 +178,8 @@ class ZedSource(StoreSource):
         elif "role" in obj:
             if not known(obj.get("role"), LEGACY_ROLES):
                 note_unknown(state, obj.get("role"))
-            for seg in obj.get("segments") if isinstance(obj.get("segments"), list) else []:
-                kind = seg.get("type") if isinstance(seg, dict) else None
-                if not known(kind, SEGMENT_KINDS):
-                    note_unknown(state, kind)
+            note_unknown_types(state, obj.get("segments") if isinstance(obj.get("segments"), list) else [],
+                               SEGMENT_KINDS)
         else:
             kinds = [k for k in obj if k in MESSAGE_KINDS]
             if not kinds:
