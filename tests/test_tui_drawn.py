@@ -11,11 +11,10 @@ from datetime import datetime, timezone
 import pytest
 from textual import events
 
-from builders import NOW, ClaudeSession, settle
-from crabsearch.tui.app import CrabsearchApp
+from builders import ClaudeSession, settle
+from tui_helpers import app_of, opened, shown
 from crabsearch.tui.results import ResultList
 from crabsearch.tui.session import SessionScreen
-from crabsearch.tui.transcript import TranscriptView
 
 CREDENTIALS = ("here are my creds for the test env:\n"
                "aws_access_key_id = AKIAIOSFODNN7EXAMPLE\n"
@@ -50,30 +49,6 @@ def drawn(tmp_path_factory):
     write_drawn_session(root / "home")
     Indexer(root / "index", env={"HOME": str(root / "home")}).refresh()
     return root / "home", root / "index"
-
-
-def app_of(home_index, **kw) -> CrabsearchApp:
-    home, index_dir = home_index
-    kw.setdefault("index_on_start", False)
-    return CrabsearchApp(index_dir, env={"HOME": str(home)}, now=NOW, cursor_blink=False, **kw)
-
-
-async def opened(app, pilot, query: str) -> TranscriptView:
-    """The session view of the first row ``query`` finds, at its first message."""
-    await settle(pilot)
-    await pilot.press(*query)
-    await settle(pilot)
-    await pilot.press("down", "o")
-    await settle(pilot)
-    assert isinstance(app.screen, SessionScreen)
-    view = app.screen.query_one(TranscriptView)
-    view.go_to(0)
-    await pilot.pause()
-    return view
-
-
-def shown(view) -> str:
-    return "\n".join(strip.text for _, strip in view._lines)
 
 
 def position(app) -> str:

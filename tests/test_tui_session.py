@@ -9,9 +9,8 @@ from datetime import datetime, timezone
 import pytest
 
 from builders import NOW, ClaudeSession, settle
+from tui_helpers import app_of, opened, shown
 from crabsearch.tui.app import CrabsearchApp
-from crabsearch.tui.session import SessionScreen
-from crabsearch.tui.transcript import TranscriptView
 
 BOLD_RED = "\x1b[1;31m"
 RESET = "\x1b[0m"
@@ -48,31 +47,6 @@ def edges(tmp_path_factory):
     write_edges_session(root / "home")
     Indexer(root / "index", env={"HOME": str(root / "home")}).refresh()
     return root / "home", root / "index"
-
-
-def app_of(home_index, **kw) -> CrabsearchApp:
-    home, index_dir = home_index
-    kw.setdefault("index_on_start", False)
-    return CrabsearchApp(index_dir, env={"HOME": str(home)}, now=NOW, cursor_blink=False, **kw)
-
-
-async def opened(app, pilot, query: str) -> TranscriptView:
-    """The session view of the first row ``query`` finds, at its first message."""
-    await settle(pilot)
-    await pilot.press(*query)
-    await settle(pilot)
-    await pilot.press("down", "o")
-    await settle(pilot)
-    assert isinstance(app.screen, SessionScreen)
-    view = app.screen.query_one(TranscriptView)
-    view.go_to(0)
-    await pilot.pause()
-    return view
-
-
-def shown(view) -> str:
-    """The text of every rendered line of the view."""
-    return "\n".join(strip.text for _, strip in view._lines)
 
 
 def style_of(view, needle: str, line: str = ""):

@@ -64,3 +64,27 @@ async def until(pilot, check, seconds: float = 10.0) -> float:
             return time.monotonic() - t0
         await pilot.pause(0.05)
     raise AssertionError("not within %.0f s" % seconds)
+
+
+async def opened(app, pilot, query: str):
+    """The session view (``TranscriptView``) of the first row ``query`` finds, at its first
+    message."""
+    from builders import settle
+    from crabsearch.tui.session import SessionScreen
+    from crabsearch.tui.transcript import TranscriptView
+
+    await settle(pilot)
+    await pilot.press(*query)
+    await settle(pilot)
+    await pilot.press("down", "o")
+    await settle(pilot)
+    assert isinstance(app.screen, SessionScreen)
+    view = app.screen.query_one(TranscriptView)
+    view.go_to(0)
+    await pilot.pause()
+    return view
+
+
+def shown(view) -> str:
+    """The text of every rendered line of a session view."""
+    return "\n".join(strip.text for _, strip in view._lines)
