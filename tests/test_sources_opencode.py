@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from crabsearch.index.documents import index_text_fields
 from crabsearch.model import Role
 from crabsearch.sources import get_source
 from crabsearch.sources.base import member_path
@@ -52,7 +53,8 @@ class Db:
                         (sid, "proj1", parent, "slug", directory, title, "1.4.0", t, t))
         return self
 
-    def message(self, sid, role, *parts, completed=True, summary=None):
+    def message(self, sid, role, *parts, completed=True, summary=None, **fields):
+        """Message ``msg_<n>`` with ``parts``; ``fields`` go into its ``data`` (``parentID``...)."""
         self.n += 1
         mid, t = f"msg_{self.n:04d}", T0 + self.n * 1000
         info = {"role": role, "time": {"created": t}}
@@ -62,6 +64,7 @@ class Db:
                 info["time"]["completed"] = t + 500
             if summary:
                 info["summary"] = True
+        info.update(fields)
         with self.con() as con:
             con.execute("insert into message values (?,?,?,?,?)", (mid, sid, t, t, json.dumps(info)))
             for i, p in enumerate(parts):
@@ -349,6 +352,98 @@ def test_legacy_growth_changes_stat_and_broken_files_counted(tmp_path):
     write_json(f, "{")
     r = SRC.read(f)
     assert r.messages == [] and r.stats.skipped == 1
+
+
+# -- a command the person ran (``!``) ----------------------------------------------------------
+# opencode's ``shell`` (packages/opencode/src/session/prompt.ts; read in the bundles of
+# opencode-ai 0.5.29, 1.0.61, 1.1.11 and 1.18.33 on npm, sst/opencode 00d0a710e3c9): a user
+# message whose one part is the synthetic MARKER, then an assistant message (parentID from 1.0;
+# modelID and providerID "" up to 1.0.x, the session's model from 1.1) with one bash tool part.
+# opencode appends stdout and stderr to one ``output``.
+
+MARKER = "The following tool was executed by the user"
+
+
+def shell_part(command: str, output: str) -> dict:
+    """The ``bash`` tool part ``shell`` completes (``title: ""``, ``metadata {output, description}``)."""
+    return {"type": "tool", "tool": "bash", "callID": "01JQ8Z6V4K2M9XWT3R5B7N1C0D",
+            "state": {"status": "completed", "time": {"start": T0, "end": T0 + 400}, "input": {"command": command},
+                      "title": "", "metadata": {"output": output, "description": ""}, "output": output}}
+
+
+def db_shell(db: Db, sid: str, command: str, output: str) -> tuple[str, str]:
+    """A ``!command`` as opencode >= 1.1 writes it: (marker message id, command message id)."""
+    user = db.message(sid, "user", text(MARKER, synthetic=True), agent="build",
+                      model={"providerID": "anthropic", "modelID": "claude-sonnet-4"})
+    ran = db.message(sid, "assistant", shell_part(command, output), parentID=user, mode="build", agent="build",
+                     cost=0, modelID="claude-sonnet-4", providerID="anthropic")
+    return user, ran
+
+
+def test_db_user_shell_command_is_the_persons_text_and_its_output_tool_output(tmp_path):
+    """opencode >= 1.1: ``! command`` is the person's text (user field, never the title), its
+    output (stdout and stderr in one stream) a bash-mode tool result; it was a tool call of the
+    assistant. The marker read in an earlier call still marks the command read later."""
+    db = Db(tmp_path / "opencode" / "opencode.db")
+    db.session("ses_sh", "New session - 2026-03-14T10:00:00.000Z")
+    db_shell(db, "ses_sh", "pnpm test --filter api", "PASS api/user.test.ts\nError: connect ECONNREFUSED 127.0.0.1:5432\n")
+    db.message("ses_sh", "user", text("why is postgres refusing the pnpm test connection?"))
+    u = unit(db, "ses_sh")
+    r = SRC.read(u)
+    got = [(m.role, m.label, m.text, m.tool_name) for m in r.messages]
+    assert got == [
+        (Role.SYSTEM, "system", MARKER, None),
+        (Role.USER, "user", "! pnpm test --filter api", None),
+        (Role.TOOL, "tool:bash-mode", "PASS api/user.test.ts\nError: connect ECONNREFUSED 127.0.0.1:5432", "bash-mode"),
+        (Role.USER, "user", "why is postgres refusing the pnpm test connection?", None)]
+    assert index_text_fields(r.messages[1]) == {"user": "! pnpm test --filter api"}
+    assert index_text_fields(r.messages[2]) == {"tool": "bash-mode"}  # its text only with tool output on
+    assert index_text_fields(r.messages[2], tool_output=True)["tool_output"].endswith("127.0.0.1:5432")
+    assert r.session.title == "why is postgres refusing the pnpm test connection?" and r.session.anchor_index == 3
+    for m in r.messages:  # the display path: load finds the marker in the parent's parts
+        assert SRC.message_text(SRC.load(str(u), m.offset, m.length), m.part, m.label) == m.text
+    state = json.loads(json.dumps(r.state))
+    db.message("ses_sh", "user", text(MARKER, synthetic=True))
+    later = SRC.read(u, r.end_offset, state)
+    state = json.loads(json.dumps(later.state))
+    db.message("ses_sh", "assistant", shell_part("git push origin main", "rejected: non-fast-forward"),
+               parentID=f"msg_{db.n:04d}")
+    last = SRC.read(u, later.end_offset, state)
+    assert [(m.role, m.label, m.text) for m in last.messages] == [
+        (Role.USER, "user", "! git push origin main"), (Role.TOOL, "tool:bash-mode", "rejected: non-fast-forward")]
+    only = Db(tmp_path / "only" / "opencode.db")
+    only.session("ses_only", "New session - 2026-03-14T10:00:00.000Z")
+    db_shell(only, "ses_only", "ls -la", "total 0")
+    assert SRC.read(unit(only, "ses_only")).session.title is None  # a command is no prompt
+
+
+def test_legacy_user_shell_command_of_older_builds(tmp_path):
+    """opencode 0.5.29 (no parentID) and 1.0.61 (parentID): the command's assistant message has
+    ``modelID`` and ``providerID`` ``""``. A model's own bash call stays a tool call."""
+    f = build_legacy(tmp_path / "opencode")
+    st = tmp_path / "opencode" / "storage"
+    for n, command, output, parent in ((5, "cat .env.local", "DATABASE_URL=postgres://app@db/app", None),
+                                       (7, "make migrate", "make: *** [migrate] Error 1", "msg_0006")):
+        if parent:
+            write_json(st / "message" / "ses_leg1" / f"{parent}.json", {
+                "id": parent, "sessionID": "ses_leg1", "role": "user", "time": {"created": T0 + n * 1000}})
+            write_json(st / "part" / parent / "prt_0060.json", {
+                "id": "prt_0060", "messageID": parent, "type": "text", "text": MARKER, "synthetic": True})
+        mid = f"msg_{n:04d}"
+        write_json(st / "message" / "ses_leg1" / f"{mid}.json", {
+            "id": mid, "sessionID": "ses_leg1", "role": "assistant", "mode": "build", "cost": 0,
+            "time": {"created": T0 + n * 1000 + 10, "completed": T0 + n * 1000 + 500}, "modelID": "", "providerID": "",
+            **({"parentID": parent} if parent else {})})
+        write_json(st / "part" / mid / f"prt_{n:04d}.json", {"id": f"prt_{n:04d}", "messageID": mid,
+                                                             **shell_part(command, output)})
+    r = SRC.read(f)
+    assert [(m.role, m.label, m.text) for m in r.messages[6:]] == [
+        (Role.USER, "user", "! cat .env.local"), (Role.TOOL, "tool:bash-mode", "DATABASE_URL=postgres://app@db/app"),
+        (Role.SYSTEM, "system", MARKER),
+        (Role.USER, "user", "! make migrate"), (Role.TOOL, "tool:bash-mode", "make: *** [migrate] Error 1")]
+    assert r.messages[2].label == "tool-call:read" and r.session.title == "Port the quibbleworth parser"
+    for m in r.messages:
+        assert SRC.message_text(SRC.load(str(f), m.offset, m.length), m.part, m.label) == m.text
 
 
 def test_discover_env_default_and_dedup(tmp_path):

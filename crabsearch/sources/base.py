@@ -38,7 +38,7 @@ from ..model import Message, Session
 from ..redact import redact
 
 
-READERS_VERSION = 7
+READERS_VERSION = 8
 """Bumped when a reader turns the same bytes into other messages or sessions. It is part of the
 index stamp, so an index read by older readers is read again from the transcripts."""
 

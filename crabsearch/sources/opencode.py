@@ -29,6 +29,19 @@ Rules come from ``shared/reference/formats.md`` section 6 and opencode's ``sessi
   completed or failed, a ``tool:<tool>`` result (``state.output`` / ``state.error``); a
   ``compaction`` part that carries text is a summary. ``file``, ``patch``, ``step-*``,
   ``snapshot``, ``agent``, ``subtask`` and unknown parts yield nothing.
+* **A command the person ran** (``!``; ``shell`` in ``packages/opencode/src/session/prompt.ts``,
+  the same in opencode-ai 0.5.29, 1.0.61, 1.1.11 and 1.18.33 on npm, sst/opencode 00d0a710e3c9):
+  opencode writes a ``user`` message whose one part is the synthetic text
+  :data:`USER_SHELL_MARKER`, then an ``assistant`` message (``parentID`` that user message, from
+  1.0; ``modelID`` and ``providerID`` ``""`` up to 1.0.x, the session's model from 1.1) with one
+  ``bash`` tool part: ``state.input.command`` and ``state.output`` (also ``metadata.output``
+  while it runs). That part is ``! command`` as the person's own text (not a prompt: never the
+  title) and its output a ``bash-mode`` tool result, as for Claude Code, Codex and Gemini CLI.
+  opencode appends stdout and stderr to one ``output`` (``proc.stdout`` and ``proc.stderr``
+  up to 1.1.x, ``handle.all`` now), so no part of it can be told to be stderr: it is indexed only
+  with tool output on. The marker is found by the parent's id among the last
+  :data:`SHELL_PARENTS` marker messages read (state), and by :meth:`OpencodeSource.load` in the
+  parent's parts; an empty ``modelID`` and ``providerID`` (0.x, no ``parentID``) suffice alone.
 * opencode title: ``session.title``, except opencode's placeholder ``New session - <ISO date>`` /
   ``Child session - <ISO date>``, which falls back to the first user prompt. Summary: the last
   compaction summary. Project: ``session.directory`` (else the first ``path.cwd``). Child sessions:
@@ -107,6 +120,11 @@ V2_LENGTH = 1
 """The ``length`` stored with a message read from a ``session_message`` row (a part row's is 0)."""
 INPUT_LENGTH = 2
 """The ``length`` stored with a prompt read from a ``session_input`` row (rule 10)."""
+USER_SHELL_MARKER = "The following tool was executed by the user"
+"""The synthetic text of the user message opencode writes before a command the person ran (``!``)."""
+SHELL_PARENTS = 4
+"""How many ids of :data:`USER_SHELL_MARKER` messages the read state keeps (the command's
+assistant message comes right after its marker message)."""
 DEFAULT_CHANNELS = ("latest", "beta", "prod")
 """Channels whose builds keep ``opencode.db`` (others: ``opencode-<channel>.db``)."""
 
@@ -213,7 +231,9 @@ class OpencodeSource(Source):
 
     def load(self, path: str, offset: int, length: int) -> object | None:
         """``{"info": message, "part": part or None}``: one part row (database; ``offset`` = its
-        rowid) or one message file and part file (legacy). None when it is gone."""
+        rowid) or one message file and part file (legacy), with ``"by_user": True`` when the
+        part is a command the person ran (its parent message holds :data:`USER_SHELL_MARKER`).
+        None when it is gone."""
         member = _member(path)
         if member is None:
             return _legacy_record(Path(path), offset, length)
@@ -228,9 +248,16 @@ class OpencodeSource(Source):
                     return {"v2": _input(*row)} if row else None
                 row = con.execute("SELECT p.data, m.data FROM part p JOIN message m ON m.id = p.message_id "
                                   "WHERE p.rowid = ?", (offset,)).fetchone()
+                if not row:
+                    return None
+                obj = {"info": _json(row[1]), "part": _json(row[0])}
+                parent = _shell_parent(obj)
+                if parent:
+                    parts = con.execute("SELECT data FROM part WHERE message_id = ?", (parent,)).fetchall()
+                    obj["by_user"] = any(_is_marker(_json(d)) for (d,) in parts)
         except (sqlite3.Error, OSError):
             return None
-        return {"info": _json(row[1]), "part": _json(row[0])} if row else None
+        return obj
 
     # -- reading -------------------------------------------------------------------------------
 
@@ -283,6 +310,7 @@ class OpencodeSource(Source):
         info, part = rec.obj["info"], rec.obj["part"]
         if isinstance(part, dict) and (not isinstance(part.get("type"), str) or part["type"] not in PART_TYPES):
             note_unknown(state, part.get("type"))
+        _note_user_shell(rec.obj, state)
         pieces = pieces_of(rec.obj)
         start = state["next_index"]
         if info.get("role") == "assistant" and info.get("summary") is True or (part or {}).get("type") == "compaction":
@@ -353,7 +381,8 @@ class OpencodeSource(Source):
 
 
 def pieces_of(obj: dict) -> list[Piece]:
-    """The pieces of one record ``{"info": message, "part": part or None}``, or of one
+    """The pieces of one record ``{"info": message, "part": part or None, "by_user"?: bool}``
+    (``by_user``: its message answers a :data:`USER_SHELL_MARKER` message), or of one
     ``session_message`` row ``{"v2": message}`` (rule 14)."""
     if isinstance(obj.get("v2"), dict):
         return _v2_pieces(obj["v2"])
@@ -381,6 +410,8 @@ def pieces_of(obj: dict) -> list[Piece]:
     if kind == "compaction":
         text = text or string(part.get("summary"))
         return [Piece(Role.SUMMARY, LABEL_SUMMARY, text)] if text.strip() else []
+    if kind == "tool" and role == "assistant" and user_ran(info, part, bool(obj.get("by_user"))):
+        return user_shell_command(part)
     if kind == "tool":
         name = string(part.get("tool")) or "unknown"
         st = part.get("state") if isinstance(part.get("state"), dict) else {}
@@ -391,6 +422,54 @@ def pieces_of(obj: dict) -> list[Piece]:
             out.append(Piece(Role.TOOL, tool_result_label(name), dump_text(st.get("error")), name))
         return out
     return []
+
+
+def user_ran(info: dict, part: dict, parent_marked: bool) -> bool:
+    """True when ``bash`` tool part ``part`` of assistant message ``info`` is a command the
+    person ran (``!``): its parent message holds :data:`USER_SHELL_MARKER` (``parent_marked``),
+    or the message has opencode's empty ``modelID`` and ``providerID`` (0.x to 1.0.x)."""
+    if part.get("tool") != "bash":
+        return False
+    return parent_marked or (info.get("modelID") == "" and info.get("providerID") == "")
+
+
+def user_shell_command(part: dict) -> list[Piece]:
+    """``! command`` as the person's own text, then its output (stdout and stderr in one stream:
+    ``state.output``, else ``metadata.output`` of a run cut short) a ``bash-mode`` tool result."""
+    st = part.get("state") if isinstance(part.get("state"), dict) else {}
+    inp = st.get("input") if isinstance(st.get("input"), dict) else {}
+    meta = st.get("metadata") if isinstance(st.get("metadata"), dict) else {}
+    command = string(inp.get("command")).strip()
+    output = (string(st.get("output")) or string(meta.get("output"))).strip()
+    return ([Piece(Role.USER, LABEL_USER, "! " + command)] if command else []) + (
+        [Piece(Role.TOOL, tool_result_label("bash-mode"), output, "bash-mode")] if output else [])
+
+
+def _is_marker(part) -> bool:
+    """True for the synthetic text part :data:`USER_SHELL_MARKER`."""
+    return isinstance(part, dict) and part.get("type") == "text" and part.get("text") == USER_SHELL_MARKER
+
+
+def _shell_parent(obj: dict) -> str:
+    """The ``parentID`` to look up for record ``obj`` when it is a ``bash`` tool part of an
+    assistant message (is that parent a :data:`USER_SHELL_MARKER` message?), else ``""``."""
+    info, part = obj.get("info"), obj.get("part")
+    if not isinstance(info, dict) or not isinstance(part, dict) or info.get("role") != "assistant":
+        return ""
+    return string(info.get("parentID")) if part.get("type") == "tool" and part.get("tool") == "bash" else ""
+
+
+def _note_user_shell(obj: dict, state: dict) -> None:
+    """Keep the ids of the last :data:`SHELL_PARENTS` marker messages in ``state``; mark record
+    ``obj`` ``by_user`` when it is a ``bash`` tool part answering one of them."""
+    info = obj.get("info") if isinstance(obj.get("info"), dict) else {}
+    if info.get("role") == "user" and _is_marker(obj.get("part")):
+        mid = obj.get("mid") or string(info.get("id"))
+        parents = [p for p in state.get("shell_parents", []) if p != mid] + [mid]
+        state["shell_parents"] = parents[-SHELL_PARENTS:]
+    parent = _shell_parent(obj)
+    if parent and parent in state.get("shell_parents", ()):
+        obj["by_user"] = True
 
 
 def _v2_pieces(m: dict) -> list[Piece]:
@@ -654,7 +733,7 @@ def _db_records(db: str, sid: str, start: int, stats: LineStats):
     except sqlite3.Error as exc:
         stats.skip(f"database error: {exc}")
         return [], meta, False
-    held_ids, held_times, v2_records = set(), set(), []
+    held_ids, held_times, v2_records, marked = set(), set(), [], set()
     revert = _json(meta.get("revert")) if isinstance(meta.get("revert"), str) else None
     for rowid, mid, kind, seq, data in v2:
         m = _v2(mid, kind, data)
@@ -676,10 +755,14 @@ def _db_records(db: str, sid: str, start: int, stats: LineStats):
         created = (info.get("time") or {}).get("created") if isinstance(info.get("time"), dict) else None
         if v2 and (mid in held_ids or isinstance(created, (int, float))
                    and (info.get("role"), int(created)) in held_times):
+            if info.get("role") == "user" and _is_marker(part):
+                marked.add(mid)  # its command's message may still be read here (load finds it too)
             continue  # the same message, projected into session_message too
         settled = _settled(info, part) or bool(v2)
-        records.append((Record({"info": info, "part": part, "mid": mid, "pid": pid}, rowid, 0), settled,
-                        f"part row {rowid}"))
+        obj = {"info": info, "part": part, "mid": mid, "pid": pid}
+        if _shell_parent(obj) in marked:
+            obj["by_user"] = True
+        records.append((Record(obj, rowid, 0), settled, f"part row {rowid}"))
     known = held_ids | {r[3] for r in rows}
     inputs = [(Record({"v2": _input(mid, prompt, created)}, rowid, INPUT_LENGTH), True, f"session_input row {rowid}")
               for rowid, mid, prompt, created in queued if mid not in known]
@@ -763,7 +846,13 @@ def _legacy_record(path: Path, offset: int, length: int) -> dict | None:
         return {"info": info, "part": None}
     parts = _json_files(part_dir / (string(info.get("id")) or files[offset].stem))
     part = _read_json(parts[length - 1]) if 0 < length <= len(parts) else None
-    return {"info": info, "part": part} if part is not None else None
+    if part is None:
+        return None
+    obj = {"info": info, "part": part}
+    parent = _shell_parent(obj)
+    if parent and "/" not in parent and parent not in (".", ".."):
+        obj["by_user"] = any(_is_marker(_read_json(f)) for f in _json_files(part_dir / parent))
+    return obj
 
 
 SOURCE = OpencodeSource()
