@@ -49,9 +49,35 @@ def stash(tmp_path_factory):
         if i % 2:
             s.title(f"vault{i} title {text}")
         s.write()
+        _opencode_shell(home, i, text)
     index_dir = root / "index"
     Indexer(index_dir, env={"HOME": str(home)}, home=home, index_tool_output=True).refresh()
     return home, index_dir
+
+
+def _opencode_shell(home, i: int, text: str) -> None:
+    """An opencode session (legacy storage, 1.0.x) whose one turn is a ``!`` command holding
+    ``text``, with its output: marker user message, then the command's assistant message
+    (``modelID``/``providerID`` ``""``) and its bash part (opencode's ``shell``, prompt.ts)."""
+    st, sid = home / ".local" / "share" / "opencode" / "storage", f"ses_oc{i:02d}"
+    files = {
+        f"session/proj1/{sid}.json": {"id": sid, "projectID": "proj1", "directory": f"/home/dev/oc{i}",
+                                      "title": f"New session - 2026-03-14T10:00:{i:02d}.000Z",
+                                      "time": {"created": 1773482400000, "updated": 1773482409000}},
+        f"message/{sid}/msg_a{i:02d}.json": {"id": f"msg_a{i:02d}", "sessionID": sid, "role": "user",
+                                             "time": {"created": 1773482401000}},
+        f"part/msg_a{i:02d}/prt_a.json": {"id": "prt_a", "type": "text", "synthetic": True,
+                                          "text": "The following tool was executed by the user"},
+        f"message/{sid}/msg_b{i:02d}.json": {"id": f"msg_b{i:02d}", "sessionID": sid, "role": "assistant",
+                                             "parentID": f"msg_a{i:02d}", "modelID": "", "providerID": "",
+                                             "time": {"created": 1773482402000, "completed": 1773482403000}},
+        f"part/msg_b{i:02d}/prt_b.json": {"id": "prt_b", "type": "tool", "tool": "bash", "callID": "01JQ8Z6V4K",
+                                          "state": {"status": "completed", "input": {"command": f"ocdeploy{i} {text}"},
+                                                    "title": "", "output": f"vault{i} shell said {text}"}},
+    }
+    for rel, obj in files.items():
+        (st / rel).parent.mkdir(parents=True, exist_ok=True)
+        (st / rel).write_text(json.dumps(obj), encoding="utf-8")
 
 
 def _assert_absent(blob: str, where_: str) -> None:
@@ -121,3 +147,15 @@ def test_searching_for_a_secret_finds_nothing_of_it(stash, capsys, monkeypatch):
         hits = json.loads(out)["hits"]
         assert all(h["route"] not in ("phrase", "all") for h in hits), (kind, [h["route"] for h in hits])
         assert raw not in json.dumps(hits)  # the query itself is echoed; nothing found shows it
+
+
+def test_a_bang_command_is_found_as_the_persons_text_masked(stash, capsys, monkeypatch):
+    """opencode's ``!`` command (opencode ``shell``, prompt.ts; opencode-ai 1.0.61) is the
+    person's text: found without ``in:tools``, its secret masked (it was an unindexed tool call)."""
+    home, index_dir = stash
+    monkeypatch.setenv("HOME", str(home))
+    for i, (kind, _text, raw) in enumerate(SECRETS):
+        code, out, err = run_cli(capsys, "search", f"ocdeploy{i}", "--json", "--no-refresh", "--index-dir", str(index_dir))
+        assert code == 0, (kind, err)
+        assert f"ses_oc{i:02d}" in [h["session_id"] for h in json.loads(out)["hits"]], kind
+        assert raw not in out, kind
