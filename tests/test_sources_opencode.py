@@ -417,6 +417,28 @@ def test_db_user_shell_command_is_the_persons_text_and_its_output_tool_output(tm
     assert SRC.read(unit(only, "ses_only")).session.title is None  # a command is no prompt
 
 
+def test_db_user_shell_command_whose_marker_a_session_message_row_holds(tmp_path):
+    """A session with V2 ``session_message`` rows (rule 14): the marker message, held by such a
+    row, is not read twice, yet the command's message it answers is still the person's text,
+    read and loaded alike."""
+    db = Db(tmp_path / "opencode" / "opencode.db")
+    db.session("ses_v2", "Ship the ledger export")
+    user, _ = db_shell(db, "ses_v2", "npm run build", "Error: Cannot find module 'vite'")
+    with db.con() as con:
+        con.execute("create table session_message (id text primary key, session_id text not null, type text not null, "
+                    "seq integer not null, time_created integer not null, time_updated integer not null, "
+                    "data text not null)")
+        con.execute("insert into session_message values (?,?,?,?,?,?,?)", (user, "ses_v2", "synthetic", 1, T0, T0,
+                                                                            json.dumps({"text": MARKER})))
+    u = unit(db, "ses_v2")
+    r = SRC.read(u)
+    assert [(m.role, m.label, m.text) for m in r.messages] == [
+        (Role.USER, "user", "! npm run build"), (Role.TOOL, "tool:bash-mode", "Error: Cannot find module 'vite'"),
+        (Role.SYSTEM, "system", MARKER)]
+    for m in r.messages:
+        assert SRC.message_text(SRC.load(str(u), m.offset, m.length), m.part, m.label) == m.text
+
+
 def test_legacy_user_shell_command_of_older_builds(tmp_path):
     """opencode 0.5.29 (no parentID) and 1.0.61 (parentID): the command's assistant message has
     ``modelID`` and ``providerID`` ``""``. A model's own bash call stays a tool call."""
