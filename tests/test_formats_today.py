@@ -527,7 +527,7 @@ def test_opencode_14_session_message_rows_are_read_once(home, capsys):
     assert [(m["role"], m["label"], m["text"]) for m in page["messages"]] == [
         ("user", "user", "port the marten importer to rust"), ("assistant", "thinking", "check the crate layout"),
         ("assistant", "assistant", "Ported the marten importer."), ("assistant", "tool-call:bash", '{"command": "cargo test"}'),
-        ("tool", "tool:bash", "ok"), ("user", "user", "! ls crates"), ("tool", "tool:shell", "marten"),
+        ("tool", "tool:bash", "ok"), ("user", "user", "! ls crates"), ("tool", "tool:bash-mode", "marten"),
         ("user", "user", "now the weasel exporter")]
     assert hits["title"] == "Port the marten importer"
     agree(capsys, "weasel", "ses_v", "weasel exporter")

@@ -483,7 +483,7 @@ def _v2_pieces(m: dict) -> list[Piece]:
         command = string(m.get("command"))
         out = [Piece(Role.USER, LABEL_USER, "! " + command)] if command.strip() else []
         if string(m.get("output")):
-            out.append(Piece(Role.TOOL, tool_result_label("shell"), m["output"], "shell"))
+            out.append(Piece(Role.TOOL, tool_result_label("bash-mode"), m["output"], "bash-mode"))
         return out
     if kind == "compaction":
         summary = string(m.get("summary"))
