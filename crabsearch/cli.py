@@ -441,15 +441,13 @@ def _try_refresh(indexer, doing: str):
     from .index.store import READ_LOCK_WAIT, IndexError_
 
     gate = _gate(indexer)
-    skip = gate.before(indexer) if gate is not None else frozenset()
-    try:
-        report = indexer.refresh(lock_wait=READ_LOCK_WAIT, unchanged=skip)  # a read needs no lock: what is committed
+    try:  # a read needs no lock: what is committed
+        if gate is not None:
+            return gate.refresh(indexer, lock_wait=READ_LOCK_WAIT)
+        return indexer.refresh(lock_wait=READ_LOCK_WAIT)
     except (OSError, IndexError_) as exc:
         _cannot_update(indexer, exc, doing)
         return None
-    if gate is not None:
-        gate.after(indexer, report, skip)
-    return report
 
 
 def _gate(indexer):

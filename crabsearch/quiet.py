@@ -1,9 +1,9 @@
 """Knowing that no transcript changed without a stat per transcript: inotify on the agents' folders.
 
 A refresh finds what changed by a ``stat`` of every transcript (``Indexer.refresh``); with
-thousands of them that walk is most of a search's time through the resident server. A
-:class:`Gate` keeps inotify(7) watches on every folder under the agents' roots and tells the
-refresh which agents it may skip: those whose folders had no event since the last refresh it
+thousands of them that walk is most of a search's time through the resident server, and all of
+the app's periodic refresh. Both refresh through a :class:`Gate`, which keeps inotify(7)
+watches on every folder under the agents' roots and tells the refresh which agents it may skip: those whose folders had no event since the last refresh it
 saw complete. inotify queues an event inside the writer's ``write``, ``rename``, ``unlink`` or
 ``utime`` call, before it returns, so a write finished before a search starts is always seen by
 that search (a watcher that reports after a quiet interval, as ``crabsearch.watch`` does for
@@ -116,8 +116,8 @@ class Folders:
 class Gate:
     """Which agents a refresh of ``indexer``'s index may skip (see the module docstring).
 
-    Use: ``skip = gate.before(indexer)``, then ``indexer.refresh(unchanged=skip)``, then
-    ``gate.after(indexer, report)``."""
+    Use: ``gate.refresh(indexer, ...)`` where ``indexer.refresh(...)`` would be called (it is
+    :meth:`before`, ``indexer.refresh(unchanged=skip)``, then :meth:`after`)."""
 
     def __init__(self, roots: dict[str, list[Path]]):
         self.roots = roots
@@ -153,6 +153,17 @@ class Gate:
         if moved or not clean or indexer.manifest_stamp() != self._stamp:
             return frozenset()
         return self._covered
+
+    def refresh(self, indexer, **options):
+        """``indexer.refresh(unchanged=..., **options)`` between :meth:`before` and :meth:`after`;
+        its :class:`~crabsearch.index.writer.RefreshReport`. A refresh stopped by its
+        ``cancelled`` option, or one that raised, leaves the gate unclean (the next one walks)."""
+        skip = self.before(indexer)
+        report = indexer.refresh(unchanged=skip, **options)
+        cancelled = options.get("cancelled")
+        if not (cancelled and cancelled()):
+            self.after(indexer, report, skip)
+        return report
 
     def after(self, indexer, report, skipped: frozenset[str]) -> None:
         """After ``indexer.refresh(unchanged=skipped)`` returned ``report``: the gate is clean when

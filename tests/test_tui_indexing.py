@@ -309,6 +309,48 @@ async def test_on_narrow_terminals_the_progress_bar_yields_its_row_to_the_text(s
         assert bar.display == (width >= 50)
 
 
+@pytest.mark.skipif(not __import__("sys").platform.startswith("linux"), reason="inotify: Linux only")
+async def test_the_periodic_refresh_of_an_unchanged_home_stats_no_transcript(tmp_path, monkeypatch):
+    """The app's refresh goes through the refresh gate (``crabsearch.quiet``): once a refresh
+    completed, one with nothing touched skips the stat of every transcript, and a change made
+    after it is still read by the next."""
+    import json
+
+    from crabsearch.sources import SOURCES
+    from crabsearch.tui import screens
+
+    monkeypatch.setattr(screens, "REFRESH_EVERY", 3600)  # the test calls it
+    src = SOURCES["claude"]
+    stats = []
+    real = type(src).stat
+    monkeypatch.setattr(type(src), "stat", lambda self, path: stats.append(path) or real(self, path))
+    home = tmp_path / "home"
+    s = ClaudeSession(home).user("the first words")
+    path = s.write()
+    app = CrabsearchApp(tmp_path / "index", env={"HOME": str(home)}, now=NOW, cursor_blink=False)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        screen = app.screen
+
+        async def periodic():
+            screen._periodic_refresh()
+            await until(pilot, lambda: not app.indexing)
+
+        await periodic()  # the gate is clean after a completed refresh
+        stats.clear()
+        await periodic()
+        await periodic()
+        assert stats == []
+        s.assistant("the agent now mentions the quokka")
+        with open(path, "a") as fh:
+            fh.write(json.dumps(s.lines[-1]) + "\n")
+        await periodic()
+        assert stats
+        await pilot.press(*"quokka")
+        await settle(pilot)
+        assert len(screen.result.hits) == 1
+
+
 async def test_an_appended_line_is_found_within_seconds_without_the_periodic_refresh(tmp_path, monkeypatch):
     import json
 

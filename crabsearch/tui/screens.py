@@ -126,6 +126,7 @@ class SearchScreen(Screen):
         """True when the last search found no index to search (``SearchDone.rebuild``)."""
         self._commits_seen = 0
         self._watcher = Watcher(self)
+        self._gate = False  # the refresh gate: False until the first refresh makes it, None without inotify
         self._refresh_again = False
         """Files changed while a refresh ran: run another when it ends."""
         self._had_index = False
@@ -213,6 +214,8 @@ class SearchScreen(Screen):
 
     def on_unmount(self) -> None:
         self._watcher.stop()
+        if self._gate:
+            self._gate.close()
 
     @on(FilesChanged)
     def _files_changed(self) -> None:
@@ -609,12 +612,26 @@ class SearchScreen(Screen):
     def _index(self) -> None:
         worker = get_current_worker()  # cancelled when the app quits: the refresh stops at its next file
         try:
-            report = self.app.indexer.refresh(progress=lambda p: self.post_message(IndexProgress(p)),
-                                              cancelled=lambda: worker.is_cancelled)
+            report = self._refresh(progress=lambda p: self.post_message(IndexProgress(p)),
+                                   cancelled=lambda: worker.is_cancelled)
         except Exception as exc:  # shown, never a crash
             self.post_message(IndexDone(None, self.app.index_failure(exc)))
             return
         self.post_message(IndexDone(report, None))
+
+    def _refresh(self, **options):
+        """The index refresh, through a :class:`~crabsearch.quiet.Gate` where inotify is there
+        (made on the first refresh, in its worker thread): the periodic refresh of a home
+        nothing touched skips the stat of every transcript. Refreshes run one at a time (the
+        ``index`` worker group is exclusive), so the gate is never used by two at once."""
+        indexer = self.app.indexer
+        if self._gate is False:
+            from ..quiet import Gate
+
+            self._gate = Gate.make(indexer)
+        if self._gate is None:
+            return indexer.refresh(**options)
+        return self._gate.refresh(indexer, **options)
 
     @on(IndexProgress)
     def _progress(self, message: IndexProgress) -> None:
