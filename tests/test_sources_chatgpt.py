@@ -306,3 +306,25 @@ def all_agents_session(home: Path, t: datetime) -> Expect:
                   [prompt_of("chatgpt"), reply_of("chatgpt")], t,
                   env={"CRABSEARCH_CHATGPT_EXPORT": str(path)}, files=[path])
 
+
+
+async def test_the_apps_copy_menu_offers_the_conversations_web_link(tmp_path):
+    from builders import NOW, settle
+    from crabsearch.index import Indexer
+    from crabsearch.tui.app import CrabsearchApp
+    from crabsearch.tui.panels import ChoiceScreen
+
+    env = {"HOME": str(tmp_path / "home"), "CRABSEARCH_CHATGPT_EXPORT": str(write_zip(tmp_path / "export.zip"))}
+    Indexer(tmp_path / "index", env=env).refresh()
+    app = CrabsearchApp(tmp_path / "index", env=env, now=NOW, index_on_start=False, cursor_blink=False)
+    app.copy_file = tmp_path / "last-copy.txt"
+    copied = []
+    app.copy_to_clipboard = copied.append
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press(*"snorkelgate")
+        await settle(pilot)
+        await pilot.press("down", "c")
+        assert isinstance(app.screen, ChoiceScreen) and "web link" in str(app.screen.query_one("OptionList").get_option_at_index(2).prompt)
+        await pilot.press("u")
+        assert copied == [f"https://chatgpt.com/c/{CID}"]

@@ -45,11 +45,14 @@ class HitActions:
         self.app.push_screen(ResumeScreen(hit, command, fork), done)
 
     def copy_menu(self, hit, message_index: int, window, message) -> None:
-        """Ask what to copy of ``hit``'s session: its id, resume command, transcript path, message
-        ``message_index`` (``message()`` returns it, an ``Item`` in full as the screen shows it,
-        or None when it cannot be read), or the context window (``window()`` returns its text)."""
-        choices = [("i", "session id"), ("r", "resume command"), ("p", "transcript path"),
-                   ("m", f"message #{message_index + 1} (full text)"),
+        """Ask what to copy of ``hit``'s session: its id, resume command, web link (a web chat's
+        address, ``SessionRef.open_url``: offered only when there is one), transcript path,
+        message ``message_index`` (``message()`` returns it, an ``Item`` in full as the screen
+        shows it, or None when it cannot be read), or the context window (``window()`` returns
+        its text)."""
+        url = hit.ref.open_url
+        choices = [("i", "session id"), ("r", "resume command"), *([("u", "web link")] if url else []),
+                   ("p", "transcript path"), ("m", f"message #{message_index + 1} (full text)"),
                    ("w", f"context window around message #{message_index + 1}")]
 
         def done(key: str | None) -> None:
@@ -63,6 +66,8 @@ class HitActions:
                     self.copy_text(hit.ref.resume_command, "resume command")
                 else:
                     self.app.notify("This agent has no resume command.", severity="warning")
+            elif key == "u":
+                self.copy_text(url, "web link")
             elif key == "p":
                 self.copy_text(s.path, "transcript path")
             elif key == "m":
