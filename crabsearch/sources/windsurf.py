@@ -58,7 +58,7 @@ class WindsurfSource(StoreSource):
     display = "Windsurf"
     badge = "Windsurf"
     env_var = "CRABSEARCH_WINDSURF_DIR"
-    style = "bold white on sea_green3"
+    style = "bold black on sea_green3"
     locations = "`~/.config/Windsurf/User/workspaceStorage/*/state.vscdb` (and macOS / Windows app data)"
     reads = ("the chat panel's sessions and tabs kept in each workspace's `state.vscdb`; **not** Cascade's "
              "conversations (`~/.codeium/windsurf/cascade/*.pb`: encrypted protobuf, unreadable without "
