@@ -37,7 +37,7 @@ from ..sources import SOURCES, Source
 from ..redact import redact_value
 from ..jsonl import PLACES_KEPT
 from ..sources.base import REASON_CAP, container_of, full_tool_output, noting_unreadable_dirs
-from . import colfile
+from . import colfile, parallel
 from .codec import CompactCodec
 from .documents import acting_flags, message_doc, session_doc
 from .manifest import Manifest, dumps, file_key
@@ -150,19 +150,62 @@ class _Job:
         return self.size - self.start if self.in_bytes else 0
 
 
+class _Batches:
+    """The commits of one refresh and its progress: ``jobs`` (in reading order), the bytes done
+    so far, the messages read and not yet committed (``reading``: a parallel refresh's), the
+    commits made. :meth:`commit` commits a batch and then saves the manifest entries it holds."""
+
+    def __init__(self, indexer: "Indexer", ix, manifest: Manifest, report: RefreshReport, jobs: list[_Job],
+                 progress: Callable[[Progress], None] | None, clear_old: bool) -> None:
+        self.indexer, self.ix, self.gen, self.manifest, self.report = indexer, ix, indexer._gen, manifest, report
+        self.jobs, self.progress, self.clear_old = jobs, progress, clear_old
+        self.total = sum(j.todo_bytes for j in jobs)
+        self.done_bytes = self.reading = self.commits = 0
+
+    def tick(self, n: int, extra_bytes: int = 0, phase: str = "reading") -> None:
+        """Report progress: ``n`` transcripts done, ``extra_bytes`` of the ones being read."""
+        if self.progress:
+            self.progress(Progress(n, len(self.jobs), self.done_bytes + extra_bytes, self.total,
+                                   self.report.messages_added + self.reading, phase, self.commits))
+
+    def commit(self, writer, n: int, *, segments: list = (), entries: dict[str, dict]) -> None:
+        """Commit ``writer`` (with ``segments`` written by workers: ``parallel.commit_with``),
+        seal the generation, write its column files, then save the manifest ``entries``
+        describing what the commit holds. The first commit of a refresh that found the manifest
+        lost drops every older segment (Whoosh's ``CLEAR``)."""
+        self.tick(n, phase="writing")
+        mergetype = CLEAR if self.clear_old else merge_policy
+        if segments:
+            parallel.commit_with(writer, segments, mergetype)
+        else:
+            writer.commit(mergetype=mergetype)
+        self.indexer._open_writer = None
+        self.clear_old = False
+        seal(self.gen)  # segment sizes, mtimes, checksums (damage check)
+        colfile.write_all(self.gen, self.ix)  # per-document columns, read in one go by searches
+        self.commits += 1
+        self.tick(n)
+        self.indexer._save(self.manifest, entries)
+
+
 class Indexer:
     """Keeps the index in ``index_dir`` in step with the transcripts the sources discover.
 
     ``env`` and ``home`` feed each source's discovery (agent env overrides such as
     ``CLAUDE_CONFIG_DIR`` and ``CODEX_HOME``); ``sources`` defaults to every registered source.
     ``index_tool_output`` adds the redacted head of tool output to the index (searchable with
-    ``in:tools``); switching it rebuilds the index.
+    ``in:tools``); switching it rebuilds the index. ``jobs`` (at least 1; default
+    ``parallel.default_jobs()``, the usable cores) is how many worker processes a large refresh
+    reads transcripts in (:mod:`.parallel`); a small one reads in this process.
     """
 
     def __init__(self, index_dir: Path, *, env: Mapping[str, str] | None = None,
                  home: Path | None = None, sources: Iterable[Source] | None = None,
-                 index_tool_output: bool = False, extra_dirs: Mapping[str, list[str]] | None = None):
+                 index_tool_output: bool = False, extra_dirs: Mapping[str, list[str]] | None = None,
+                 jobs: int | None = None):
         self.index_dir = Path(index_dir)
+        self.jobs = jobs if jobs is not None else parallel.default_jobs()
+        """Processes a large refresh may read transcripts in (``parallel.workers_for``)."""
         self._gen = self.index_dir  # the generation being planned or written (set by refresh)
         self.extra_dirs = dict(extra_dirs or {})
         """Config ``[sources]``: agent -> more directories laid out like its ``env_var`` target."""
@@ -325,60 +368,50 @@ class Indexer:
             writer.delete_by_term("fkey", manifest.files[path]["fkey"])
             manifest.remove(path)
             report.files_removed += 1
-        total = sum(j.todo_bytes for j in jobs)
-        done_bytes = pending_bytes = 0
-        docs_at_commit = 0
-        pending_entries: dict[str, dict] = {}
         # A manifest lost or damaged while the index has documents: every file is read again, and
         # the first commit drops all the old segments (Whoosh's CLEAR merge policy) so that the
         # replaced documents do not stay on disk as deleted ones (the index grew with each loss).
         clear_old = not manifest.files and self._index_has_docs
         if not self._index_has_docs or clear_old:  # a build: the newest sessions are the first searchable
             jobs.sort(key=lambda j: -j.mtime_ns)
-        commits = 0
+        batches = _Batches(self, ix, manifest, report, jobs, progress, clear_old)
+        workers = parallel.workers_for(self.jobs, jobs)
+        if workers > 1:
+            complete = parallel.write(self, batches, writer, workers, cancelled)
+        else:
+            complete = self._write_here(batches, writer, cancelled)
+        if complete and opened.swap_pending and not (cancelled and cancelled()):
+            swap(self.index_dir, self._gen)  # complete: searches switch to it in one rename
 
-        def commit(writer, n: int) -> None:
-            nonlocal clear_old, commits
-            tick(n, phase="writing")
-            writer.commit(mergetype=CLEAR if clear_old else merge_policy)
-            self._open_writer = None
-            clear_old = False
-            seal(self._gen)  # segment sizes, mtimes, checksums (damage check)
-            colfile.write_all(self._gen, ix)  # per-document columns, read in one go by searches
-            commits += 1
-            tick(n)
-
-        def tick(n: int, extra_bytes: int = 0, phase: str = "reading") -> None:
-            if progress:
-                progress(Progress(n, len(jobs), done_bytes + extra_bytes, total, report.messages_added, phase,
-                                  commits))
-
+    def _write_here(self, batches: "_Batches", writer, cancelled: Callable[[], bool] | None) -> bool:
+        """Read ``batches.jobs`` in this process, committing in batches (:func:`batch_limits`);
+        False when the writer could not be opened again after a commit."""
+        report, jobs = batches.report, batches.jobs
+        pending_bytes = docs_at_commit = 0
+        pending_entries: dict[str, dict] = {}
         for n, job in enumerate(jobs):
             if cancelled and cancelled():
                 break
-            entry = self._index_file(writer, job, report, lambda frac, n=n, job=job: tick(
+            entry = self._index_file(writer, job, report, lambda frac, n=n, job=job: batches.tick(
                 n, int(frac * job.todo_bytes)))
             if entry is not None:
                 pending_entries[job.path] = entry
-            done_bytes += job.todo_bytes
+            batches.done_bytes += job.todo_bytes
             pending_bytes += job.todo_bytes
-            tick(n + 1)
-            batch_bytes, batch_docs = batch_limits(commits)
+            batches.tick(n + 1)
+            batch_bytes, batch_docs = batch_limits(batches.commits)
             if (pending_bytes >= batch_bytes or report.messages_added - docs_at_commit >= batch_docs
                     or len(writer.pool) >= BATCH_POSTINGS):
                 # Commit in batches so results appear while a long build runs; the manifest
                 # moves forward only after the commit it describes.
-                commit(writer, n + 1)
-                self._save(manifest, pending_entries)
+                batches.commit(writer, n + 1, entries=pending_entries)
                 pending_entries, pending_bytes = {}, 0
                 docs_at_commit = report.messages_added
-                writer = self._writer(ix, report)
+                writer = self._writer(batches.ix, report)
                 if writer is None:
-                    return
-        commit(writer, len(jobs))
-        self._save(manifest, pending_entries)
-        if opened.swap_pending and not (cancelled and cancelled()):
-            swap(self.index_dir, self._gen)  # complete: searches switch to it in one rename
+                    return False
+        batches.commit(writer, len(jobs), entries=pending_entries)
+        return True
 
     def _walk_all(self, files: list[tuple[Source, str]]) -> None:
         """Add to ``files`` (in place: the list every later step of the refresh plans from) the
