@@ -220,7 +220,8 @@ class _Worker:
     out and not yet done (``out``, job numbers), and the ones done since its last segment
     (``done``, ``(n, Added)``). The process is ``python -c`` :data:`_BOOT` over a socket pair
     (not ``multiprocessing``'s ``spawn``, which runs the parent's main script again in the
-    child: a script without a ``__main__`` guard would refresh in every worker)."""
+    child: a script without a ``__main__`` guard would refresh in every worker). Its output goes
+    nowhere (the app's screen is the terminal): what fails is sent, or its exit status named."""
 
     def __init__(self, gen: Path, k: int, workers: int, tool_output: bool) -> None:
         self.folder = gen / f"{WORKER_PREFIX}{k}-{os.getpid()}"
@@ -229,7 +230,8 @@ class _Worker:
         mine, theirs = socket.socketpair()
         try:
             self.proc = subprocess.Popen([sys.executable, "-c", _BOOT, str(theirs.fileno())],
-                                         pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL)
+                                         pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL,
+                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         finally:
             theirs.close()
         self.conn = Connection(mine.detach())
@@ -333,13 +335,16 @@ def _hand_out(w: _Worker, todo: deque, jobs: list, indexer) -> None:
     segment."""
     if w.finished or w.flushing:
         return
-    while todo and len(w.out) < AHEAD_FILES and (len(w.out) < 2 or w.out_bytes < AHEAD_BYTES):
-        n = todo.popleft()
-        w.conn.send(("job", n, _Sent.of(jobs[n]), indexer._replaces(jobs[n])))
-        w.out.append(n)
-        w.out_bytes += jobs[n].todo_bytes
-    if not todo and not w.out:
-        w.conn.send(("flush",))
+    try:
+        while todo and len(w.out) < AHEAD_FILES and (len(w.out) < 2 or w.out_bytes < AHEAD_BYTES):
+            n = todo.popleft()
+            w.out.append(n)
+            w.out_bytes += jobs[n].todo_bytes
+            w.conn.send(("job", n, _Sent.of(jobs[n]), indexer._replaces(jobs[n])))
+        if not todo and not w.out:
+            w.flushing = True
+            w.conn.send(("flush",))
+    except OSError:  # the worker died: its socket's end of file says so at the next wait
         w.flushing = True
 
 
