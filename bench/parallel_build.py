@@ -12,8 +12,9 @@ sitting hits every variant alike): ``python -m crabsearch index --json --jobs N`
 change, e.g. ``git archive <commit> crabsearch | tar -x -C DIR``; run with ``python -S`` so the
 editable install of this checkout does not shadow it). Per build: wall time, MB/s, CPU seconds
 of the whole process tree and the peak RSS of its largest process (exact: ``RUSAGE_CHILDREN`` of
-a parent of its own per build) and each process's ``VmHWM`` sampled from ``/proc`` every 50 ms (parent
-and workers), the load average before it, the index size and segment count. Then query latency
+a parent of its own per build), each process's ``VmHWM`` and CPU seconds sampled from ``/proc``
+every 50 ms (parent and workers; the busiest process's CPU seconds is the build's critical path
+when every process has a core of its own: the wall time on an otherwise idle machine), the load average before it, the index size and segment count. Then query latency
 (``run.bench_queries``, every shape of ``bench/run.py``) on the last index of each variant.
 Writes ``OUT.json`` and ``OUT.md``-ready lines on stdout.
 """
@@ -78,6 +79,16 @@ with open(sys.argv[1], "w") as f:
 largest ``ru_maxrss`` of the build's processes, their CPU time)."""
 
 
+def _cpu_s(pid: int) -> float | None:
+    """User + system CPU seconds of process ``pid`` so far (``/proc/PID/stat``)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rpartition(")")[2].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 def measured(cmd: list[str], env: dict, work: Path) -> dict:
     """Run ``cmd``; wall time, CPU of its tree, exact tree max RSS, sampled VmHWM per process."""
     load = os.getloadavg()
@@ -86,6 +97,7 @@ def measured(cmd: list[str], env: dict, work: Path) -> dict:
     proc = subprocess.Popen([sys.executable, "-c", _WRAPPER, str(usage), *cmd], env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     hwm: dict[int, int] = {}
+    cpu: dict[int, float] = {}
     import threading
 
     out: dict = {}
@@ -101,14 +113,19 @@ def measured(cmd: list[str], env: dict, work: Path) -> dict:
                 v = _hwm_kib(pid)
                 if v is not None:
                     hwm[pid] = max(hwm.get(pid, 0), v)
+                c = _cpu_s(pid)
+                if c is not None:
+                    cpu[pid] = max(cpu.get(pid, 0.0), c)
         time.sleep(0.05)
     reader.join()
     wall = time.perf_counter() - t
     u = json.loads(usage.read_text())
     parent = hwm.pop(build, 0)
+    parent_cpu = cpu.pop(build, 0.0)
     return {"wall_s": wall, "rc": u["rc"], "load_before": [round(x, 2) for x in load],
             "cpu_s": u["cpu_s"], "tree_max_rss_mib": u["maxrss_kib"] / 1024,
             "parent_hwm_mib": parent / 1024, "worker_hwm_mib": sorted(v / 1024 for v in hwm.values()),
+            "parent_cpu_s": parent_cpu, "worker_cpu_s": sorted(cpu.values()),
             "stdout": out.get("stdout", b"").decode("utf-8", "replace"),
             "stderr": out.get("stderr", b"").decode("utf-8", "replace")[-2000:]}
 
@@ -129,7 +146,7 @@ def main() -> int:
     ap.add_argument("--jobs", default="1,2")
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--base", type=Path, help="a crabsearch package exported from the commit before")
-    ap.add_argument("--query-runs", type=int, default=10)
+    ap.add_argument("--query-runs", type=int, default=10, help="0: no query latency")
     ap.add_argument("--workdir", type=Path)
     ap.add_argument("--out", type=Path)
     args = ap.parse_args()
@@ -159,15 +176,19 @@ def main() -> int:
                        messages=rep.get("messages_added"), errors=len(rep.get("errors") or []),
                        index_bytes=run.dir_bytes(idx), segments=segments(idx))
             res["mb_per_cpu_s"] = meta["bytes"] / MB / res["cpu_s"]
+            res["busiest_cpu_s"] = max([res["parent_cpu_s"], *res["worker_cpu_s"]])
             builds.append(res)
             print(f"round {r} {name:6} {res['wall_s']:6.1f} s {res['mb_per_s']:5.1f} MB/s  cpu {res['cpu_s']:6.1f} s "
-                  f"({res['mb_per_cpu_s']:4.1f} MB/cpu-s)  parent {res['parent_hwm_mib']:5.0f} MiB  workers "
+                  f"({res['mb_per_cpu_s']:4.1f} MB/cpu-s; busiest process {res['busiest_cpu_s']:5.1f} s, parent {res['parent_cpu_s']:4.1f} s)  parent {res['parent_hwm_mib']:5.0f} MiB  workers "
                   f"{[round(x) for x in res['worker_hwm_mib']]} MiB  tree max {res['tree_max_rss_mib']:4.0f} MiB  "
                   f"{res['segments']} segments {res['index_bytes'] / MB:5.1f} MB  load {res['load_before']}", flush=True)
     check = run.Checks()
-    spread = run.pick_spread_pair(work / f"index-{variants[-1][0]}", 1)
-    queries = {**meta["queries"], **run.EXTRA_QUERIES, "spread": spread["query"]}
     latency = {}
+    if not args.query_runs:
+        variants = []
+    else:
+        spread = run.pick_spread_pair(work / f"index-{variants[-1][0]}", 1)
+        queries = {**meta["queries"], **run.EXTRA_QUERIES, "spread": spread["query"]}
     for name, _ in variants:
         rows = run.bench_queries(work / f"index-{name}", queries, args.query_runs, check)
         latency[name] = [{"shape": r["shape"], "query": r["query"], "api_p50_ms": r["api"]["median"] * 1000,
