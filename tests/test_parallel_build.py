@@ -1,5 +1,6 @@
 """A refresh in worker processes (``crabsearch.index.parallel``): the same index as one process
-builds, a worker's failures and deaths, the ``--jobs`` / ``index_jobs`` settings."""
+builds, a worker's failures and deaths, the ``--jobs`` / ``index_jobs`` settings. The parent
+killed mid-build: ``tests/test_index.py::test_killed_mid_index_the_next_run_finishes_without_duplicates``."""
 
 from __future__ import annotations
 
@@ -7,8 +8,6 @@ import json
 import os
 import random
 import signal
-import subprocess
-import sys
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -225,37 +224,6 @@ def test_a_worker_killed_mid_build_is_noticed_and_its_transcripts_read_next_time
         assert sorted(h.session.message_count for h in hits) == [80] * 36 + [81] * 9  # a quokka in every 5th
     finally:
         e.close()
-
-
-def test_the_parent_killed_mid_build_the_next_run_finishes_without_duplicates(tmp_path):
-    """``kill -9`` of ``crabsearch index --jobs 2`` while its workers read (they die with it):
-    the next run finishes, nothing twice, no worker folder or unnamed segment left."""
-    import time
-
-    home = tmp_path / "home"
-    many_sessions(home, n=40, messages=150)
-    env = {**os.environ, "HOME": str(home), "CRABSEARCH_INDEX_DIR": str(tmp_path / "index")}
-    env.pop("CLAUDE_CONFIG_DIR", None)
-    env.pop("CODEX_HOME", None)
-    run = ("import sys; from crabsearch.index import parallel, writer; parallel.MIN_BYTES = 0; "
-           "writer.FIRST_BATCH_DOCS = 300; from crabsearch.cli import main; sys.exit(main(sys.argv[1:]))")
-    proc = subprocess.Popen([sys.executable, "-c", run, "index", "--jobs", "2"], env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    time.sleep(2.5)
-    proc.send_signal(signal.SIGKILL)
-    proc.wait(timeout=30)
-    done = subprocess.run([sys.executable, "-c", run, "index", "--jobs", "2", "--json"], env=env,
-                          capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout)["errors"] == []
-    assert _leftovers(tmp_path / "index") == []
-    engine = Engine(tmp_path / "index")
-    try:
-        assert engine.doc_count() == 40
-        hits = engine.search("asks", limit=100).hits
-        assert sorted(h.session.message_count for h in hits) == [300] * 32 + [301] * 8
-    finally:
-        engine.close()
 
 
 def test_jobs_setting(tmp_path, capsys, monkeypatch):
