@@ -226,6 +226,58 @@ def test_a_worker_killed_mid_build_is_noticed_and_its_transcripts_read_next_time
         e.close()
 
 
+class DyingClaude(ClaudeSource):
+    """Claude Code's reader, whose process dies (``SIGKILL``) three seconds into reading a
+    transcript that has a ``.die`` file beside it (removed first: the next refresh reads it)."""
+
+    def read(self, path, start=0, state=None):
+        marker = Path(path).with_suffix(".die")
+        if marker.exists():
+            marker.unlink()
+            import time
+
+            time.sleep(3)
+            os.kill(os.getpid(), signal.SIGKILL)
+        return super().read(path, start, state)
+
+
+def test_a_transcript_done_after_a_workers_segment_waits_for_its_next_one(tmp_path, in_workers, monkeypatch):
+    """A worker finishes a segment (after the newest transcript, batches of one message), reads
+    the next transcript into its next segment and dies on the third: the commit of the first
+    segment saves the newest transcript's manifest entry, not the second's (its documents were
+    never committed), so the next refresh reads the second again."""
+    home = tmp_path / "home"
+    sessions = many_sessions(home, n=12, messages=5)
+    newest = sorted(sessions, key=lambda s: -s.path.stat().st_mtime_ns)
+    target = newest[2]  # tiny transcripts: the first worker is handed them all, newest first
+    assert isinstance(target, ClaudeSession)
+    target.path.with_suffix(".die").write_text("")
+    monkeypatch.setattr(writer, "FIRST_BATCH_DOCS", 1)
+    from crabsearch.sources import SOURCES
+
+    sources = [DyingClaude(), SOURCES["codex"], SOURCES["gemini"]]
+    slow = []
+
+    def progress(p):  # the parent looks late: the first segment and the next "done" come together
+        if not slow:
+            slow.append(1)
+            import time
+
+            time.sleep(2)
+
+    index = tmp_path / "index"
+    first = Indexer(index, env={"HOME": str(home)}, sources=sources, jobs=2).refresh(progress=progress)
+    assert [e for e in first.errors if "killed by signal 9" in e] == first.errors != []
+    again = Indexer(index, env={"HOME": str(home)}, sources=sources, jobs=2).refresh()
+    assert again.errors == []
+    e = Engine(index)
+    try:
+        assert e.doc_count() == 12
+        assert len(e.search("asks", limit=100).hits) == 12
+    finally:
+        e.close()
+
+
 def test_jobs_setting(tmp_path, capsys, monkeypatch):
     path = tmp_path / "config.toml"
     path.write_text('index_jobs = "x"\n')

@@ -285,7 +285,7 @@ def write(indexer, batches, writer, workers: int, cancelled) -> bool:
                 complete = False
             for w in crew:
                 _hand_out(w, todo, jobs, indexer)
-            ready = []  # (segment or None, [(n, Added)]) to commit
+            ready = []  # (segment or None, worker, [(n, Added)] in it) to commit
             for conn in wait([w.conn for w in crew if not w.finished], timeout=0.25):
                 w = by_conn[conn]
                 ended = False
@@ -308,8 +308,9 @@ def write(indexer, batches, writer, workers: int, cancelled) -> bool:
                         else:
                             w.done.append((n, added))
                             batches.reading += added.messages
-                    elif kind == "segment":
-                        ready.append((msg[1], w))
+                    elif kind == "segment":  # holds the transcripts done before it, not after
+                        ready.append((msg[1], w, w.done))
+                        w.done = []
                     elif kind == "last":
                         w.finished = True
                     elif kind == "failed":
@@ -374,13 +375,13 @@ def _died(w: _Worker, report) -> None:
 
 
 def _commit(indexer, batches, writer, ready: list, files_done: int):
-    """Commit the segments in ``ready`` (``(segment or None, worker)``: each worker's
-    transcripts done up to it) in one table of contents, with the deletions of the older
-    documents they replace; the manifest entries saved after. Returns the next writer (None
-    when it cannot be opened: ``report.busy``)."""
+    """Commit the segments in ``ready`` (``(segment or None, worker, [(n, Added)])``: a
+    worker's segment and the transcripts it holds) in one table of contents, with the deletions
+    of the older documents they replace; the manifest entries saved after. Returns the next
+    writer (None when it cannot be opened: ``report.busy``)."""
     segments, entries = [], {}
-    for segment, w in ready:
-        for n, added in w.done:
+    for segment, w, held in ready:
+        for n, added in held:
             for fieldname, value in added.replaced:
                 writer.delete_by_term(fieldname, value)
             job = batches.jobs[n]
@@ -388,7 +389,6 @@ def _commit(indexer, batches, writer, ready: list, files_done: int):
             batches.reading -= added.messages
             if added.entry is not None:
                 entries[job.path] = added.entry
-        w.done = []
         if segment is not None:
             prefix = segment.segment_id() + "."
             for name in os.listdir(w.folder):
