@@ -292,3 +292,23 @@ def test_jobs_setting(tmp_path, capsys, monkeypatch):
         assert main(["index", "--index-dir", str(tmp_path / "i"), "--jobs", bad]) == 2
         err = capsys.readouterr().err
         assert err.startswith("crabsearch: argument --jobs:") and len(err.strip().splitlines()) == 1
+
+
+def test_the_cli_and_the_app_take_jobs_from_the_option_then_the_config(tmp_path, monkeypatch):
+    from crabsearch.config import Config
+    from crabsearch.tui.app import CrabsearchApp
+
+    home = tmp_path / "home"
+    many_sessions(home, n=3, messages=2)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    monkeypatch.delenv("CODEX_HOME", raising=False)
+    (tmp_path / "config.toml").write_text("index_jobs = 6\n")
+    monkeypatch.setenv("CRABSEARCH_CONFIG", str(tmp_path / "config.toml"))
+    seen = []
+    monkeypatch.setattr(parallel, "workers_for", lambda jobs, todo: seen.append(jobs) or 1)
+    assert main(["index", "--index-dir", str(tmp_path / "a")]) == 0
+    assert main(["index", "--index-dir", str(tmp_path / "b"), "--jobs", "5"]) == 0
+    assert seen == [6, 5]  # the config, then --jobs over it
+    app = CrabsearchApp(index_dir=tmp_path / "c", env={"HOME": str(home)}, config=Config(index_jobs=5))
+    assert app.indexer.jobs == 5  # more than any default (at most 4)
