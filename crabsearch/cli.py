@@ -79,6 +79,9 @@ def build_parser() -> argparse.ArgumentParser:
     p_index = sub.add_parser("index", help="update the index and print a summary")
     _common(p_index)
     p_index.add_argument("--json", action="store_true", help="print the summary as JSON")
+    p_index.add_argument("--jobs", type=_jobs, metavar="N",
+                         help="processes a large build reads transcripts in (default: config index_jobs, "
+                              "else the number of cores, at most 4)")
     p_status = sub.add_parser("status", help="sources found, skipped lines and files, index size, warnings")
     _common(p_status)
     p_status.add_argument("--json", action="store_true", help="print JSON")
@@ -131,6 +134,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _positive(value: str) -> int:
     return _whole(value, 1)
+
+
+def _jobs(value: str) -> int:
+    from .config import MAX_JOBS
+
+    n = _whole(value, 1)
+    if n > MAX_JOBS:
+        raise argparse.ArgumentTypeError(f"must be {MAX_JOBS} or less: {value}")
+    return n
 
 
 def _nonneg(value: str) -> int:
@@ -241,7 +253,8 @@ def _run(args) -> int:
     def make_indexer():
         from .index.writer import Indexer
 
-        return Indexer(index_dir, env=env, index_tool_output=tools, extra_dirs=extra)
+        return Indexer(index_dir, env=env, index_tool_output=tools, extra_dirs=extra,
+                       jobs=getattr(args, "jobs", None) or cfg.index_jobs)
 
     # The writer (and every agent reader) is imported only by what refreshes: not by a search
     # with --no-refresh.

@@ -5,6 +5,7 @@ Known keys (anything else is ignored)::
     index_tool_output = false     # also index tool output (secrets masked), searched with in:tools
     theme = "textual-dark"        # any Textual theme name; Ctrl+T switches light/dark
     context = 4                   # messages before and after the hit in a context window (0-8)
+    index_jobs = 2                # processes a large index build reads transcripts in (default: the cores)
 
     [sources]                     # extra directories per agent, each laid out like the agent's own
     claude = ["/mnt/old-laptop/.claude"]   # (what CLAUDE_CONFIG_DIR, CODEX_HOME, ... would point at)
@@ -20,6 +21,9 @@ Known keys (anything else is ignored)::
   whatever directory crabsearch was started in (``claude = "notalist"`` is such a path).
 * ``index_tool_output``: the first 3,072 characters of each tool output go into a separate
   low-weight field. Off by default: tool output carries credentials.
+* ``index_jobs``: a whole number from 1 to :data:`MAX_JOBS`; unset (None), the indexer's
+  default (``index.parallel.default_jobs``: the usable cores, at most 4). ``crabsearch index
+  --jobs N`` overrides it for one run.
 
 A missing file means defaults; an unreadable or invalid one is reported (``Config.problem``)
 and defaults are used, never a crash.
@@ -44,7 +48,9 @@ KEY_ACTIONS = ("open", "expand", "widen", "narrow", "explain", "resume", "fork",
                "thinking", "abandoned", "subagents", "full-text", "expand-message", "first", "last", "back", "help",
                "status", "theme")
 """Action ids that ``[keys]`` can rebind (the ``id`` of the app's key bindings)."""
-KNOWN_KEYS = ("index_tool_output", "theme", "context", "sources", "resume", "keys") + tuple(
+MAX_JOBS = 64
+"""The most worker processes ``index_jobs`` (and ``--jobs``) may ask for."""
+KNOWN_KEYS = ("index_tool_output", "index_jobs", "theme", "context", "sources", "resume", "keys") + tuple(
     card.config_table for card in CARDS.values() if card.config_table)
 """The settings a config file may hold: crabsearch's own, then the agents' own tables
 (``Source.config_table``: ``[aider]``, ``[specstory]``)."""
@@ -57,6 +63,7 @@ class Config:
     the file could not be used."""
 
     index_tool_output: bool = False
+    index_jobs: int | None = None
     theme: str | None = None
     context: int = 4
     sources: dict[str, list[str]] = field(default_factory=dict)
@@ -96,6 +103,11 @@ def load(path: Path | None = None) -> Config:
         cfg.index_tool_output = value
     else:
         problems.append("index_tool_output must be true or false; using false")
+    jobs = data.get("index_jobs")
+    if isinstance(jobs, int) and not isinstance(jobs, bool) and 1 <= jobs <= MAX_JOBS:
+        cfg.index_jobs = jobs
+    elif jobs is not None:
+        problems.append(f"index_jobs must be a whole number from 1 to {MAX_JOBS}; using the number of cores")
     theme = data.get("theme")
     if isinstance(theme, str) and theme:
         cfg.theme = theme

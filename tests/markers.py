@@ -8,7 +8,7 @@ import pytest
 SLOW_MODULES = frozenset({
     "test_reader_fuzz", "test_bench_smoke", "test_concurrency", "test_agent_dirs_untouched",
     "test_special_files", "test_resident", "test_mcp_stdio", "test_terminal_safety", "test_startup",
-    "test_relevance_real", "test_pool", "test_codec",
+    "test_relevance_real", "test_pool", "test_codec", "test_parallel_build",
 })
 """Modules whose tests start processes, fuzz, race writers or build large indexes."""
 

@@ -338,11 +338,17 @@ def test_a_damaged_index_is_rebuilt(tmp_path, damage):
     assert len(hits_for(tmp_path, "dugong")) == 1
 
 
-def test_killed_mid_index_the_next_run_finishes_without_duplicates(tmp_path):
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_killed_mid_index_the_next_run_finishes_without_duplicates(tmp_path, jobs):
+    """``kill -9`` of ``crabsearch index`` mid-build, in one process and with two workers (which
+    die with it; any refresh reads in workers here: ``parallel.MIN_BYTES = 0``): the next run
+    finishes, nothing twice, no worker folder left."""
     import signal
     import subprocess
     import sys
     import time
+
+    from crabsearch.index.layout import WORKER_PREFIX
 
     home = tmp_path / "home"
     for i in range(40):
@@ -353,14 +359,22 @@ def test_killed_mid_index_the_next_run_finishes_without_duplicates(tmp_path):
     env = {**os.environ, "HOME": str(home), "CRABSEARCH_INDEX_DIR": str(tmp_path / "index")}
     env.pop("CLAUDE_CONFIG_DIR", None)
     env.pop("CODEX_HOME", None)
-    proc = subprocess.Popen([sys.executable, "-m", "crabsearch", "index"], env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    cmd = ([sys.executable, "-m", "crabsearch", "index"] if jobs == 1 else
+           [sys.executable, "-c", "import sys; from crabsearch.index import parallel; parallel.MIN_BYTES = 0; "
+            "from crabsearch.cli import main; sys.exit(main(sys.argv[1:]))", "index", "--jobs", str(jobs)])
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     time.sleep(1.5)
+    deadline = time.monotonic() + 60
+    while jobs > 1 and proc.poll() is None and time.monotonic() < deadline:  # killed while its workers write
+        gen = tmp_path / "index" / "current"
+        if gen.is_dir() and any(n.startswith(WORKER_PREFIX) for n in os.listdir(gen)):
+            break
+        time.sleep(0.02)
     proc.send_signal(signal.SIGKILL)
     proc.wait(timeout=30)
-    done = subprocess.run([sys.executable, "-m", "crabsearch", "index", "--json"], env=env,
-                          capture_output=True, text=True, timeout=300)
+    done = subprocess.run(cmd + ["--json"], env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
+    assert [n for n in os.listdir(where(tmp_path / "index")) if n.startswith(WORKER_PREFIX)] == []
     engine = Engine(tmp_path / "index")
     assert engine.doc_count() == 40
     hits = engine.search("pangolin", limit=100).hits

@@ -20,6 +20,9 @@ GEN_PREFIX = "gen-"
 STAMP = "crabsearch-version"
 LAST_REFRESH = "last-refresh"
 INDEX_NAME = "MAIN"
+WORKER_PREFIX = f"{INDEX_NAME}.worker-"
+"""A parallel refresh's worker writes its segment in a folder of the generation named so
+(``parallel.py``); the commit moves the finished segment out of it."""
 
 
 def owned(name: str) -> bool:

@@ -34,8 +34,8 @@ from ..redact import RULES_VERSION
 from . import whoosh_fixes
 from .integrity import (  # noqa: F401 - re-exported: the engine's names for damage live here too
     DAMAGED, SEAL, IndexDamaged, checksum_problem, is_damage, mark_damaged, seal, seal_problem)
-from .layout import (CURRENT, GEN_PREFIX, INDEX_NAME, LAST_REFRESH, STAMP, current_dir, has_index,  # noqa: F401
-                     is_legacy, misplaced_current, misplaced_note, owned, where)
+from .layout import (CURRENT, GEN_PREFIX, INDEX_NAME, LAST_REFRESH, STAMP, WORKER_PREFIX,  # noqa: F401
+                     current_dir, has_index, is_legacy, misplaced_current, misplaced_note, owned, where)
 from ..sources.base import READERS_VERSION
 from ..filters import indexed_fields
 from .schema import SCHEMA_VERSION, make_schema
@@ -438,7 +438,8 @@ def remove_unfinished(ix) -> None:
     """Remove what a writer killed or stopped by a full disk left behind: segment and
     table-of-contents files the current table of contents does not name (tens of MB after a
     full disk), Whoosh's posting pool directory ``MAIN.tmp`` (``SegmentWriter`` makes it and
-    removes it only when it finishes) and Whoosh's lock file ``MAIN_WRITELOCK`` (an ``flock``:
+    removes it only when it finishes), the folders of a parallel refresh's workers
+    (``layout.WORKER_PREFIX``: a worker's unfinished segment) and Whoosh's lock file ``MAIN_WRITELOCK`` (an ``flock``:
     freed when its process died, the file stays). The caller holds the write lock and has no
     Whoosh writer open, so no other writer is making any of them. Never raises."""
     from whoosh.index import clean_files
@@ -452,6 +453,12 @@ def remove_unfinished(ix) -> None:
     if not folder:
         return
     shutil.rmtree(Path(folder) / f"{INDEX_NAME}.tmp", ignore_errors=True)
+    try:
+        workers = [n for n in os.listdir(folder) if n.startswith(WORKER_PREFIX)]
+    except OSError:
+        workers = []
+    for name in workers:
+        shutil.rmtree(Path(folder) / name, ignore_errors=True)
     lock = Path(folder) / f"{INDEX_NAME}_WRITELOCK"
     try:
         fd = os.open(lock, os.O_RDWR | os.O_NOFOLLOW)

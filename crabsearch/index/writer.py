@@ -37,7 +37,7 @@ from ..sources import SOURCES, Source
 from ..redact import redact_value
 from ..jsonl import PLACES_KEPT
 from ..sources.base import REASON_CAP, container_of, full_tool_output, noting_unreadable_dirs
-from . import colfile
+from . import colfile, parallel
 from .codec import CompactCodec
 from .documents import acting_flags, message_doc, session_doc
 from .manifest import Manifest, dumps, file_key
@@ -150,19 +150,62 @@ class _Job:
         return self.size - self.start if self.in_bytes else 0
 
 
+class _Batches:
+    """The commits of one refresh and its progress: ``jobs`` (in reading order), the bytes done
+    so far, the messages read and not yet committed (``reading``: a parallel refresh's), the
+    commits made. :meth:`commit` commits a batch and then saves the manifest entries it holds."""
+
+    def __init__(self, indexer: "Indexer", ix, manifest: Manifest, report: RefreshReport, jobs: list[_Job],
+                 progress: Callable[[Progress], None] | None, clear_old: bool) -> None:
+        self.indexer, self.ix, self.gen, self.manifest, self.report = indexer, ix, indexer._gen, manifest, report
+        self.jobs, self.progress, self.clear_old = jobs, progress, clear_old
+        self.total = sum(j.todo_bytes for j in jobs)
+        self.done_bytes = self.reading = self.commits = 0
+
+    def tick(self, n: int, extra_bytes: int = 0, phase: str = "reading") -> None:
+        """Report progress: ``n`` transcripts done, ``extra_bytes`` of the ones being read."""
+        if self.progress:
+            self.progress(Progress(n, len(self.jobs), self.done_bytes + extra_bytes, self.total,
+                                   self.report.messages_added + self.reading, phase, self.commits))
+
+    def commit(self, writer, n: int, *, segments: list = (), entries: dict[str, dict]) -> None:
+        """Commit ``writer`` (with ``segments`` written by workers: ``parallel.commit_with``),
+        seal the generation, write its column files, then save the manifest ``entries``
+        describing what the commit holds. The first commit of a refresh that found the manifest
+        lost drops every older segment (Whoosh's ``CLEAR``)."""
+        self.tick(n, phase="writing")
+        mergetype = CLEAR if self.clear_old else merge_policy
+        if segments:
+            parallel.commit_with(writer, segments, mergetype)
+        else:
+            writer.commit(mergetype=mergetype)
+        self.indexer._open_writer = None
+        self.clear_old = False
+        seal(self.gen)  # segment sizes, mtimes, checksums (damage check)
+        colfile.write_all(self.gen, self.ix)  # per-document columns, read in one go by searches
+        self.commits += 1
+        self.tick(n)
+        self.indexer._save(self.manifest, entries)
+
+
 class Indexer:
     """Keeps the index in ``index_dir`` in step with the transcripts the sources discover.
 
     ``env`` and ``home`` feed each source's discovery (agent env overrides such as
     ``CLAUDE_CONFIG_DIR`` and ``CODEX_HOME``); ``sources`` defaults to every registered source.
     ``index_tool_output`` adds the redacted head of tool output to the index (searchable with
-    ``in:tools``); switching it rebuilds the index.
+    ``in:tools``); switching it rebuilds the index. ``jobs`` (at least 1; default
+    ``parallel.default_jobs()``, the usable cores) is how many worker processes a large refresh
+    reads transcripts in (:mod:`.parallel`); a small one reads in this process.
     """
 
     def __init__(self, index_dir: Path, *, env: Mapping[str, str] | None = None,
                  home: Path | None = None, sources: Iterable[Source] | None = None,
-                 index_tool_output: bool = False, extra_dirs: Mapping[str, list[str]] | None = None):
+                 index_tool_output: bool = False, extra_dirs: Mapping[str, list[str]] | None = None,
+                 jobs: int | None = None):
         self.index_dir = Path(index_dir)
+        self.jobs = jobs if jobs is not None else parallel.default_jobs()
+        """Processes a large refresh may read transcripts in (``parallel.workers_for``)."""
         self._gen = self.index_dir  # the generation being planned or written (set by refresh)
         self.extra_dirs = dict(extra_dirs or {})
         """Config ``[sources]``: agent -> more directories laid out like its ``env_var`` target."""
@@ -325,60 +368,50 @@ class Indexer:
             writer.delete_by_term("fkey", manifest.files[path]["fkey"])
             manifest.remove(path)
             report.files_removed += 1
-        total = sum(j.todo_bytes for j in jobs)
-        done_bytes = pending_bytes = 0
-        docs_at_commit = 0
-        pending_entries: dict[str, dict] = {}
         # A manifest lost or damaged while the index has documents: every file is read again, and
         # the first commit drops all the old segments (Whoosh's CLEAR merge policy) so that the
         # replaced documents do not stay on disk as deleted ones (the index grew with each loss).
         clear_old = not manifest.files and self._index_has_docs
         if not self._index_has_docs or clear_old:  # a build: the newest sessions are the first searchable
             jobs.sort(key=lambda j: -j.mtime_ns)
-        commits = 0
+        batches = _Batches(self, ix, manifest, report, jobs, progress, clear_old)
+        workers = parallel.workers_for(self.jobs, jobs)
+        if workers > 1:
+            complete = parallel.write(self, batches, writer, workers, cancelled)
+        else:
+            complete = self._write_here(batches, writer, cancelled)
+        if complete and opened.swap_pending and not (cancelled and cancelled()):
+            swap(self.index_dir, self._gen)  # complete: searches switch to it in one rename
 
-        def commit(writer, n: int) -> None:
-            nonlocal clear_old, commits
-            tick(n, phase="writing")
-            writer.commit(mergetype=CLEAR if clear_old else merge_policy)
-            self._open_writer = None
-            clear_old = False
-            seal(self._gen)  # segment sizes, mtimes, checksums (damage check)
-            colfile.write_all(self._gen, ix)  # per-document columns, read in one go by searches
-            commits += 1
-            tick(n)
-
-        def tick(n: int, extra_bytes: int = 0, phase: str = "reading") -> None:
-            if progress:
-                progress(Progress(n, len(jobs), done_bytes + extra_bytes, total, report.messages_added, phase,
-                                  commits))
-
+    def _write_here(self, batches: "_Batches", writer, cancelled: Callable[[], bool] | None) -> bool:
+        """Read ``batches.jobs`` in this process, committing in batches (:func:`batch_limits`);
+        False when the writer could not be opened again after a commit."""
+        report, jobs = batches.report, batches.jobs
+        pending_bytes = docs_at_commit = 0
+        pending_entries: dict[str, dict] = {}
         for n, job in enumerate(jobs):
             if cancelled and cancelled():
                 break
-            entry = self._index_file(writer, job, report, lambda frac, n=n, job=job: tick(
+            entry = self._index_file(writer, job, report, lambda frac, n=n, job=job: batches.tick(
                 n, int(frac * job.todo_bytes)))
             if entry is not None:
                 pending_entries[job.path] = entry
-            done_bytes += job.todo_bytes
+            batches.done_bytes += job.todo_bytes
             pending_bytes += job.todo_bytes
-            tick(n + 1)
-            batch_bytes, batch_docs = batch_limits(commits)
+            batches.tick(n + 1)
+            batch_bytes, batch_docs = batch_limits(batches.commits)
             if (pending_bytes >= batch_bytes or report.messages_added - docs_at_commit >= batch_docs
                     or len(writer.pool) >= BATCH_POSTINGS):
                 # Commit in batches so results appear while a long build runs; the manifest
                 # moves forward only after the commit it describes.
-                commit(writer, n + 1)
-                self._save(manifest, pending_entries)
+                batches.commit(writer, n + 1, entries=pending_entries)
                 pending_entries, pending_bytes = {}, 0
                 docs_at_commit = report.messages_added
-                writer = self._writer(ix, report)
+                writer = self._writer(batches.ix, report)
                 if writer is None:
-                    return
-        commit(writer, len(jobs))
-        self._save(manifest, pending_entries)
-        if opened.swap_pending and not (cancelled and cancelled()):
-            swap(self.index_dir, self._gen)  # complete: searches switch to it in one rename
+                    return False
+        batches.commit(writer, len(jobs), entries=pending_entries)
+        return True
 
     def _walk_all(self, files: list[tuple[Source, str]]) -> None:
         """Add to ``files`` (in place: the list every later step of the refresh plans from) the
@@ -537,102 +570,38 @@ class Indexer:
 
     def _index_file(self, writer, job: _Job, report: RefreshReport,
                     progress: Callable[[float], None]) -> dict | None:
-        """Read one unit and add its documents; its manifest entry, or None when it was not read.
+        """Read one unit and add its documents (:func:`add_file`, the writer seeing the older
+        documents it replaces); its manifest entry, or None when it was not read. A failure is
+        named once in ``report.errors`` and remembered in the manifest's errors
+        (:meth:`_file_error`)."""
+        added = add_file(writer, job, self.index_tool_output, progress,
+                         replace=self._replaces(job), older=True)
+        self._count(added, report, job)
+        return added.entry
 
-        Nothing one file holds stops the others: any exception while reading it or making its
-        documents (not only ``OSError``) is that file's error, one line in ``report.errors`` and
-        remembered in the manifest's errors (so it is named once, and read again only when it
-        changes). Every document is made before the first is added, so a failure while reading
-        or making them adds nothing half-done and leaves the file's earlier documents in place.
-        """
-        path = Path(job.path)
-        fkey = file_key(job.path)
-        tick_failed: list[Exception] = []
+    def _replaces(self, job: _Job) -> bool:
+        """True when the index may hold documents of ``job``'s unit from an earlier read that
+        reading it from the start replaces (deleted by ``fkey``)."""
+        return job.start == 0 and (not job.fresh or self._index_has_docs)
 
-        def tick(frac: float) -> None:  # a failing progress display is not this file's error
-            try:
-                progress(frac)
-            except Exception as exc:  # noqa: BLE001 - raised again once the file is done
-                tick_failed.append(exc)
-
-        try:
-            with full_tool_output(self.index_tool_output):
-                read = job.source.read(path, job.start, job.state)
-            head = job.source.fingerprint(job.path, job.size)
-            skey = f"{read.session.agent}:{read.session.session_id}"
-            count = len(read.messages)
-            acting = acting_flags(read.messages)
-            docs = []
-            for i, m in enumerate(read.messages):
-                docs.append(message_doc(fkey, skey, read.session, m, acting=acting[i],
-                                        tool_output=self.index_tool_output))
-                if i % 2000 == 1999:
-                    tick(i / count / 2)
-            empty = read.session.message_count == 0 and not read.session.title
-            session = None if empty else session_doc(fkey, read.session)
-            entry = self._entry(job, read, fkey, head)
-            dumps(entry["state"])  # the state must be storable (it goes into the manifest)
-        except FileNotFoundError:
-            return None  # deleted between discovery and reading: the next refresh removes it
-        except Exception as exc:  # noqa: BLE001 - the rule: one file's failure is that file's error
-            self._file_error(job, report, exc)
-            return None
+    def _count(self, added: "Added", report: RefreshReport, job: _Job) -> None:
+        """Record what :func:`add_file` did with ``job`` in ``report`` and the manifest's errors."""
+        if added.error is not None:
+            self._file_error(job, report, added.error)
+            return
+        if added.entry is None:
+            return
         self._manifest_errors.pop(job.path, None)
-        try:
-            if job.start == 0 and (not job.fresh or self._index_has_docs):
-                writer.delete_by_term("fkey", fkey)
-            add = writer.add_document if job.start == 0 else writer.update_document
-            for i, doc in enumerate(docs):
-                add(**doc)
-                if i % 2000 == 1999:
-                    tick(0.5 + i / count / 2)
-            if session is None:
-                # Nothing to show (an empty file, or one holding only other sessions' summary lines).
-                if job.start:
-                    writer.delete_by_term("mkey", f"{fkey}:s")
-            elif job.start == 0:
-                writer.add_document(**session)
-            else:
-                writer.update_document(**session)
-        except Exception as exc:  # noqa: BLE001 - a document the index rejects: this file's error
-            self._file_error(job, report, exc)
-            return None
-        if tick_failed:
-            raise tick_failed[0]
         report.files_read += 1
         report.sessions_changed += 1
-        report.messages_added += len(read.messages)
-        report.skipped_lines += read.stats.skipped
-        report.bytes_read += max(0, read.end_offset - job.start) if job.todo_bytes else 0
-        return entry
+        report.messages_added += added.messages
+        report.skipped_lines += added.skipped
+        report.bytes_read += added.bytes_read
 
-    @staticmethod
-    def _entry(job: _Job, read, fkey: str, head: str) -> dict:
-        """The manifest entry of a unit just read: skip counts by reason and the first skipped
-        places (``[where, reason]``, :data:`PLACES_KEPT`) added to the earlier ones when it was
-        read from an offset."""
-        old = job.previous or {}
-        reasons = dict(old.get("reasons") or {}) if job.start else {}
-        for why, n in read.stats.reasons.items():
-            reasons[why] = reasons.get(why, 0) + n
-        places = [list(p) for p in (old.get("places") or [])] if job.start else []
-        places += [[where, why] for where, why in read.stats.places]
-        return {"agent": job.source.agent, "fkey": fkey, "size": job.size, "mtime_ns": job.mtime_ns,
-                "bytes": job.size if job.in_bytes else 0,
-                "offset": read.end_offset, "head": head, "state": redact_value(read.state),
-                "session_id": read.session.session_id, "messages": read.session.message_count,
-                "session": bool(read.session.message_count or read.session.title),
-                "skipped": sum(reasons.values()), "reasons": reasons, "places": places[:PLACES_KEPT]}
-
-    def _file_error(self, job: _Job, report: RefreshReport, exc: Exception) -> None:
-        """Name a unit that could not be read or indexed in ``report.errors`` (once: not again
-        while it stays unchanged and fails the same way) and remember it in the manifest's
-        errors, so it is read again only when it changes."""
-        if isinstance(exc, OSError):
-            message = exc.strerror or str(exc)
-        else:
-            text = " ".join(str(exc).split())[:REASON_CAP]
-            message = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+    def _file_error(self, job: _Job, report: RefreshReport, message: str) -> None:
+        """Name a unit that could not be read or indexed (``message``, :func:`error_line`) in
+        ``report.errors`` (once: not again while it stays unchanged and fails the same way) and
+        remember it in the manifest's errors, so it is read again only when it changes."""
         known = self._manifest_errors.get(job.path)
         if not known or known.get("error") != message or known.get("mtime_ns") != job.mtime_ns:
             report.errors.append(f"{job.path}: {message}")  # named once, not at every refresh
@@ -648,3 +617,117 @@ class Indexer:
                            if p not in manifest.files and p not in entries}
         manifest.save(entries)
         make_private(self._gen, owned)  # manifest.db, when this save created it
+
+
+def error_line(exc: BaseException) -> str:
+    """The one-line reason a unit failed with ``exc``: an ``OSError``'s own words
+    (``Permission denied``), else ``Type: message`` (whitespace folded, cut at ``REASON_CAP``)."""
+    if isinstance(exc, OSError):
+        return exc.strerror or str(exc)
+    text = " ".join(str(exc).split())[:REASON_CAP]
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def entry_of(job: _Job, read, fkey: str, head: str) -> dict:
+    """The manifest entry of a unit just read: skip counts by reason and the first skipped
+    places (``[where, reason]``, :data:`PLACES_KEPT`) added to the earlier ones when it was
+    read from an offset."""
+    old = job.previous or {}
+    reasons = dict(old.get("reasons") or {}) if job.start else {}
+    for why, n in read.stats.reasons.items():
+        reasons[why] = reasons.get(why, 0) + n
+    places = [list(p) for p in (old.get("places") or [])] if job.start else []
+    places += [[where, why] for where, why in read.stats.places]
+    return {"agent": job.source.agent, "fkey": fkey, "size": job.size, "mtime_ns": job.mtime_ns,
+            "bytes": job.size if job.in_bytes else 0,
+            "offset": read.end_offset, "head": head, "state": redact_value(read.state),
+            "session_id": read.session.session_id, "messages": read.session.message_count,
+            "session": bool(read.session.message_count or read.session.title),
+            "skipped": sum(reasons.values()), "reasons": reasons, "places": places[:PLACES_KEPT]}
+
+
+@dataclass
+class Added:
+    """What :func:`add_file` did with one unit: ``entry``, its manifest entry (None when it was
+    not read: gone since discovery, or failed); ``error``, the one-line reason it failed
+    (:func:`error_line`), else None; the messages added, lines skipped and bytes read; and
+    ``replaced``, the ``(field, value)`` terms of the older documents its documents replace (for
+    a writer that does not see them: :mod:`.parallel`)."""
+
+    entry: dict | None = None
+    error: str | None = None
+    messages: int = 0
+    skipped: int = 0
+    bytes_read: int = 0
+    replaced: list[tuple[str, str]] = field(default_factory=list)
+
+
+def add_file(writer, job: _Job, tool_output: bool, progress: Callable[[float], None], *,
+             replace: bool, older: bool) -> Added:
+    """Read one unit and add its documents to ``writer``.
+
+    ``replace``: its unit is read from the start and the index may hold documents of an earlier
+    read (deleted by ``fkey``). ``older``: ``writer`` sees the index's documents (the deletions
+    are its own); False for a worker's writer of a segment of its own, whose parent deletes
+    :attr:`Added.replaced` before committing the segment. ``progress`` gets the share of the
+    unit done (0 to 1); an exception it raises is raised again once the unit is done.
+
+    Nothing one file holds stops the others: any exception while reading it or making its
+    documents (not only ``OSError``) is that file's :attr:`Added.error`. Every document is made
+    before the first is added, so a failure while reading or making them adds nothing half-done
+    and leaves the file's earlier documents in place.
+    """
+    path = Path(job.path)
+    fkey = file_key(job.path)
+    tick_failed: list[Exception] = []
+
+    def tick(frac: float) -> None:  # a failing progress display is not this file's error
+        try:
+            progress(frac)
+        except Exception as exc:  # noqa: BLE001 - raised again once the file is done
+            tick_failed.append(exc)
+
+    try:
+        with full_tool_output(tool_output):
+            read = job.source.read(path, job.start, job.state)
+        head = job.source.fingerprint(job.path, job.size)
+        skey = f"{read.session.agent}:{read.session.session_id}"
+        count = len(read.messages)
+        acting = acting_flags(read.messages)
+        docs = []
+        for i, m in enumerate(read.messages):
+            docs.append(message_doc(fkey, skey, read.session, m, acting=acting[i], tool_output=tool_output))
+            if i % 2000 == 1999:
+                tick(i / count / 2)
+        empty = read.session.message_count == 0 and not read.session.title
+        session = None if empty else session_doc(fkey, read.session)
+        entry = entry_of(job, read, fkey, head)
+        dumps(entry["state"])  # the state must be storable (it goes into the manifest)
+    except FileNotFoundError:
+        return Added()  # deleted between discovery and reading: the next refresh removes it
+    except Exception as exc:  # noqa: BLE001 - the rule: one file's failure is that file's error
+        return Added(error=error_line(exc))
+    if job.start == 0:
+        replaced = [("fkey", fkey)] if replace else []
+    else:
+        replaced = [("mkey", doc["mkey"]) for doc in docs] + [("mkey", f"{fkey}:s")]
+    try:
+        if older and job.start == 0 and replace:
+            writer.delete_by_term("fkey", fkey)
+        add = writer.add_document if job.start == 0 or not older else writer.update_document
+        for i, doc in enumerate(docs):
+            add(**doc)
+            if i % 2000 == 1999:
+                tick(0.5 + i / count / 2)
+        if session is None:
+            # Nothing to show (an empty file, or one holding only other sessions' summary lines).
+            if job.start and older:
+                writer.delete_by_term("mkey", f"{fkey}:s")
+        else:
+            add(**session)
+    except Exception as exc:  # noqa: BLE001 - a document the index rejects: this file's error
+        return Added(error=error_line(exc))
+    if tick_failed:
+        raise tick_failed[0]
+    return Added(entry, None, len(read.messages), read.stats.skipped,
+                 max(0, read.end_offset - job.start) if job.todo_bytes else 0, replaced)

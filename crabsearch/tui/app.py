@@ -65,7 +65,8 @@ class CrabsearchApp(App[str | None]):
         self.indexing = False
         self.engine = Engine(self.index_dir, resume_flags=self.config.resume)
         self._indexer_options = {"index_tool_output": index_tool_output,
-                                 "extra_dirs": {} if demo else self.config.sources}
+                                 "extra_dirs": {} if demo else self.config.sources,
+                                 "jobs": self.config.index_jobs}
         self._indexer = None
         self._indexer_lock = threading.Lock()
         self._first_recent = None  # the recent sessions read as the app loads (on_load): a Future
