@@ -259,13 +259,14 @@ def test_search_without_refresh_imports_only_what_it_reads(built):
     """``search --json --no-refresh`` in its own process imports neither the terminal app's
     toolkit, the MCP SDK nor the index writer, and not what it never calls: platformdirs (on
     Linux ``paths.user_dir`` computes its answer), ``difflib`` (only an unknown agent name's
-    suggestions)."""
+    suggestions), the volatile parts' patterns (a pasted line's only)."""
     env, index_dir = built
     data, modules = _search(env, index_dir, "cron", "--no-refresh")
     assert [h["agent"] for h in data["hits"]] == ["claude"]
     heavy = {m.partition(".")[0] for m in modules} & {"textual", "rich", "mcp", "pydantic", "watchfiles", "anyio"}
     assert not heavy, heavy
-    assert not {"crabsearch.index.writer", "difflib", "whoosh.writing", "whoosh.qparser"} & modules
+    assert not {"crabsearch.index.writer", "difflib", "crabsearch.volatile", "whoosh.writing",
+                "whoosh.qparser"} & modules
     if sys.platform == "linux":
         assert "platformdirs" not in modules
 
