@@ -224,13 +224,17 @@ def test_the_app_imports_neither_the_writer_nor_a_reader():
 
 def test_search_json_imports_neither_textual_nor_mcp(built):
     """``crabsearch search --json`` (with its refresh) in its own process: the terminal app's
-    toolkit, the MCP SDK and the file watcher are never imported."""
+    toolkit, the MCP SDK and the file watcher are never imported; nor, with no config file and
+    no export, ``tomllib`` (the readers parse a config file they found) and ``zipfile`` (an
+    export's zip)."""
     env, index_dir = built
     data, modules = _search(env, index_dir, "cron")
     assert [h["agent"] for h in data["hits"]] == ["claude"]
     heavy = {m.partition(".")[0] for m in modules} & {"textual", "rich", "mcp", "pydantic", "watchfiles", "anyio"}
     assert not heavy, heavy
     assert not {m for m in modules if m.startswith(("crabsearch.tui", "crabsearch.mcp"))}
+    assert "crabsearch.index.writer" in modules  # the refresh ran
+    assert not {"tomllib", "zipfile"} & modules
 
 
 def test_lookups_walk_matchers_instead_of_listing_every_clause(built, monkeypatch):
