@@ -224,9 +224,9 @@ def test_the_app_imports_neither_the_writer_nor_a_reader():
 
 def test_search_json_imports_neither_textual_nor_mcp(built):
     """``crabsearch search --json`` (with its refresh) in its own process: the terminal app's
-    toolkit, the MCP SDK and the file watcher are never imported; nor, with no config file and
-    no export, ``tomllib`` (the readers parse a config file they found) and ``zipfile`` (an
-    export's zip)."""
+    toolkit, the MCP SDK and the file watcher are never imported; nor, with no config file, no
+    export and no compressed transcript, ``tomllib`` (the readers parse a config file they
+    found), ``zipfile`` (an export's zip) and ``zstandard`` (OpenClaw's compressed events)."""
     env, index_dir = built
     data, modules = _search(env, index_dir, "cron")
     assert [h["agent"] for h in data["hits"]] == ["claude"]
@@ -234,7 +234,7 @@ def test_search_json_imports_neither_textual_nor_mcp(built):
     assert not heavy, heavy
     assert not {m for m in modules if m.startswith(("crabsearch.tui", "crabsearch.mcp"))}
     assert "crabsearch.index.writer" in modules  # the refresh ran
-    assert not {"tomllib", "zipfile"} & modules
+    assert not {"tomllib", "zipfile", "zstandard"} & modules
 
 
 def test_lookups_walk_matchers_instead_of_listing_every_clause(built, monkeypatch):
