@@ -18,7 +18,6 @@ entry lacks a piece. This module imports no Whoosh and no agent reader.
 
 from __future__ import annotations
 
-import difflib
 import re
 import sys
 from dataclasses import dataclass
@@ -137,6 +136,8 @@ class Filter:
 def _agent(value: str, facts: Facts) -> str:
     name = value.lower()
     if facts.agents and name not in facts.agents:
+        import difflib  # only for an unknown name: not at every command's start
+
         close = difflib.get_close_matches(name, facts.agents, n=2, cutoff=0.6)
         raise Bad("no agent is called “{value}”" + (f" (did you mean {' or '.join(close)}?)" if close else ""))
     return name

@@ -683,3 +683,59 @@ def test_status_names_the_agents_that_found_nothing_on_one_line(home, capsys, mo
     assert "opencode" in next(line for line in out.splitlines() if line.startswith("no transcripts"))
     code, out, _ = run(capsys, "status", "--json")
     assert [a["agent"] for a in json.loads(out)["agents"]] == list(AGENTS)
+
+
+_SEARCH_ARGVS = [
+    ["search", "cron"], ["search", "cron", "job", "--json"], ["search", "cron", "--json", "--no-refresh"],
+    ["search", "cron", "--limit", "3", "--before", "0", "--after", "8"], ["search", "cron", "--limit", " 7"],
+    ["search", "cron", "--limit", "3", "--limit", "5"], ["search", "cron", "--agent", "codex", "--sort", "newest"],
+    ["search", "cron", "--index-dir", "/tmp/x", "--demo", "--index-tool-output", "--explain", "--no-redact"],
+    ["search", "a=b", "", "x y", "--agent", ""], ["search", "cron", "--index-dir", ""],
+    # not plain: argparse reads them (an error, an exclusion, an abbreviation, help...)
+    ["search"], ["search", "--json", "cron"], ["search", "cron", "--json", "job"], ["search", "cron", "-flaky"],
+    ["search", "cron", "--lim", "3"], ["search", "cron", "--limit=3"], ["search", "cron", "--limit", "0"],
+    ["search", "cron", "--limit", "x"], ["search", "cron", "--before", "-1"], ["search", "cron", "--sort", "old"],
+    ["search", "cron", "--agent"], ["search", "cron", "--agent", "--json"], ["search", "cron", "-h"],
+    ["search", "cron", "--"], ["search", "cron", "-5"], ["--json", "search", "cron"], ["show", "cron"],
+    ["search", "cron", "--offset", "1"],
+]
+
+
+@pytest.mark.parametrize("argv", _SEARCH_ARGVS, ids=" ".join)
+def test_plain_search_reads_what_argparse_reads(argv):
+    """``cli.plain_search`` (the common ``search`` command line, read without argparse) gives
+    argparse's values, or leaves the command line to argparse (None)."""
+    from crabsearch.cli import UsageError, build_parser, plain_search
+
+    plain = plain_search(argv)
+    try:
+        parsed, extra = build_parser().parse_known_args(argv)
+    except (UsageError, SystemExit):
+        parsed, extra = None, None
+    if plain is not None:
+        assert extra == [] and vars(plain) == vars(parsed)
+    else:  # the ones that are plain above all parse
+        assert _SEARCH_ARGVS.index(argv) >= 10
+
+
+def test_a_plain_search_does_not_import_argparse(home):
+    """``crabsearch search cron --json`` in its own process reads its arguments without
+    argparse (its import, ``gettext``'s lookups and every command's parser), and prints the same
+    as with it; a command line argparse must read still gets argparse's one-line error."""
+    code = ("import json, sys\n"
+            "from crabsearch.cli import main\n"
+            "code = main(sys.argv[1:])\n"
+            "sys.stderr.write('ARGPARSE ' + json.dumps('argparse' in sys.modules) + '\\n')\n"
+            "sys.exit(code)\n")
+
+    def cli(*argv):
+        r = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, timeout=120)
+        return r.returncode, r.stdout, r.stderr
+
+    rc, out, err = cli("search", "cron", "--json", "--limit", "1")
+    assert rc == 0 and len(json.loads(out)["hits"]) == 1
+    assert err.endswith("ARGPARSE false\n")
+    assert cli("search", "cron", "--json", "--lim", "1")[1] == out  # an abbreviation: argparse's
+    rc, out, err = cli("search", "cron", "--limit", "0", "--json")
+    assert rc == 2 and err.startswith("crabsearch: argument --limit: must be 1 or more: 0\n")
+    assert err.endswith("ARGPARSE true\n")

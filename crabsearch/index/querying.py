@@ -25,7 +25,6 @@ from whoosh.support.levenshtein import distance
 
 from ..query import ParsedQuery, reads_as_pasted
 from ..ranking import WEIGHTS
-from ..volatile import stable_part
 from .analysis import folded_contexts, group_leaves, phrase_terms
 from .phrases import TextPhrase
 from .union import FlatOr
@@ -84,6 +83,8 @@ class Compiler:
         self._folded: dict[str, list[str]] = {}  # folded word -> its folded letters in context
         words, weak_words, reduced = pq.words, [], set()
         if reads_as_pasted(pq.text):
+            from ..volatile import stable_part  # its patterns compiled for a pasted line only
+
             stable = [stable_part(w) for w in pq.words]
             if any(stable):
                 words = [s for s in stable if s]

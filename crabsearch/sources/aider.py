@@ -31,7 +31,6 @@ import hashlib
 import os
 import re
 import sys
-import tomllib
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Iterable, Iterator, Mapping
@@ -79,11 +78,18 @@ def listed_dirs(env: Mapping[str, str], home: Path, env_var: str, table: str) ->
     raises."""
     names = [p for p in env.get(env_var, "").split(os.pathsep) if p.strip()]
     try:
-        data = tomllib.loads(read_text(config_file(env, home), "utf-8"))
-        dirs = data.get(table, {}).get("dirs", []) if isinstance(data.get(table), dict) else []
-        names += [d for d in dirs if isinstance(d, str) and d.strip()] if isinstance(dirs, list) else []
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
-        pass
+        text = read_text(config_file(env, home), "utf-8")
+    except (OSError, UnicodeDecodeError):
+        text = ""
+    if text:
+        import tomllib  # with a config file only: not at every refresh's start
+
+        try:
+            data = tomllib.loads(text)
+            dirs = data.get(table, {}).get("dirs", []) if isinstance(data.get(table), dict) else []
+            names += [d for d in dirs if isinstance(d, str) and d.strip()] if isinstance(dirs, list) else []
+        except tomllib.TOMLDecodeError:
+            pass
     out: list[Path] = []
     for name in names:
         p = expand(name.strip(), home)

@@ -22,7 +22,6 @@ import json
 import os
 import re
 import sys
-import zipfile
 from collections import OrderedDict
 from pathlib import Path
 from typing import Iterator, Mapping
@@ -60,6 +59,8 @@ def conversation_files(path: Path) -> list[str]:
     if not path.is_file():
         raise ExportError(f"{path}: no such file or folder")
     if path.suffix.lower() == ".zip":
+        import zipfile  # a zip's only: not at every refresh's start
+
         try:
             with zipfile.ZipFile(path) as z:
                 names = sorted(n for n in z.namelist() if CONVERSATION_FILE.fullmatch(n) and n.count("/") <= 1)
@@ -85,6 +86,8 @@ def _load_conversations(container: str) -> list:
     :class:`ExportError` (too large, not JSON, not a list) or ``OSError``."""
     out: list = []
     if container.lower().endswith(".zip"):
+        import zipfile
+
         try:
             with zipfile.ZipFile(container) as z:
                 for name in conversation_files(Path(container)):

@@ -64,6 +64,7 @@ reset archives cannot be resumed (None).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import sqlite3
@@ -79,10 +80,18 @@ from .base import (MEMBER_SEP, FileRead, Source, cd_and, env_dir, member_path, r
 from .openclaw_cold import COLD, COLD_COLUMNS, archive_file, cold_rows, events, unwrap
 from .pi import V3Source
 
-try:  # optional: OpenClaw >= 2026.9.6 stores large events zstd-compressed
-    import zstandard as _zstd
-except ImportError:  # pragma: no cover - depends on the environment
-    _zstd = None
+
+@functools.cache
+def _zstd():
+    """The ``zstandard`` module, imported at the first compressed event (OpenClaw >= 2026.9.6
+    stores large events zstd-compressed), not with this reader, which every refresh imports;
+    None when it is not installed."""
+    try:
+        import zstandard
+    except ImportError:  # pragma: no cover - depends on the environment
+        return None
+    return zstandard
+
 
 DB_NAME = "openclaw-agent.sqlite"
 ROWS = 500
@@ -518,16 +527,17 @@ def _event_text(row: sqlite3.Row) -> str | None:
     if isinstance(text, str):
         return text
     blob = row["event_zstd"] if "event_zstd" in keys else None
-    if blob is None or _zstd is None:
+    zstd = _zstd() if blob is not None else None
+    if zstd is None:
         return None
     blob = bytes(blob)
     try:
         # A frame that declares its size is decompressed whole (max_output_size does not apply
         # to it), so a declared size past MAX_LINE is refused first: a few kB must not expand
         # to gigabytes. A frame without a size stops at MAX_LINE; a frame cut short raises.
-        if _zstd.frame_content_size(blob) > MAX_LINE:
+        if zstd.frame_content_size(blob) > MAX_LINE:
             return None
-        raw = _zstd.ZstdDecompressor().decompress(blob, max_output_size=MAX_LINE)
+        raw = zstd.ZstdDecompressor().decompress(blob, max_output_size=MAX_LINE)
     except Exception:  # zstandard.ZstdError and friends: a broken, cut or oversized blob
         return None
     return raw.decode("utf-8", "replace")

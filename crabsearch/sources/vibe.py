@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import json
 import os
-import tomllib
 from pathlib import Path
 from typing import Iterator, Mapping
 
@@ -136,8 +135,14 @@ def pieces_of(obj: dict) -> list[Piece]:
 def _save_dir(config: Path, home: Path) -> Path | None:
     """``[session_logging] save_dir`` of Vibe's ``config.toml`` (``~`` against ``home``), or None."""
     try:
-        table = tomllib.loads(read_text(config, "utf-8")).get("session_logging")
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        text = read_text(config, "utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    import tomllib  # with a config file only: not at every refresh's start
+
+    try:
+        table = tomllib.loads(text).get("session_logging")
+    except tomllib.TOMLDecodeError:
         return None
     value = table.get("save_dir") if isinstance(table, dict) else None
     if not string(value).strip():
