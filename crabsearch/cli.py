@@ -21,10 +21,10 @@ stderr, never a traceback.
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 from pathlib import Path
-from types import SimpleNamespace
 
 from . import cli_text as out
 from . import paths
@@ -50,56 +50,14 @@ class UsageError(Exception):
     """Bad command-line usage (exit code 2)."""
 
 
-SEARCH_DEFAULTS = {"index_dir": None, "demo": False, "index_tool_output": None, "command": "search", "query": [],
-                   "limit": 20, "before": 4, "after": 4, "agent": None, "sort": "relevance", "explain": False,
-                   "no_redact": False, "json": False, "no_refresh": False}
-"""What ``crabsearch search`` sets when an option is not given (the parser's defaults)."""
-SORTS = ("relevance", "newest")
-_SEARCH_SWITCHES = {"--json": "json", "--no-refresh": "no_refresh", "--explain": "explain",
-                    "--no-redact": "no_redact", "--demo": "demo", "--index-tool-output": "index_tool_output"}
-_SEARCH_VALUES = {"--limit": "limit", "--before": "before", "--after": "after", "--agent": "agent", "--sort": "sort",
-                  "--index-dir": "index_dir"}
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # one clear line, exit 2 (argparse prints usage + error otherwise)
+        raise UsageError(message)
 
 
-def plain_search(argv: list[str]) -> SimpleNamespace | None:
-    """The arguments of the common ``search WORD... [OPTION...]``, read without argparse (whose
-    import, with ``gettext`` and ``locale``, and the building of every command's parser, are a
-    good part of a search's start): ``search``, one word or more none of which starts with
-    ``-``, then only ``search``'s options spelled in full, each value as its own argument that
-    does not start with ``-`` and that the parser takes (a whole number of at least 1 for
-    ``--limit``, 0 for ``--before`` and ``--after``; a :data:`SORTS` name for ``--sort``). The
-    same values as :func:`build_parser` gives (the last of a repeated option wins). None for
-    anything else (help, a word after an option, an exclusion ``-word``, ``--opt=value``, an
-    abbreviation, a bad value): argparse reads it, and says what is wrong."""
-    if argv[:1] != ["search"] or len(argv) < 2 or argv[1].startswith("-"):
-        return None
-    args = dict(SEARCH_DEFAULTS)
-    end = next((i for i, a in enumerate(argv) if a.startswith("-")), len(argv))
-    args["query"] = argv[1:end]
-    rest = iter(argv[end:])
-    for a in rest:
-        if a in _SEARCH_SWITCHES:
-            args[_SEARCH_SWITCHES[a]] = True
-            continue
-        name, value = _SEARCH_VALUES.get(a), next(rest, None)
-        if name is None or value is None or value.startswith("-"):
-            return None
-        if name in ("limit", "before", "after"):
-            try:  # the parser's own conversion (its type=)
-                value = (_positive if name == "limit" else _nonneg)(value)
-            except Exception:  # noqa: BLE001 - argparse.ArgumentTypeError: argparse says it
-                return None
-        elif name == "sort" and value not in SORTS:
-            return None
-        args[name] = value
-    return SimpleNamespace(**args)
-
-
-def _common(p, *, top: bool = False) -> None:
+def _common(p: argparse.ArgumentParser, *, top: bool = False) -> None:
     # The same options before or after the command: a command's parser must not overwrite what
     # was given before it with its own defaults, hence SUPPRESS there.
-    import argparse
-
     dflt = (lambda v: v) if top else (lambda v: argparse.SUPPRESS)
     p.add_argument("--index-dir", metavar="DIR", default=dflt(None),
                    help="index directory (default: $CRABSEARCH_INDEX_DIR or the user cache dir)")
@@ -110,18 +68,10 @@ def _common(p, *, top: bool = False) -> None:
                         "config: index_tool_output = true")
 
 
-def build_parser():
-    """The argument parser (``argparse.ArgumentParser``) for every command; its errors raise
-    :class:`UsageError`."""
-    import argparse
-
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser for every command."""
     from . import __version__
 
-    class _Parser(argparse.ArgumentParser):
-        def error(self, message):  # one clear line, exit 2 (argparse prints usage + error otherwise)
-            raise UsageError(message)
-
-    d = SEARCH_DEFAULTS
     parser = _Parser(prog="crabsearch", description="Search your past AI coding-agent sessions.")
     parser.add_argument("--version", action="version", version=f"crabsearch {__version__}")
     _common(parser, top=True)
@@ -138,11 +88,11 @@ def build_parser():
     p_search = sub.add_parser("search", help="search and print one hit per session")
     _common(p_search)
     p_search.add_argument("query", nargs="*", help="words to search for (the query language: see README)")
-    p_search.add_argument("--limit", type=_positive, default=d["limit"], help="sessions to return (default 20)")
-    p_search.add_argument("--before", type=_nonneg, default=d["before"], help="messages before the hit (default 4)")
-    p_search.add_argument("--after", type=_nonneg, default=d["after"], help="messages after the hit (default 4)")
+    p_search.add_argument("--limit", type=_positive, default=20, help="sessions to return (default 20)")
+    p_search.add_argument("--before", type=_nonneg, default=4, help="messages before the hit (default 4)")
+    p_search.add_argument("--after", type=_nonneg, default=4, help="messages after the hit (default 4)")
     p_search.add_argument("--agent", help="only this agent's sessions (the agent: names, e.g. claude, codex)")
-    p_search.add_argument("--sort", choices=SORTS, default=d["sort"],
+    p_search.add_argument("--sort", choices=("relevance", "newest"), default="relevance",
                           help="order of the sessions (default relevance; recency breaks ties)")
     p_search.add_argument("--explain", action="store_true", help="add how each hit matched to the JSON")
     p_search.add_argument("--no-redact", action="store_true", help="show secret-shaped strings unmasked")
@@ -204,12 +154,8 @@ def _whole(value: str, least: int) -> int:
     try:
         n = int(value)
     except ValueError:
-        import argparse
-
         raise argparse.ArgumentTypeError(f"not a whole number: {value!r}") from None
     if n < least:
-        import argparse
-
         raise argparse.ArgumentTypeError(f"must be {least} or more: {value}")
     return n
 
@@ -260,9 +206,7 @@ def main(argv: list[str] | None = None) -> int:
 def _main(argv: list[str] | None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     try:
-        args, extra = plain_search(argv), []
-        if args is None:
-            args, extra = build_parser().parse_known_args(argv)
+        args, extra = build_parser().parse_known_args(argv)
         if extra and getattr(args, "command", None) == "search" and all(
                 a.startswith("-") and a[1:2].isalnum() or a.startswith('-"') for a in extra):
             args.query = list(args.query or []) + extra  # `search cron -flaky`: an exclusion, not a flag
