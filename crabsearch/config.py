@@ -36,8 +36,9 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import platformdirs
+
 from .files import read_text
-from .paths import user_dir
 from .sources import CARDS
 
 
@@ -75,7 +76,7 @@ class Config:
 def config_path() -> Path:
     """``$CRABSEARCH_CONFIG`` or ``<user config dir>/crabsearch/config.toml``."""
     env = os.environ.get("CRABSEARCH_CONFIG")
-    return Path(env).expanduser() if env else user_dir("XDG_CONFIG_HOME", ".config", "user_config_dir") / "config.toml"
+    return Path(env).expanduser() if env else Path(platformdirs.user_config_dir("crabsearch")) / "config.toml"
 
 
 def load(path: Path | None = None) -> Config:

@@ -7,37 +7,16 @@ Index: ``platformdirs.user_cache_dir("crabsearch")/index``, overridden by ``--in
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
+
+import platformdirs
 
 APP = "crabsearch"
 
 
 def cache_dir() -> Path:
-    """The per-user cache directory (``~/.cache/crabsearch`` on Linux; :func:`user_dir`)."""
-    return user_dir("XDG_CACHE_HOME", ".cache", "user_cache_dir")
-
-
-def user_dir(xdg_var: str, under_home: str, platformdirs_name: str) -> Path:
-    """crabsearch's folder in a per-user base directory, where platformdirs puts it
-    (``platformdirs.<platformdirs_name>("crabsearch")``). On Linux this is computed here, as
-    platformdirs' Unix rules and the XDG base directory specification say: ``$<xdg_var>`` when it
-    is an absolute path (a relative one is ignored), else ``~/<under_home>``, then
-    ``crabsearch`` (platformdirs 4.x, ``unix.py`` and ``_xdg.py``). A command's start then does
-    not import platformdirs (its Unix module imports ``tempfile``, and with it ``shutil``,
-    ``random``, ``bz2``, ``lzma``). Elsewhere (macOS, Windows, Android), and on Linux when
-    ``$HOME`` is set but not an absolute path, platformdirs answers."""
-    if sys.platform == "linux" and "ANDROID_DATA" not in os.environ:
-        home = os.environ.get("HOME")
-        if home is None or os.path.isabs(home):
-            base = os.environ.get(xdg_var, "")
-            if not os.path.isabs(base):
-                base = os.path.join(os.path.expanduser("~"), under_home)
-            if os.path.isabs(base):
-                return Path(base, APP)
-    import platformdirs
-
-    return Path(getattr(platformdirs, platformdirs_name)(APP))
+    """The per-user cache directory (``~/.cache/crabsearch`` on Linux)."""
+    return Path(platformdirs.user_cache_dir(APP))
 
 
 def index_dir(override: str | os.PathLike | None = None, *, demo: bool = False) -> Path:

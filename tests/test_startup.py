@@ -261,9 +261,8 @@ def test_lookups_walk_matchers_instead_of_listing_every_clause(built, monkeypatc
 
 def test_search_without_refresh_imports_only_what_it_reads(built):
     """``search --json --no-refresh`` in its own process imports neither the terminal app's
-    toolkit, the MCP SDK nor the index writer, and not what it never calls: platformdirs (on
-    Linux ``paths.user_dir`` computes its answer), ``difflib`` (only an unknown agent name's
-    suggestions), the volatile parts' patterns (a pasted line's only)."""
+    toolkit, the MCP SDK nor the index writer, and not what it never calls: ``difflib`` (only an
+    unknown agent name's suggestions), the volatile parts' patterns (a pasted line's only)."""
     env, index_dir = built
     data, modules = _search(env, index_dir, "cron", "--no-refresh")
     assert [h["agent"] for h in data["hits"]] == ["claude"]
@@ -271,24 +270,3 @@ def test_search_without_refresh_imports_only_what_it_reads(built):
     assert not heavy, heavy
     assert not {"crabsearch.index.writer", "difflib", "crabsearch.volatile", "whoosh.writing",
                 "whoosh.qparser"} & modules
-    if sys.platform == "linux":
-        assert "platformdirs" not in modules
-
-
-@pytest.mark.skipif(sys.platform != "linux", reason="paths.user_dir computes the Linux directories only")
-@pytest.mark.parametrize("xdg", [None, "", "relative/cache", "/abs/xdg", "/abs/xdg/"])
-@pytest.mark.parametrize("home", [None, "/home/dana", "/home/dana/", "/"])
-def test_user_dirs_are_where_platformdirs_puts_them(monkeypatch, xdg, home):
-    import platformdirs
-
-    from crabsearch import config, paths
-
-    for var in ("XDG_CACHE_HOME", "XDG_CONFIG_HOME", "HOME", "ANDROID_DATA", "CRABSEARCH_CONFIG"):
-        monkeypatch.delenv(var, raising=False)
-    if home is not None:
-        monkeypatch.setenv("HOME", home)
-    if xdg is not None:
-        monkeypatch.setenv("XDG_CACHE_HOME", xdg)
-        monkeypatch.setenv("XDG_CONFIG_HOME", xdg.replace("cache", "config"))
-    assert paths.cache_dir() == Path(platformdirs.user_cache_dir("crabsearch"))
-    assert config.config_path() == Path(platformdirs.user_config_dir("crabsearch")) / "config.toml"
