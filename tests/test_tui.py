@@ -336,7 +336,7 @@ async def test_quitting_while_indexing_stops_the_refresh(tmp_path, monkeypatch):
 
     asked = []
 
-    def refresh(self, progress=None, cancelled=None):
+    def refresh(self, progress=None, cancelled=None, **options):  # unchanged=: the refresh gate
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline and not (cancelled and cancelled()):
             time.sleep(0.01)
