@@ -9,12 +9,22 @@ import dataclasses
 import os
 from pathlib import Path
 
+from textual.binding import Binding
+
 from .. import paths
 from ..hits import GONE, UNAVAILABLE, transcript_gone, unreadable_count
 from ..sources import SOURCES
 from ..text import UNRUNNABLE, counted, printable, runnable
 from .panels import ChoiceScreen, ResumeScreen
 from .render import short_path
+
+BINDINGS = [Binding("r", "resume", "Resume", id="resume"),
+            Binding("f", "fork", "Fork", show=False, id="fork"),
+            Binding("c", "copy", "Copy", id="copy"),
+            Binding("E", "export", "Export", show=False, id="export"),
+            Binding("v", "edit", "Editor", show=False, id="editor")]
+"""The keys of :class:`HitActions`, the same on a result row and in the session view (each
+screen's ``action_resume`` ... ``action_edit`` calls the service; ``[keys]`` rebinds them by id)."""
 
 
 class HitActions:

@@ -17,6 +17,7 @@ from textual.widgets.option_list import Option
 
 from ..search import Hit, Item
 from ..text import printable
+from .actions import BINDINGS as HIT_BINDINGS
 from .render import result_prompt, row_height, row_lines, rung_note
 
 FIRST_ROWS = 20
@@ -37,11 +38,7 @@ class ResultList(OptionList):
         Binding("minus", "narrow", "Narrower", id="narrow"),
         Binding("o", "open", "Open", id="open"),
         Binding("x", "explain", "Explain", id="explain"),
-        Binding("r", "resume", "Resume", id="resume"),
-        Binding("f", "fork", "Fork", show=False, id="fork"),
-        Binding("c", "copy", "Copy", id="copy"),
-        Binding("E", "export", "Export", show=False, id="export"),
-        Binding("v", "edit", "Editor", show=False, id="editor"),
+        *HIT_BINDINGS,
         Binding("escape", "leave", "Back"),
     ]
 

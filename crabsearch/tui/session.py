@@ -16,6 +16,7 @@ from textual.widgets import Input, Static
 from ..hits import GONE, UNAVAILABLE, continuation_notes, transcript_gone
 from ..search import Hit, Item
 from ..text import counted, printable
+from .actions import BINDINGS as HIT_BINDINGS
 from .filters import SafeInput
 from .footer import KeyFooter
 from .render import empty_session_note, session_header, window_text
@@ -31,11 +32,7 @@ class SessionScreen(Screen):
 
     BINDINGS = [Binding("escape,q", "back", "Back", id="back"),
                 Binding("slash", "find", "Find", id="find"),
-                Binding("r", "resume", "Resume", id="resume"),
-                Binding("f", "fork", "Fork", show=False, id="fork"),
-                Binding("c", "copy", "Copy", id="copy"),
-                Binding("E", "export", "Export", show=False, id="export"),
-                Binding("v", "edit", "Editor", show=False, id="editor"),
+                *HIT_BINDINGS,
                 Binding("ctrl+r", "toggle_reveal", "Reveal secrets", show=False, id="reveal")]
 
     reveal = False
