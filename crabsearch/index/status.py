@@ -15,6 +15,7 @@ from ..files import NotRegularFile, read_file, read_text
 from ..sources.base import MEMBER_SEP, container_of, noting_not_regular
 from ..jsonl import lines_at, loads
 from ..text import counted, printable
+from . import vectors
 from .manifest import Manifest
 from .layout import STAMP, misplaced_current, misplaced_note, where
 from .writer import LAST_REFRESH, Indexer
@@ -92,6 +93,10 @@ class Status:
     unreadable_dirs: list[dict] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     unknown_kinds: list[dict] = field(default_factory=list)
+    similarity: dict = field(default_factory=dict)
+    """Similarity search (``index.vectors``): ``{"vectors", "to_embed"}``, the messages and titles
+    with a vector and the indexed messages without one yet; ``{"vectors": 0, "to_embed": 0}``
+    when it is off (no store)."""
 
     def to_json(self) -> dict:
         """A JSON-safe dict of every field."""
@@ -143,6 +148,10 @@ class Status:
         if self.unreadable_dirs:
             lines += ["", "unreadable directories (their transcripts are skipped):"]
             lines += [f"  {f['path']}: {f['error']}" for f in self.unreadable_dirs]
+        sim = self.similarity
+        if sim.get("vectors") or sim.get("to_embed"):
+            left = f"; {counted(sim['to_embed'], 'message', grouped=True)} to embed (crabsearch embed)" if sim["to_embed"] else ""
+            lines += ["", f"similarity search: {counted(sim['vectors'], 'vector', grouped=True)}{left}"]
         if self.warnings:
             lines += [""] + [f"warning: {w}" for w in self.warnings]
         return "\n".join(printable(line) for line in lines)
@@ -198,6 +207,7 @@ def collect(indexer: Indexer, *, top: int = 20) -> Status:
                                          "places": e.get("places") or []})
     status.skipped_files.sort(key=lambda f: -f["skipped"])
     del status.skipped_files[top:]
+    status.similarity = {"vectors": vectors.count(d), "to_embed": vectors.pending(d)}
     for f in status.skipped_files:
         f["places"] = places(f["path"], f["places"])
     status.agents = list(by_agent.values())

@@ -33,6 +33,7 @@ from . import skipped, snapshot
 from .skipped import SkippedLine
 from .ladder import Context, ScansKept, climb, excluded_sessions, unmatched_phrases
 from .sessions import Sessions, id_documents, passing_sessions
+from .similar import FUSE_DEPTH, Similar, fuse
 from .windows import Windows
 
 
@@ -65,11 +66,14 @@ class Engine:
     ``redact`` (default True) masks secret-shaped strings in every text it returns (windows,
     pages, titles); ``search``, ``window`` and ``page`` can override it per call (the app's
     reveal key). ``resume_flags`` are config ``[resume]`` arguments per agent. ``policy``: how a
-    session's score is composed and bounded (``crabsearch.ranking``; default its ``POLICY``)."""
+    session's score is composed and bounded (``crabsearch.ranking``; default its ``POLICY``).
+    ``embedder``: the model similarity search embeds queries with (``crabsearch.embedder``;
+    default the installed one, if any), used when the index has vectors (``search.similar``)."""
 
     def __init__(self, index_dir: Path, *, redact: bool = True, resume_flags: dict[str, str] | None = None,
-                 keep_scans: bool = True, policy: Policy | None = None):
+                 keep_scans: bool = True, policy: Policy | None = None, embedder=None):
         self.index_dir = Path(index_dir)
+        self._similar = Similar(self.index_dir, embedder)
         self.policy = POLICY if policy is None else policy
         self.redact = redact
         self.resume_flags = dict(resume_flags or {})
@@ -174,7 +178,9 @@ class Engine:
         what the ones above left of the page; within a rung a session's score is the ranking
         policy's (``crabsearch.ranking``) of its best message's (fields boosted by role) and its
         title and summary score for every query word they hold; a session that matches only by
-        title or summary is anchored on its first real user prompt.
+        title or summary is anchored on its first real user prompt. When the index has vectors
+        and an embedder is installed, the sessions most similar in meaning are fused into the
+        rows below the rungs that found every word (``search.similar``; route ``similar``).
         """
         now = datetime.now().astimezone() if now is None else now
         given = dict(given or {})
@@ -218,12 +224,14 @@ class Engine:
             # The kind term is implied by the fields searched (never on both kinds of document).
             # since:/until: are checked by the collectors (time_window), not as Whoosh ranges.
             # One deadline for the whole ladder; -word drops whole sessions inside the search.
+            fusing = sort == "relevance" and not pq.in_tools and self._similar.active()
             ctx = Context(searcher, comp, self._keys,
                           m_filters=filters(pq, sessions=False, kind=False, time=False),
                           s_filters=None if pq.in_tools else filters(pq, sessions=True, kind=False, time=False),
                           deadline=None if not time_limit else time.monotonic() + time_limit,
                           excluded=excluded_sessions(searcher, comp, self._keys), window=time_window(pq),
-                          sort=sort, fetch=fetch_for(limit), result=result, stop=stop, kept=self._scans,
+                          sort=sort, fetch=max(fetch_for(limit), FUSE_DEPTH) if fusing else fetch_for(limit),
+                          result=result, stop=stop, kept=self._scans,
                           policy=self.policy, now=int(now.timestamp() * 1000))
             if self._scans is not None:
                 self._scans.begin(searcher)
@@ -242,6 +250,10 @@ class Engine:
                     rows, pq, comp = found, loose, ctx.comp
                 else:
                     ctx.comp = comp
+            if fusing and not result.partial:
+                rows = fuse(rows, self._similar.ranking(ctx, pq))
+                if rows and result.route is None:
+                    result.route = rows[0].route
             if stop is not None and stop.is_set():  # nobody wants the answer: no windows read for it
                 result.partial = True
                 return result

@@ -14,9 +14,10 @@ from pathlib import Path
 
 from rich.console import Group
 from rich.text import Text
-from textual import events
+from textual import events, work
 from textual.app import App, SystemCommand
 from textual.binding import Binding
+from textual.worker import get_current_worker
 
 from .. import paths
 from ..config import Config
@@ -28,6 +29,9 @@ from .screens import RESULT_LIMIT, SearchScreen
 from .actions import HitActions
 from . import textual_fixes
 from .idle_gc import TICK, IdleCollector
+
+EMBED_BUDGET = 5.0
+"""CPU seconds of background embedding after each refresh (:meth:`CrabsearchApp.embed_new`)."""
 
 
 class CrabsearchApp(App[str | None]):
@@ -69,6 +73,7 @@ class CrabsearchApp(App[str | None]):
                                  "jobs": self.config.index_jobs}
         self._indexer = None
         self._indexer_lock = threading.Lock()
+        self._embedder = None  # the background embedder (one thread), False without the extra
         self._first_recent = None  # the recent sessions read as the app loads (on_load): a Future
         self.first_list_kept = False
         """True when the first list is the one kept by the last listing (``search.snapshot``):
@@ -130,6 +135,23 @@ class CrabsearchApp(App[str | None]):
 
                 self._indexer = Indexer(self.index_dir, env=self.env, **self._indexer_options)
             return self._indexer
+
+    @work(thread=True, exclusive=True, group="embed", exit_on_error=False)
+    def embed_new(self) -> None:
+        """Similarity search on (the index has vectors, the extra is installed): embed what the
+        refreshes added, in the background, one thread, at most :data:`EMBED_BUDGET` CPU seconds
+        each time (the rest at the next refresh). Searches use new vectors as they are written."""
+        from ..index import vectors
+
+        if not vectors.store_path(self.index_dir).exists() or not vectors.pending(self.index_dir):
+            return
+        if self._embedder is None:
+            from ..embedder import load
+
+            self._embedder = load(threads=1) or False
+        if self._embedder:
+            worker = get_current_worker()
+            vectors.embed(self.index_dir, self._embedder, budget=EMBED_BUDGET, cancelled=lambda: worker.is_cancelled)
 
     @property
     def now(self) -> datetime:

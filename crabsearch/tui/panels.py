@@ -198,7 +198,8 @@ class ExplainScreen(Panel):
         else:
             route = {"phrase": "the exact phrase", "all": "every word in one message",
                      "session": "every word, spread over the session's messages",
-                     "repair": "every word after spelling repair", "any": "any of the words"}.get(ex["route"], ex["route"])
+                     "repair": "every word after spelling repair", "any": "any of the words",
+                     "similar": "similar in meaning (similarity search)"}.get(ex["route"], ex["route"])
             t.append("Matched by  ", style="dim")
             t.append(f"{route}\n")
             t.append("Anchored on ", style="dim")

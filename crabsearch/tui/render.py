@@ -400,15 +400,21 @@ RUNG_NOTES = {
     "session": "the words spread over a session below",
     "repair": "spelling repaired below",
     "any": "fewer words matched below",
+    "similar": "fewer words matched or similar in meaning below",
     "unindexed": "not indexed yet below",
 }
 """What the rows below a change of rung (``Hit.route``) matched, by the lower rung."""
+MIXED_ROUTES = frozenset({"any", "similar"})
+"""Routes whose rows similarity search interleaves (``search.similar``): no rule between them."""
 
 
 def rung_note(above: Hit | None, hit: Hit) -> str | None:
     """The note that marks where the rows switch from one rung of the ladder to the next: None
-    for the first row and for a row found by the same rung as the row above it."""
+    for the first row, for a row found by the same rung as the row above it, and between rows
+    of :data:`MIXED_ROUTES`."""
     if above is None or not above.route or not hit.route or above.route == hit.route:
+        return None
+    if {above.route, hit.route} <= MIXED_ROUTES:
         return None
     return RUNG_NOTES.get(hit.route, "looser matches below")
 

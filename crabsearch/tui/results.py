@@ -471,6 +471,7 @@ RUNG_COUNTS = {
     "all": ("with every word in one message", "all words in a message"),
     "session": ("with every word, spread over the session", "all words, spread"),
     "any": ("with some of the words", "some words"),
+    "similar": ("similar in meaning", "similar"),
 }
 """What the rows of a rung of the ladder (``Hit.route``) matched, said after their count in the
 status line (:func:`count_line`): long, and short for a narrow screen."""

@@ -681,6 +681,8 @@ class SearchScreen(Screen):
         if self._refresh_again:
             self._refresh_again = False
             self.start_indexing()
+        elif not message.error:
+            self.app.embed_new()
 
     # -- navigation ---------------------------------------------------------------------------
 

@@ -1,0 +1,157 @@
+"""Similarity search (the ``semantic`` extra): sessions whose messages mean what the query says,
+in any language, fused into the ladder's rows.
+
+On when the index root holds a vector store (``crabsearch embed`` made it:
+``index.vectors``) and an embedder is installed (``crabsearch.embedder``); otherwise
+:meth:`Similar.active` is False and a search is what it is without it (one ``stat`` per search).
+
+**Ranking.** The query (its words and phrases, filters aside) is embedded; a session's
+similarity is its best vector's cosine (a message, or its title). When a rung that finds every
+word (phrase, all, session, repair) found a session, the page is the ladder's alone: the words
+answered the query, and similar sessions would only pad it. Otherwise the ``any`` rung's rows
+(some of the words) and the sessions by similarity are merged by reciprocal rank fusion
+(Cormack, Clarke and Buettcher, SIGIR 2009: a session's score is the sum over the two rankings of
+``1 / (k + rank)``, ``k`` = :data:`RRF_K`), each cut at :data:`FUSE_DEPTH`; cass fuses its
+lexical and semantic results the same way (``shared/reference/peer-tools.md``). Only sessions
+within the embedder's ``margin`` of the most similar one take part: a model's cosines of
+unrelated texts are far from 0 (multilingual-e5-small's sit around 0.8), so the long tail would
+otherwise vote for whatever the words matched by chance. A session found only by similarity
+gets the route ``similar``, its best message as the hit (its title: anchored on the first
+prompt) and its cosine as score. The search's filters and ``-word`` exclusions hold for it;
+``in:tools`` and ``sort="newest"`` searches are not fused. The first :data:`FUSE_DEPTH` rows of a
+page do not depend on its size (the ladder is climbed to at least that many sessions when
+fusing).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from pathlib import Path
+
+from ..index import vectors
+from .ladder import Row
+from .sessions import passing_sessions
+
+FUSE_DEPTH = 30
+"""Rows of each ranking that take part in the fusion (and the least the ladder is asked for)."""
+RRF_K = 60
+"""Reciprocal rank fusion's constant (the paper's, and cass's)."""
+WORD_ROUTES = frozenset({"phrase", "all", "session", "repair"})
+"""Rungs that find every word of the query: a page with a row of theirs is not fused."""
+QUERIES_KEPT = 64
+"""Query vectors kept (the app searches the same text again as a page grows or a filter changes)."""
+
+
+class Similar:
+    """The vector store of the index root ``root`` and an embedder (None: ``crabsearch.embedder.
+    load()`` when first needed). Thread-safe."""
+
+    def __init__(self, root: Path, embedder=None):
+        self.root = Path(root)
+        self._embedder = embedder
+        self._tried = embedder is not None
+        self._lock = threading.Lock()
+        self._stamp = None
+        self._loaded: vectors.Loaded | None = None
+        self._queries: OrderedDict[str, object] = OrderedDict()
+
+    def _vectors(self) -> vectors.Loaded | None:
+        """The store's vectors, read again when its file changed; None without a store."""
+        try:
+            st = vectors.store_path(self.root).stat()
+        except OSError:
+            self._stamp = self._loaded = None
+            return None
+        stamp = (st.st_mtime_ns, st.st_size, st.st_ino)
+        if stamp != self._stamp:
+            self._loaded, self._stamp = vectors.load(self.root), stamp
+        return self._loaded
+
+    def _get_embedder(self):
+        if not self._tried:
+            from ..embedder import load  # noqa: PLC0415
+
+            self._embedder, self._tried = load(), True
+        return self._embedder
+
+    def active(self) -> bool:
+        """True when searches are fused: a store with vectors of the installed embedder's model."""
+        if not vectors.store_path(self.root).exists():
+            return False
+        with self._lock:
+            embedder = self._get_embedder()
+            loaded = self._vectors() if embedder is not None else None
+            return bool(loaded and loaded.keys and loaded.model == embedder.name)
+
+    def _query_vector(self, text: str):
+        vec = self._queries.get(text)
+        if vec is None:
+            vec = self._queries[text] = self._embedder.query(text)
+            while len(self._queries) > QUERIES_KEPT:
+                self._queries.popitem(last=False)
+        else:
+            self._queries.move_to_end(text)
+        return vec
+
+    def ranking(self, ctx, pq, depth: int = FUSE_DEPTH) -> list[Row]:
+        """Up to ``depth`` sessions by similarity to ``pq``'s words and phrases, best first, within
+        the embedder's ``margin`` of the best, as ``similar`` rows (see the module docs); sessions
+        the search's filters or exclusions drop, or that the index no longer holds, are left
+        out."""
+        import numpy as np  # noqa: PLC0415
+
+        text = " ".join(v for _, v in pq.sequence).strip()
+        if not text:
+            return []
+        with self._lock:
+            loaded = self._vectors()
+            if not loaded or not loaded.keys:
+                return []
+            sims = loaded.matrix @ self._query_vector(text)
+        searcher, keys = ctx.searcher, ctx.keys
+        allowed = None
+        if pq.has_filters:
+            allowed = {keys.key_of(searcher, d) for d in passing_sessions(searcher, pq, keys)}
+        top = min(len(sims), depth * 50)
+        order = np.argpartition(-sims, top - 1)[:top]
+        order = order[np.argsort(-sims[order], kind="stable")]
+        rows: list[Row] = []
+        seen: set[str] = set()
+        for i in order:
+            fkey, idx = loaded.keys[i]
+            s_doc = searcher.document_number(mkey=f"{fkey}:s")
+            if s_doc is None:
+                continue  # a transcript the index no longer holds
+            skey = keys.key_of(searcher, s_doc)
+            if skey in seen or skey in ctx.excluded or (allowed is not None and skey not in allowed):
+                continue
+            m_doc = searcher.document_number(mkey=f"{fkey}:{idx}") if idx >= 0 else None
+            if idx >= 0 and m_doc is None:
+                continue  # a message the index does not hold (yet)
+            score = float(sims[i])
+            if rows and score < rows[0].score - self._embedder.margin:
+                break
+            seen.add(skey)
+            rows.append(Row(score, 0, m_doc, s_doc, score, 0.0, [], "similar", skey))
+            if len(rows) >= depth:
+                break
+        return rows
+
+
+def fuse(rows: list[Row], similar: list[Row]) -> list[Row]:
+    """``rows`` (ladder order) with ``similar`` (:meth:`Similar.ranking`) merged in, as the
+    module docs say: unchanged when a row's route is one of :data:`WORD_ROUTES`; else the first
+    :data:`FUSE_DEPTH` of each by reciprocal rank fusion (a tie: the ladder's row first; a
+    session in both keeps its ladder row, which knows the words it matched), then the ladder's
+    remaining rows."""
+    if any(r.route in WORD_ROUTES for r in rows):
+        return rows
+    score: dict[str, float] = {}
+    row_of: dict[str, Row] = {}
+    for ranking in (rows[:FUSE_DEPTH], similar[:FUSE_DEPTH]):
+        for rank, row in enumerate(ranking, 1):
+            score[row.skey] = score.get(row.skey, 0.0) + 1.0 / (RRF_K + rank)
+            row_of.setdefault(row.skey, row)
+    fused = [row_of[s] for s in sorted(row_of, key=lambda s: -score[s])]
+    return fused + [r for r in rows[FUSE_DEPTH:] if r.skey not in row_of]
