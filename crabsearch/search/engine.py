@@ -33,7 +33,7 @@ from . import skipped, snapshot
 from .skipped import SkippedLine
 from .ladder import Context, ScansKept, climb, excluded_sessions, unmatched_phrases
 from .sessions import Sessions, id_documents, passing_sessions
-from .similar import FUSE_DEPTH, Similar, fuse
+from .similar import FUSE_DEPTH, Similar, found_by_words, fuse
 from .windows import Windows
 
 
@@ -250,7 +250,7 @@ class Engine:
                     rows, pq, comp = found, loose, ctx.comp
                 else:
                     ctx.comp = comp
-            if fusing and not result.partial:
+            if fusing and not result.partial and not found_by_words(rows):
                 rows = fuse(rows, self._similar.ranking(ctx, pq))
                 if rows and result.route is None:
                     result.route = rows[0].route

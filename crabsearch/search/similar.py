@@ -26,6 +26,7 @@ fusing).
 from __future__ import annotations
 
 import threading
+import time
 from collections import OrderedDict
 from pathlib import Path
 
@@ -39,6 +40,9 @@ RRF_K = 60
 """Reciprocal rank fusion's constant (the paper's, and cass's)."""
 WORD_ROUTES = frozenset({"phrase", "all", "session", "repair"})
 """Rungs that find every word of the query: a page with a row of theirs is not fused."""
+RELOAD_EVERY = 5.0
+"""Seconds a changed store waits before it is read again (the background job writes it every few
+messages; a search re-reading every vector each time would be slower than the search)."""
 QUERIES_KEPT = 64
 """Query vectors kept (the app searches the same text again as a page grows or a filter changes)."""
 
@@ -53,19 +57,22 @@ class Similar:
         self._tried = embedder is not None
         self._lock = threading.Lock()
         self._stamp = None
+        self._read_at = 0.0
         self._loaded: vectors.Loaded | None = None
         self._queries: OrderedDict[str, object] = OrderedDict()
 
     def _vectors(self) -> vectors.Loaded | None:
-        """The store's vectors, read again when its file changed; None without a store."""
+        """The store's vectors, read again when its file changed (at most every
+        :data:`RELOAD_EVERY` seconds); None without a store."""
         try:
             st = vectors.store_path(self.root).stat()
         except OSError:
             self._stamp = self._loaded = None
             return None
         stamp = (st.st_mtime_ns, st.st_size, st.st_ino)
-        if stamp != self._stamp:
-            self._loaded, self._stamp = vectors.load(self.root), stamp
+        now = time.monotonic()
+        if stamp != self._stamp and (self._stamp is None or now - self._read_at >= RELOAD_EVERY):
+            self._loaded, self._stamp, self._read_at = vectors.load(self.root), stamp, now
         return self._loaded
 
     def _get_embedder(self):
@@ -139,13 +146,19 @@ class Similar:
         return rows
 
 
+def found_by_words(rows: list[Row]) -> bool:
+    """True when a rung of :data:`WORD_ROUTES` found a row: the page is the ladder's alone (no
+    query to embed)."""
+    return any(r.route in WORD_ROUTES for r in rows)
+
+
 def fuse(rows: list[Row], similar: list[Row]) -> list[Row]:
     """``rows`` (ladder order) with ``similar`` (:meth:`Similar.ranking`) merged in, as the
     module docs say: unchanged when a row's route is one of :data:`WORD_ROUTES`; else the first
     :data:`FUSE_DEPTH` of each by reciprocal rank fusion (a tie: the ladder's row first; a
     session in both keeps its ladder row, which knows the words it matched), then the ladder's
     remaining rows."""
-    if any(r.route in WORD_ROUTES for r in rows):
+    if found_by_words(rows):
         return rows
     score: dict[str, float] = {}
     row_of: dict[str, Row] = {}
