@@ -211,6 +211,32 @@ async def test_a_search_that_stopped_before_finding_anything_says_so(many):
         assert "No session matches" not in status
 
 
+async def test_a_search_out_of_time_before_finding_anything_goes_on_to_its_end(many):
+    """A long pasted text of common words: the time-limited search as you type found nothing in
+    its time (a user trial: "Nothing found ... before the search stopped" where the command line
+    found 20 sessions); the app then searches on without the limit and shows what it finds."""
+    from crabsearch.search import SearchResult
+
+    app = app_of(many)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(pilot)
+        searched = []
+        search = app.engine.search
+
+        def out_of_time_at_first(query, **kw):  # as a large index does with such a query
+            searched.append(kw.get("time_limit"))
+            if kw.get("time_limit"):
+                return SearchResult(query=query, hits=[], partial=True)
+            return search(query, **kw)
+
+        app.engine.search = out_of_time_at_first
+        await pilot.press(*"wants more words and a nap ")
+        await settle(pilot)
+        status = str(app.screen.query_one("#status").render())
+        assert searched[-2:] == [0.5, None]
+        assert "before the search stopped" not in status and status.startswith("20+ sessions"), status
+
+
 async def test_while_the_answer_to_new_text_is_on_its_way_the_count_is_not_said_of_it(sample):
     """After a search for one agent's sessions, the box cleared and ``ag`` Tab (``agent:``,
     its value still to choose) showed the old rows' count under the new text, as if it
@@ -238,3 +264,26 @@ async def test_while_the_answer_to_new_text_is_on_its_way_the_count_is_not_said_
         gate.set()
         await settle(pilot)
         assert status().startswith("Recent sessions (4)")
+
+
+async def test_a_long_query_is_quoted_short_so_what_the_line_says_shows(many):
+    """A pasted page that matches nothing: the status line quotes its first 60 characters, so
+    "No session matches" and why stay on screen (a user trial: a 5,000-character paste filled the
+    line with the query)."""
+    from crabsearch.tui.statusline import QUOTED_CHARS
+
+    app = app_of(many)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(pilot)
+        from textual import events
+
+        from crabsearch.tui.filters import QueryInput
+
+        pasted = " ".join(f"zzqx{n}" for n in range(80))
+        box = app.screen.query_one(QueryInput)
+        box.focus()
+        box.post_message(events.Paste(pasted + " "))
+        await settle(pilot)
+        status = str(app.screen.query_one("#status").render())
+        quote = pasted[:QUOTED_CHARS - 1].rstrip() + "…"
+        assert status.startswith(f"No session matches “{quote}”"), status

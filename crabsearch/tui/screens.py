@@ -43,7 +43,9 @@ FIRST_LIST_WAIT = 0.3
 """Seconds the search screen's mount waits for the recent sessions the app started reading as it
 loaded (``CrabsearchApp.on_load``): read by then, they are in the screen's first paint, not in a
 second one after a paint of an empty list."""
-SEARCH_TIME_LIMIT = 0.5  # seconds; past it the best hits found so far are shown, marked partial
+SEARCH_TIME_LIMIT = 0.5
+"""Seconds a search as you type runs; past it the best hits found so far are shown, marked
+partial (a search that found nothing by then goes on to its end: :meth:`SearchScreen._answer`)."""
 STALE_AFTER = 0.15
 """Seconds a search may take before the rows shown, another query's, are dimmed and the status
 line says the new query is being searched (``SearchScreen._mark_stale``)."""
@@ -363,9 +365,14 @@ class SearchScreen(Screen):
             if query.strip():
                 # The last word with no space after it may still be being typed: read as a prefix.
                 typing = not text[-1:].isspace() and text.split()[-1:] == query.split()[-1:]
-                answer = run(engine, Ask(query, limit=self.limit, before=0, after=0, time_limit=SEARCH_TIME_LIMIT,
-                                         sort=self.sort, explain=True, redact=not self.reveal, typing=typing,
-                                         stop=stop, repair=not (self.app.indexing and self.rebuilding)))
+                ask = Ask(query, limit=self.limit, before=0, after=0, time_limit=SEARCH_TIME_LIMIT, sort=self.sort,
+                          explain=True, redact=not self.reveal, typing=typing, stop=stop,
+                          repair=not (self.app.indexing and self.rebuilding))
+                answer = run(engine, ask)
+                if answer.result.partial and not answer.result.hits and not stop.is_set():
+                    # Out of time before anything was found (a long pasted text, common words):
+                    # nothing to show meanwhile, so the search goes on to its end; a key stops it.
+                    answer = run(engine, dataclasses.replace(ask, time_limit=None))
                 result, rebuild = answer.result, "damaged" if answer.damaged else None  # rebuilt in the background
             else:
                 hits = self.app.first_recent(self.limit, not self.reveal)

@@ -43,19 +43,19 @@ class StatusLine(Vertical):
         n = len(result.hits)
         unavailable = False
         if pending is not None:
-            msg = f"Searching “{printable(pending.strip())}”…" if pending.strip() else "Listing the recent sessions…"
+            msg = f"Searching “{quoted(pending)}”…" if pending.strip() else "Listing the recent sessions…"
         elif error:
             msg = error
         elif not result.query.strip() or (result.route == "recent" and n):
             msg = f"Recent sessions ({n}{'+' if n >= limit else ''})" if n else ""
         elif n == 0 and result.partial:  # out of time before anything was found
-            msg = (f"Nothing found for “{printable(result.query.strip())}” before the search stopped "
+            msg = (f"Nothing found for “{quoted(result.query)}” before the search stopped "
                    "(very common words): add a word to narrow it")
         elif n == 0 and index_failed and not indexing:
-            msg = f"“{printable(result.query.strip())}” was not searched: the index is unavailable (see below)"
+            msg = f"“{quoted(result.query)}” was not searched: the index is unavailable (see below)"
             unavailable = True
         elif n == 0:  # also filters alone (`project:nonexistent`) that allow no session
-            msg = f"No session matches “{printable(result.query.strip())}”"
+            msg = f"No session matches “{quoted(result.query)}”"
             if indexing:
                 msg += " yet (still indexing: it is searched again when indexing is done)"
         else:
@@ -101,3 +101,14 @@ def _repaired(query: str, corrections: dict[str, str]) -> tuple[str, str] | None
         return None
     words = parse(query, agents=tuple(SOURCES)).words or list(corrections)
     return " ".join(words), " ".join(corrections.get(w.lower(), w) for w in words)
+
+
+QUOTED_CHARS = 60
+"""Characters of the query the status line quotes (a pasted page would push out what it says)."""
+
+
+def quoted(query: str) -> str:
+    """``query`` as the status line quotes it: stripped, terminal-safe, its first
+    :data:`QUOTED_CHARS` characters and ``…`` when longer."""
+    text = " ".join(query.split())
+    return printable(text if len(text) <= QUOTED_CHARS else text[:QUOTED_CHARS - 1].rstrip() + "…")
