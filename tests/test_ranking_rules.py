@@ -240,3 +240,20 @@ def test_a_word_found_only_in_a_summary_is_not_repaired(tmp_path):
     e = build(tmp_path, s, aged(home, 2, 2).user("zephyrina one"), aged(home, 3, 3).user("zephyrina two"))
     r = e.search("zephyrine")
     assert r.corrections == {} and ids(r)[:1] == ["0001"]
+
+
+def test_a_name_whose_parts_are_indexed_is_not_repaired_into_another_name(tmp_path):
+    """A fresh-user trial: a pasted line of code, ``filter(User.id == user_id)``, was searched
+    as ``user.go`` and ``use_is`` (the indexed names nearest to the whole forms). A name joined
+    by punctuation whose parts are indexed words is searched by its parts; a plain word is still
+    repaired, and a name found nowhere is said once, however often it is typed."""
+    home = tmp_path / "h"
+    e = build(tmp_path, aged(home, 1, 1).user("open user.go and read the user id and use_is twice"),
+              aged(home, 2, 2).user("user.go again: the user id check, use_is too"),
+              aged(home, 3, 3).user("the deploy checklist"), aged(home, 4, 4).user("deploy again"))
+    r = e.search("filter(User.id == user_id)")
+    assert r.corrections == {} and set(ids(r)) == {"0001", "0002"}
+    assert e.search("deplyo").corrections == {"deplyo": "deploy"}
+    twice = e.search("zork.quux(1) and zork.quux(1)")
+    assert [n for n in twice.notes if n.startswith("nothing matched")] == [
+        "nothing matched zork.quux(1) (whole, or its parts in a row)"]

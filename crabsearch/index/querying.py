@@ -267,6 +267,9 @@ class Compiler:
         out = []
         for g in self.groups:
             w = g[0]  # a plain word, or an identifier's whole form (``useInfinteScroll``)
+            if self._known_name(g):
+                out.append(g)  # searched by its parts: another name two edits away is no repair
+                continue
             if w not in self._closest_cache:  # failures are remembered too: the lookup is costly
                 self._closest_cache[w] = self._closest(w)
             fixed = self._closest_cache[w]
@@ -277,6 +280,14 @@ class Compiler:
                 g = [fixed]
             out.append(g)
         return out
+
+    def _known_name(self, group: list[str]) -> bool:
+        """True for a name joined by punctuation (``user.id``, ``user_id``, ``src/app``) whose
+        parts are all indexed words: never spelling-repaired. Its parts in a row match it
+        (:meth:`has_postings`), and the indexed word nearest to its whole form is another name
+        (``user.go``, ``use_is``), not what was meant."""
+        return (len(group) > 1 and any(not c.isalnum() for c in group[0])
+                and all(self._known(t) for t in group[1:]))
 
     def all_known(self) -> bool:
         """True when every word group has postings somewhere (whole, or every part): otherwise no
@@ -304,7 +315,9 @@ class Compiler:
         out = []
         for g in self.groups:
             if len(g) > 1 and tuple(g) in self._spelled and g[0] not in self.corrections and not self.has_postings(g):
-                out.append(self._spelled.get(tuple(g), g[0]))
+                typed = self._spelled.get(tuple(g), g[0])
+                if typed not in out:  # a name typed twice, or one that analyzes to two: said once
+                    out.append(typed)
         return out
 
     def _known(self, term: str) -> bool:
