@@ -96,6 +96,7 @@ def test_the_store_follows_the_index(tmp_path):
     root, emb = index(tmp_path, home), ConceptEmbedder()
     vectors.embed(root, emb)
     assert vectors.count(root) == 6 and vectors.pending(root) == 0
+    assert vectors.store_path(root).stat().st_mode & 0o777 == 0o600  # as the index's own files
     # A message appended: only it is embedded
     kennel = kennel_session.user("one more thing about the perro").write()
     index(tmp_path, home)

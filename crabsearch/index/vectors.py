@@ -27,6 +27,7 @@ written.
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import time
 from contextlib import closing
@@ -63,7 +64,9 @@ def store_path(root: Path) -> Path:
 def connect(root: Path) -> sqlite3.Connection:
     """The store of ``root``, created when missing, emptied when it was written in another layout
     (:data:`LAYOUT`). Raises ``sqlite3.Error`` for a file that is not a database."""
-    con = sqlite3.connect(store_path(root), timeout=30)
+    path = store_path(root)
+    con = sqlite3.connect(path, timeout=30)
+    os.chmod(path, 0o600)  # as the index's own files: vectors of the user's messages
     con.executescript(_SCHEMA)
     row = con.execute("SELECT value FROM meta WHERE key = 'layout'").fetchone()
     if row is None or row[0] != str(LAYOUT):
