@@ -273,6 +273,11 @@ async def test_the_app_finds_by_meaning_and_embeds_new_messages(tmp_path, with_m
         await settle(pilot)
         await app.workers.wait_for_complete()
         assert vectors.pending(root) == 0 and vectors.count(root) == 7  # the refresh's new message
+        for _ in range(100):  # the model is loaded at start, in a thread, before any search
+            if with_model.queries:
+                break
+            await pilot.pause(0.05)
+        assert with_model.queries == 1
         await pilot.press(*"Hund bellt")
         await settle(pilot)
         results = app.screen.query_one(ResultList)

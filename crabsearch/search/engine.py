@@ -273,6 +273,12 @@ class Engine:
             _note_empty_filters(searcher, pq, result)
         return result
 
+    def warm(self) -> bool:
+        """Load the embedding model now when similarity search is on (``search.similar``: the
+        index has vectors, the extra is installed), so that the first search using it need not
+        wait (about 1.5 s of CPU); False when it is off. Call it off the app's thread."""
+        return self._similar.warm()
+
     @_guarded
     def recent(self, *, limit: int = 50, agent: str | None = None, redact: bool | None = None) -> list[Hit]:
         """The most recently updated sessions (session documents only, newest first), each as a

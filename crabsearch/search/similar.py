@@ -91,6 +91,15 @@ class Similar:
             loaded = self._vectors() if embedder is not None else None
             return bool(loaded and loaded.keys and loaded.model == embedder.name)
 
+    def warm(self) -> bool:
+        """Load the model now when searches are fused (:meth:`active`), so that the first such
+        search does not wait for it; False when similarity search is off."""
+        if not self.active():
+            return False
+        with self._lock:
+            self._embedder.query("warm")
+        return True
+
     def _query_vector(self, text: str):
         vec = self._queries.get(text)
         if vec is None:

@@ -186,6 +186,7 @@ class CrabsearchApp(App[str | None]):
         if said:
             self.notify("\n".join(said), severity="warning", timeout=8)
         self.push_screen(SearchScreen())
+        threading.Thread(target=self.engine.warm, name="crabsearch-warm-model", daemon=True).start()
         # Python's full garbage collections: when the user is idle, not in a typed query's way.
         self.collector.start()
         self.set_interval(TICK, self._collect_if_idle)
