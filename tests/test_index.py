@@ -322,6 +322,21 @@ def test_a_line_over_the_cap_is_skipped_and_counted(tmp_path):
     assert hit.session.message_count == 2 and path.stat().st_size > 17_000_000
 
 
+def test_a_generation_whose_table_of_contents_is_gone_is_rebuilt_and_says_so(tmp_path):
+    """A user trial: with ``_MAIN_*.toc`` deleted, ``crabsearch search`` read every transcript
+    again for half a minute without a word (Whoosh sees no index there); a stamped generation
+    without its table of contents is damaged."""
+    home = tmp_path / "home"
+    ClaudeSession(home).user("durable dugong").write()
+    idx = make_indexer(home, tmp_path)
+    idx.refresh()
+    for f in where(tmp_path / "index").glob("_MAIN_*.toc"):
+        f.unlink()
+    report = idx.refresh()
+    assert report.rebuilt == "index was damaged (its table of contents is missing); rebuilding"
+    assert len(hits_for(tmp_path, "dugong")) == 1
+
+
 @pytest.mark.parametrize("damage", ["segments", "toc"])
 def test_a_damaged_index_is_rebuilt(tmp_path, damage):
     home = tmp_path / "home"

@@ -72,8 +72,11 @@ def test_a_lost_manifest_does_not_duplicate_documents(tmp_path):
     home, _, _, _ = build(tmp_path)
     before = Engine(tmp_path / "index").doc_count()
     (where(tmp_path / "index") / "manifest.db").unlink()
-    assert Indexer(tmp_path / "index", env={"HOME": str(home)}).refresh().files_read == 2
-    assert Engine(tmp_path / "index").doc_count() == before
+    report = Indexer(tmp_path / "index", env={"HOME": str(home)}).refresh()
+    assert report.files_read == 2 and Engine(tmp_path / "index").doc_count() == before
+    # said (the command line prints it: a user trial saw half a minute of silence)
+    assert report.rebuilt == "the index's manifest was missing or unreadable; reading every transcript again"
+    assert Indexer(tmp_path / "index", env={"HOME": str(home)}).refresh().rebuilt is None  # once
 
 
 def test_a_lost_manifest_does_not_leave_the_old_documents_on_disk(tmp_path):
@@ -87,3 +90,16 @@ def test_a_lost_manifest_does_not_leave_the_old_documents_on_disk(tmp_path):
         (where(index) / "manifest.db").unlink()
         assert Indexer(index, env={"HOME": str(home)}).refresh().files_read == 2
         assert doc_total(open_index(index, create=False)[0]) == total  # deleted ones included
+
+
+def test_a_home_of_empty_transcripts_is_not_called_a_rebuild(tmp_path):
+    """Empty transcripts give no documents: the manifest lists them and the index holds nothing,
+    which is no loss to announce at every refresh."""
+    home = tmp_path / "home"
+    empty = home / ".claude" / "projects" / "-w" / "0c4e8d1a-0000-4000-8000-000000000000.jsonl"
+    empty.parent.mkdir(parents=True)
+    empty.write_text("")
+    indexer = Indexer(tmp_path / "index", env={"HOME": str(home)})
+    indexer.refresh()
+    empty.write_text("\n")  # changed, still empty
+    assert indexer.refresh().rebuilt is None

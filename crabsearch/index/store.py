@@ -298,9 +298,12 @@ def _held(gen: Path) -> bool:
 def _try_open(directory: Path, variant: str | None):
     """``(ix, None, None)`` when the generation in ``directory`` opens and is current;
     ``(None, why, kind)`` when it must be rebuilt, ``kind`` one of ``"damaged"``, ``"format"``,
-    ``"variant"``; ``(None, None, None)`` when there is none."""
+    ``"variant"`` (a stamped generation whose table of contents is gone is damaged);
+    ``(None, None, None)`` when there is none."""
     try:
         if not windex.exists_in(str(directory), indexname=INDEX_NAME):
+            if (directory / STAMP).exists():  # stamped when made, with its first table of contents
+                return None, "index was damaged (its table of contents is missing); rebuilding", "damaged"
             return None, None, None
     except Exception as exc:  # a table of contents that does not even parse
         return None, f"index was damaged ({type(exc).__name__}); rebuilding", "damaged"

@@ -490,7 +490,11 @@ class Indexer:
         self._index_has_docs = doc_total(ix) > 0
         if manifest.files and not self._index_has_docs:
             # index lost: the manifest must not claim anything
+            if any(e.get("session") for e in manifest.files.values()):  # not only empty files
+                report.rebuilt = report.rebuilt or "the index held none of the sessions its manifest lists; rebuilding"
             manifest = Manifest(self._gen, replace=True)
+        elif not manifest.files and self._index_has_docs and not report.rebuilt:
+            report.rebuilt = "the index's manifest was missing or unreadable; reading every transcript again"
         report.files_seen, report.by_agent = 0, {}
         self._manifest_errors = dict(manifest.errors)
         jobs: list[_Job] = []
