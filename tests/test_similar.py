@@ -310,3 +310,13 @@ def test_the_real_model_finds_a_session_in_another_language(tmp_path):
     vectors.embed(root, emb)
     result = Engine(root, embedder=emb).search("calendar widget truncates event titles")
     assert ids(result)[:1] == [KENNEL] and result.hits[0].route == "similar"
+
+
+def test_a_store_that_is_not_a_database_is_made_again(tmp_path, home):
+    root, emb = index(tmp_path, home), ConceptEmbedder()
+    root.mkdir(exist_ok=True)
+    vectors.store_path(root).write_bytes(b"this is not sqlite" * 100)
+    assert vectors.count(root) == 0 and not Engine(root, embedder=emb)._similar.active()
+    done = vectors.embed(root, emb)
+    assert done.messages == 6 and vectors.count(root) == 6
+    assert ids(Engine(root, embedder=emb).search("Hund bellt"))[:1] == [KENNEL]

@@ -31,7 +31,7 @@ import os
 import sqlite3
 import time
 from contextlib import closing
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..embedder import passage_text
@@ -63,11 +63,19 @@ def store_path(root: Path) -> Path:
 
 def connect(root: Path) -> sqlite3.Connection:
     """The store of ``root``, created when missing, emptied when it was written in another layout
-    (:data:`LAYOUT`). Raises ``sqlite3.Error`` for a file that is not a database."""
+    (:data:`LAYOUT`) or made again when it is not a database (its vectors can always be made again).
+    Raises ``sqlite3.Error`` (``OperationalError``) when it cannot be written."""
     path = store_path(root)
     con = sqlite3.connect(path, timeout=30)
     os.chmod(path, 0o600)  # as the index's own files: vectors of the user's messages
-    con.executescript(_SCHEMA)
+    try:
+        con.executescript(_SCHEMA)
+    except sqlite3.DatabaseError:  # not a database (damaged): made again, as the index would be
+        con.close()
+        path.unlink()
+        con = sqlite3.connect(path, timeout=30)
+        os.chmod(path, 0o600)
+        con.executescript(_SCHEMA)
     row = con.execute("SELECT value FROM meta WHERE key = 'layout'").fetchone()
     if row is None or row[0] != str(LAYOUT):
         with con:
@@ -85,14 +93,27 @@ def remove(root: Path) -> bool:
     return True
 
 
+CHUNK = 16384
+"""Vectors turned to float32 at once by :meth:`Loaded.scores`."""
+
+
 @dataclass
 class Loaded:
-    """Every vector of a store: ``keys[i]`` is ``(fkey, idx)`` of row ``i`` of ``matrix`` (a float32
-    ``numpy`` array ``(n, dim)``); ``model`` the embedder's name."""
+    """Every vector of a store: ``keys[i]`` is ``(fkey, idx)`` of row ``i`` of ``matrix`` (a float16
+    ``numpy`` array ``(n, dim)``, as stored: 768 bytes a vector); ``model`` the embedder's name."""
 
     keys: list[tuple[str, int]]
     matrix: object
     model: str | None
+
+    def scores(self, query):
+        """The cosine of every vector with the unit vector ``query`` (float32, shape ``(n,)``),
+        computed in float32 :data:`CHUNK` rows at a time."""
+        import numpy as np  # noqa: PLC0415
+
+        q = np.asarray(query, dtype=np.float32)
+        return np.concatenate([self.matrix[i:i + CHUNK].astype(np.float32) @ q
+                               for i in range(0, len(self.keys), CHUNK)] or [np.zeros(0, np.float32)])
 
 
 def load(root: Path) -> Loaded | None:
@@ -109,9 +130,9 @@ def load(root: Path) -> Loaded | None:
     except sqlite3.Error:
         return None
     if not rows:
-        return Loaded([], np.zeros((0, 0), dtype=np.float32), row[0] if row else None)
+        return Loaded([], np.zeros((0, 0), dtype=np.float16), row[0] if row else None)
     matrix = np.frombuffer(b"".join(r[2] for r in rows), dtype=np.float16).reshape(len(rows), -1)
-    return Loaded([(r[0], r[1]) for r in rows], matrix.astype(np.float32), row[0] if row else None)
+    return Loaded([(r[0], r[1]) for r in rows], matrix, row[0] if row else None)
 
 
 @dataclass
@@ -126,7 +147,7 @@ class Embedded:
     chars: int = 0
     dropped: int = 0
     left: int = 0
-    errors: list | None = None
+    errors: list = field(default_factory=list)
     seconds: float = 0.0
 
 
@@ -169,7 +190,7 @@ def embed(root: Path, embedder, *, budget: float | None = None, progress=None, c
     A unit that cannot be read is named in ``Embedded.errors`` and tried again next run.
     Raises ``sqlite3.Error`` when the store cannot be written."""
     started = time.process_time()
-    out = Embedded(errors=[])
+    out = Embedded()
     manifest = Manifest.load(root)
     with closing(connect(root)) as con:
         model = con.execute("SELECT value FROM meta WHERE key = 'model'").fetchone()

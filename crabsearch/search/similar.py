@@ -124,7 +124,7 @@ class Similar:
             loaded = self._vectors()
             if not loaded or not loaded.keys:
                 return []
-            sims = loaded.matrix @ self._query_vector(text)
+            sims = loaded.scores(self._query_vector(text))
         searcher, keys = ctx.searcher, ctx.keys
         allowed = None
         if pq.has_filters:
