@@ -96,8 +96,7 @@ class Similar:
         search does not wait for it; False when similarity search is off."""
         if not self.active():
             return False
-        with self._lock:
-            self._embedder.query("warm")
+        self._embedder.query("warm")  # not under the lock: a search that does not fuse goes on
         return True
 
     def _query_vector(self, text: str):
