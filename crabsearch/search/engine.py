@@ -252,6 +252,8 @@ class Engine:
                     ctx.comp = comp
             if fusing and not result.partial and not found_by_words(rows):
                 rows = fuse(rows, self._similar.ranking(ctx, pq))
+                if self._similar.failure:
+                    result.notes.append(f"similarity search is off: the model failed ({self._similar.failure})")
                 if rows and result.route is None:
                     result.route = rows[0].route
             if stop is not None and stop.is_set():  # nobody wants the answer: no windows read for it

@@ -60,6 +60,8 @@ class Similar:
         self._read_at = 0.0
         self._loaded: vectors.Loaded | None = None
         self._queries: OrderedDict[str, object] = OrderedDict()
+        self.failure: str | None = None
+        """Why the model failed (then similarity search is off for this engine), or None."""
 
     def _vectors(self) -> vectors.Loaded | None:
         """The store's vectors, read again when its file changed (at most every
@@ -96,7 +98,11 @@ class Similar:
         search does not wait for it; False when similarity search is off."""
         if not self.active():
             return False
-        self._embedder.query("warm")  # not under the lock: a search that does not fuse goes on
+        try:
+            self._embedder.query("warm")  # not under the lock: a search that does not fuse goes on
+        except Exception as exc:  # noqa: BLE001 - said by the next search that would fuse
+            self._embedder, self.failure = None, f"{type(exc).__name__}: {exc}"[:200]
+            return False
         return True
 
     def _query_vector(self, text: str):
@@ -113,7 +119,7 @@ class Similar:
         """Up to ``depth`` sessions by similarity to ``pq``'s words and phrases, best first, within
         the embedder's ``margin`` of the best, as ``similar`` rows (see the module docs); sessions
         the search's filters or exclusions drop, or that the index no longer holds, are left
-        out."""
+        out. A model that fails sets :attr:`failure` and turns similarity search off: ``[]``."""
         import numpy as np  # noqa: PLC0415
 
         text = " ".join(v for _, v in pq.sequence).strip()
@@ -123,7 +129,11 @@ class Similar:
             loaded = self._vectors()
             if not loaded or not loaded.keys:
                 return []
-            sims = loaded.scores(self._query_vector(text))
+            try:
+                sims = loaded.scores(self._query_vector(text))
+            except Exception as exc:  # noqa: BLE001 - a broken model install: the words alone answer
+                self._embedder, self.failure = None, f"{type(exc).__name__}: {exc}"[:200]
+                return []
         searcher, keys = ctx.searcher, ctx.keys
         allowed = None
         if pq.has_filters:
