@@ -28,16 +28,20 @@ written.
 from __future__ import annotations
 
 import os
-import sqlite3
 import time
 from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..embedder import passage_text
 from ..sources import SOURCES
-from .documents import acting_flags, index_text_fields
-from .manifest import Manifest
+
+if TYPE_CHECKING:
+    import sqlite3
+
+# sqlite3, the manifest and the documents are imported where they are used: a search asks only
+# whether the store exists (``store_path``) and reads it with ``load``.
 
 NAME = "crabsearch-vectors.db"
 """The store's file in the index root (``crabsearch-``: a name ``layout.owned`` knows)."""
@@ -65,6 +69,8 @@ def connect(root: Path) -> sqlite3.Connection:
     """The store of ``root``, created when missing, emptied when it was written in another layout
     (:data:`LAYOUT`) or made again when it is not a database (its vectors can always be made again).
     Raises ``sqlite3.Error`` (``OperationalError``) when it cannot be written."""
+    import sqlite3  # noqa: PLC0415
+
     path = store_path(root)
     con = sqlite3.connect(path, timeout=30)
     os.chmod(path, 0o600)  # as the index's own files: vectors of the user's messages
@@ -118,6 +124,8 @@ class Loaded:
 
 def load(root: Path) -> Loaded | None:
     """The vectors of ``root``'s store, or None when there is no store or it cannot be read."""
+    import sqlite3  # noqa: PLC0415
+
     import numpy as np  # noqa: PLC0415
 
     path = store_path(root)
@@ -153,6 +161,8 @@ class Embedded:
 
 def count(root: Path) -> int:
     """Vectors in the store of ``root`` (0 when there is none or it cannot be read)."""
+    import sqlite3  # noqa: PLC0415
+
     path = store_path(root)
     if not path.exists():
         return 0
@@ -166,6 +176,10 @@ def count(root: Path) -> int:
 def pending(root: Path) -> int:
     """Messages of the index that have no vector yet (an estimate from the manifest's counts; 0
     when there is no store: similarity search is off)."""
+    import sqlite3  # noqa: PLC0415
+
+    from .manifest import Manifest  # noqa: PLC0415
+
     if not store_path(root).exists():
         return 0
     manifest = Manifest.load(root)
@@ -189,6 +203,8 @@ def embed(root: Path, embedder, *, budget: float | None = None, progress=None, c
     transcript (messages); ``cancelled()`` returning True ends the run before the next one.
     A unit that cannot be read is named in ``Embedded.errors`` and tried again next run.
     Raises ``sqlite3.Error`` when the store cannot be written."""
+    from .manifest import Manifest  # noqa: PLC0415
+
     started = time.process_time()
     out = Embedded()
     manifest = Manifest.load(root)
@@ -264,6 +280,8 @@ def _texts(agent: str, path: str, upto: int) -> tuple[list[tuple[int, str]], str
     """``[(message index, text)]`` of the messages from ``upto`` on that the index holds in
     :data:`TEXT_FIELDS`, the session's title (each :func:`passage_text`; None when it is only
     the beginning of one of the first messages), and how many messages the unit holds now."""
+    from .documents import acting_flags, index_text_fields  # noqa: PLC0415
+
     read = SOURCES[agent].read(Path(path))
     acting = acting_flags(read.messages)
     items, opening = [], []
