@@ -245,14 +245,16 @@ def test_a_word_found_only_in_a_summary_is_not_repaired(tmp_path):
 def test_a_name_whose_parts_are_indexed_is_not_repaired_into_another_name(tmp_path):
     """A fresh-user trial: a pasted line of code, ``filter(User.id == user_id)``, was searched
     as ``user.go`` and ``use_is`` (the indexed names nearest to the whole forms). A name joined
-    by punctuation whose parts are indexed words is searched by its parts; a plain word is still
+    by punctuation is repaired only into the same letters joined otherwise; a plain word is still
     repaired, and a name found nowhere is said once, however often it is typed."""
     home = tmp_path / "h"
-    e = build(tmp_path, aged(home, 1, 1).user("open user.go and read the user id and use_is twice"),
-              aged(home, 2, 2).user("user.go again: the user id check, use_is too"),
-              aged(home, 3, 3).user("the deploy checklist"), aged(home, 4, 4).user("deploy again"))
-    r = e.search("filter(User.id == user_id)")
+    e = build(tmp_path, aged(home, 1, 1).user("open user.go and return the user and its id, use_is twice"),
+              aged(home, 2, 2).user("user.go again: return the user check and the id, use_is too"),
+              aged(home, 3, 3).user("the deploy checklist quokkaai"), aged(home, 4, 4).user("deploy again"))
+    r = e.search("return filter(User.id == user_id)")  # the names: not whole, nor parts in a row
     assert r.corrections == {} and set(ids(r)) == {"0001", "0002"}
+    # the same letters joined otherwise are still repaired
+    assert e.search("quokka-ai").corrections == {"quokka-ai": "quokkaai"}
     assert e.search("deplyo").corrections == {"deplyo": "deploy"}
     twice = e.search("zork.quux(1) and zork.quux(1)")
     assert [n for n in twice.notes if n.startswith("nothing matched")] == [

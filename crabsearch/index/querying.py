@@ -62,6 +62,11 @@ who why will with you your""".split())
 words (a quoted phrase, or the phrase rung, keeps them: ``"to be or not to be"`` still matches)."""
 
 
+def _letters(word: str) -> str:
+    """``word``'s letters and digits, its punctuation left out."""
+    return "".join(c for c in word if c.isalnum())
+
+
 class Compiler:
     """Builds the rungs of the ladder for one parsed query against one searcher (the searcher
     is only consulted for spelling repair: which words have postings, and their neighbours).
@@ -267,12 +272,9 @@ class Compiler:
         out = []
         for g in self.groups:
             w = g[0]  # a plain word, or an identifier's whole form (``useInfinteScroll``)
-            if self._known_name(g):
-                out.append(g)  # searched by its parts: another name two edits away is no repair
-                continue
             if w not in self._closest_cache:  # failures are remembered too: the lookup is costly
                 self._closest_cache[w] = self._closest(w)
-            fixed = self._closest_cache[w]
+            fixed = self._name_repair(g, self._closest_cache[w])
             if fixed and fixed != w:
                 self.corrections[w] = fixed
                 if fixed in self._once:
@@ -281,13 +283,18 @@ class Compiler:
             out.append(g)
         return out
 
-    def _known_name(self, group: list[str]) -> bool:
-        """True for a name joined by punctuation (``user.id``, ``user_id``, ``src/app``) whose
-        parts are all indexed words: never spelling-repaired. Its parts in a row match it
-        (:meth:`has_postings`), and the indexed word nearest to its whole form is another name
-        (``user.go``, ``use_is``), not what was meant."""
-        return (len(group) > 1 and any(not c.isalnum() for c in group[0])
-                and all(self._known(t) for t in group[1:]))
+    def _name_repair(self, group: list[str], fixed: str | None) -> str | None:
+        """``fixed``, the spelling repair of ``group``'s whole form, as it may stand for a name
+        joined by punctuation (``user.id``, ``user_id``, ``quokka-ai``): None when the name is
+        found as typed (whole, or its parts in a row: :meth:`has_postings`), or when the repair
+        changes more than its punctuation. The indexed word nearest to a name's whole form is
+        mostly another name (``user.go``, ``use_is``), not what was meant; the same letters
+        joined otherwise (``quokkaai``) are. A plain word's repair is ``fixed`` unchanged."""
+        if len(group) < 2 or all(c.isalnum() for c in group[0]) or not fixed:
+            return fixed
+        if self.has_postings(group) or _letters(fixed) != _letters(group[0]):
+            return None
+        return fixed
 
     def all_known(self) -> bool:
         """True when every word group has postings somewhere (whole, or every part): otherwise no
