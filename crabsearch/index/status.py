@@ -95,8 +95,8 @@ class Status:
     unknown_kinds: list[dict] = field(default_factory=list)
     similarity: dict = field(default_factory=dict)
     """Similarity search (``index.vectors``): ``{"vectors", "to_embed"}``, the messages and titles
-    with a vector and the indexed messages without one yet; ``{"vectors": 0, "to_embed": 0}``
-    when it is off (no store)."""
+    with a vector and the indexed messages not looked at yet (an upper bound: tool calls and
+    results count, and get no vector); ``{"vectors": 0, "to_embed": 0}`` when it is off."""
 
     def to_json(self) -> dict:
         """A JSON-safe dict of every field."""
@@ -150,7 +150,8 @@ class Status:
             lines += [f"  {f['path']}: {f['error']}" for f in self.unreadable_dirs]
         sim = self.similarity
         if sim.get("vectors") or sim.get("to_embed"):
-            left = f"; {counted(sim['to_embed'], 'message', grouped=True)} to embed (crabsearch embed)" if sim["to_embed"] else ""
+            left = (f"; up to {counted(sim['to_embed'], 'message', grouped=True)} to embed (crabsearch embed)"
+                    if sim["to_embed"] else "")
             lines += ["", f"similarity search: {counted(sim['vectors'], 'vector', grouped=True)}{left}"]
         if self.warnings:
             lines += [""] + [f"warning: {w}" for w in self.warnings]

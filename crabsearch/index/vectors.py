@@ -174,8 +174,9 @@ def count(root: Path) -> int:
 
 
 def pending(root: Path) -> int:
-    """Messages of the index that have no vector yet (an estimate from the manifest's counts; 0
-    when there is no store: similarity search is off)."""
+    """Messages of the index not looked at for vectors yet, from the manifest's counts: an upper
+    bound (tool calls and results count, and get no vector); 0 when there is no store
+    (similarity search is off)."""
     import sqlite3  # noqa: PLC0415
 
     from .manifest import Manifest  # noqa: PLC0415
@@ -200,7 +201,7 @@ def embed(root: Path, embedder, *, budget: float | None = None, progress=None, c
     """Bring the store of ``root`` up to the index (see the module docs) with ``embedder``
     (``crabsearch.embedder``). ``budget``: stop after this many CPU seconds, once a unit is
     done (the rest is left for the next run, counted in ``Embedded.left``). ``progress(done, total)`` is called after each
-    transcript (messages); ``cancelled()`` returning True ends the run before the next one.
+    transcript (messages); ``cancelled()`` returning True ends the run before the next batch.
     A unit that cannot be read is named in ``Embedded.errors`` and tried again next run.
     Raises ``sqlite3.Error`` when the store cannot be written."""
     from .manifest import Manifest  # noqa: PLC0415
@@ -245,6 +246,8 @@ def embed(root: Path, embedder, *, budget: float | None = None, progress=None, c
                 items.insert(0, (-1, title))
             out.units += 1
             for at in range(0, max(len(items), 1), BATCH):
+                if at and cancelled is not None and cancelled():
+                    break  # the batches done are committed; the next run goes on from them
                 batch = items[at:at + BATCH]
                 vectors = embedder.passages([t for _, t in batch]) if batch else []
                 reached = max(read_count, entry.get("messages", 0)) if at + BATCH >= len(items) else batch[-1][0] + 1
