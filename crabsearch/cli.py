@@ -489,6 +489,10 @@ def _embed(args, indexer, index_dir: Path) -> int:
         signal.signal(signal.SIGINT, previous)
         if tty:
             print(file=sys.stderr)
+    if done.busy:
+        print("crabsearch: another crabsearch is embedding into this index; run this again when it is done",
+              file=sys.stderr)
+        return EXIT_ERROR
     have = vectors.count(index_dir)
     for path, why in done.errors:
         print(f"crabsearch: could not read {path}: {why}", file=sys.stderr)

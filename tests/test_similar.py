@@ -367,3 +367,18 @@ def test_ctrl_c_stops_embed_after_the_batch_in_hand_and_keeps_it(tmp_path, monke
     assert vectors.count(tmp_path / "index") == 16 and signal.getsignal(signal.SIGINT) is signal.default_int_handler
     code, out, err = run_cli(capsys, "embed")
     assert code == 0 and vectors.count(tmp_path / "index") == 80
+
+
+def test_one_embed_at_a_time(tmp_path, home):
+    import fcntl
+    import os
+
+    root, emb = index(tmp_path, home), ConceptEmbedder()
+    fd = os.open(root / vectors.LOCK, os.O_RDWR | os.O_CREAT)
+    fcntl.flock(fd, fcntl.LOCK_EX)  # another process embedding
+    try:
+        done = vectors.embed(root, emb)
+        assert done.busy and done.messages == 0 and emb.embedded == 0
+    finally:
+        os.close(fd)
+    assert vectors.embed(root, emb).messages == 6

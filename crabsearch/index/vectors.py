@@ -44,6 +44,8 @@ if TYPE_CHECKING:
 # whether the store exists (``store_path``) and reads it with ``load``.
 
 NAME = "crabsearch-vectors.db"
+LOCK = "crabsearch-vectors.lock"
+"""Held (``flock``) by the one :func:`embed` run at a time of an index root."""
 """The store's file in the index root (``crabsearch-``: a name ``layout.owned`` knows)."""
 TEXT_FIELDS = ("user", "assistant", "acting")
 """The indexed text fields whose messages get a vector."""
@@ -157,6 +159,8 @@ class Embedded:
     left: int = 0
     errors: list = field(default_factory=list)
     seconds: float = 0.0
+    busy: bool = False
+    """Another process was embedding into this store: nothing was done."""
 
 
 def count(root: Path) -> int:
@@ -202,8 +206,24 @@ def embed(root: Path, embedder, *, budget: float | None = None, progress=None, c
     (``crabsearch.embedder``). ``budget``: stop after this many CPU seconds, once a unit is
     done (the rest is left for the next run, counted in ``Embedded.left``). ``progress(done, total)`` is called after each
     transcript (messages); ``cancelled()`` returning True ends the run before the next batch.
-    A unit that cannot be read is named in ``Embedded.errors`` and tried again next run.
-    Raises ``sqlite3.Error`` when the store cannot be written."""
+    A unit that cannot be read is named in ``Embedded.errors`` and tried again next run. One
+    run at a time per index root (:data:`LOCK`): while another holds it, returns at once with
+    ``Embedded.busy``. Raises ``OSError`` or ``sqlite3.Error`` when the store cannot be written."""
+    import fcntl  # noqa: PLC0415
+
+    fd = os.open(Path(root) / LOCK, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return Embedded(busy=True)
+        return _embed(root, embedder, budget, progress, cancelled)
+    finally:
+        os.close(fd)  # releases the lock
+
+
+def _embed(root: Path, embedder, budget, progress, cancelled) -> Embedded:
+    """:func:`embed`'s work, under its lock."""
     from .manifest import Manifest  # noqa: PLC0415
 
     started = time.process_time()
