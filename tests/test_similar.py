@@ -382,3 +382,20 @@ def test_one_embed_at_a_time(tmp_path, home):
     finally:
         os.close(fd)
     assert vectors.embed(root, emb).messages == 6
+
+
+def test_fusion_inserts_sessions_found_by_meaning_and_keeps_the_ladders_order():
+    from crabsearch.search.ladder import Row
+    from crabsearch.search.similar import fuse
+
+    def row(skey, route):
+        return Row(1.0, 0, None, None, 1.0, 0.0, [], route, skey)
+
+    ladder = [row("a", "any"), row("b", "any"), row("c", "any"), row("d", "any")]
+    similar = [row("d", "similar"), row("x", "similar"), row("c", "similar"), row("y", "similar")]
+    out = fuse(ladder, similar)
+    # RRF would give d c a b x y; the ladder's rows keep their places' order: a b c d, then x y
+    assert [r.skey for r in out] == ["a", "b", "c", "d", "x", "y"]
+    early = fuse(ladder, [row("x", "similar"), row("a", "similar")])  # x first by meaning
+    assert [r.skey for r in early] == ["a", "x", "b", "c", "d"]
+    assert fuse([row("a", "all"), *ladder[1:]], similar)[1:] == ladder[1:]  # a full-word rung: unchanged

@@ -8,14 +8,16 @@ On when the index root holds a vector store (``crabsearch embed`` made it:
 **Ranking.** The query (its words and phrases, filters aside) is embedded; a session's
 similarity is its best vector's cosine (a message, or its title). When a rung that finds every
 word (phrase, all, session, repair) found a session, the page is the ladder's alone: the words
-answered the query, and similar sessions would only pad it. Otherwise the ``any`` rung's rows
-(some of the words) and the sessions by similarity are merged by reciprocal rank fusion
-(Cormack, Clarke and Buettcher, SIGIR 2009: a session's score is the sum over the two rankings of
-``1 / (k + rank)``, ``k`` = :data:`RRF_K`), each cut at :data:`FUSE_DEPTH`; cass fuses its
-lexical and semantic results the same way (``shared/reference/peer-tools.md``). Only sessions
+answered the query, and similar sessions would only pad it. Otherwise the sessions found by
+similarity alone are inserted among the ``any`` rung's rows (some of the words) where reciprocal
+rank fusion of the two rankings puts them (Cormack, Clarke and Buettcher, SIGIR 2009: a
+session's score is the sum over the rankings of ``1 / (k + rank)``, ``k`` = :data:`RRF_K`, each
+cut at :data:`FUSE_DEPTH`; cass fuses its lexical and semantic results by RRF too,
+``shared/reference/peer-tools.md``), while the ladder's rows keep their own order: reordering
+them by similarity won queries on a history of 57 sessions and lost more than it won on one of
+~450, where many sessions are about equally similar (``docs/benchmarks.md``). Only sessions
 within the embedder's ``margin`` of the most similar one take part: a model's cosines of
-unrelated texts are far from 0 (multilingual-e5-small's sit around 0.8), so the long tail would
-otherwise vote for whatever the words matched by chance. A session found only by similarity
+unrelated texts are far from 0 (multilingual-e5-small's sit around 0.8). A session found only by similarity
 gets the route ``similar``, its best message as the hit (its title: anchored on the first
 prompt) and its cosine as score. The search's filters and ``-word`` exclusions hold for it;
 ``in:tools`` and ``sort="newest"`` searches are not fused. The first :data:`FUSE_DEPTH` rows of a
@@ -172,10 +174,11 @@ def found_by_words(rows: list[Row]) -> bool:
 
 def fuse(rows: list[Row], similar: list[Row]) -> list[Row]:
     """``rows`` (ladder order) with ``similar`` (:meth:`Similar.ranking`) merged in, as the
-    module docs say: unchanged when a row's route is one of :data:`WORD_ROUTES`; else the first
-    :data:`FUSE_DEPTH` of each by reciprocal rank fusion (a tie: the ladder's row first; a
-    session in both keeps its ladder row, which knows the words it matched), then the ladder's
-    remaining rows."""
+    module docs say: unchanged when a row's route is one of :data:`WORD_ROUTES`; else the
+    sessions of ``similar``'s first :data:`FUSE_DEPTH` that ``rows``' first :data:`FUSE_DEPTH`
+    lack are inserted where reciprocal rank fusion of the two puts them (a tie: the ladder's row
+    first), the ladder's rows in their own order (a session in both keeps its ladder row, which
+    knows the words it matched), then the ladder's remaining rows."""
     if found_by_words(rows):
         return rows
     score: dict[str, float] = {}
@@ -185,4 +188,6 @@ def fuse(rows: list[Row], similar: list[Row]) -> list[Row]:
             score[row.skey] = score.get(row.skey, 0.0) + 1.0 / (RRF_K + rank)
             row_of.setdefault(row.skey, row)
     fused = [row_of[s] for s in sorted(row_of, key=lambda s: -score[s])]
+    ladder, lexical = iter(rows[:FUSE_DEPTH]), {r.skey for r in rows[:FUSE_DEPTH]}
+    fused = [next(ladder) if r.skey in lexical else r for r in fused]  # the ladder's rows keep their order
     return fused + [r for r in rows[FUSE_DEPTH:] if r.skey not in row_of]
