@@ -360,11 +360,12 @@ def test_ctrl_c_stops_embed_after_the_batch_in_hand_and_keeps_it(tmp_path, monke
     monkeypatch.setattr(crabsearch.embedder, "load", lambda threads=None: emb)
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("CRABSEARCH_INDEX_DIR", str(tmp_path / "index"))
+    before = signal.getsignal(signal.SIGINT)
     code, out, err = run_cli(capsys, "embed")
     assert code == 130 and out.strip() == (
         "similarity search on: 16 vectors (16 messages embedded now, 0 KB of text in 0 CPU s); "
         "stopped: run crabsearch embed again to go on")
-    assert vectors.count(tmp_path / "index") == 16 and signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    assert vectors.count(tmp_path / "index") == 16 and signal.getsignal(signal.SIGINT) is before  # restored
     code, out, err = run_cli(capsys, "embed")
     assert code == 0 and vectors.count(tmp_path / "index") == 80
 
