@@ -482,7 +482,9 @@ def _embed(args, indexer, index_dir: Path) -> int:
             raise KeyboardInterrupt
         stopping.append(True)
 
-    previous = signal.signal(signal.SIGINT, stop)
+    previous = signal.getsignal(signal.SIGINT)
+    if previous is not signal.SIG_IGN:  # ignored (nohup, a background job): left so
+        signal.signal(signal.SIGINT, stop)
     try:
         done = vectors.embed(index_dir, embedder, progress=progress, cancelled=lambda: bool(stopping))
     finally:

@@ -360,12 +360,17 @@ def test_ctrl_c_stops_embed_after_the_batch_in_hand_and_keeps_it(tmp_path, monke
     monkeypatch.setattr(crabsearch.embedder, "load", lambda threads=None: emb)
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("CRABSEARCH_INDEX_DIR", str(tmp_path / "index"))
+    saved = signal.signal(signal.SIGINT, signal.default_int_handler)  # a terminal's (CI may ignore it)
     before = signal.getsignal(signal.SIGINT)
-    code, out, err = run_cli(capsys, "embed")
+    try:
+        code, out, err = run_cli(capsys, "embed")
+        assert signal.getsignal(signal.SIGINT) is before  # restored
+    finally:
+        signal.signal(signal.SIGINT, saved)
     assert code == 130 and out.strip() == (
         "similarity search on: 16 vectors (16 messages embedded now, 0 KB of text in 0 CPU s); "
         "stopped: run crabsearch embed again to go on")
-    assert vectors.count(tmp_path / "index") == 16 and signal.getsignal(signal.SIGINT) is before  # restored
+    assert vectors.count(tmp_path / "index") == 16
     code, out, err = run_cli(capsys, "embed")
     assert code == 0 and vectors.count(tmp_path / "index") == 80
 
