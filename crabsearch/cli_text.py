@@ -107,7 +107,7 @@ def print_hits(result, notes: list[str] | None = None) -> None:
         s = hit.session
         when = s.updated.strftime("%Y-%m-%d %H:%M") if s.updated else "?"
         print(f"{n}. {printable(s.title or '(untitled)')}  [{s.agent}] {_project(s)}  {when}"
-              + ("  (archived)" if s.archived else ""))
+              + ("  (archived)" if s.archived else "") + ("  (similar in meaning)" if hit.route == "similar" else ""))
         item = hit.item
         if item is not None:
             print(f"   {item.label}: {printable(_around(' '.join(item.text.split()), result.terms))}")
