@@ -183,7 +183,7 @@ def pending(root: Path) -> int:
     (similarity search is off)."""
     import sqlite3  # noqa: PLC0415
 
-    from .manifest import Manifest  # noqa: PLC0415
+    from .manifest import Manifest, _path  # noqa: PLC0415
 
     if not store_path(root).exists():
         return 0
@@ -224,7 +224,7 @@ def embed(root: Path, embedder, *, budget: float | None = None, progress=None, c
 
 def _embed(root: Path, embedder, budget, progress, cancelled) -> Embedded:
     """:func:`embed`'s work, under its lock."""
-    from .manifest import Manifest  # noqa: PLC0415
+    from .manifest import Manifest, _key, _path  # noqa: PLC0415 - paths stored as the manifest stores them
 
     started = time.process_time()
     out = Embedded()
@@ -324,10 +324,3 @@ def _texts(agent: str, path: str, upto: int) -> tuple[list[tuple[int, str]], str
         title = ""  # the title is the first prompt's beginning (no title of its own): embedded already
     return items, title or None, max((m.message_index + 1 for m in read.messages), default=0)
 
-
-def _key(path: str) -> bytes:
-    return path.encode("utf-8", "surrogateescape")
-
-
-def _path(key: bytes) -> str:
-    return bytes(key).decode("utf-8", "surrogateescape")
