@@ -466,7 +466,9 @@ def _embed(args, indexer, index_dir: Path) -> int:
     if embedder is None:
         print("crabsearch: embed needs the semantic extra: pip install 'crabsearch[semantic]'", file=sys.stderr)
         return EXIT_ERROR
-    _try_refresh(indexer, "embedding what is indexed")
+    report = _try_refresh(indexer, "embedding what is indexed")
+    if report is not None:
+        out.warn(report)  # a rebuild's reason, files that could not be read
     tty = sys.stderr.isatty()
 
     def progress(done: int, total: int) -> None:

@@ -74,6 +74,7 @@ class CrabsearchApp(App[str | None]):
         self._indexer = None
         self._indexer_lock = threading.Lock()
         self._embedder = None  # the background embedder (one thread), False without the extra
+        self._embed_more = True  # work may be left from before (a stopped crabsearch embed)
         self._first_recent = None  # the recent sessions read as the app loads (on_load): a Future
         self.first_list_kept = False
         """True when the first list is the one kept by the last listing (``search.snapshot``):
@@ -137,13 +138,14 @@ class CrabsearchApp(App[str | None]):
             return self._indexer
 
     @work(thread=True, exclusive=True, group="embed", exit_on_error=False)
-    def embed_new(self) -> None:
+    def embed_new(self, changed: bool) -> None:
         """Similarity search on (the index has vectors, the extra is installed): embed what the
         refreshes added, in the background, one thread, at most :data:`EMBED_BUDGET` CPU seconds
-        each time (the rest at the next refresh). Searches use new vectors as they are written."""
+        each time, after a refresh that ``changed`` the index or while an earlier run left work
+        (an unchanged home costs nothing). Searches use new vectors as they are written."""
         from ..index import vectors
 
-        if not vectors.store_path(self.index_dir).exists() or not vectors.pending(self.index_dir):
+        if not (changed or self._embed_more) or not vectors.store_path(self.index_dir).exists():
             return
         if self._embedder is None:
             from ..embedder import load
@@ -151,7 +153,9 @@ class CrabsearchApp(App[str | None]):
             self._embedder = load(threads=1) or False
         if self._embedder:
             worker = get_current_worker()
-            vectors.embed(self.index_dir, self._embedder, budget=EMBED_BUDGET, cancelled=lambda: worker.is_cancelled)
+            done = vectors.embed(self.index_dir, self._embedder, budget=EMBED_BUDGET,
+                                 cancelled=lambda: worker.is_cancelled)
+            self._embed_more = bool(done.left or done.busy or worker.is_cancelled)
 
     @property
     def now(self) -> datetime:

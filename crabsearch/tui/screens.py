@@ -689,7 +689,7 @@ class SearchScreen(Screen):
             self._refresh_again = False
             self.start_indexing()
         elif not message.error:
-            self.app.embed_new()
+            self.app.embed_new(changed)
 
     # -- navigation ---------------------------------------------------------------------------
 
