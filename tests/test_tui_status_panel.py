@@ -43,7 +43,8 @@ async def test_the_status_panel_breaks_a_long_path_only_between_folders(sample, 
         await pilot.pause()
         rows = [row.strip("│ ") for row in screen_rows(app)]
         shown = "\n".join(rows)
-        assert shown.count("-abcdefgh") == 9 and "opencode (not found)" in shown  # no folder name cut
+        # no folder name cut; "(not found)" may wrap, wherever the temporary folder puts the path's end
+        assert shown.count("-abcdefgh") == 9 and "opencode (not found)" in " ".join(rows), shown
         at = next(i for i, row in enumerate(rows) if "folder00" in row)
         joined = "".join(rows[at - 1:at + 5])  # the path's pieces, joined again: the path whole
         assert str(deep) in joined and all(f"/folder{n:02d}-abcdefgh/" in joined for n in range(9)), shown
