@@ -390,18 +390,30 @@ def test_one_embed_at_a_time(tmp_path, home):
     assert vectors.embed(root, emb).messages == 6
 
 
-def test_fusion_inserts_sessions_found_by_meaning_and_keeps_the_ladders_order():
+def test_fusion_combines_the_scores_of_words_and_meaning():
     from crabsearch.search.ladder import Row
-    from crabsearch.search.similar import fuse
+    from crabsearch.search.similar import LEXICAL_WEIGHT, fuse
 
-    def row(skey, route):
-        return Row(1.0, 0, None, None, 1.0, 0.0, [], route, skey)
+    def row(skey, route, score):
+        return Row(score, 0, None, None, score, 0.0, [], route, skey)
 
-    ladder = [row("a", "any"), row("b", "any"), row("c", "any"), row("d", "any")]
-    similar = [row("d", "similar"), row("x", "similar"), row("c", "similar"), row("y", "similar")]
-    out = fuse(ladder, similar)
-    # RRF would give d c a b x y; the ladder's rows keep their places' order: a b c d, then x y
-    assert [r.skey for r in out] == ["a", "b", "c", "d", "x", "y"]
-    early = fuse(ladder, [row("x", "similar"), row("a", "similar")])  # x first by meaning
-    assert [r.skey for r in early] == ["a", "x", "b", "c", "d"]
-    assert fuse([row("a", "all"), *ladder[1:]], similar)[1:] == ladder[1:]  # a full-word rung: unchanged
+    assert LEXICAL_WEIGHT == 0.7  # the figures below are worked out for it
+    # words: a 10, b 9, c 5 (1.0, 0.9, 0.5); meaning, margin 0.05: c 0.85, x 0.84, a 0.80 (1.0, 0.8, 0)
+    ladder = [row("a", "any", 10.0), row("b", "any", 9.0), row("c", "any", 5.0)]
+    similar = [row("c", "similar", 0.85), row("x", "similar", 0.84), row("a", "similar", 0.80)]
+    out = fuse(ladder, similar, 0.05)
+    # a .70, b .63, c .35 + .30 = .65, x .24: c rises above b (close in words, first in meaning),
+    # not above a (far ahead in words); x, found by meaning alone, comes after the ladder's rows
+    assert [(r.skey, r.route) for r in out] == [("a", "any"), ("c", "any"), ("b", "any"), ("x", "similar")]
+    assert out[1] is ladder[2]  # a session in both keeps the ladder's row (the words it matched)
+    # a lead in words that meaning does not make up for: the ladder's order
+    assert [r.skey for r in fuse(ladder, [row("x", "similar", 0.9)], 0.05)] == ["a", "b", "c", "x"]
+    # a session the words barely found, the only one that means the query: first
+    weak = [row("a", "any", 10.0), row("m", "any", 9.5)]
+    assert [r.skey for r in fuse(weak, [row("m", "similar", 0.9), row("a", "similar", 0.8)], 0.05)] == ["m", "a"]
+    # ties keep the ladder's order; rows past the fused depth follow
+    same = [row(k, "any", 1.0) for k in "pqrs"]
+    assert [r.skey for r in fuse(same, [row("z", "similar", 0.5)], 0.05)] == ["p", "q", "r", "s", "z"]
+    assert fuse(ladder, [], 0.05) == ladder  # nothing similar: the ladder's page
+    assert [r.skey for r in fuse([], similar, 0.05)] == ["c", "x", "a"]  # no words at all: by meaning
+    assert fuse([row("a", "all", 10.0), *ladder[1:]], similar, 0.05)[1:] == ladder[1:]  # a full-word rung: unchanged

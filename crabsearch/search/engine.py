@@ -251,7 +251,7 @@ class Engine:
                 else:
                     ctx.comp = comp
             if fusing and not result.partial and not found_by_words(rows):
-                rows = fuse(rows, self._similar.ranking(ctx, pq))
+                rows = fuse(rows, self._similar.ranking(ctx, pq), self._similar.margin)
                 if self._similar.failure:
                     result.notes.append(f"similarity search is off: the model failed ({self._similar.failure})")
                 if rows and result.route is None:

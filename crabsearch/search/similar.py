@@ -8,21 +8,25 @@ On when the index root holds a vector store (``crabsearch embed`` made it:
 **Ranking.** The query (its words and phrases, filters aside) is embedded; a session's
 similarity is its best vector's cosine (a message, or its title). When a rung that finds every
 word (phrase, all, session, repair) found a session, the page is the ladder's alone: the words
-answered the query, and similar sessions would only pad it. Otherwise the sessions found by
-similarity alone are inserted among the ``any`` rung's rows (some of the words) where reciprocal
-rank fusion of the two rankings puts them (Cormack, Clarke and Buettcher, SIGIR 2009: a
-session's score is the sum over the rankings of ``1 / (k + rank)``, ``k`` = :data:`RRF_K`, each
-cut at :data:`FUSE_DEPTH`; cass fuses its lexical and semantic results by RRF too,
-``shared/reference/peer-tools.md``), while the ladder's rows keep their own order: reordering
-them by similarity won queries on a history of 57 sessions and lost more than it won on one of
-~450, where many sessions are about equally similar (``docs/benchmarks.md``). Only sessions
-within the embedder's ``margin`` of the most similar one take part: a model's cosines of
-unrelated texts are far from 0 (multilingual-e5-small's sit around 0.8). A session found only by similarity
-gets the route ``similar``, its best message as the hit (its title: anchored on the first
-prompt) and its cosine as score. The search's filters and ``-word`` exclusions hold for it;
-``in:tools`` and ``sort="newest"`` searches are not fused. The first :data:`FUSE_DEPTH` rows of a
-page do not depend on its size (the ladder is climbed to at least that many sessions when
-fusing).
+answered the query, and similar sessions would only pad it. Otherwise the ``any`` rung's rows
+(some of the words) and the sessions by similarity are fused by a convex combination of their
+normalized scores (Bruch, Gai and Ingber, "An Analysis of Fusion Functions for Hybrid
+Retrieval", ACM TOIS 2023, found it ahead of reciprocal rank fusion, its one weight learnt from
+few queries): ``LEXICAL_WEIGHT * words + (1 - LEXICAL_WEIGHT) * meaning``, where ``words`` is a
+row's score over the best row's (BM25's least is 0) and ``meaning`` is where a session's cosine
+sits between the most similar one's and that less the embedder's ``margin`` (0 at or below it:
+a model's cosines of unrelated texts are far from 0; multilingual-e5-small's sit around 0.8); a
+session missing from one list has 0 there. Scores, not ranks: a session the words ranked first
+by a wide lead keeps its place, one they ranked close to others rises when it means the query
+best. Reciprocal rank fusion (cass fuses by it, ``shared/reference/peer-tools.md``) won queries
+on a history of 57 sessions and lost more than it won on one of ~450, where many sessions are
+about equally similar and their votes count as much as the words' (``docs/benchmarks.md``).
+A session found only by similarity gets the route ``similar``, its best message as the hit (its
+title: anchored on the first prompt) and its cosine as score; a session in both keeps the
+ladder's row (it knows the words it matched). The search's filters and ``-word`` exclusions
+hold for it; ``in:tools`` and ``sort="newest"`` searches are not fused. The first
+:data:`FUSE_DEPTH` rows of a page do not depend on its size (the ladder is climbed to at least
+that many sessions when fusing).
 """
 
 from __future__ import annotations
@@ -38,8 +42,9 @@ from .sessions import passing_sessions
 
 FUSE_DEPTH = 30
 """Rows of each ranking that take part in the fusion (and the least the ladder is asked for)."""
-RRF_K = 60
-"""Reciprocal rank fusion's constant (the paper's, and cass's)."""
+LEXICAL_WEIGHT = 0.7
+"""The words' share of a fused score, the similarity's the rest: the hard relevance set's top-3
+was the same from 0.65 to 0.75, on its 57 sessions and among ~450 (``docs/benchmarks.md``)."""
 WORD_ROUTES = frozenset({"phrase", "all", "session", "repair"})
 """Rungs that find every word of the query: a page with a row of theirs is not fused."""
 RELOAD_EVERY = 5.0
@@ -85,6 +90,12 @@ class Similar:
 
             self._embedder, self._tried = load(), True
         return self._embedder
+
+    @property
+    def margin(self) -> float:
+        """The embedder's margin (cosine): how far below the most similar session a session may
+        be and still count; 0.0 without an embedder."""
+        return self._embedder.margin if self._embedder is not None else 0.0
 
     def active(self) -> bool:
         """True when searches are fused: a store with vectors of the installed embedder's model."""
@@ -172,22 +183,26 @@ def found_by_words(rows: list[Row]) -> bool:
     return any(r.route in WORD_ROUTES for r in rows)
 
 
-def fuse(rows: list[Row], similar: list[Row]) -> list[Row]:
-    """``rows`` (ladder order) with ``similar`` (:meth:`Similar.ranking`) merged in, as the
-    module docs say: unchanged when a row's route is one of :data:`WORD_ROUTES`; else the
-    sessions of ``similar``'s first :data:`FUSE_DEPTH` that ``rows``' first :data:`FUSE_DEPTH`
-    lack are inserted where reciprocal rank fusion of the two puts them (a tie: the ladder's row
-    first), the ladder's rows in their own order (a session in both keeps its ladder row, which
-    knows the words it matched), then the ladder's remaining rows."""
-    if found_by_words(rows):
+def fuse(rows: list[Row], similar: list[Row], margin: float) -> list[Row]:
+    """``rows`` (ladder order) and ``similar`` (:meth:`Similar.ranking`, whose cosines lie within
+    ``margin`` of its first) fused as the module docs say: unchanged when a row's route is one of
+    :data:`WORD_ROUTES` or ``similar`` is empty; else the first :data:`FUSE_DEPTH` of each by
+    their combined score (a tie: the ladder's order, its rows first), then the ladder's
+    remaining rows."""
+    if found_by_words(rows) or not similar:
         return rows
-    score: dict[str, float] = {}
+    ladder, meaning = rows[:FUSE_DEPTH], similar[:FUSE_DEPTH]
+    top = max((r.score for r in ladder), default=0.0)
+    words = {r.skey: (r.score / top if top > 0 else 1.0) for r in ladder}
+    floor = meaning[0].score - margin
+    cosine = {r.skey: max(0.0, (r.score - floor) / margin) if margin > 0 else 1.0 for r in meaning}
     row_of: dict[str, Row] = {}
-    for ranking in (rows[:FUSE_DEPTH], similar[:FUSE_DEPTH]):
-        for rank, row in enumerate(ranking, 1):
-            score[row.skey] = score.get(row.skey, 0.0) + 1.0 / (RRF_K + rank)
-            row_of.setdefault(row.skey, row)
-    fused = [row_of[s] for s in sorted(row_of, key=lambda s: -score[s])]
-    ladder, lexical = iter(rows[:FUSE_DEPTH]), {r.skey for r in rows[:FUSE_DEPTH]}
-    fused = [next(ladder) if r.skey in lexical else r for r in fused]  # the ladder's rows keep their order
-    return fused + [r for r in rows[FUSE_DEPTH:] if r.skey not in row_of]
+    for r in ladder + meaning:
+        row_of.setdefault(r.skey, r)
+    place = {skey: i for i, skey in enumerate(row_of)}
+
+    def combined(skey: str) -> float:
+        return LEXICAL_WEIGHT * words.get(skey, 0.0) + (1 - LEXICAL_WEIGHT) * cosine.get(skey, 0.0)
+
+    fused = sorted(row_of, key=lambda s: (-combined(s), place[s]))
+    return [row_of[s] for s in fused] + [r for r in rows[FUSE_DEPTH:] if r.skey not in row_of]
