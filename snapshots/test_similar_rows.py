@@ -1,6 +1,7 @@
 """SVG snapshot of a page that similarity search filled (``search.similar``): rows with some of
 the words and rows similar in meaning interleaved, no rule between them, the status line counting
-each. The embedder is the tests' stand-in (``tests/concepts.py``). Update with
+each; and the explain panel of such a row, saying what the page was ranked by. The embedder is
+the tests' stand-in (``tests/concepts.py``). Update with
 ``pytest snapshots/test_similar_rows.py --snapshot-update`` only after looking at the new SVG."""
 
 from __future__ import annotations
@@ -38,7 +39,14 @@ async def mixed(pilot):
     pilot.app.clear_notifications()
 
 
-def test_similar_rows(snap_compare, tmp_path, monkeypatch):
+async def explained(pilot):
+    """The page of :func:`mixed`, the explain panel of the row under the cursor open."""
+    await mixed(pilot)
+    await pilot.press("x")
+    await settle(pilot)
+
+
+def similar_app(tmp_path, monkeypatch) -> CrabsearchApp:
     import crabsearch.embedder
 
     emb = ConceptEmbedder()
@@ -47,6 +55,13 @@ def test_similar_rows(snap_compare, tmp_path, monkeypatch):
     kennel_home(home)
     Indexer(tmp_path / "index", env={"HOME": str(home)}).refresh()
     vectors.embed(tmp_path / "index", emb)
-    app = CrabsearchApp(tmp_path / "index", env={"HOME": str(home)}, now=NOW, index_on_start=False,
-                        cursor_blink=False)
-    assert snap_compare(app, terminal_size=(100, 24), run_before=mixed)
+    return CrabsearchApp(tmp_path / "index", env={"HOME": str(home)}, now=NOW, index_on_start=False,
+                         cursor_blink=False)
+
+
+def test_similar_rows(snap_compare, tmp_path, monkeypatch):
+    assert snap_compare(similar_app(tmp_path, monkeypatch), terminal_size=(100, 24), run_before=mixed)
+
+
+def test_similar_row_explained(snap_compare, tmp_path, monkeypatch):
+    assert snap_compare(similar_app(tmp_path, monkeypatch), terminal_size=(100, 24), run_before=explained)

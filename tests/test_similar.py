@@ -73,9 +73,16 @@ def test_words_found_keep_the_page_to_the_ladder(tmp_path, home):
     result = engine.search("mailman")
     assert ids(result) == [KENNEL] and [h.route for h in result.hits] == ["all"]
     # Some of the words only (the any rung): fused with the similar sessions
-    mixed = engine.search("Datenbank mailman")
+    mixed = engine.search("Datenbank mailman", explain=True)
     assert set(ids(mixed)[:2]) == {KENNEL, DEPLOY}
     assert {h.route for h in mixed.hits} == {"any", "similar"}
+    # --explain says what the fused page was ranked by: the parts, the weight, the combination
+    for hit in mixed.hits:
+        f = hit.explain["fused"]
+        assert f["score"] == pytest.approx(f["words_weight"] * f["words"] + (1 - f["words_weight"]) * f["meaning"], abs=1e-3)
+        assert (f["words"] > 0) == (hit.route == "any") and 0 <= f["meaning"] <= 1
+    assert [h.explain["fused"]["score"] for h in mixed.hits] == sorted((h.explain["fused"]["score"] for h in mixed.hits), reverse=True)
+    assert "fused" not in engine.search("mailman", explain=True).hits[0].explain  # a ladder's page
 
 
 def test_filters_and_exclusions_hold_for_similar_sessions(tmp_path, home):
@@ -259,6 +266,7 @@ def test_mcp_search_sessions_finds_by_meaning(tmp_path, home, with_model):
 async def test_the_app_finds_by_meaning_and_embeds_new_messages(tmp_path, with_model):
     from builders import NOW
     from builders import settle
+    from tui_helpers import screen_rows
 
     from crabsearch.tui.app import CrabsearchApp
     from crabsearch.tui.results import ResultList
@@ -283,6 +291,10 @@ async def test_the_app_finds_by_meaning_and_embeds_new_messages(tmp_path, with_m
         results = app.screen.query_one(ResultList)
         assert [h.session.session_id for h in results.hits][:1] == [KENNEL]
         assert results.hits[0].route == "similar"
+        await pilot.press("down", "x")  # explain: found by meaning, and what the page was ranked by
+        await settle(pilot)
+        shown = "\n".join(screen_rows(app))
+        assert "similar in meaning" in shown and "Ranked by" in shown and "0.7 × words 0.000" in shown, shown
 
 
 # -- the real model (the semantic extra installed; skipped otherwise) -------------------------------
@@ -405,7 +417,9 @@ def test_fusion_combines_the_scores_of_words_and_meaning():
     # a .70, b .63, c .35 + .30 = .65, x .24: c rises above b (close in words, first in meaning),
     # not above a (far ahead in words); x, found by meaning alone, comes after the ladder's rows
     assert [(r.skey, r.route) for r in out] == [("a", "any"), ("c", "any"), ("b", "any"), ("x", "similar")]
-    assert out[1] is ladder[2]  # a session in both keeps the ladder's row (the words it matched)
+    assert out[1].m_score == 5.0 and out[1].route == "any"  # a session in both keeps the ladder's row
+    assert [r.fused for r in out] == [pytest.approx(f) for f in [(1.0, 0.0, 0.7), (0.5, 1.0, 0.65), (0.9, 0.0, 0.63),
+                                                                  (0.0, 0.8, 0.24)]]
     # a lead in words that meaning does not make up for: the ladder's order
     assert [r.skey for r in fuse(ladder, [row("x", "similar", 0.9)], 0.05)] == ["a", "b", "c", "x"]
     # a session the words barely found, the only one that means the query: first

@@ -79,7 +79,9 @@ class Row:
     """A ranked session: ``score`` (``m_score`` of its best message or window plus ``s_score`` of
     its title and summary), ``newest`` (ms; 0 where it does not decide the order), the best
     message document ``m_doc`` and session document ``s_doc``, the ``matched`` (field, term)
-    pairs, the ``route`` that found it and its ``skey``."""
+    pairs, the ``route`` that found it and its ``skey``; ``fused``, on a page similarity search
+    fused (``search.similar.fuse``), ``(words, meaning, combined)``: its normalized parts and the
+    score it was ranked by, else None."""
 
     score: float
     newest: int
@@ -90,6 +92,7 @@ class Row:
     matched: list
     route: str
     skey: str
+    fused: tuple[float, float, float] | None = None
 
 
 def climb(ctx: Context) -> list[Row]:

@@ -286,6 +286,12 @@ class Sessions:
                     "matched": sorted({f"{f}:{t}" for f, t in row.matched if f in WEIGHTS}),
                     "weights": {f: WEIGHTS[f] for f in sorted({f for f, _ in row.matched if f in WEIGHTS})},
                 }
+                if row.fused is not None:  # ranked by words and meaning together (search.similar)
+                    from .similar import LEXICAL_WEIGHT  # noqa: PLC0415 - similar imports this module
+
+                    words, meaning, combined = row.fused
+                    hit.explain["fused"] = {"words": round(words, 4), "meaning": round(meaning, 4),
+                                            "words_weight": LEXICAL_WEIGHT, "score": round(combined, 4)}
             hits.append(hit)
         return self.decorate(searcher, hits, mask)
 

@@ -34,6 +34,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import OrderedDict
+from dataclasses import replace
 from pathlib import Path
 
 from ..index import vectors
@@ -188,7 +189,7 @@ def fuse(rows: list[Row], similar: list[Row], margin: float) -> list[Row]:
     ``margin`` of its first) fused as the module docs say: unchanged when a row's route is one of
     :data:`WORD_ROUTES` or ``similar`` is empty; else the first :data:`FUSE_DEPTH` of each by
     their combined score (a tie: the ladder's order, its rows first), then the ladder's
-    remaining rows."""
+    remaining rows. Each fused row is a copy holding its ``fused`` parts."""
     if found_by_words(rows) or not similar:
         return rows
     ladder, meaning = rows[:FUSE_DEPTH], similar[:FUSE_DEPTH]
@@ -205,4 +206,5 @@ def fuse(rows: list[Row], similar: list[Row], margin: float) -> list[Row]:
         return LEXICAL_WEIGHT * words.get(skey, 0.0) + (1 - LEXICAL_WEIGHT) * cosine.get(skey, 0.0)
 
     fused = sorted(row_of, key=lambda s: (-combined(s), place[s]))
-    return [row_of[s] for s in fused] + [r for r in rows[FUSE_DEPTH:] if r.skey not in row_of]
+    parts = [replace(row_of[s], fused=(words.get(s, 0.0), cosine.get(s, 0.0), combined(s))) for s in fused]
+    return parts + [r for r in rows[FUSE_DEPTH:] if r.skey not in row_of]

@@ -208,6 +208,11 @@ class ExplainScreen(Panel):
             # the parts as shown, and their sum, so they add up as printed (not `8.478 = 8.479 + 0.000`)
             shown = round(ex["message_score"], 3), round(ex["session_score"], 3)
             t.append(f"{shown[0] + shown[1]:.3f} = best message {shown[0]:.3f} + title/summary {shown[1]:.3f}\n")
+            if fused := ex.get("fused"):  # a page ranked by words and meaning together
+                w = fused["words_weight"]
+                t.append("Ranked by   ", style="dim")
+                t.append(f"{fused['score']:.3f} = {w:g} × words {fused['words']:.3f} + "
+                         f"{1 - w:g} × meaning {fused['meaning']:.3f}\n")
             t.append("Fields      ", style="dim")
             weights = ", ".join(f"{f} ×{w:g}" for f, w in ex["weights"].items()) or "-"
             t.append(weights + "\n")
