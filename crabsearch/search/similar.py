@@ -18,9 +18,9 @@ sits between the most similar one's and that less the embedder's ``margin`` (0 a
 a model's cosines of unrelated texts are far from 0; multilingual-e5-small's sit around 0.8); a
 session missing from one list has 0 there. Scores, not ranks: a session the words ranked first
 by a wide lead keeps its place, one they ranked close to others rises when it means the query
-best. Reciprocal rank fusion (cass fuses by it, ``shared/reference/peer-tools.md``) won queries
-on a history of 57 sessions and lost more than it won on one of ~450, where many sessions are
-about equally similar and their votes count as much as the words' (``docs/benchmarks.md``).
+best. Reciprocal rank fusion (cass fuses by it, ``shared/reference/peer-tools.md``) counts ranks
+only: in a history of ~450 sessions, where many are about equally similar to a query, it moved
+sessions the words ranked first by a wide lead below others (``docs/benchmarks.md``).
 A session found only by similarity gets the route ``similar``, its best message as the hit (its
 title: anchored on the first prompt) and its cosine as score; a session in both keeps the
 ladder's row (it knows the words it matched). The search's filters and ``-word`` exclusions
@@ -45,7 +45,8 @@ FUSE_DEPTH = 30
 """Rows of each ranking that take part in the fusion (and the least the ladder is asked for)."""
 LEXICAL_WEIGHT = 0.7
 """The words' share of a fused score, the similarity's the rest: the hard relevance set's top-3
-was the same from 0.65 to 0.75, on its 57 sessions and among ~450 (``docs/benchmarks.md``)."""
+moves by at most one query from 0.6 to 0.8, on its 57 sessions and among ~450
+(``docs/benchmarks.md``)."""
 WORD_ROUTES = frozenset({"phrase", "all", "session", "repair"})
 """Rungs that find every word of the query: a page with a row of theirs is not fused."""
 RELOAD_EVERY = 5.0
