@@ -6,8 +6,9 @@ Syntax:
 * ``"quoted phrase"``: the words adjacent and in order (an unbalanced quote runs to the end);
 * ``-word`` / ``-"a phrase"``: leave out the sessions that contain it. A ``-word`` is an
   exclusion only in a query that reads as typed (:func:`reads_as_typed`: at most
-  :data:`TYPED_MAX_PARTS` parts, none of ``< > | ; = ( ) { } $ ` ``) and only with two characters
-  or more after the dash: in a pasted command or line of code, and as ``-p``, it is a word;
+  :data:`TYPED_MAX_PARTS` parts, none of ``< > | ; = ( ) { } $ ` ``), or among the tokens that end
+  a longer one without those characters, and only with two characters or more after the dash:
+  inside a pasted command or line of code, and as ``-p``, it is a word;
 * ``word*``: prefix (two letters at least);
 * filters ``name:value``, combined with words and applied inside the search (before the result
   limit): the entries of :data:`crabsearch.filters.FILTERS` (``agent:claude``, ``project:NAME``
@@ -35,6 +36,7 @@ TYPED_MAX_PARTS = 8
 _CODE_MARKS = frozenset("<>|;=(){}$`")
 _DEEP_PATH = re.compile(r"[^\s/\\]+[/\\]+[^\s/\\]+[/\\]+[^\s/\\]")
 _TOKEN = re.compile(r'(-?)"([^"]*)("?)|(\w+):"([^"]*)"?|(\S+)')
+_EXCLUSION = re.compile(r'-(?:[\w][^\s]+|"[^"]*"?)$')
 
 
 @dataclass
@@ -118,6 +120,7 @@ def parse(text: str, *, agents: tuple[str, ...] = (), now: datetime | None = Non
     facts = Facts(agents, now or datetime.now().astimezone())
     shown: dict[str, str] = {}
     typed = reads_as_typed(q.text)
+    tail = _exclusions_at_end(q.text)
     for m in _TOKEN.finditer(q.text):
         neg, quoted, bare = m.group(1), m.group(2), m.group(6)
         if m.group(4) is not None:  # key:"a value with spaces"
@@ -136,7 +139,7 @@ def parse(text: str, *, agents: tuple[str, ...] = (), now: datetime | None = Non
                     q.unclosed = quoted.strip()
             continue
         before = len(q.words)
-        _bare(q, bare, facts, shown, typed)
+        _bare(q, bare, facts, shown, typed or m.start() >= tail)
         q.sequence += [("word", w) for w in q.words[before:]]
     for key, value in (given or {}).items():
         if value is None or not value.strip():
@@ -178,6 +181,23 @@ def reads_as_typed(text: str) -> bool:
     shell command (``< > | ; = ( ) { } $`` and the backtick). A pasted command, error or line of
     code (``adb exec-out screencap -p > weekly.png``) holds flags and dashes that are its words."""
     return len(text.split()) <= TYPED_MAX_PARTS and not _CODE_MARKS.intersection(text)
+
+
+def _exclusions_at_end(text: str) -> int:
+    """Where the ``-word`` tokens that end ``text`` begin (filters may be among them), in a query
+    without the characters of code (:data:`_CODE_MARKS`): they are exclusions however long the
+    query (``… nightly cron job that runs twice -cron``), as a pasted error or command holds its
+    dashes inside (``unknown option -force for command``); ``len(text)`` when there are none."""
+    if _CODE_MARKS.intersection(text):
+        return len(text)
+    start = len(text)
+    for m in reversed(list(_TOKEN.finditer(text))):
+        tok = m.group(0)
+        key = tok.partition(":")[0].lower()
+        if not (_EXCLUSION.match(tok) or (":" in tok and key in FILTER_KEYS)):
+            break
+        start = m.start()
+    return start
 
 
 def reads_as_pasted(text: str) -> bool:

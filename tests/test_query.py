@@ -129,13 +129,20 @@ def test_a_prefix_needs_two_letters_and_says_so():
 def test_a_dash_in_a_pasted_line_is_a_word_not_an_exclusion():
     """``adb exec-out screencap -p > weekly.png`` left out every session holding ``p``, the one
     it was pasted from among them: a ``-word`` excludes only in a query that reads as typed
-    (at most eight parts, no shell or code marks) and with two characters or more."""
+    (at most eight parts, no shell or code marks), or at the end of a longer one without code
+    marks, and with two characters or more."""
     assert parse("cron -flaky").excluded == ["flaky"]
     assert parse("git log -p").excluded == [] and parse("git log -p").words == ["git", "log", "-p"]
     pasted = parse("adb exec-out screencap -p > weekly.png")
     assert pasted.excluded == [] and "-p" in pasted.words
-    long = parse("error while running the nightly build job on the server -verbose")
-    assert long.excluded == [] and "-verbose" in long.words
+    inside = parse("error: unknown option -verbose while running the nightly build job")
+    assert inside.excluded == [] and "-verbose" in inside.words
+    # a long typed query's exclusions come at its end (filters may be among them): they hold
+    long = parse("виджет календаря убрать многоточие у обрезанных событий -widget agent:codex -events")
+    assert long.excluded == ["widget", "events"] and long.values["agent"] == "codex"
+    assert "-widget" not in long.words and "-events" not in long.words
+    assert parse("fix the nightly cron job that runs twice in production -cron").excluded == ["cron"]
+    assert parse("adb exec-out screencap -p > weekly.png -force").excluded == []  # code marks: pasted
     assert parse('x = f(y) -"not this"').excluded == ["not this"]  # a quoted exclusion is meant
 
 
