@@ -295,6 +295,8 @@ class RowHeader:
         out = Text(no_wrap=True, overflow="ellipsis")
         title = highlighted(s.title or "(untitled)", self.terms, style="bold")
         marks = row_markers(s)
+        if self.hit.route == "similar":  # found by meaning alone (search.similar), as the CLI says
+            marks.insert(0, "similar in meaning")
         if marks:
             title.append("  " + " · ".join(marks), style=f"italic {MUTED}")
         title = cut_to(title, title_width)  # a highlight cut at the edge stops before the `…`
