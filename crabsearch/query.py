@@ -36,7 +36,6 @@ TYPED_MAX_PARTS = 8
 _CODE_MARKS = frozenset("<>|;=(){}$`")
 _DEEP_PATH = re.compile(r"[^\s/\\]+[/\\]+[^\s/\\]+[/\\]+[^\s/\\]")
 _TOKEN = re.compile(r'(-?)"([^"]*)("?)|(\w+):"([^"]*)"?|(\S+)')
-_EXCLUSION = re.compile(r'-(?:[\w][^\s]+|"[^"]*"?)$')
 
 
 @dataclass
@@ -192,12 +191,24 @@ def _exclusions_at_end(text: str) -> int:
         return len(text)
     start = len(text)
     for m in reversed(list(_TOKEN.finditer(text))):
-        tok = m.group(0)
-        key = tok.partition(":")[0].lower()
-        if not (_EXCLUSION.match(tok) or (":" in tok and key in FILTER_KEYS)):
+        quoted_exclusion = m.group(1) and m.group(2) is not None
+        tok = m.group(6) or ""
+        if not (quoted_exclusion or _excludes(tok) or _is_filter(m.group(4) or tok)):
             break
         start = m.start()
     return start
+
+
+def _excludes(tok: str) -> bool:
+    """True when the bare token ``tok`` has an exclusion's shape: ``-`` and two characters or
+    more, the first a letter, digit or ``_`` (``-p``, ``--force`` and ``-->`` are words)."""
+    return tok.startswith("-") and len(tok) > 2 and (tok[1].isalnum() or tok[1] == "_")
+
+
+def _is_filter(tok: str) -> bool:
+    """True when ``tok`` is ``name:value`` (the value may be empty) for a filter's name."""
+    key, sep, _ = tok.partition(":")
+    return bool(sep) and key.lower() in FILTER_KEYS
 
 
 def reads_as_pasted(text: str) -> bool:
@@ -209,15 +220,15 @@ def reads_as_pasted(text: str) -> bool:
 
 
 def _bare(q: ParsedQuery, tok: str, facts: Facts, shown: dict, typed: bool = True) -> None:
-    key, sep, value = tok.partition(":")
-    if sep and key.lower() in FILTER_KEYS:
+    if _is_filter(tok):
+        key, _, value = tok.partition(":")
         # A filter still being typed (`agent:`) is no word to repair: its note says what it needs.
         _filter(q, key.lower(), value, facts, shown)
         return
     stem = tok.rstrip("*").lstrip("-")
     if tok.endswith("*") and len(stem) < 2:  # `t*` is not the word t, unsaid
         q.notes.append(f"{tok}: a prefix needs two letters or more" + (f"; {stem} searched as a word" if stem else ""))
-    if typed and tok.startswith("-") and len(tok) > 2 and (tok[1].isalnum() or tok[1] == "_"):
+    if typed and _excludes(tok):
         q.excluded.append(tok[1:])
         return
     if tok.endswith("*") and len(tok.rstrip("*")) >= 2:
